@@ -1,0 +1,131 @@
+/* vmscope: the analyses (docs/vm-analysis.md §3-6), consumers of the merged event stream.
+ *
+ * vms_analysis owns the state of every analysis: vCPU states, guest-thread overlays, VM exits
+ * per reason, who took the CPU (steal) and run-queue latency, and the containment check.
+ * Intervals are streamed to sinks as they close (nothing grows with trace length); tables are
+ * aggregated in memory bounded by the model (machines, vCPUs, threads, exit reasons). */
+#ifndef VMSCOPE_ANALYSIS_H
+#define VMSCOPE_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmscope/event.h"
+#include "vmscope/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Trace Compass's encoding (spec §3) */
+enum vms_vcpu_status {
+	VMS_VCPU_UNKNOWN = 0,
+	VMS_VCPU_IDLE = 1,
+	VMS_VCPU_RUNNING = 2,
+	VMS_VCPU_FLAG_VMM = 128,
+	VMS_VCPU_FLAG_PREEMPTED = 256,
+};
+
+/* What is shown, by precedence: preempted/halted over vmm over the base state. */
+enum vms_vcpu_state {
+	VMS_STATE_UNKNOWN = 0, VMS_STATE_IDLE, VMS_STATE_RUNNING, VMS_STATE_VMM,
+	VMS_STATE_PREEMPTED, VMS_STATE_HALTED, VMS_STATE_COUNT
+};
+const char *vms_vcpu_state_name(enum vms_vcpu_state s);
+
+/* Why a guest thread was not really running (spec §4) */
+enum vms_overlay_reason { VMS_OVERLAY_VMM = 1, VMS_OVERLAY_PREEMPTED, VMS_OVERLAY_HALTED };
+const char *vms_overlay_reason_name(enum vms_overlay_reason r);
+
+struct vms_vcpu_interval {
+	uint32_t machine, vcpu;
+	uint64_t start, end;     /* reference ns, [start, end) */
+	uint32_t status;         /* numeric encoding */
+	enum vms_vcpu_state state;
+};
+
+struct vms_thread_interval {
+	uint32_t machine;        /* the guest */
+	int32_t tid;             /* guest thread */
+	uint32_t vcpu;
+	uint64_t start, end;
+	enum vms_overlay_reason reason;
+	int32_t exit_reason;     /* for VMM: the kvm_exit reason code, else -1 */
+	uint32_t isa;            /* for VMM: 1 VMX, 2 SVM */
+	int32_t host_tid;        /* host thread that ran instead, -1 when not known */
+};
+
+/* Streaming outputs. Any callback may be NULL. */
+struct vms_sinks {
+	void *ctx;
+	void (*vcpu_interval)(void *ctx, const struct vms_vcpu_interval *iv);
+	void (*thread_interval)(void *ctx, const struct vms_thread_interval *iv);
+};
+
+/* A distribution of durations: exact count/sum/min/max; percentiles exact while the number
+ * of samples is small, then from a log-linear histogram (relative error < 1%). */
+struct vms_dist;
+struct vms_dist *vms_dist_new(void);
+void vms_dist_free(struct vms_dist *d);
+void vms_dist_add(struct vms_dist *d, uint64_t v);
+uint64_t vms_dist_count(const struct vms_dist *d);
+uint64_t vms_dist_sum(const struct vms_dist *d);
+uint64_t vms_dist_min(const struct vms_dist *d);
+uint64_t vms_dist_max(const struct vms_dist *d);
+uint64_t vms_dist_percentile(const struct vms_dist *d, double p); /* p in [0,100] */
+
+/* Exit names: VMX (isa 1) and SVM (isa 2) tables; NULL when the code is unknown. */
+const char *vms_exit_reason_name(uint32_t isa, uint32_t reason);
+
+struct vms_exit_stats {
+	uint32_t isa, reason;
+	const struct vms_dist *dist;  /* cost of each exit (kvm_exit -> next kvm_entry) */
+};
+
+struct vms_steal_entry {
+	int32_t host_tid, host_pid;
+	char comm[24];
+	uint64_t ns;
+};
+
+struct vms_vcpu_stats {
+	uint32_t machine, vcpu;
+	int32_t host_tid;
+	uint64_t first, last;               /* span analysed (reference ns) */
+	uint64_t ns[VMS_STATE_COUNT];       /* time per shown state */
+	uint32_t nr_exits;
+	struct vms_exit_stats *exits;       /* sorted by total time, descending */
+	uint32_t nr_steal;
+	struct vms_steal_entry *steal;      /* sorted by ns, descending */
+	const struct vms_dist *runq_latency; /* sched_wakeup -> sched_switch in, of the vCPU thread */
+	uint64_t contained, contain_total;  /* guest events inside a guest-mode window */
+};
+
+struct vms_gthread_stats {
+	uint32_t machine;
+	int32_t tid;
+	char comm[24];
+	uint64_t ns_running, ns_vmm, ns_preempted, ns_halted;
+	uint32_t nr_reasons;
+	struct { uint32_t isa, reason; uint64_t ns, count; } *reasons; /* sorted by ns, desc */
+};
+
+struct vms_analysis;
+
+struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_sinks *sinks);
+void vms_analysis_free(struct vms_analysis *a);
+/* Feed every event in merged reference-time order; t is the event's reference time. */
+void vms_analysis_event(struct vms_analysis *a, const struct vms_event *ev, uint64_t t);
+/* Close every open interval at t_end and compute the tables. */
+void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end);
+
+/* Results (valid after finish, until free) */
+uint32_t vms_analysis_nr_vcpus(const struct vms_analysis *a);
+const struct vms_vcpu_stats *vms_analysis_vcpu(const struct vms_analysis *a, uint32_t i);
+uint32_t vms_analysis_nr_gthreads(const struct vms_analysis *a);
+const struct vms_gthread_stats *vms_analysis_gthread(const struct vms_analysis *a, uint32_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

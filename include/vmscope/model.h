@@ -1,0 +1,134 @@
+/* vmscope: the machine model (docs/vm-analysis.md §1-2).
+ *
+ * Machines (one per trace, plus one per untraced guest found on a host), their roles, the
+ * link of each guest to its host and of each guest vCPU to the host thread that runs it, and
+ * which source decided each link. The model is complete before any state is computed: it is
+ * built from trace metadata (GUEST options, TRACEID, TIME_SHIFT), the user's options, and a
+ * first pass over the few event kinds that link things (vmsync, kvm_entry, thread names). */
+#ifndef VMSCOPE_MODEL_H
+#define VMSCOPE_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmscope/clock.h"
+#include "vmscope/error.h"
+#include "vmscope/event.h"
+#include "vmscope/source.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum vms_role {
+	VMS_ROLE_NONE = 0,
+	VMS_ROLE_HOST = 1u << 0,
+	VMS_ROLE_GUEST = 1u << 1,
+};
+
+/* How a link (guest -> host, vCPU -> host thread) was decided, in the spec's order. */
+enum vms_link_how {
+	VMS_LINK_NONE = 0,
+	VMS_LINK_GUEST_OPTION, /* trace.dat GUEST option matched by TRACEID */
+	VMS_LINK_VMSYNC,       /* vmsync events with the same vm_uid */
+	VMS_LINK_KVM_ENTRY,    /* kvm_entry.vcpu_id executed by the host thread */
+	VMS_LINK_USER,         /* --guest / --map on the command line */
+};
+const char *vms_link_how_name(enum vms_link_how how);
+
+/* How the clock of a machine was brought to the reference. */
+enum vms_sync_method {
+	VMS_SYNC_REFERENCE = 0, /* this machine is the reference */
+	VMS_SYNC_NONE,          /* no transform found: raw timestamps used as they are */
+	VMS_SYNC_TIMESHIFT,     /* trace.dat TIME_SHIFT + TSC2NSEC */
+	VMS_SYNC_HULL,          /* matched event pairs + convex hull */
+	VMS_SYNC_USER,          /* command line */
+};
+const char *vms_sync_method_name(enum vms_sync_method m);
+
+enum vms_sync_quality {
+	VMS_SYNC_Q_ABSENT = 0, VMS_SYNC_Q_INCOMPLETE, VMS_SYNC_Q_APPROXIMATE,
+	VMS_SYNC_Q_ACCURATE, VMS_SYNC_Q_FAIL, VMS_SYNC_Q_EXACT, /* EXACT: from TIME_SHIFT */
+};
+const char *vms_sync_quality_name(enum vms_sync_quality q);
+
+struct vms_sync_info {
+	enum vms_sync_method method;
+	enum vms_sync_quality quality;
+	uint32_t reference;      /* machine index of the reference */
+	double slope, offset_ns; /* t_reference = slope * t_machine_ns + offset_ns (fit) */
+	double accuracy;         /* hull: alpha_max - alpha_min */
+	uint64_t pairs;          /* matched pairs / TIME_SHIFT samples used */
+	bool has_containment;
+	uint64_t contained, contain_total; /* containment check (spec §8) */
+};
+
+struct vms_vcpu_link {
+	uint32_t vcpu;
+	int32_t host_tid;        /* -1 when unknown */
+	enum vms_link_how how;
+};
+
+struct vms_machine {
+	char *name;
+	unsigned role;           /* enum vms_role bits */
+	int32_t source;          /* index of its source in the session, -1 for untraced guests */
+	/* as a guest */
+	int32_t host;            /* machine index of its host, -1 when unknown */
+	int32_t host_pid;        /* the VMM process on the host, -1 when unknown */
+	enum vms_link_how host_how;
+	uint32_t nr_vcpus;
+	struct vms_vcpu_link *vcpus; /* indexed by vCPU number (nr_vcpus = highest + 1) */
+	/* time */
+	struct vms_clock clock;
+	struct vms_sync_info sync;
+	uint64_t vm_uid;         /* vmsync id, 0 when none */
+};
+
+/* Threads of one machine, by tid: names and processes learnt from metadata and events. */
+struct vms_thread_info {
+	int32_t tid;
+	int32_t pid;             /* -1 when unknown */
+	char comm[24];
+};
+
+struct vms_model;
+
+struct vms_model *vms_model_new(void);
+void vms_model_free(struct vms_model *m);
+
+/* Machines */
+uint32_t vms_model_nr_machines(const struct vms_model *m);
+struct vms_machine *vms_model_machine(struct vms_model *m, uint32_t i);
+const struct vms_machine *vms_model_machine_c(const struct vms_model *m, uint32_t i);
+/* Add the machine of a source (index = source index); name may be NULL (then derived). */
+int vms_model_add_source(struct vms_model *m, uint32_t source_index, const char *path,
+			 const struct vms_trace_meta *meta, const char *name,
+			 struct vms_error *err);
+/* Find a machine by name, -1 when none. */
+int32_t vms_model_find(const struct vms_model *m, const char *name);
+
+/* User overrides, applied before and after the first pass */
+int vms_model_force_host(struct vms_model *m, uint32_t machine);
+int vms_model_force_guest(struct vms_model *m, uint32_t machine, const char *name);
+int vms_model_user_map(struct vms_model *m, const char *guest, uint32_t vcpu, int32_t tid,
+		       struct vms_error *err);
+
+/* The first pass: which kinds it needs, then every such event in any order per stream. */
+void vms_model_wanted_kinds(bool wanted[VMS_K_COUNT]);
+void vms_model_observe(struct vms_model *m, const struct vms_event *ev);
+/* Resolve roles and links; create untraced guests ("pid-N"); set clocks from metadata
+ * (TIME_SHIFT + TSC2NSEC). Call once after the first pass. */
+int vms_model_finish(struct vms_model *m, struct vms_error *err);
+
+/* Lookups used on the hot path of the analyses (O(1) amortized). */
+/* The (guest machine, vcpu) that host thread `tid` of host machine `host` runs, or -1. */
+int vms_model_vcpu_of(const struct vms_model *m, uint32_t host, int32_t tid,
+		      uint32_t *guest, uint32_t *vcpu);
+const struct vms_thread_info *vms_model_thread(const struct vms_model *m, uint32_t machine,
+					       int32_t tid);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,134 @@
+/* vmscope: a source is one opened trace (one machine's recording) in any format.
+ *
+ * A source exposes one or more streams (typically one per CPU), each in its own time order.
+ * The merge (vms_merge) orders the streams of all sources by reference time. A source also
+ * carries the metadata the model and the clock need (trace ids, GUEST and TIME_SHIFT options,
+ * TSC2NSEC, the clock name) in vms_trace_meta, filled when the source is opened.
+ *
+ * Readers are untrusted-input parsers: they bounds-check everything, never allocate what a
+ * header merely claims, and report damage as "FILE: WHAT at byte offset N". */
+#ifndef VMSCOPE_SOURCE_H
+#define VMSCOPE_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmscope/error.h"
+#include "vmscope/event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* trace.dat GUEST option (host file): one guest's vCPU -> host thread map. */
+struct vms_guest_map {
+	char *name;              /* may be "" */
+	uint64_t trace_id;
+	uint32_t nr_vcpus;
+	uint32_t *vcpu;          /* nr_vcpus entries */
+	int32_t *host_tid;       /* nr_vcpus entries */
+};
+
+/* trace.dat TIME_SHIFT samples of one guest CPU. KVM defines
+ * guest_tsc = ((host_tsc * scaling) >> frac) + tsc_offset, and trace-cmd stores
+ * offset = -tsc_offset. */
+struct vms_timeshift_cpu {
+	uint32_t n;
+	uint64_t *time;          /* guest timestamps (raw) at which each sample applies */
+	int64_t *offset;
+	uint64_t *scaling;
+	uint64_t *frac;          /* all 0 when the file has no fraction trailer */
+};
+
+struct vms_timeshift {
+	uint64_t peer_trace_id;  /* the host's TRACEID */
+	uint32_t flags;          /* 1 = INTERPOLATE */
+	uint32_t nr_cpus;
+	struct vms_timeshift_cpu *cpu;
+};
+
+enum vms_timeshift_flag { VMS_TIMESHIFT_INTERPOLATE = 1 };
+
+struct vms_trace_meta {
+	char format[64];         /* e.g. "trace.dat v7 zstd", "Trace Compass XML" */
+	uint32_t nr_cpus;        /* CPUs of the machine (CPUCOUNT, or the highest seen + 1) */
+	char clock[32];          /* trace clock name ("local", "tsc2nsec", "ns", ...) */
+	bool ts_in_ns;           /* raw timestamps are already nanoseconds */
+
+	bool has_trace_id;
+	uint64_t trace_id;
+
+	bool has_tsc2nsec;       /* raw ts are TSC cycles: ns = (tsc * mult) >> shift */
+	uint32_t tsc_mult, tsc_shift;
+	uint64_t tsc_offset;
+
+	int64_t offset_ns;       /* OFFSET option (added to ns timestamps) */
+	bool has_date;
+	int64_t date_offset_ns;  /* DATE option, converted to ns */
+
+	struct vms_timeshift *timeshift; /* NULL unless a TIME_SHIFT option is present */
+
+	uint32_t nr_guests;      /* GUEST options */
+	struct vms_guest_map *guests;
+
+	/* event types of the source: type_names[i] is "system:name" (or just "name") */
+	uint32_t nr_types;
+	char **type_names;
+	uint16_t *type_kinds;    /* the vms_kind each type maps to */
+
+	/* thread names known from metadata (saved cmdlines, statedumps): tid -> comm */
+	uint32_t nr_comms;
+	int32_t *comm_tid;
+	char **comm_name;
+
+	uint64_t lost_events;    /* missed-event counts the source could read */
+	bool lost_events_unknown;/* events were lost but the count is not recorded */
+};
+
+struct vms_source;
+
+struct vms_source_ops {
+	const char *name;        /* format name: "tracedat", "tcxml", "ctf", "xentrace", ... */
+	/* streams: fixed after open */
+	uint32_t (*nr_streams)(struct vms_source *src);
+	/* Next event of one stream, in that stream's time order.
+	 * Returns 1 with *ev filled, 0 at the end of the stream, or a negative vms_status with
+	 * src->err set. ev->machine is left to the caller; ev->stream is set. */
+	int (*next)(struct vms_source *src, uint32_t stream, struct vms_event *ev);
+	/* Back to the beginning of every stream (for the model pass, then the analysis pass). */
+	int (*rewind)(struct vms_source *src);
+	/* Optional: only events of these kinds need be decoded (others may be skipped without
+	 * decoding their fields; they are still counted). wanted == NULL means all. */
+	void (*set_wanted)(struct vms_source *src, const bool *wanted /* [VMS_K_COUNT] */);
+	/* Optional: a human-readable rendering of the last event returned by next() on that
+	 * stream, for `vmscope dump`. Writes at most len bytes (NUL-terminated). */
+	int (*format_event)(struct vms_source *src, uint32_t stream, char *buf, size_t len);
+	void (*close)(struct vms_source *src);
+};
+
+struct vms_source {
+	const struct vms_source_ops *ops;
+	void *impl;
+	char *path;
+	struct vms_trace_meta meta;
+	struct vms_error err;
+};
+
+/* Open a trace of any known format (decided by content, not by name). A directory is a CTF
+ * trace. Returns NULL with err set. */
+struct vms_source *vms_source_open(const char *path, struct vms_error *err);
+void vms_source_close(struct vms_source *src);
+
+/* Free everything a reader put into meta (used by every reader's close). */
+void vms_trace_meta_free(struct vms_trace_meta *meta);
+
+/* Per-format openers (each returns NULL with err set; NULL with err->status == 0 means
+ * "not this format"). */
+struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err);
+struct vms_source *vms_tcxml_open(const char *path, struct vms_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

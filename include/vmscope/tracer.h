@@ -1,0 +1,76 @@
+/* vmscope tracer: trace points for hypervisors, VMMs and any multi-threaded C program.
+ *
+ * Trace points are generated from a QEMU-syntax `trace-events` file by vmscope-tracegen,
+ * which writes inline trace_NAME() functions and the event table. A disabled point costs one
+ * load and a predicted branch; an enabled one writes a record into the calling thread's own
+ * buffer (no lock, no system call, no allocation). A writer thread drains full buffers to a
+ * CTF 1.8 trace directory. Prefix: vmst_. This library does not depend on libvmscope.
+ *
+ * Control: VMSCOPE_TRACE="enable=PATTERN,events=FILE,file=DIR[,socket=PATH][,period=MS]
+ * [,bufsize=BYTES][,clock=tsc|monotonic]" in the environment at start-up, this C API, and a
+ * control socket speaking JSON lines (see vmst_control_start). */
+#ifndef VMSCOPE_TRACER_H
+#define VMSCOPE_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- configuration and life cycle ---- */
+
+/* Start the tracer (idempotent). config uses the VMSCOPE_TRACE syntax; NULL reads the
+ * environment. Called automatically by the first generated event table's constructor when
+ * VMSCOPE_TRACE is set. Returns 0 or -errno. */
+int vmst_init(const char *config);
+/* Flush everything and stop the writer thread (also run at exit()). */
+void vmst_shutdown(void);
+
+/* ---- events ---- */
+
+/* Number of events known (all registered tables), their names and states. */
+size_t vmst_event_count(void);
+const char *vmst_event_name(size_t i);
+bool vmst_event_get(size_t i);
+/* Enable or disable one event; returns 0, or -EINVAL for an index out of range. */
+int vmst_event_set(size_t i, bool enable);
+/* Enable or disable every event whose name matches the glob; returns how many matched. */
+int vmst_event_set_glob(const char *glob, bool enable);
+
+/* ---- the trace file ---- */
+
+/* Start or stop writing (events are not recorded while off). */
+int vmst_file_enable(bool on);
+bool vmst_file_enabled(void);
+/* Write out everything recorded so far (all threads' buffers) and sync the stream files;
+ * returns when it is on disk. */
+int vmst_flush(void);
+/* Close the current trace directory and continue in a new one. */
+int vmst_file_set(const char *dir);
+const char *vmst_file_get(void);
+
+/* ---- statistics ---- */
+
+struct vmst_thread_stats {
+	int32_t tid;
+	uint64_t written;        /* events recorded into the buffer and written out */
+	uint64_t dropped;        /* events dropped because the buffer was full */
+};
+/* Copies up to `max` entries, returns the number of producer threads known. */
+size_t vmst_stats(struct vmst_thread_stats *out, size_t max);
+
+/* ---- control socket ---- */
+
+/* Listen on a UNIX socket (mode 0600) at path and serve JSON-line commands from a thread of
+ * its own: trace-event-get-state, trace-event-set-state, trace-file, query-trace-stats.
+ * Returns 0 or -errno. */
+int vmst_control_start(const char *path);
+void vmst_control_stop(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

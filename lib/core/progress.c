@@ -1,0 +1,2 @@
+/* being written */
+typedef int vms_core_placeholder_progress;

@@ -1,0 +1,2 @@
+/* replaced by the stage's real files */
+typedef int vms_placeholder_simpletrace;

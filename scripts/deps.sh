@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what vmscope needs on Debian 12, or prints the exact command when not root.
+# Usage: scripts/deps.sh [build|test]   (test adds the peers the tests compare against)
+set -euo pipefail
+what=${1:-build}
+pkgs=(gcc meson ninja-build pkg-config libtraceevent-dev libzstd-dev zlib1g-dev
+      libbabeltrace2-dev libxml2-dev libcmocka-dev)
+if [ "$what" = test ]; then
+  # peers and reference readers used by tests and benchmarks
+  pkgs+=(trace-cmd libtracecmd-dev babeltrace2 liblttng-ust-dev lttng-tools protobuf-compiler
+         python3)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+  echo "vmscope: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+else
+  echo "vmscope: missing packages; run:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi

@@ -1,0 +1,1 @@
+typedef int vms_cli_placeholder;

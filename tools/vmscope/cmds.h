@@ -1,0 +1,21 @@
+/* vmscope CLI: one file per subcommand (git's builtin/ style); each returns the exit status:
+ * 0 success, 1 failure, 2 bad input or usage. */
+#ifndef VMSCOPE_CMDS_H
+#define VMSCOPE_CMDS_H
+
+#define VMS_EXIT_OK 0
+#define VMS_EXIT_FAIL 1
+#define VMS_EXIT_USAGE 2
+
+int cmd_info(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_vcpus(int argc, char **argv);
+int cmd_threads(int argc, char **argv);
+int cmd_exits(int argc, char **argv);
+int cmd_sync(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_ctl(int argc, char **argv);
+
+#endif

@@ -1,0 +1,54 @@
+/* vmscope: the command dispatcher. Thin on purpose: every command lives in its own
+ * cmd-<name>.c and talks to libvmscope. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmds.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "demo", cmd_demo, "synthesize a host + guest pair and report on it (no files needed)" },
+	{ "info", cmd_info, "what a trace is: format, role, clock, CPUs, events, options" },
+	{ "report", cmd_report, "the truth per guest and vCPU: run, VMM, preempted, exits, steal" },
+	{ "vcpus", cmd_vcpus, "vCPU state intervals (CSV)" },
+	{ "threads", cmd_threads, "guest thread overlay intervals: when a running thread was not" },
+	{ "exits", cmd_exits, "VM exits per guest, vCPU and reason with cost percentiles" },
+	{ "sync", cmd_sync, "how each machine's clock was brought to the reference" },
+	{ "synth", cmd_synth, "write a realistic simulated host + guest trace.dat pair" },
+	{ "dump", cmd_dump, "print the events of a trace as text" },
+	{ "ctl", cmd_ctl, "talk to a traced program's control socket" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vmscope <command> [options] TRACE...\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(f, "   %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'vmscope <command> --help' tells more; man vmscope-<command> tells all.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return VMS_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return VMS_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("vmscope %s\n", VMSCOPE_VERSION);
+		return VMS_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "vmscope: '%s' is not a command. See 'vmscope --help'.\n", argv[1]);
+	return VMS_EXIT_USAGE;
+}
