@@ -1,0 +1,72 @@
+/* vmscope: a session is the whole pipeline for a set of traces:
+ *   open the sources -> build the model (metadata + a first pass over linking events)
+ *   -> clocks -> merge all streams by reference time -> the analyses -> sinks.
+ * Used alike by the CLI, the tests and the benchmarks. */
+#ifndef VMSCOPE_SESSION_H
+#define VMSCOPE_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmscope/analysis.h"
+#include "vmscope/error.h"
+#include "vmscope/event.h"
+#include "vmscope/model.h"
+#include "vmscope/source.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vms_session_opts {
+	const char *host_path;       /* --host FILE: this trace is the (reference) host */
+	uint32_t nr_guests;          /* --guest NAME=FILE */
+	const char **guest_names;
+	const char **guest_paths;
+	uint32_t nr_maps;            /* --map NAME:VCPU=TID */
+	const char **map_guest;
+	uint32_t *map_vcpu;
+	int32_t *map_tid;
+	bool progress;               /* progress on stderr (the CLI sets it when it is a tty) */
+};
+
+struct vms_session;
+
+/* Open every trace (paths given positionally, plus host/guests of opts). */
+struct vms_session *vms_session_open(const char *const *paths, uint32_t nr_paths,
+				     const struct vms_session_opts *opts, struct vms_error *err);
+void vms_session_free(struct vms_session *s);
+
+uint32_t vms_session_nr_sources(const struct vms_session *s);
+struct vms_source *vms_session_source(struct vms_session *s, uint32_t i);
+
+/* Build the model (idempotent). */
+int vms_session_build_model(struct vms_session *s, struct vms_error *err);
+struct vms_model *vms_session_model(struct vms_session *s);
+
+/* Per-event callback on the merged stream (t = reference ns), for dump and custom sinks. */
+typedef void (*vms_event_fn)(void *ctx, const struct vms_event *ev, uint64_t t);
+
+/* Run the analyses over the merged stream, streaming intervals to sinks (may be NULL).
+ * on_event (may be NULL) sees every event too. Builds the model first if needed. */
+int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks,
+		    vms_event_fn on_event, void *on_event_ctx, struct vms_error *err);
+/* The analysis of the last run (results valid until the session is freed). */
+struct vms_analysis *vms_session_analysis(struct vms_session *s);
+
+/* Counts of the last run */
+uint64_t vms_session_events(const struct vms_session *s);               /* all events */
+uint64_t vms_session_type_count(const struct vms_session *s, uint32_t source, uint32_t type);
+uint64_t vms_session_backwards(const struct vms_session *s);            /* time inversions */
+uint64_t vms_session_first_ts(const struct vms_session *s);             /* reference ns */
+uint64_t vms_session_last_ts(const struct vms_session *s);
+
+/* Merge only: every event of every source in reference-time order, no analysis and no
+ * model pass (info, dump). */
+int vms_session_iterate(struct vms_session *s, vms_event_fn fn, void *ctx,
+			struct vms_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
