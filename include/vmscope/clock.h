@@ -24,6 +24,7 @@ struct vms_clock {
 	const struct vms_timeshift *timeshift; /* not owned; NULL when none */
 	bool tsc2nsec;
 	uint32_t mult, shift;
+	uint64_t tsc_offset;      /* TSC2NSEC offset, subtracted before the multiply */
 	int64_t add_ns;          /* OFFSET + DATE */
 	bool linear;             /* apply slope/offset (sync by hull, user) */
 	double slope;            /* t_ref = slope * t + offset_ns */

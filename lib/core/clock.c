@@ -1,2 +1,144 @@
-/* being written */
-typedef int vms_core_placeholder_clock;
+/* Clock transforms: raw timestamps of a machine -> reference nanoseconds.
+ *
+ * trace-cmd's own correction applies TIME_SHIFT as ((ts * scaling) >> frac) + offset, which is
+ * exact only when scaling is 1. KVM defines guest_tsc = ((host_tsc * ratio) >> frac) +
+ * tsc_offset, and trace-cmd stores offset = -tsc_offset, so the exact inverse is
+ *   host_tsc = ceil(((guest_tsc + offset) << frac) / ratio)
+ * in 128-bit integers. The ceiling makes it the left inverse of KVM's floor: for every host
+ * TSC h, to_host(to_guest(h)) == h when the guest clock runs at least as fast as the host's,
+ * and the earliest such h otherwise. */
+#include <string.h>
+
+#include "vmscope/clock.h"
+
+typedef unsigned __int128 u128;
+typedef __int128 s128;
+
+void vms_clock_init(struct vms_clock *c)
+{
+	memset(c, 0, sizeof *c);
+	c->slope = 1.0;
+}
+
+void vms_clock_from_meta(struct vms_clock *c, const struct vms_trace_meta *meta,
+			 bool apply_timeshift, const struct vms_trace_meta *host_meta)
+{
+	vms_clock_init(c);
+	/* The guest's timestamps become host TSC after the shift, so the host's TSC2NSEC is the
+	 * one that applies to them; the guest's own copy is used only without a host. */
+	const struct vms_trace_meta *ns_meta = meta;
+	if (apply_timeshift && meta->timeshift) {
+		c->timeshift = meta->timeshift;
+		if (host_meta && host_meta->has_tsc2nsec)
+			ns_meta = host_meta;
+	}
+	if (ns_meta->has_tsc2nsec && ns_meta->tsc_mult != 0 && ns_meta->tsc_shift < 64) {
+		c->tsc2nsec = true;
+		c->mult = ns_meta->tsc_mult;
+		c->shift = ns_meta->tsc_shift;
+		c->tsc_offset = ns_meta->tsc_offset;
+	}
+	c->add_ns = meta->offset_ns + (meta->has_date ? meta->date_offset_ns : 0);
+}
+
+uint64_t vms_timeshift_to_guest(int64_t offset, uint64_t scaling, uint64_t frac,
+				uint64_t host_tsc)
+{
+	if (scaling == 0)
+		scaling = 1;
+	if (frac > 127)
+		frac = 127;
+	u128 scaled = ((u128)host_tsc * scaling) >> frac;
+	s128 g = (s128)scaled - (s128)offset;  /* + tsc_offset, tsc_offset = -offset */
+	if (g < 0)
+		return 0;
+	if (g > (s128)UINT64_MAX)
+		return UINT64_MAX;
+	return (uint64_t)g;
+}
+
+/* Exact inverse of one sample, saturating at the ends of the u64 range. */
+static uint64_t inverse(uint64_t guest, int64_t offset, uint64_t scaling, uint64_t frac)
+{
+	if (scaling == 0)
+		scaling = 1;
+	s128 shifted = (s128)guest + offset;
+	if (shifted <= 0)
+		return 0;
+	if (frac == 0 && scaling == 1)
+		return shifted > (s128)UINT64_MAX ? UINT64_MAX : (uint64_t)shifted;
+	if (frac > 63)
+		frac = 63; /* (2^64 << 63) still fits in 128 bits */
+	u128 num = (u128)shifted << frac;
+	u128 h = (num + scaling - 1) / scaling;
+	return h > (u128)UINT64_MAX ? UINT64_MAX : (uint64_t)h;
+}
+
+uint64_t vms_timeshift_to_host(const struct vms_timeshift *ts, uint32_t cpu, uint64_t tsc)
+{
+	if (!ts || ts->nr_cpus == 0)
+		return tsc;
+	if (cpu >= ts->nr_cpus)
+		cpu = 0;
+	const struct vms_timeshift_cpu *c = &ts->cpu[cpu];
+	if (c->n == 0)
+		return tsc;
+	uint32_t i = 0;
+	if (c->n > 1 && tsc > c->time[0]) {
+		/* the last sample whose time is <= tsc */
+		uint32_t lo = 0, hi = c->n - 1;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo + 1) / 2;
+			if (c->time[mid] <= tsc)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		i = lo;
+	}
+	uint64_t frac = c->frac ? c->frac[i] : 0;
+	if ((ts->flags & VMS_TIMESHIFT_INTERPOLATE) && i + 1 < c->n && tsc > c->time[i] &&
+	    c->time[i + 1] > c->time[i]) {
+		/* offset interpolated linearly between the two samples around tsc (trace-cmd's
+		 * INTERPOLATE); scaling from the earlier sample */
+		s128 d_off = (s128)c->offset[i + 1] - c->offset[i];
+		s128 span = (s128)(c->time[i + 1] - c->time[i]);
+		s128 off = c->offset[i] + d_off * (s128)(tsc - c->time[i]) / span;
+		if (off > INT64_MAX)
+			off = INT64_MAX;
+		if (off < INT64_MIN)
+			off = INT64_MIN;
+		return inverse(tsc, (int64_t)off, c->scaling[i], frac);
+	}
+	return inverse(tsc, c->offset[i], c->scaling[i], frac);
+}
+
+uint64_t vms_clock_to_ns(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
+{
+	uint64_t t = raw;
+	if (c->timeshift)
+		t = vms_timeshift_to_host(c->timeshift, cpu, t);
+	if (c->tsc2nsec) {
+		t = t > c->tsc_offset ? t - c->tsc_offset : 0;
+		t = (uint64_t)(((u128)t * c->mult) >> c->shift);
+	}
+	if (c->add_ns) {
+		s128 s = (s128)t + c->add_ns;
+		t = s < 0 ? 0 : (uint64_t)s;
+	}
+	return t;
+}
+
+uint64_t vms_clock_to_ref(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
+{
+	uint64_t t = vms_clock_to_ns(c, cpu, raw);
+	if (c->linear) {
+		long double r = (long double)c->slope * (long double)t + (long double)c->offset_ns;
+		if (r < 0)
+			return 0;
+		if (r >= 18446744073709551615.0L)
+			return UINT64_MAX;
+		return (uint64_t)(r + 0.5L);
+	}
+	return t;
+}

@@ -1,2 +1,332 @@
-/* being written */
-typedef int vms_core_placeholder_session;
+/* The session: the whole pipeline for a set of traces.
+ *
+ *   sources --(model pass over linking events)--> model --(clocks)--> merge --> analyses
+ *
+ * The model pass reads only the sources that can hold linking events (a kvm_entry or vmsync
+ * event type exists in the trace), and asks them to decode nothing else; then every source
+ * is rewound for the analysis pass. So a trace with no KVM event types is read once, and no
+ * event before the first linking event is lost or misattributed (spec §2). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmscope/session.h"
+#include "merge.h"
+#include "progress.h"
+
+struct vms_session {
+	struct vms_source **src;
+	char **names;            /* the user's name for a source, or NULL */
+	uint32_t nr_src;
+	int32_t host_index;      /* --host, or -1 */
+	bool *forced_guest;
+	struct vms_session_opts opts;
+	struct vms_model *model;
+	bool model_built;
+	struct vms_analysis *an;
+	uint64_t **type_counts;  /* [source][type] */
+	uint64_t events, backwards, first, last;
+};
+
+static char *xstrdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int add_source(struct vms_session *s, const char *path, const char *name, bool guest,
+		      struct vms_error *err)
+{
+	struct vms_source *src = vms_source_open(path, err);
+	if (!src)
+		return err->status ? err->status : VMS_ERR_FORMAT;
+	uint32_t i = s->nr_src;
+	s->src[i] = src;
+	s->names[i] = xstrdup(name);
+	s->forced_guest[i] = guest;
+	s->type_counts[i] = calloc(src->meta.nr_types ? src->meta.nr_types : 1, sizeof(uint64_t));
+	s->nr_src++;
+	if (!s->type_counts[i])
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	return 0;
+}
+
+struct vms_session *vms_session_open(const char *const *paths, uint32_t nr_paths,
+				     const struct vms_session_opts *opts, struct vms_error *err)
+{
+	static const struct vms_session_opts none;
+	if (!opts)
+		opts = &none;
+	struct vms_session *s = calloc(1, sizeof *s);
+	if (!s)
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory"), NULL;
+	uint32_t cap = nr_paths + opts->nr_guests + 1;
+	s->src = calloc(cap, sizeof *s->src);
+	s->names = calloc(cap, sizeof *s->names);
+	s->forced_guest = calloc(cap, sizeof *s->forced_guest);
+	s->type_counts = calloc(cap, sizeof *s->type_counts);
+	s->host_index = -1;
+	s->opts = *opts;
+	if (!s->src || !s->names || !s->forced_guest || !s->type_counts) {
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	/* the host first: the first host is the reference timebase */
+	if (opts->host_path) {
+		if (add_source(s, opts->host_path, NULL, false, err) < 0)
+			goto fail;
+		s->host_index = 0;
+	}
+	for (uint32_t i = 0; i < nr_paths; i++)
+		if (add_source(s, paths[i], NULL, false, err) < 0)
+			goto fail;
+	for (uint32_t i = 0; i < opts->nr_guests; i++)
+		if (add_source(s, opts->guest_paths[i], opts->guest_names[i], true, err) < 0)
+			goto fail;
+	if (s->nr_src == 0) {
+		vms_error_set(err, VMS_ERR_USAGE, "no trace given");
+		goto fail;
+	}
+	return s;
+fail:
+	vms_session_free(s);
+	return NULL;
+}
+
+void vms_session_free(struct vms_session *s)
+{
+	if (!s)
+		return;
+	if (s->an)
+		vms_analysis_free(s->an);
+	if (s->model)
+		vms_model_free(s->model);
+	for (uint32_t i = 0; i < s->nr_src; i++) {
+		vms_source_close(s->src[i]);
+		free(s->names[i]);
+		free(s->type_counts[i]);
+	}
+	free(s->src);
+	free(s->names);
+	free(s->forced_guest);
+	free(s->type_counts);
+	free(s);
+}
+
+uint32_t vms_session_nr_sources(const struct vms_session *s) { return s->nr_src; }
+struct vms_source *vms_session_source(struct vms_session *s, uint32_t i)
+{
+	return i < s->nr_src ? s->src[i] : NULL;
+}
+struct vms_model *vms_session_model(struct vms_session *s) { return s->model; }
+struct vms_analysis *vms_session_analysis(struct vms_session *s) { return s->an; }
+uint64_t vms_session_events(const struct vms_session *s) { return s->events; }
+uint64_t vms_session_backwards(const struct vms_session *s) { return s->backwards; }
+uint64_t vms_session_first_ts(const struct vms_session *s) { return s->first; }
+uint64_t vms_session_last_ts(const struct vms_session *s) { return s->last; }
+
+uint64_t vms_session_type_count(const struct vms_session *s, uint32_t source, uint32_t type)
+{
+	if (source >= s->nr_src || type >= s->src[source]->meta.nr_types)
+		return 0;
+	return s->type_counts[source][type];
+}
+
+/* Does this source hold any event type of a wanted kind? */
+static bool has_wanted_type(const struct vms_source *src, const bool *wanted)
+{
+	const struct vms_trace_meta *m = &src->meta;
+	if (!m->type_kinds)
+		return true; /* the reader cannot say: read it */
+	for (uint32_t t = 0; t < m->nr_types; t++)
+		if (m->type_kinds[t] != VMS_K_OTHER && wanted[m->type_kinds[t]])
+			return true;
+	return false;
+}
+
+/* Does it hold anything that links machines (the reason to make a model pass at all)? */
+static bool has_linking_type(const struct vms_source *src)
+{
+	bool link[VMS_K_COUNT] = { false };
+	link[VMS_K_KVM_ENTRY] = link[VMS_K_VMSYNC_GH_GUEST] = link[VMS_K_VMSYNC_GH_HOST] = true;
+	link[VMS_K_VMSYNC_HG_HOST] = link[VMS_K_VMSYNC_HG_GUEST] = true;
+	return has_wanted_type(src, link);
+}
+
+static int model_pass(struct vms_session *s, struct vms_error *err)
+{
+	bool wanted[VMS_K_COUNT] = { false };
+	vms_model_wanted_kinds(wanted);
+	struct vms_progress prog;
+	vms_progress_start(&prog, s->opts.progress, "linking pass");
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < s->nr_src; i++) {
+		struct vms_source *src = s->src[i];
+		if (!has_linking_type(src))
+			continue;
+		if (src->ops->set_wanted)
+			src->ops->set_wanted(src, wanted);
+		uint32_t ns = src->ops->nr_streams(src);
+		for (uint32_t j = 0; j < ns; j++) {
+			struct vms_event ev;
+			int r;
+			while ((r = src->ops->next(src, j, &ev)) > 0) {
+				vms_progress_maybe(&prog, ++n);
+				if (ev.kind == VMS_K_OTHER || !wanted[ev.kind])
+					continue;
+				ev.machine = i;
+				ev.stream = j;
+				vms_model_observe(s->model, &ev);
+			}
+			if (r < 0) {
+				vms_progress_end(&prog, n);
+				return vms_error_set(err, src->err.status ? src->err.status : VMS_ERR_FORMAT,
+						     "%s", src->err.msg);
+			}
+		}
+		if (src->ops->set_wanted)
+			src->ops->set_wanted(src, NULL);
+		if (src->ops->rewind(src) < 0)
+			return vms_error_set(err, VMS_ERR_IO, "%s", src->err.msg);
+	}
+	vms_progress_end(&prog, n);
+	return 0;
+}
+
+int vms_session_build_model(struct vms_session *s, struct vms_error *err)
+{
+	if (s->model_built)
+		return 0;
+	s->model = vms_model_new();
+	if (!s->model)
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	for (uint32_t i = 0; i < s->nr_src; i++) {
+		int r = vms_model_add_source(s->model, i, s->src[i]->path, &s->src[i]->meta,
+					     s->names[i], err);
+		if (r < 0)
+			return r;
+	}
+	if (s->host_index >= 0)
+		vms_model_force_host(s->model, (uint32_t)s->host_index);
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		if (s->forced_guest[i])
+			vms_model_force_guest(s->model, i, s->names[i]);
+	for (uint32_t i = 0; i < s->opts.nr_maps; i++) {
+		int r = vms_model_user_map(s->model, s->opts.map_guest[i], s->opts.map_vcpu[i],
+					   s->opts.map_tid[i], err);
+		if (r < 0)
+			return r;
+	}
+	int r = model_pass(s, err);
+	if (r < 0)
+		return r;
+	r = vms_model_finish(s->model, err);
+	if (r < 0)
+		return r;
+	s->model_built = true;
+	return 0;
+}
+
+/* One merged pass. With an analysis, every event also goes to it. */
+static int merged_pass(struct vms_session *s, const struct vms_clock *const *clocks,
+		       struct vms_analysis *an, vms_event_fn fn, void *ctx, struct vms_error *err)
+{
+	struct vms_merge m;
+	int r = vms_merge_init(&m, s->src, clocks, s->nr_src, err);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		memset(s->type_counts[i], 0,
+		       (s->src[i]->meta.nr_types ? s->src[i]->meta.nr_types : 1) * sizeof(uint64_t));
+	struct vms_progress prog;
+	vms_progress_start(&prog, s->opts.progress, an ? "analysis" : "reading");
+	const struct vms_event *ev;
+	uint64_t t, n = 0, first = 0, last = 0;
+	while ((r = vms_merge_next(&m, &ev, &t)) > 0) {
+		if (n == 0)
+			first = t;
+		last = t;
+		n++;
+		if (ev->type < s->src[ev->machine]->meta.nr_types)
+			s->type_counts[ev->machine][ev->type]++;
+		if (an)
+			vms_analysis_event(an, ev, t);
+		if (fn)
+			fn(ctx, ev, t);
+		vms_progress_maybe(&prog, n);
+	}
+	vms_progress_end(&prog, n);
+	s->events = n;
+	s->first = first;
+	s->last = last;
+	s->backwards = m.backwards;
+	vms_merge_free(&m);
+	return r < 0 ? r : 0;
+}
+
+static int rewind_all(struct vms_session *s, struct vms_error *err)
+{
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		if (s->src[i]->ops->rewind(s->src[i]) < 0)
+			return vms_error_set(err, VMS_ERR_IO, "%s", s->src[i]->err.msg);
+	return 0;
+}
+
+int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_event_fn on_event,
+		    void *on_event_ctx, struct vms_error *err)
+{
+	int r = vms_session_build_model(s, err);
+	if (r < 0)
+		return r;
+	const struct vms_clock **clocks = calloc(s->nr_src, sizeof *clocks);
+	if (!clocks)
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		clocks[i] = &vms_model_machine(s->model, i)->clock;
+	if (s->an)
+		vms_analysis_free(s->an);
+	s->an = vms_analysis_new(s->model, sinks);
+	if (!s->an) {
+		free(clocks);
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	r = merged_pass(s, clocks, s->an, on_event, on_event_ctx, err);
+	free(clocks);
+	if (r < 0)
+		return r;
+	vms_analysis_finish(s->an, s->last);
+	/* the containment check belongs to each guest's sync report */
+	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(s->an); i++) {
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(s->an, i);
+		if (v->contain_total == 0)
+			continue;
+		struct vms_machine *g = vms_model_machine(s->model, v->machine);
+		g->sync.has_containment = true;
+		g->sync.contained += v->contained;
+		g->sync.contain_total += v->contain_total;
+	}
+	return rewind_all(s, err);
+}
+
+int vms_session_iterate(struct vms_session *s, vms_event_fn fn, void *ctx, struct vms_error *err)
+{
+	struct vms_clock *own = calloc(s->nr_src, sizeof *own);
+	const struct vms_clock **clocks = calloc(s->nr_src, sizeof *clocks);
+	if (!own || !clocks) {
+		free(own);
+		free(clocks);
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < s->nr_src; i++) {
+		if (s->model_built) {
+			clocks[i] = &vms_model_machine(s->model, i)->clock;
+		} else {
+			vms_clock_from_meta(&own[i], &s->src[i]->meta, false, NULL);
+			clocks[i] = &own[i];
+		}
+	}
+	int r = merged_pass(s, clocks, NULL, fn, ctx, err);
+	free(own);
+	free(clocks);
+	if (r < 0)
+		return r;
+	return rewind_all(s, err);
+}
