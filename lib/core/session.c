@@ -293,16 +293,7 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 	if (r < 0)
 		return r;
 	vms_analysis_finish(s->an, s->last);
-	/* the containment check belongs to each guest's sync report */
-	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(s->an); i++) {
-		const struct vms_vcpu_stats *v = vms_analysis_vcpu(s->an, i);
-		if (v->contain_total == 0)
-			continue;
-		struct vms_machine *g = vms_model_machine(s->model, v->machine);
-		g->sync.has_containment = true;
-		g->sync.contained += v->contained;
-		g->sync.contain_total += v->contain_total;
-	}
+	/* (the analysis also writes the containment check into each guest's model sync info) */
 	return rewind_all(s, err);
 }
 

@@ -1,9 +1,119 @@
-#include <stdio.h>
+/* vmscope exits: VM exits per guest, vCPU and reason, with their cost (spec §5) — what
+ * `perf kvm stat report` prints for one host, for every guest, traced or not.
+ * CSV header (a contract):
+ *   machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns */
+#include <stdlib.h>
+
+#include "cli.h"
 #include "cmds.h"
+#include "vmscope/writers.h"
+
+static const char usage[] =
+	"usage: vmscope exits [--csv | --json] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
+	"                     [--map NAME:VCPU=TID,...] TRACE...\n"
+	"\n"
+	"VM exits per guest, vCPU and reason: count, total, min, max, mean and percentiles of the\n"
+	"time from kvm_exit to the next kvm_entry of the same host thread (ns). isa is 1 for VMX\n"
+	"(Intel), 2 for SVM (AMD); name is the reason's name (its number when unknown).\n";
+
+static void name_of(const struct vms_exit_stats *e, char *buf, size_t len)
+{
+	const char *n = vms_exit_reason_name(e->isa, e->reason);
+	if (n)
+		snprintf(buf, len, "%s", n);
+	else
+		snprintf(buf, len, "%u", e->reason);
+}
+
 int cmd_exits(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "vmscope exits: not built yet\n");
-	return VMS_EXIT_FAIL;
+	struct cli c;
+	int st = cli_parse(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT, usage);
+	if (st)
+		return cli_free(&c), st - 1000;
+	struct vms_session *s = cli_session(&c, &st);
+	if (!s)
+		return cli_free(&c), st;
+	struct vms_error err = { 0 };
+	if (vms_session_run(s, NULL, NULL, NULL, &err) < 0) {
+		st = cli_fail(&c, &err);
+		vms_session_free(s);
+		cli_free(&c);
+		return st;
+	}
+	FILE *f = cli_output(&c);
+	if (!f) {
+		vms_session_free(s);
+		cli_free(&c);
+		return VMS_EXIT_FAIL;
+	}
+	struct vms_model *model = vms_session_model(s);
+	struct vms_analysis *a = vms_session_analysis(s);
+	struct vms_json j;
+	if (c.json) {
+		vms_json_init(&j, f, false);
+		vms_json_begin_array(&j, NULL);
+	} else if (c.csv) {
+		fputs("machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns\n", f);
+	} else {
+		fprintf(f, "%-16s %4s %3s %-24s %9s %12s %10s %10s %10s %10s %10s\n", "machine", "vcpu",
+			"isa", "reason", "count", "total", "min", "mean", "p50", "p99", "max");
+	}
+	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a); i++) {
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+		const char *mname = cli_machine_name(model, v->machine);
+		for (uint32_t k = 0; k < v->nr_exits; k++) {
+			const struct vms_exit_stats *e = &v->exits[k];
+			char name[48];
+			name_of(e, name, sizeof name);
+			uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
+			uint64_t mn = vms_dist_min(e->dist), mx = vms_dist_max(e->dist);
+			uint64_t mean = n ? (sum + n / 2) / n : 0;
+			uint64_t p50 = vms_dist_percentile(e->dist, 50);
+			uint64_t p90 = vms_dist_percentile(e->dist, 90);
+			uint64_t p99 = vms_dist_percentile(e->dist, 99);
+			if (c.json) {
+				vms_json_begin_object(&j, NULL);
+				vms_json_string(&j, "machine", mname);
+				vms_json_uint(&j, "vcpu", v->vcpu);
+				vms_json_uint(&j, "isa", e->isa);
+				vms_json_uint(&j, "reason", e->reason);
+				vms_json_string(&j, "name", name);
+				vms_json_uint(&j, "count", n);
+				vms_json_uint(&j, "total_ns", sum);
+				vms_json_uint(&j, "min_ns", mn);
+				vms_json_uint(&j, "max_ns", mx);
+				vms_json_uint(&j, "mean_ns", mean);
+				vms_json_uint(&j, "p50_ns", p50);
+				vms_json_uint(&j, "p90_ns", p90);
+				vms_json_uint(&j, "p99_ns", p99);
+				vms_json_end_object(&j);
+			} else if (c.csv) {
+				vms_csv_string(f, mname);
+				fprintf(f, ",%u,%u,%u,", v->vcpu, e->isa, e->reason);
+				vms_csv_string(f, name);
+				fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+					(unsigned long long)n, (unsigned long long)sum,
+					(unsigned long long)mn, (unsigned long long)mx,
+					(unsigned long long)mean, (unsigned long long)p50,
+					(unsigned long long)p90, (unsigned long long)p99);
+			} else {
+				char b[6][32];
+				fprintf(f, "%-16s %4u %3s %-24s %9llu %12s %10s %10s %10s %10s %10s\n", mname,
+					v->vcpu, e->isa == 1 ? "vmx" : e->isa == 2 ? "svm" : "?", name,
+					(unsigned long long)n, cli_ns(sum, b[0], 32), cli_ns(mn, b[1], 32),
+					cli_ns(mean, b[2], 32), cli_ns(p50, b[3], 32), cli_ns(p99, b[4], 32),
+					cli_ns(mx, b[5], 32));
+			}
+		}
+	}
+	if (c.json) {
+		vms_json_end_array(&j);
+		vms_json_finish(&j);
+	}
+	if (f != stdout)
+		fclose(f);
+	vms_session_free(s);
+	cli_free(&c);
+	return VMS_EXIT_OK;
 }

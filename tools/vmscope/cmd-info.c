@@ -1,9 +1,250 @@
-#include <stdio.h>
+/* vmscope info: what a trace is — format, role, clock, CPUs, event counts per type, and the
+ * options that link machines (TRACEID, GUEST, TIME_SHIFT, TSC2NSEC). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
 #include "cmds.h"
+#include "vmscope/writers.h"
+
+static const char usage[] =
+	"usage: vmscope info [--json] [-o FILE] [--host FILE] [--guest NAME=FILE] TRACE...\n"
+	"\n"
+	"For each trace: its format, the role vmscope found for its machine (from the data, not\n"
+	"the file name), clock, CPUs, events per type, lost events, and the trace.dat options\n"
+	"that link host and guests (TRACEID, GUEST, TIME_SHIFT, TSC2NSEC, OFFSET, DATE).\n";
+
+struct per_source {
+	uint64_t events, first, last;
+	bool seen;
+};
+
+struct counts {
+	struct per_source *ps;
+};
+
+static void count(void *ctx, const struct vms_event *ev, uint64_t t)
+{
+	struct counts *c = ctx;
+	struct per_source *p = &c->ps[ev->machine];
+	(void)t;
+	if (!p->seen) {
+		p->first = ev->ts;
+		p->seen = true;
+	}
+	if (ev->ts < p->first)
+		p->first = ev->ts;
+	if (ev->ts > p->last)
+		p->last = ev->ts;
+	p->events++;
+}
+
+static const char *role_name(unsigned role)
+{
+	if ((role & VMS_ROLE_HOST) && (role & VMS_ROLE_GUEST))
+		return "host+guest";
+	if (role & VMS_ROLE_HOST)
+		return "host";
+	if (role & VMS_ROLE_GUEST)
+		return "guest";
+	return "none (no KVM events, no host/guest options)";
+}
+
+static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct per_source *p)
+{
+	struct vms_source *src = vms_session_source(s, i);
+	const struct vms_trace_meta *m = &src->meta;
+	struct vms_model *model = vms_session_model(s);
+	const struct vms_machine *mc = vms_model_machine_c(model, i);
+	fprintf(f, "%s\n", src->path);
+	fprintf(f, "  format       %s\n", m->format);
+	fprintf(f, "  machine      %s\n", mc->name);
+	fprintf(f, "  role         %s\n", role_name(mc->role));
+	fprintf(f, "  clock        %s%s\n", m->clock[0] ? m->clock : "?",
+		m->ts_in_ns ? " (nanoseconds)" : " (counter ticks)");
+	if (m->has_tsc2nsec)
+		fprintf(f, "  tsc2nsec     mult %u shift %u offset %" PRIu64 " (%.6f GHz)\n", m->tsc_mult,
+			m->tsc_shift, m->tsc_offset,
+			m->tsc_mult ? (double)(1ull << (m->tsc_shift < 63 ? m->tsc_shift : 63)) /
+					      (double)m->tsc_mult
+				    : 0.0);
+	if (m->offset_ns)
+		fprintf(f, "  offset       %" PRId64 " ns\n", m->offset_ns);
+	if (m->has_date)
+		fprintf(f, "  date offset  %" PRId64 " ns\n", m->date_offset_ns);
+	fprintf(f, "  cpus         %u\n", m->nr_cpus);
+	fprintf(f, "  streams      %u\n", src->ops->nr_streams(src));
+	if (m->has_trace_id)
+		fprintf(f, "  trace id     0x%016" PRIx64 "\n", m->trace_id);
+	for (uint32_t g = 0; g < m->nr_guests; g++) {
+		const struct vms_guest_map *gm = &m->guests[g];
+		fprintf(f, "  guest        \"%s\" trace id 0x%016" PRIx64 ", %u vCPUs:", gm->name, gm->trace_id,
+			gm->nr_vcpus);
+		for (uint32_t k = 0; k < gm->nr_vcpus; k++)
+			fprintf(f, " %u->%d", gm->vcpu[k], gm->host_tid[k]);
+		fputc('\n', f);
+	}
+	if (m->timeshift) {
+		const struct vms_timeshift *ts = m->timeshift;
+		fprintf(f, "  time shift   peer 0x%016" PRIx64 ", flags %u%s, %u CPUs\n", ts->peer_trace_id,
+			ts->flags, ts->flags & VMS_TIMESHIFT_INTERPOLATE ? " (interpolate)" : "", ts->nr_cpus);
+		for (uint32_t c = 0; c < ts->nr_cpus; c++)
+			for (uint32_t k = 0; k < ts->cpu[c].n; k++)
+				fprintf(f, "    cpu %u sample %u: time %" PRIu64 " offset %" PRId64
+					   " scaling %" PRIu64 " frac %" PRIu64 "\n",
+					c, k, ts->cpu[c].time[k], ts->cpu[c].offset[k], ts->cpu[c].scaling[k],
+					ts->cpu[c].frac ? ts->cpu[c].frac[k] : 0);
+	}
+	fprintf(f, "  events       %" PRIu64 "\n", p->events);
+	if (p->seen)
+		fprintf(f, "  raw time     %" PRIu64 " .. %" PRIu64 "\n", p->first, p->last);
+	if (m->lost_events || m->lost_events_unknown)
+		fprintf(f, "  lost         %s%" PRIu64 "\n", m->lost_events_unknown ? "at least " : "",
+			m->lost_events);
+	fprintf(f, "  event types  (with events)\n");
+	for (uint32_t t = 0; t < m->nr_types; t++) {
+		uint64_t n = vms_session_type_count(s, i, t);
+		if (n)
+			fprintf(f, "    %12" PRIu64 "  %s\n", n, m->type_names[t]);
+	}
+}
+
+static void json_source(struct vms_json *j, struct vms_session *s, uint32_t i,
+			const struct per_source *p)
+{
+	struct vms_source *src = vms_session_source(s, i);
+	const struct vms_trace_meta *m = &src->meta;
+	const struct vms_machine *mc = vms_model_machine_c(vms_session_model(s), i);
+	vms_json_begin_object(j, NULL);
+	vms_json_string(j, "path", src->path);
+	vms_json_string(j, "format", m->format);
+	vms_json_string(j, "machine", mc->name);
+	vms_json_begin_array(j, "roles");
+	if (mc->role & VMS_ROLE_HOST)
+		vms_json_string(j, NULL, "host");
+	if (mc->role & VMS_ROLE_GUEST)
+		vms_json_string(j, NULL, "guest");
+	vms_json_end_array(j);
+	vms_json_string(j, "clock", m->clock);
+	vms_json_bool(j, "ts_in_ns", m->ts_in_ns);
+	vms_json_uint(j, "cpus", m->nr_cpus);
+	vms_json_uint(j, "streams", src->ops->nr_streams(src));
+	if (m->has_trace_id) {
+		char id[24];
+		snprintf(id, sizeof id, "0x%016" PRIx64, m->trace_id);
+		vms_json_string(j, "trace_id", id);
+	}
+	if (m->has_tsc2nsec) {
+		vms_json_begin_object(j, "tsc2nsec");
+		vms_json_uint(j, "mult", m->tsc_mult);
+		vms_json_uint(j, "shift", m->tsc_shift);
+		vms_json_uint(j, "offset", m->tsc_offset);
+		vms_json_end_object(j);
+	}
+	vms_json_int(j, "offset_ns", m->offset_ns);
+	vms_json_begin_array(j, "guests");
+	for (uint32_t g = 0; g < m->nr_guests; g++) {
+		const struct vms_guest_map *gm = &m->guests[g];
+		char id[24];
+		snprintf(id, sizeof id, "0x%016" PRIx64, gm->trace_id);
+		vms_json_begin_object(j, NULL);
+		vms_json_string(j, "name", gm->name);
+		vms_json_string(j, "trace_id", id);
+		vms_json_begin_array(j, "vcpus");
+		for (uint32_t k = 0; k < gm->nr_vcpus; k++) {
+			vms_json_begin_object(j, NULL);
+			vms_json_uint(j, "vcpu", gm->vcpu[k]);
+			vms_json_int(j, "host_tid", gm->host_tid[k]);
+			vms_json_end_object(j);
+		}
+		vms_json_end_array(j);
+		vms_json_end_object(j);
+	}
+	vms_json_end_array(j);
+	if (m->timeshift) {
+		const struct vms_timeshift *ts = m->timeshift;
+		char id[24];
+		snprintf(id, sizeof id, "0x%016" PRIx64, ts->peer_trace_id);
+		vms_json_begin_object(j, "time_shift");
+		vms_json_string(j, "peer_trace_id", id);
+		vms_json_uint(j, "flags", ts->flags);
+		vms_json_begin_array(j, "cpus");
+		for (uint32_t c = 0; c < ts->nr_cpus; c++) {
+			vms_json_begin_array(j, NULL);
+			for (uint32_t k = 0; k < ts->cpu[c].n; k++) {
+				vms_json_begin_object(j, NULL);
+				vms_json_uint(j, "time", ts->cpu[c].time[k]);
+				vms_json_int(j, "offset", ts->cpu[c].offset[k]);
+				vms_json_uint(j, "scaling", ts->cpu[c].scaling[k]);
+				vms_json_uint(j, "frac", ts->cpu[c].frac ? ts->cpu[c].frac[k] : 0);
+				vms_json_end_object(j);
+			}
+			vms_json_end_array(j);
+		}
+		vms_json_end_array(j);
+		vms_json_end_object(j);
+	} else {
+		vms_json_null(j, "time_shift");
+	}
+	vms_json_uint(j, "events", p->events);
+	vms_json_uint(j, "first_raw", p->first);
+	vms_json_uint(j, "last_raw", p->last);
+	vms_json_uint(j, "lost_events", m->lost_events);
+	vms_json_bool(j, "lost_events_unknown", m->lost_events_unknown);
+	vms_json_begin_object(j, "event_counts");
+	for (uint32_t t = 0; t < m->nr_types; t++) {
+		uint64_t n = vms_session_type_count(s, i, t);
+		if (n)
+			vms_json_uint(j, m->type_names[t], n);
+	}
+	vms_json_end_object(j);
+	vms_json_end_object(j);
+}
+
 int cmd_info(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "vmscope info: not built yet\n");
-	return VMS_EXIT_FAIL;
+	struct cli c;
+	int st = cli_parse(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_OUT, usage);
+	if (st)
+		return cli_free(&c), st - 1000;
+	struct vms_session *s = cli_session(&c, &st);
+	if (!s)
+		return cli_free(&c), st;
+	uint32_t n = vms_session_nr_sources(s);
+	struct counts cnt = { .ps = calloc(n, sizeof *cnt.ps) };
+	struct vms_error err = { 0 };
+	if (!cnt.ps || vms_session_iterate(s, count, &cnt, &err) < 0) {
+		if (!cnt.ps)
+			vms_error_set(&err, VMS_ERR_NOMEM, "out of memory");
+		st = cli_fail(&c, &err);
+		free(cnt.ps);
+		vms_session_free(s);
+		cli_free(&c);
+		return st;
+	}
+	FILE *f = cli_output(&c);
+	if (f) {
+		if (c.json) {
+			struct vms_json j;
+			vms_json_init(&j, f, true);
+			vms_json_begin_array(&j, NULL);
+			for (uint32_t i = 0; i < n; i++)
+				json_source(&j, s, i, &cnt.ps[i]);
+			vms_json_end_array(&j);
+			vms_json_finish(&j);
+		} else {
+			for (uint32_t i = 0; i < n; i++) {
+				if (i)
+					fputc('\n', f);
+				text_source(f, s, i, &cnt.ps[i]);
+			}
+		}
+		if (f != stdout)
+			fclose(f);
+	}
+	free(cnt.ps);
+	vms_session_free(s);
+	cli_free(&c);
+	return f ? VMS_EXIT_OK : VMS_EXIT_FAIL;
 }

@@ -1,9 +1,458 @@
-#include <stdio.h>
+/* vmscope report: the human summary per guest and vCPU (what the guest could not see), and
+ * --json for the same data. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
 #include "cmds.h"
+#include "vmscope/writers.h"
+
+static const char usage[] =
+	"usage: vmscope report [--json] [--top N] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
+	"                      [--map NAME:VCPU=TID,...] TRACE...\n"
+	"\n"
+	"Per guest and vCPU: the share of time running, idle, in the hypervisor (VMM), preempted\n"
+	"by the host and halted; the top VM exit reasons with their cost (p50, p99); which host\n"
+	"threads took the CPU; the run-queue latency of the vCPU thread; how the guest's clock was\n"
+	"synchronized and the containment check. Then the guest threads that lost the most time.\n"
+	"\n"
+	"  --json      the same data as one JSON object\n"
+	"  --top N     rows per table (default 10)\n"
+	"  --host FILE        this trace is the host (the reference timebase)\n"
+	"  --guest NAME=FILE  this trace is a guest named NAME\n"
+	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID\n";
+
+static const enum vms_vcpu_state shown[] = {
+	VMS_STATE_RUNNING, VMS_STATE_IDLE, VMS_STATE_VMM, VMS_STATE_PREEMPTED, VMS_STATE_HALTED,
+	VMS_STATE_UNKNOWN,
+};
+
+static uint64_t span_of(const struct vms_vcpu_stats *v)
+{
+	uint64_t t = 0;
+	for (int k = 0; k < VMS_STATE_COUNT; k++)
+		t += v->ns[k];
+	return t;
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static const char *role_name(unsigned role)
+{
+	if ((role & VMS_ROLE_HOST) && (role & VMS_ROLE_GUEST))
+		return "host+guest";
+	if (role & VMS_ROLE_HOST)
+		return "host";
+	if (role & VMS_ROLE_GUEST)
+		return "guest";
+	return "unknown";
+}
+
+static void reason_name(uint32_t isa, uint32_t reason, char *buf, size_t len)
+{
+	const char *n = vms_exit_reason_name(isa, reason);
+	if (n)
+		snprintf(buf, len, "%s", n);
+	else
+		snprintf(buf, len, "%u", reason);
+}
+
+/* ---------------- text ---------------- */
+
+static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats *v, unsigned top)
+{
+	char b[8][32];
+	const struct vms_thread_info *ti =
+		v->host_tid >= 0 ? NULL : NULL;
+	(void)ti;
+	const struct vms_machine *g = vms_model_machine_c(m, v->machine);
+	int32_t host = g ? g->host : -1;
+	const struct vms_thread_info *ht =
+		(host >= 0 && v->host_tid >= 0) ? vms_model_thread(m, (uint32_t)host, v->host_tid) : NULL;
+	fprintf(f, "  vCPU %u", v->vcpu);
+	if (v->host_tid >= 0)
+		fprintf(f, "  host thread %d%s%s%s", v->host_tid, ht && ht->comm[0] ? " (" : "",
+			ht && ht->comm[0] ? ht->comm : "", ht && ht->comm[0] ? ")" : "");
+	if (g && v->vcpu < g->nr_vcpus)
+		fprintf(f, "  linked by %s", vms_link_how_name(g->vcpus[v->vcpu].how));
+	fputc('\n', f);
+	uint64_t span = span_of(v);
+	fprintf(f, "    time %s:", cli_ns(span, b[0], 32));
+	for (size_t k = 0; k < sizeof shown / sizeof shown[0]; k++) {
+		if (shown[k] == VMS_STATE_UNKNOWN && v->ns[shown[k]] == 0)
+			continue;
+		fprintf(f, "  %s %.1f%%", vms_vcpu_state_name(shown[k]), pct(v->ns[shown[k]], span));
+	}
+	fputc('\n', f);
+	if (v->nr_exits) {
+		uint64_t n_all = 0, t_all = 0;
+		for (uint32_t k = 0; k < v->nr_exits; k++) {
+			n_all += vms_dist_count(v->exits[k].dist);
+			t_all += vms_dist_sum(v->exits[k].dist);
+		}
+		fprintf(f, "    VM exits: %llu, %s in the hypervisor\n", (unsigned long long)n_all,
+			cli_ns(t_all, b[0], 32));
+		fprintf(f, "      %-24s %9s %6s %12s %6s %10s %10s %10s\n", "reason", "count", "%",
+			"total", "%", "mean", "p50", "p99");
+		for (uint32_t k = 0; k < v->nr_exits && k < top; k++) {
+			const struct vms_exit_stats *e = &v->exits[k];
+			char name[48];
+			reason_name(e->isa, e->reason, name, sizeof name);
+			uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
+			fprintf(f, "      %-24s %9llu %5.1f%% %12s %5.1f%% %10s %10s %10s\n", name,
+				(unsigned long long)n, pct(n, n_all), cli_ns(sum, b[0], 32), pct(sum, t_all),
+				cli_ns(n ? sum / n : 0, b[1], 32),
+				cli_ns(vms_dist_percentile(e->dist, 50), b[2], 32),
+				cli_ns(vms_dist_percentile(e->dist, 99), b[3], 32));
+		}
+		if (v->nr_exits > top)
+			fprintf(f, "      (%u more reasons)\n", v->nr_exits - top);
+	}
+	if (v->nr_steal) {
+		fprintf(f, "    the CPU was taken by:\n");
+		for (uint32_t k = 0; k < v->nr_steal && k < top; k++) {
+			const struct vms_steal_entry *e = &v->steal[k];
+			fprintf(f, "      %-20s pid %-8d tid %-8d %12s  %.1f%% of the time\n",
+				e->comm[0] ? e->comm : "?", e->host_pid, e->host_tid,
+				cli_ns(e->ns, b[0], 32), pct(e->ns, span));
+		}
+	}
+	if (v->runq_latency && vms_dist_count(v->runq_latency)) {
+		const struct vms_dist *d = v->runq_latency;
+		fprintf(f, "    run-queue latency of the vCPU thread: p50 %s  p99 %s  max %s  (%llu wake-ups)\n",
+			cli_ns(vms_dist_percentile(d, 50), b[0], 32),
+			cli_ns(vms_dist_percentile(d, 99), b[1], 32), cli_ns(vms_dist_max(d), b[2], 32),
+			(unsigned long long)vms_dist_count(d));
+	}
+}
+
+static void text_sync(FILE *f, struct vms_model *m, const struct vms_machine *mc)
+{
+	const struct vms_sync_info *si = &mc->sync;
+	if (si->method == VMS_SYNC_REFERENCE) {
+		fprintf(f, "  clock: the reference timebase\n");
+		return;
+	}
+	fprintf(f, "  clock: %s to %s (quality %s", vms_sync_method_name(si->method),
+		cli_machine_name(m, si->reference), vms_sync_quality_name(si->quality));
+	if (si->pairs)
+		fprintf(f, ", %llu %s", (unsigned long long)si->pairs,
+			si->method == VMS_SYNC_TIMESHIFT ? "samples" : "pairs");
+	fputc(')', f);
+	if (si->has_containment && si->contain_total) {
+		double p = pct(si->contained, si->contain_total);
+		fprintf(f, ", containment %.2f%% of %llu guest events", p,
+			(unsigned long long)si->contain_total);
+		if (p < 90.0)
+			fprintf(f, "\n  WARNING: few guest events fall inside guest mode: the clock sync is "
+				   "probably wrong and the timeline below cannot be trusted");
+	}
+	fputc('\n', f);
+}
+
+static int cmp_gthread(const void *a, const void *b)
+{
+	const struct vms_gthread_stats *x = *(const struct vms_gthread_stats *const *)a;
+	const struct vms_gthread_stats *y = *(const struct vms_gthread_stats *const *)b;
+	uint64_t lx = x->ns_vmm + x->ns_preempted, ly = y->ns_vmm + y->ns_preempted;
+	return lx < ly ? 1 : lx > ly ? -1 : (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static void text_threads(FILE *f, struct vms_analysis *a, uint32_t machine, unsigned top)
+{
+	uint32_t n = 0, total = vms_analysis_nr_gthreads(a);
+	const struct vms_gthread_stats **list = calloc(total ? total : 1, sizeof *list);
+	if (!list)
+		return;
+	for (uint32_t i = 0; i < total; i++) {
+		const struct vms_gthread_stats *t = vms_analysis_gthread(a, i);
+		if (t->machine == machine && t->tid != 0)
+			list[n++] = t;
+	}
+	if (n) {
+		qsort(list, n, sizeof *list, cmp_gthread);
+		char b[4][32];
+		fprintf(f, "  guest threads, by time lost to the host:\n");
+		fprintf(f, "    %-8s %-16s %12s %12s %12s %12s  %s\n", "tid", "comm", "running", "vmm",
+			"preempted", "halted", "top exit");
+		for (uint32_t i = 0; i < n && i < top; i++) {
+			const struct vms_gthread_stats *t = list[i];
+			char ex[48] = "-";
+			if (t->nr_reasons)
+				reason_name(t->reasons[0].isa, t->reasons[0].reason, ex, sizeof ex);
+			fprintf(f, "    %-8d %-16s %12s %12s %12s %12s  %s\n", t->tid,
+				t->comm[0] ? t->comm : "?", cli_ns(t->ns_running, b[0], 32),
+				cli_ns(t->ns_vmm, b[1], 32), cli_ns(t->ns_preempted, b[2], 32),
+				cli_ns(t->ns_halted, b[3], 32), ex);
+		}
+	}
+	free(list);
+}
+
+static void text_report(FILE *f, struct vms_session *s, unsigned top)
+{
+	struct vms_model *m = vms_session_model(s);
+	struct vms_analysis *a = vms_session_analysis(s);
+	char b[2][32];
+	uint64_t first = vms_session_first_ts(s), last = vms_session_last_ts(s);
+	fprintf(f, "vmscope report: %u machine%s, %llu events over %s\n", vms_model_nr_machines(m),
+		vms_model_nr_machines(m) == 1 ? "" : "s", (unsigned long long)vms_session_events(s),
+		cli_ns(last - first, b[0], 32));
+	if (vms_session_backwards(s))
+		fprintf(f, "note: %llu events had timestamps earlier than their predecessor's\n",
+			(unsigned long long)vms_session_backwards(s));
+	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
+		const struct vms_machine *mc = vms_model_machine_c(m, i);
+		struct vms_source *src = mc->source >= 0 ? vms_session_source(s, (uint32_t)mc->source) : NULL;
+		fprintf(f, "\n%s %s", role_name(mc->role), mc->name);
+		if (src)
+			fprintf(f, "  (%s, %s, %u CPUs, clock %s)", src->path, src->meta.format,
+				src->meta.nr_cpus, src->meta.clock[0] ? src->meta.clock : "?");
+		else
+			fprintf(f, "  (not traced: seen from its host's vCPU threads)");
+		fputc('\n', f);
+		if (src && (src->meta.lost_events || src->meta.lost_events_unknown))
+			fprintf(f, "  WARNING: the trace lost %s%llu events\n",
+				src->meta.lost_events_unknown ? "at least " : "",
+				(unsigned long long)src->meta.lost_events);
+		if (mc->role & VMS_ROLE_GUEST || mc->source < 0) {
+			if (mc->host >= 0)
+				fprintf(f, "  runs on %s as process %d (linked by %s)\n",
+					cli_machine_name(m, (uint32_t)mc->host), mc->host_pid,
+					vms_link_how_name(mc->host_how));
+			else
+				fprintf(f, "  its host is not in the traces given\n");
+		}
+		text_sync(f, m, mc);
+		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
+			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
+			if (v->machine == i)
+				text_vcpu(f, m, v, top);
+		}
+		text_threads(f, a, i, top);
+	}
+}
+
+/* ---------------- JSON ---------------- */
+
+static void json_dist(struct vms_json *j, const char *key, const struct vms_dist *d)
+{
+	vms_json_begin_object(j, key);
+	uint64_t n = d ? vms_dist_count(d) : 0;
+	vms_json_uint(j, "count", n);
+	if (n) {
+		vms_json_uint(j, "total_ns", vms_dist_sum(d));
+		vms_json_uint(j, "min_ns", vms_dist_min(d));
+		vms_json_uint(j, "max_ns", vms_dist_max(d));
+		vms_json_uint(j, "mean_ns", (vms_dist_sum(d) + n / 2) / n);
+		vms_json_uint(j, "p50_ns", vms_dist_percentile(d, 50));
+		vms_json_uint(j, "p90_ns", vms_dist_percentile(d, 90));
+		vms_json_uint(j, "p99_ns", vms_dist_percentile(d, 99));
+	}
+	vms_json_end_object(j);
+}
+
+static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
+		      const struct vms_vcpu_stats *v)
+{
+	vms_json_begin_object(j, NULL);
+	vms_json_uint(j, "vcpu", v->vcpu);
+	if (v->host_tid >= 0)
+		vms_json_int(j, "host_tid", v->host_tid);
+	else
+		vms_json_null(j, "host_tid");
+	vms_json_string(j, "link", g && v->vcpu < g->nr_vcpus ? vms_link_how_name(g->vcpus[v->vcpu].how)
+							       : vms_link_how_name(VMS_LINK_NONE));
+	vms_json_uint(j, "first_ns", v->first);
+	vms_json_uint(j, "last_ns", v->last);
+	uint64_t span = span_of(v);
+	vms_json_begin_object(j, "ns");
+	for (int k = 0; k < VMS_STATE_COUNT; k++)
+		vms_json_uint(j, vms_vcpu_state_name((enum vms_vcpu_state)k), v->ns[k]);
+	vms_json_end_object(j);
+	vms_json_begin_object(j, "share");
+	for (int k = 0; k < VMS_STATE_COUNT; k++)
+		vms_json_double(j, vms_vcpu_state_name((enum vms_vcpu_state)k),
+				span ? (double)v->ns[k] / (double)span : 0.0);
+	vms_json_end_object(j);
+	uint64_t n_all = 0, t_all = 0;
+	for (uint32_t k = 0; k < v->nr_exits; k++) {
+		n_all += vms_dist_count(v->exits[k].dist);
+		t_all += vms_dist_sum(v->exits[k].dist);
+	}
+	vms_json_begin_array(j, "exits");
+	for (uint32_t k = 0; k < v->nr_exits; k++) {
+		const struct vms_exit_stats *e = &v->exits[k];
+		char name[48];
+		reason_name(e->isa, e->reason, name, sizeof name);
+		uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
+		vms_json_begin_object(j, NULL);
+		vms_json_uint(j, "isa", e->isa);
+		vms_json_uint(j, "reason", e->reason);
+		vms_json_string(j, "name", name);
+		vms_json_uint(j, "count", n);
+		vms_json_double(j, "count_share", n_all ? (double)n / (double)n_all : 0.0);
+		vms_json_uint(j, "total_ns", sum);
+		vms_json_double(j, "time_share", t_all ? (double)sum / (double)t_all : 0.0);
+		vms_json_uint(j, "min_ns", vms_dist_min(e->dist));
+		vms_json_uint(j, "max_ns", vms_dist_max(e->dist));
+		vms_json_uint(j, "mean_ns", n ? (sum + n / 2) / n : 0);
+		vms_json_uint(j, "p50_ns", vms_dist_percentile(e->dist, 50));
+		vms_json_uint(j, "p90_ns", vms_dist_percentile(e->dist, 90));
+		vms_json_uint(j, "p99_ns", vms_dist_percentile(e->dist, 99));
+		vms_json_end_object(j);
+	}
+	vms_json_end_array(j);
+	vms_json_begin_array(j, "steal");
+	for (uint32_t k = 0; k < v->nr_steal; k++) {
+		vms_json_begin_object(j, NULL);
+		vms_json_int(j, "tid", v->steal[k].host_tid);
+		vms_json_int(j, "pid", v->steal[k].host_pid);
+		vms_json_string(j, "comm", v->steal[k].comm);
+		vms_json_uint(j, "ns", v->steal[k].ns);
+		vms_json_end_object(j);
+	}
+	vms_json_end_array(j);
+	json_dist(j, "runq_latency", v->runq_latency);
+	if (v->contain_total) {
+		vms_json_begin_object(j, "containment");
+		vms_json_uint(j, "inside", v->contained);
+		vms_json_uint(j, "total", v->contain_total);
+		vms_json_end_object(j);
+	} else {
+		vms_json_null(j, "containment");
+	}
+	vms_json_end_object(j);
+}
+
+static void json_report(FILE *f, struct vms_session *s)
+{
+	struct vms_model *m = vms_session_model(s);
+	struct vms_analysis *a = vms_session_analysis(s);
+	struct vms_json j;
+	vms_json_init(&j, f, true);
+	vms_json_begin_object(&j, NULL);
+	vms_json_string(&j, "tool", "vmscope");
+	vms_json_string(&j, "version", VMSCOPE_VERSION);
+	vms_json_uint(&j, "events", vms_session_events(s));
+	vms_json_uint(&j, "backwards", vms_session_backwards(s));
+	vms_json_uint(&j, "first_ns", vms_session_first_ts(s));
+	vms_json_uint(&j, "last_ns", vms_session_last_ts(s));
+	vms_json_begin_array(&j, "machines");
+	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
+		const struct vms_machine *mc = vms_model_machine_c(m, i);
+		struct vms_source *src = mc->source >= 0 ? vms_session_source(s, (uint32_t)mc->source) : NULL;
+		vms_json_begin_object(&j, NULL);
+		vms_json_string(&j, "name", mc->name);
+		vms_json_begin_array(&j, "roles");
+		if (mc->role & VMS_ROLE_HOST)
+			vms_json_string(&j, NULL, "host");
+		if (mc->role & VMS_ROLE_GUEST)
+			vms_json_string(&j, NULL, "guest");
+		vms_json_end_array(&j);
+		vms_json_bool(&j, "traced", src != NULL);
+		vms_json_string(&j, "path", src ? src->path : NULL);
+		vms_json_string(&j, "format", src ? src->meta.format : NULL);
+		if (src) {
+			vms_json_uint(&j, "cpus", src->meta.nr_cpus);
+			vms_json_uint(&j, "lost_events", src->meta.lost_events);
+		}
+		if (mc->host >= 0) {
+			vms_json_string(&j, "host", cli_machine_name(m, (uint32_t)mc->host));
+			vms_json_int(&j, "host_pid", mc->host_pid);
+			vms_json_string(&j, "host_link", vms_link_how_name(mc->host_how));
+		}
+		const struct vms_sync_info *si = &mc->sync;
+		vms_json_begin_object(&j, "sync");
+		vms_json_string(&j, "reference", cli_machine_name(m, si->reference));
+		vms_json_string(&j, "method", vms_sync_method_name(si->method));
+		vms_json_double(&j, "slope", si->slope);
+		vms_json_double(&j, "offset_ns", si->offset_ns);
+		vms_json_string(&j, "quality", vms_sync_quality_name(si->quality));
+		vms_json_uint(&j, "pairs", si->pairs);
+		if (si->has_containment) {
+			vms_json_begin_object(&j, "containment");
+			vms_json_uint(&j, "inside", si->contained);
+			vms_json_uint(&j, "total", si->contain_total);
+			vms_json_end_object(&j);
+		} else {
+			vms_json_null(&j, "containment");
+		}
+		vms_json_end_object(&j);
+		vms_json_begin_array(&j, "vcpus");
+		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
+			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
+			if (v->machine == i)
+				json_vcpu(&j, mc, v);
+		}
+		vms_json_end_array(&j);
+		vms_json_begin_array(&j, "threads");
+		for (uint32_t k = 0; k < vms_analysis_nr_gthreads(a); k++) {
+			const struct vms_gthread_stats *t = vms_analysis_gthread(a, k);
+			if (t->machine != i)
+				continue;
+			vms_json_begin_object(&j, NULL);
+			vms_json_int(&j, "tid", t->tid);
+			vms_json_string(&j, "comm", t->comm);
+			vms_json_uint(&j, "running_ns", t->ns_running);
+			vms_json_uint(&j, "vmm_ns", t->ns_vmm);
+			vms_json_uint(&j, "preempted_ns", t->ns_preempted);
+			vms_json_uint(&j, "halted_ns", t->ns_halted);
+			vms_json_begin_array(&j, "exits");
+			for (uint32_t r = 0; r < t->nr_reasons; r++) {
+				char name[48];
+				reason_name(t->reasons[r].isa, t->reasons[r].reason, name, sizeof name);
+				vms_json_begin_object(&j, NULL);
+				vms_json_uint(&j, "isa", t->reasons[r].isa);
+				vms_json_uint(&j, "reason", t->reasons[r].reason);
+				vms_json_string(&j, "name", name);
+				vms_json_uint(&j, "count", t->reasons[r].count);
+				vms_json_uint(&j, "ns", t->reasons[r].ns);
+				vms_json_end_object(&j);
+			}
+			vms_json_end_array(&j);
+			vms_json_end_object(&j);
+		}
+		vms_json_end_array(&j);
+		vms_json_end_object(&j);
+	}
+	vms_json_end_array(&j);
+	vms_json_end_object(&j);
+	vms_json_finish(&j);
+}
+
 int cmd_report(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "vmscope report: not built yet\n");
-	return VMS_EXIT_FAIL;
+	struct cli c;
+	int st = cli_parse(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_TOP | CLI_OUT, usage);
+	if (st)
+		return cli_free(&c), st - 1000;
+	struct vms_session *s = cli_session(&c, &st);
+	if (!s)
+		return cli_free(&c), st;
+	struct vms_error err = { 0 };
+	if (vms_session_run(s, NULL, NULL, NULL, &err) < 0) {
+		st = cli_fail(&c, &err);
+		vms_session_free(s);
+		cli_free(&c);
+		return st;
+	}
+	FILE *f = cli_output(&c);
+	if (!f) {
+		vms_session_free(s);
+		cli_free(&c);
+		return VMS_EXIT_FAIL;
+	}
+	if (c.json)
+		json_report(f, s);
+	else
+		text_report(f, s, c.top);
+	if (f != stdout)
+		fclose(f);
+	vms_session_free(s);
+	cli_free(&c);
+	return VMS_EXIT_OK;
 }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the benchmarks of the core analysis in an optimized build:
+#  1. ../shared/traces/local/sched-syscalls-2cpu.dat (2.43 M real events, v7 zstd)
+#  2. a synthesized host + guest pair of 50 M events (and one of 5 M, to show that peak memory
+#     does not grow with the number of events)
+# usage: bench/run.sh [EVENTS]   (EVENTS of the big pair, default 50000000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh test
+big=${1:-50000000}
+[ -f build-release/build.ninja ] || meson setup build-release -Dbuildtype=release -Dtests=false >/dev/null
+ninja -C build-release >/dev/null
+vms=build-release/tools/vmscope/vmscope
+bench=build-release/bench/bench_analysis
+shared=${VMS_SHARED_DIR:-../shared}
+work=${BENCH_DIR:-build-release/bench-data}
+mkdir -p "$work"
+echo "== real trace: local/sched-syscalls-2cpu.dat"
+$bench -r 5 "$shared/traces/local/sched-syscalls-2cpu.dat"
+for n in 5000000 "$big"; do
+  d="$work/pair-$n"
+  if [ ! -f "$d/host.dat" ]; then
+    $vms synth --events "$n" --seed 7 --out "$d" >/dev/null
+  fi
+  echo
+  echo "== synthesized host + guest pair, $n events"
+  $bench -r 3 "$d/host.dat" "$d/guest.dat"
+done

@@ -1,0 +1,46 @@
+/* What the analysis commands share: options that name traces, roles and mappings, the
+ * output switches, opening the session, and turning a vms_error into the one line and the
+ * exit status (0 ok, 1 failure, 2 bad input or usage). */
+#ifndef VMSCOPE_CLI_H
+#define VMSCOPE_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vmscope/session.h"
+
+enum cli_allow {
+	CLI_JSON = 1u << 0,
+	CLI_CSV = 1u << 1,
+	CLI_ROLES = 1u << 2,   /* --host, --guest, --map */
+	CLI_TOP = 1u << 3,     /* --top N */
+	CLI_OUT = 1u << 4,     /* -o FILE */
+};
+
+struct cli {
+	const char *cmd;
+	bool json, csv;
+	unsigned top;
+	const char *out;
+	const char **paths;
+	uint32_t nr_paths;
+	struct vms_session_opts sopts;
+};
+
+/* Parse argv (argv[0] is the command name). Returns 0 to go on, or an exit status + 1000
+ * when the command must stop (--help printed: 1000; usage error: 1002). */
+int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *usage);
+void cli_free(struct cli *c);
+/* Open the session and build the model; prints the error and sets *status on failure. */
+struct vms_session *cli_session(struct cli *c, int *status);
+/* Print "vmscope CMD: message" and return the exit status for the error. */
+int cli_fail(const struct cli *c, const struct vms_error *err);
+/* Where the command's output goes (-o FILE, else stdout). NULL after printing an error. */
+FILE *cli_output(const struct cli *c);
+
+/* Human formatting */
+const char *cli_ns(uint64_t ns, char *buf, size_t len);   /* "1.23 ms" */
+const char *cli_machine_name(struct vms_model *m, uint32_t i);
+
+#endif
