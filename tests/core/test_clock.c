@@ -1,0 +1,164 @@
+/* The clock transforms. Expected values come from KVM's definition of the guest TSC
+ * (guest = ((host * ratio) >> frac) + tsc_offset, computed here on its own in 128 bits) and
+ * from hand-computed TSC2NSEC conversions. */
+#include "testutil.h"
+
+#include "vmscope/clock.h"
+
+typedef unsigned __int128 u128;
+
+/* KVM's forward direction, written independently of lib/core/clock.c */
+static uint64_t kvm_guest_tsc(uint64_t host, uint64_t ratio, unsigned frac, int64_t tsc_offset)
+{
+	u128 scaled = ((u128)host * ratio) >> frac;
+	return (uint64_t)((__int128)scaled + tsc_offset);
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static struct vms_timeshift *one_sample(int64_t offset, uint64_t scaling, uint64_t frac)
+{
+	static struct vms_timeshift ts;
+	static struct vms_timeshift_cpu cpu;
+	static uint64_t time0, sc;
+	static int64_t off;
+	static uint64_t fr;
+	time0 = 0;
+	off = offset;
+	sc = scaling;
+	fr = frac;
+	cpu = (struct vms_timeshift_cpu){ 1, &time0, &off, &sc, &fr };
+	ts = (struct vms_timeshift){ 0x1234, 0, 1, &cpu };
+	return &ts;
+}
+
+/* Scaling 1: host = guest + offset (trace-cmd stores offset = -tsc_offset). */
+static void test_unscaled(void **state)
+{
+	(void)state;
+	struct vms_timeshift *ts = one_sample(-5000, 1, 0);
+	assert_int_equal(vms_timeshift_to_host(ts, 0, 1000000), 995000);
+	ts = one_sample(123456789, 1, 0);
+	assert_int_equal(vms_timeshift_to_host(ts, 0, 1), 123456790);
+}
+
+/* With TSC scaling, the exact inverse recovers the host TSC from KVM's guest TSC. */
+static void test_scaled_roundtrip(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		unsigned frac = 48;
+		/* ratio between 0.5 and 2.0 in 48-bit fixed point */
+		uint64_t ratio = (1ull << 47) + rnd() % (3ull << 47);
+		int64_t tsc_offset = (int64_t)(rnd() % (1ull << 50)) - (1ll << 38); /* guest stays > 0 */
+		uint64_t host = (1ull << 40) + rnd() % (1ull << 52);
+		uint64_t guest = kvm_guest_tsc(host, ratio, frac, tsc_offset);
+		struct vms_timeshift *ts = one_sample(-tsc_offset, ratio, frac);
+		uint64_t back = vms_timeshift_to_host(ts, 0, guest);
+		/* back is the earliest host TSC that gives this guest TSC */
+		assert_int_equal(kvm_guest_tsc(back, ratio, frac, tsc_offset), guest);
+		if (back > 0)
+			assert_true(kvm_guest_tsc(back - 1, ratio, frac, tsc_offset) < guest);
+		if (ratio >= (1ull << frac))
+			assert_int_equal(back, host);
+	}
+}
+
+/* The library's forward helper agrees with KVM's definition. */
+static void test_forward_helper(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 1000; i++) {
+		uint64_t ratio = (1ull << 47) + rnd() % (1ull << 48);
+		int64_t tsc_offset = (int64_t)(rnd() % (1ull << 40));
+		uint64_t host = rnd() % (1ull << 55);
+		assert_int_equal(vms_timeshift_to_guest(-tsc_offset, ratio, 48, host),
+				 kvm_guest_tsc(host, ratio, 48, tsc_offset));
+	}
+}
+
+/* Sample selection: the sample in force, or the interpolation between two. */
+static void test_samples(void **state)
+{
+	(void)state;
+	uint64_t time[3] = { 1000, 2000, 3000 };
+	int64_t off[3] = { 100, 200, 400 };
+	uint64_t sc[3] = { 1, 1, 1 };
+	uint64_t fr[3] = { 0, 0, 0 };
+	struct vms_timeshift_cpu cpu = { 3, time, off, sc, fr };
+	struct vms_timeshift ts = { 1, 0, 1, &cpu };
+	assert_int_equal(vms_timeshift_to_host(&ts, 0, 500), 600);    /* before: first sample */
+	assert_int_equal(vms_timeshift_to_host(&ts, 0, 1500), 1600);   /* sample 0 in force */
+	assert_int_equal(vms_timeshift_to_host(&ts, 0, 2000), 2200);   /* sample 1 from its time */
+	assert_int_equal(vms_timeshift_to_host(&ts, 0, 9000), 9400);   /* after: last sample */
+	ts.flags = VMS_TIMESHIFT_INTERPOLATE;
+	assert_int_equal(vms_timeshift_to_host(&ts, 0, 1500), 1650);   /* 100 + 500*100/1000 */
+	assert_int_equal(vms_timeshift_to_host(&ts, 0, 2500), 2800);   /* 200 + 500*200/1000 */
+	/* a CPU beyond the table uses CPU 0's samples */
+	assert_int_equal(vms_timeshift_to_host(&ts, 0, 2500), vms_timeshift_to_host(&ts, 7, 2500));
+}
+
+/* TSC2NSEC as in the kvm-hip24 host: mult 735842807, shift 31 (about 2.918 GHz). */
+static void test_tsc2nsec(void **state)
+{
+	(void)state;
+	struct vms_trace_meta meta = { 0 };
+	meta.has_tsc2nsec = true;
+	meta.tsc_mult = 735842807;
+	meta.tsc_shift = 31;
+	struct vms_clock c;
+	vms_clock_from_meta(&c, &meta, false, NULL);
+	/* 2^31 cycles -> exactly mult ns */
+	assert_int_equal(vms_clock_to_ref(&c, 0, 1ull << 31), 735842807);
+	/* 1e12 cycles: floor(1e12 * 735842807 / 2^31) computed by hand with bc */
+	assert_int_equal(vms_clock_to_ref(&c, 0, 1000000000000ull), 342653508763ull);
+	/* a guest: TIME_SHIFT first, then the host's TSC2NSEC */
+	struct vms_trace_meta g = { 0 };
+	g.timeshift = one_sample(-(1ll << 31), 1, 0);
+	g.has_tsc2nsec = true;
+	g.tsc_mult = 1; /* the guest's own copy is not used when the host's is known */
+	g.tsc_shift = 0;
+	vms_clock_from_meta(&c, &g, true, &meta);
+	assert_int_equal(vms_clock_to_ref(&c, 0, 2ull << 31), 735842807);
+}
+
+static void test_linear(void **state)
+{
+	(void)state;
+	struct vms_clock c;
+	vms_clock_init(&c);
+	assert_int_equal(vms_clock_to_ref(&c, 0, 42), 42);
+	c.linear = true;
+	c.slope = 1.0 + 1e-6;
+	c.offset_ns = -1000.0;
+	/* 1e9 * (1 + 1e-6) - 1000 = 1000000000 */
+	assert_int_equal(vms_clock_to_ref(&c, 0, 1000000000ull), 1000000000ull);
+	c.offset_ns = -5e9;
+	assert_int_equal(vms_clock_to_ref(&c, 0, 1), 0); /* clamps at 0 */
+	struct vms_trace_meta m = { 0 };
+	m.offset_ns = 500;
+	m.has_date = true;
+	m.date_offset_ns = 1000;
+	vms_clock_from_meta(&c, &m, false, NULL);
+	assert_int_equal(vms_clock_to_ref(&c, 0, 1), 1501);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unscaled),
+		cmocka_unit_test(test_scaled_roundtrip),
+		cmocka_unit_test(test_forward_helper),
+		cmocka_unit_test(test_samples),
+		cmocka_unit_test(test_tsc2nsec),
+		cmocka_unit_test(test_linear),
+	};
+	return cmocka_run_group_tests_name("clock", tests, NULL, NULL);
+}
