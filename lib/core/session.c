@@ -191,6 +191,27 @@ static int model_pass(struct vms_session *s, struct vms_error *err)
 	return 0;
 }
 
+/* A TIME_SHIFT transform is exact but not linear in form; `sync` reports it as the line
+ * t_reference = slope * t_machine + offset_ns through two points 1e12 ticks apart from the
+ * first sample, where t_machine is the machine's own ns (its raw clock with its own
+ * TSC2NSEC). */
+static void fit_timeshift(struct vms_machine *mc, const struct vms_trace_meta *meta)
+{
+	if (mc->sync.method != VMS_SYNC_TIMESHIFT || !meta->timeshift ||
+	    meta->timeshift->nr_cpus == 0 || meta->timeshift->cpu[0].n == 0)
+		return;
+	struct vms_clock own;
+	vms_clock_from_meta(&own, meta, false, NULL);
+	uint64_t r1 = meta->timeshift->cpu[0].time[0], r2 = r1 + 1000000000000ull;
+	long double o1 = vms_clock_to_ns(&own, 0, r1), o2 = vms_clock_to_ns(&own, 0, r2);
+	long double t1 = vms_clock_to_ref(&mc->clock, 0, r1), t2 = vms_clock_to_ref(&mc->clock, 0, r2);
+	if (o2 <= o1)
+		return;
+	long double slope = (t2 - t1) / (o2 - o1);
+	mc->sync.slope = (double)slope;
+	mc->sync.offset_ns = (double)(t1 - slope * o1);
+}
+
 int vms_session_build_model(struct vms_session *s, struct vms_error *err)
 {
 	if (s->model_built)
@@ -221,6 +242,8 @@ int vms_session_build_model(struct vms_session *s, struct vms_error *err)
 	r = vms_model_finish(s->model, err);
 	if (r < 0)
 		return r;
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		fit_timeshift(vms_model_machine(s->model, i), &s->src[i]->meta);
 	s->model_built = true;
 	return 0;
 }
