@@ -52,7 +52,10 @@ struct vms_thread_interval {
 	enum vms_overlay_reason reason;
 	int32_t exit_reason;     /* for VMM: the kvm_exit reason code, else -1 */
 	uint32_t isa;            /* for VMM: 1 VMX, 2 SVM */
-	int32_t host_tid;        /* host thread that ran instead, -1 when not known */
+	int32_t host_tid;        /* host thread that ran instead, -1 when not known: for VMM the
+	                            vCPU thread itself (in the hypervisor); for preempted/halted
+	                            the thread current on the physical CPU the vCPU thread left
+	                            (an overlay is split when that thread changes) */
 };
 
 /* Streaming outputs. Any callback may be NULL. */
@@ -63,7 +66,10 @@ struct vms_sinks {
 };
 
 /* A distribution of durations: exact count/sum/min/max; percentiles exact while the number
- * of samples is small, then from a log-linear histogram (relative error < 1%). */
+ * of samples is small (<= 4096), then from a log-linear histogram (128 sub-buckets per power
+ * of two, value = bucket middle clamped to [min, max]: relative error < 0.4%).
+ * Percentile method: nearest rank, the smallest sample x such that at least p% of the
+ * samples are <= x, i.e. the sample of rank ceil(p/100 * n) (rank 1 for p = 0). 0 when empty. */
 struct vms_dist;
 struct vms_dist *vms_dist_new(void);
 void vms_dist_free(struct vms_dist *d);
@@ -79,7 +85,8 @@ const char *vms_exit_reason_name(uint32_t isa, uint32_t reason);
 
 struct vms_exit_stats {
 	uint32_t isa, reason;
-	const struct vms_dist *dist;  /* cost of each exit (kvm_exit -> next kvm_entry) */
+	const struct vms_dist *dist;  /* cost of each exit (kvm_exit -> next kvm_entry); count =
+	                                 vms_dist_count, total = vms_dist_sum */
 };
 
 struct vms_steal_entry {
@@ -94,9 +101,11 @@ struct vms_vcpu_stats {
 	uint64_t first, last;               /* span analysed (reference ns) */
 	uint64_t ns[VMS_STATE_COUNT];       /* time per shown state */
 	uint32_t nr_exits;
-	struct vms_exit_stats *exits;       /* sorted by total time, descending */
+	struct vms_exit_stats *exits;       /* per (isa, reason), sorted by total time, descending */
+	uint64_t exits_unpaired;            /* kvm_exit with no kvm_entry after it (trace end) */
 	uint32_t nr_steal;
-	struct vms_steal_entry *steal;      /* sorted by ns, descending */
+	struct vms_steal_entry *steal;      /* sorted by ns, descending; only PREEMPTED time
+	                                       (runnable vCPU thread), not HALTED time */
 	const struct vms_dist *runq_latency; /* sched_wakeup -> sched_switch in, of the vCPU thread */
 	uint64_t contained, contain_total;  /* guest events inside a guest-mode window */
 };
@@ -105,25 +114,38 @@ struct vms_gthread_stats {
 	uint32_t machine;
 	int32_t tid;
 	char comm[24];
-	uint64_t ns_running, ns_vmm, ns_preempted, ns_halted;
+	uint64_t ns_running, ns_vmm, ns_preempted, ns_halted; /* while current on a vCPU, by
+	                                                          the vCPU's shown state */
 	uint32_t nr_reasons;
-	struct { uint32_t isa, reason; uint64_t ns, count; } *reasons; /* sorted by ns, desc */
+	struct vms_gthread_reason { uint32_t isa, reason; uint64_t ns, count; }
+		*reasons;                 /* sorted by ns, desc */
 };
 
 struct vms_analysis;
 
 struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_sinks *sinks);
 void vms_analysis_free(struct vms_analysis *a);
-/* Feed every event in merged reference-time order; t is the event's reference time. */
+/* Feed every event in merged reference-time order; t is the event's reference time
+ * (ev->ts is not used). ev->machine must be the machine (= source) index. The first event's t
+ * starts every vCPU's first interval (UNKNOWN until something is known). */
 void vms_analysis_event(struct vms_analysis *a, const struct vms_event *ev, uint64_t t);
 /* Close every open interval at t_end and compute the tables. */
 void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end);
 
 /* Results (valid after finish, until free) */
+/* vCPUs of every guest machine (traced or not), ordered by machine index then vCPU number. */
 uint32_t vms_analysis_nr_vcpus(const struct vms_analysis *a);
 const struct vms_vcpu_stats *vms_analysis_vcpu(const struct vms_analysis *a, uint32_t i);
+/* Guest threads that were ever current on a vCPU (tid > 0), ordered by machine then tid. */
 uint32_t vms_analysis_nr_gthreads(const struct vms_analysis *a);
 const struct vms_gthread_stats *vms_analysis_gthread(const struct vms_analysis *a, uint32_t i);
+/* Exits of all vCPUs of guest `machine` per (isa, reason), sorted by total time descending;
+ * *nr = 0 and NULL when none. */
+const struct vms_exit_stats *vms_analysis_guest_exits(const struct vms_analysis *a,
+						      uint32_t machine, uint32_t *nr);
+/* The kinds the analyses need (sets wanted[k] = true, leaves others untouched). The
+ * containment check counts every guest event, so guest sources should get all kinds. */
+void vms_analysis_wanted_kinds(bool wanted[VMS_K_COUNT]);
 
 #ifdef __cplusplus
 }

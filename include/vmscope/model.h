@@ -25,6 +25,8 @@ enum vms_role {
 	VMS_ROLE_HOST = 1u << 0,
 	VMS_ROLE_GUEST = 1u << 1,
 };
+/* "none", "host", "guest", "host+guest" */
+const char *vms_role_name(unsigned role);
 
 /* How a link (guest -> host, vCPU -> host thread) was decided, in the spec's order. */
 enum vms_link_how {
@@ -33,6 +35,8 @@ enum vms_link_how {
 	VMS_LINK_VMSYNC,       /* vmsync events with the same vm_uid */
 	VMS_LINK_KVM_ENTRY,    /* kvm_entry.vcpu_id executed by the host thread */
 	VMS_LINK_USER,         /* --guest / --map on the command line */
+	VMS_LINK_TIMESHIFT,    /* guest -> host only: the guest's TIME_SHIFT names the host's
+	                          TRACEID (trace-cmd recording without a usable GUEST option) */
 };
 const char *vms_link_how_name(enum vms_link_how how);
 
@@ -69,6 +73,14 @@ struct vms_vcpu_link {
 	enum vms_link_how how;
 };
 
+/* A machine. Names: the user's name, else (guests) the GUEST option's name when not empty,
+ * else the trace file name without directory and extension; a name already taken gets "-N"
+ * appended (N = machine index). Untraced guests (vCPU threads of a host that no traced guest
+ * claims) are grouped by host process and named "pid-N" after it. When the trace does not
+ * say a thread's process, QEMU-style vCPU threads (named "CPU n/KVM" for vcpu_id n, or
+ * unnamed) with the same tid - vcpu_id are taken as one process (QEMU creates them in a
+ * row), any other thread as a process of its own, and the machine is named "tid-N" after
+ * the lowest vCPU thread id in it; host_pid is then -1. */
 struct vms_machine {
 	char *name;
 	unsigned role;           /* enum vms_role bits */
@@ -101,20 +113,29 @@ void vms_model_free(struct vms_model *m);
 uint32_t vms_model_nr_machines(const struct vms_model *m);
 struct vms_machine *vms_model_machine(struct vms_model *m, uint32_t i);
 const struct vms_machine *vms_model_machine_c(const struct vms_model *m, uint32_t i);
-/* Add the machine of a source (index = source index); name may be NULL (then derived). */
+/* Add the machine of a source (index = source index; sources must be added in index order
+ * 0, 1, 2... before any untraced guest exists, i.e. before vms_model_finish); name may be
+ * NULL (then derived). `meta` is NOT copied: it must outlive the model (it is the source's). */
 int vms_model_add_source(struct vms_model *m, uint32_t source_index, const char *path,
 			 const struct vms_trace_meta *meta, const char *name,
 			 struct vms_error *err);
 /* Find a machine by name, -1 when none. */
 int32_t vms_model_find(const struct vms_model *m, const char *name);
+/* The reference machine (first host, else machine 0); valid after vms_model_finish. */
+uint32_t vms_model_reference(const struct vms_model *m);
 
-/* User overrides, applied before and after the first pass */
+/* User overrides: call them before vms_model_finish (they are applied there, and win over
+ * what the data says). force_guest's name may be NULL (keep the derived name).
+ * user_map: vCPU `vcpu` of guest `guest` (a machine name) is host thread `tid` of that
+ * guest's host (when the guest has no host link, of the reference host). */
 int vms_model_force_host(struct vms_model *m, uint32_t machine);
 int vms_model_force_guest(struct vms_model *m, uint32_t machine, const char *name);
 int vms_model_user_map(struct vms_model *m, const char *guest, uint32_t vcpu, int32_t tid,
 		       struct vms_error *err);
 
-/* The first pass: which kinds it needs, then every such event in any order per stream. */
+/* The first pass: which kinds it needs (sets wanted[k] = true, leaves others untouched),
+ * then every such event, each stream in its own time order, streams interleaved in any order.
+ * Events of other kinds are ignored. ev->machine must be the source index. */
 void vms_model_wanted_kinds(bool wanted[VMS_K_COUNT]);
 void vms_model_observe(struct vms_model *m, const struct vms_event *ev);
 /* Resolve roles and links; create untraced guests ("pid-N"); set clocks from metadata
@@ -122,9 +143,12 @@ void vms_model_observe(struct vms_model *m, const struct vms_event *ev);
 int vms_model_finish(struct vms_model *m, struct vms_error *err);
 
 /* Lookups used on the hot path of the analyses (O(1) amortized). */
-/* The (guest machine, vcpu) that host thread `tid` of host machine `host` runs, or -1. */
+/* The (guest machine, vcpu) that host thread `tid` of host machine `host` runs: 0 and
+ * guest and vcpu set, or -1 when the thread is no vCPU thread. */
 int vms_model_vcpu_of(const struct vms_model *m, uint32_t host, int32_t tid,
 		      uint32_t *guest, uint32_t *vcpu);
+/* What the model knows of thread `tid` of a machine (from metadata comms, THREAD_NAME and
+ * PROCESS_FORK events), NULL when nothing. */
 const struct vms_thread_info *vms_model_thread(const struct vms_model *m, uint32_t machine,
 					       int32_t tid);
 

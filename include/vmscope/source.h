@@ -84,6 +84,8 @@ struct vms_trace_meta {
 
 	uint64_t lost_events;    /* missed-event counts the source could read */
 	bool lost_events_unknown;/* events were lost but the count is not recorded */
+	bool ended_abruptly;     /* the recording did not end cleanly (the traced process was
+	                            killed): what is there is complete, the rest is missing */
 };
 
 struct vms_source;
@@ -127,6 +129,8 @@ void vms_trace_meta_free(struct vms_trace_meta *meta);
  * "not this format"). */
 struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err);
 struct vms_source *vms_tcxml_open(const char *path, struct vms_error *err);
+/* A CTF 1.8 directory written by vmscope's tracer library (lib/input/ctf). */
+struct vms_source *vms_ctf_open(const char *path, struct vms_error *err);
 
 #ifdef __cplusplus
 }

@@ -7,8 +7,26 @@
  * CTF 1.8 trace directory. Prefix: vmst_. This library does not depend on libvmscope.
  *
  * Control: VMSCOPE_TRACE="enable=PATTERN,events=FILE,file=DIR[,socket=PATH][,period=MS]
- * [,bufsize=BYTES][,clock=tsc|monotonic]" in the environment at start-up, this C API, and a
- * control socket speaking JSON lines (see vmst_control_start). */
+ * [,bufsize=BYTES][,subbufs=N][,clock=tsc|monotonic]" in the environment at start-up, this C
+ * API, and a control socket speaking JSON lines (see vmst_control_start).
+ *
+ * The configuration string (QEMU's -trace shape), comma-separated key=value items:
+ *   enable=GLOB     enable the events whose name matches the glob (fnmatch: * ? [..]);
+ *                   repeatable; a leading '-' disables instead ("enable=-virtio_*").
+ *   events=FILE     a file of globs, one per line, applied in order; '-' prefix disables;
+ *                   '#' starts a comment line; blank lines are ignored.
+ *   file=DIR        the CTF trace directory (default "vmstrace-PID" in the current
+ *                   directory); created if missing; our own files in it are replaced.
+ *   socket=PATH     start the control socket there (vmst_control_start).
+ *   period=MS       periodic write-out of partly filled buffers (default 100).
+ *   bufsize=BYTES   buffer per producer thread (default 2 MiB; suffixes k, M), split in
+ *   subbufs=N       N sub-buffers (default 8); a sub-buffer is one CTF packet.
+ *   clock=tsc|monotonic   time source (default tsc when the CPU has an invariant TSC).
+ * As in QEMU, nothing is enabled unless enable= or events= says so.
+ *
+ * The trace: DIR/metadata (CTF 1.8 TSDL), DIR/stream-TID-N (one per producer thread), and
+ * DIR/.vmst-closed written last by a clean shutdown: its absence means the traced process
+ * ended abruptly (killed); every packet written before that is complete and readable. */
 #ifndef VMSCOPE_TRACER_H
 #define VMSCOPE_TRACER_H
 
@@ -61,6 +79,15 @@ struct vmst_thread_stats {
 };
 /* Copies up to `max` entries, returns the number of producer threads known. */
 size_t vmst_stats(struct vmst_thread_stats *out, size_t max);
+
+/* ---- debugging and tests ---- */
+
+/* Stop (true) or resume (false) the writer thread's draining: producers then run out of
+ * sub-buffers and drop. For tests of the drop accounting. */
+void vmst_debug_pause_writer(bool pause);
+/* The clock in use: "tsc" or "monotonic", and its frequency in Hz (after vmst_init). */
+const char *vmst_clock_name(void);
+uint64_t vmst_clock_freq(void);
 
 /* ---- control socket ---- */
 

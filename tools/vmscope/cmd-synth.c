@@ -1,10 +1,209 @@
-/* placeholder until the synth command lands */
+/* vmscope synth: write a realistic SIMULATED host + guest trace.dat pair (and its ground
+ * truth as JSON), for the demo, the benchmarks and the round-trip tests. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmscope/synth.h"
 #include "cmds.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vmscope synth [--scenario NAME] [--seed N] [--events N] [--out DIR]\n"
+		"                     [--truth FILE] [--compression zstd|zlib|none] [--no-tsc-scaling]\n"
+		"\n"
+		"Writes DIR/host.dat and DIR/guest.dat, a SIMULATED KVM host and guest recorded the\n"
+		"way trace-cmd records them (trace.dat v7, TSC clock with TSC2NSEC, GUEST and\n"
+		"TIME_SHIFT options), deterministic from the seed.\n"
+		"\n"
+		"  --scenario NAME     noisy-neighbour (default): a stress-ng process preempts the\n"
+		"                      guest's vCPU threads; quiet: the same host without it\n"
+		"  --seed N            PRNG seed (default 1)\n"
+		"  --events N          about N events in the two files together (default 200000;\n"
+		"                      k, M, G suffixes accepted)\n"
+		"  --out DIR           output directory (default vmscope-demo), created if needed\n"
+		"  --truth FILE        also write what was planted (vCPU states, exits, steal, event\n"
+		"                      counts) as JSON; '-' for stdout\n"
+		"  --compression C     zstd (default; what trace-cmd 3.1 reads), zlib or none\n"
+		"  --no-tsc-scaling    the guest TSC runs at the host's rate (ratio 1)\n"
+		"  --help              this text\n");
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	uint64_t mul = 1;
+	if (*end == 'k' || *end == 'K')
+		mul = 1000, end++;
+	else if (*end == 'M')
+		mul = 1000000, end++;
+	else if (*end == 'G')
+		mul = 1000000000, end++;
+	if (*end || (v && mul > UINT64_MAX / v))
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+static void progress(void *ctx, uint64_t done, uint64_t target)
+{
+	(void)ctx;
+	fprintf(stderr, "\rvmscope synth: %.1f M of %.1f M events (%3.0f%%)", done / 1e6, target / 1e6,
+		target ? 100.0 * (double)done / (double)target : 0.0);
+}
+
+static long long file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) ? -1 : (long long)st.st_size;
+}
+
 int cmd_synth(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "vmscope synth: not built yet\n");
-	return VMS_EXIT_FAIL;
+	static const struct option opts[] = {
+		{ "scenario", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "events", required_argument, NULL, 'n' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "truth", required_argument, NULL, 't' },
+		{ "compression", required_argument, NULL, 'c' },
+		{ "no-tsc-scaling", no_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct vms_synth_config cfg;
+	vms_synth_config_init(&cfg);
+	const char *out = "vmscope-demo", *truth_path = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			cfg.scenario = optarg;
+			break;
+		case 'S':
+			if (parse_count(optarg, &cfg.seed)) {
+				fprintf(stderr, "vmscope synth: --seed wants a number, not '%s'\n", optarg);
+				return VMS_EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			if (parse_count(optarg, &cfg.events) || cfg.events < 1000) {
+				fprintf(stderr, "vmscope synth: --events wants a number >= 1000, not '%s'\n",
+					optarg);
+				return VMS_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 't':
+			truth_path = optarg;
+			break;
+		case 'c':
+			if (!strcmp(optarg, "zstd"))
+				cfg.compression = VMS_SYNTH_ZSTD;
+			else if (!strcmp(optarg, "zlib"))
+				cfg.compression = VMS_SYNTH_ZLIB;
+			else if (!strcmp(optarg, "none"))
+				cfg.compression = VMS_SYNTH_NONE;
+			else {
+				fprintf(stderr, "vmscope synth: --compression is zstd, zlib or none, not '%s'\n",
+					optarg);
+				return VMS_EXIT_USAGE;
+			}
+			break;
+		case 'N':
+			cfg.tsc_scaling = false;
+			break;
+		case 'h':
+			usage(stdout);
+			return VMS_EXIT_OK;
+		default:
+			fprintf(stderr, "vmscope synth: unknown option '%s'\n", argv[optind - 1]);
+			usage(stderr);
+			return VMS_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vmscope synth: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return VMS_EXIT_USAGE;
+	}
+	bool known = false;
+	for (const char *const *s = vms_synth_scenarios; *s; s++)
+		known |= !strcmp(*s, cfg.scenario);
+	if (!known) {
+		fprintf(stderr, "vmscope synth: unknown scenario '%s' (noisy-neighbour, quiet)\n",
+			cfg.scenario);
+		return VMS_EXIT_USAGE;
+	}
+	if (mkdir(out, 0777) && errno != EEXIST) {
+		fprintf(stderr, "vmscope synth: cannot create %s: %s\n", out, strerror(errno));
+		return VMS_EXIT_FAIL;
+	}
+	size_t n = strlen(out) + 16;
+	char *host = malloc(n), *guest = malloc(n);
+	struct vms_synth_truth *truth = calloc(1, sizeof *truth);
+	if (!host || !guest || !truth) {
+		free(host);
+		free(guest);
+		free(truth);
+		fprintf(stderr, "vmscope synth: out of memory\n");
+		return VMS_EXIT_FAIL;
+	}
+	snprintf(host, n, "%s/host.dat", out);
+	snprintf(guest, n, "%s/guest.dat", out);
+	cfg.host_path = host;
+	cfg.guest_path = guest;
+	bool tty = isatty(2);
+	if (tty && cfg.events >= 2000000)
+		cfg.progress = progress;
+
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct vms_error err = { 0 };
+	int rc = vms_synth_run(&cfg, truth, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (cfg.progress)
+		fprintf(stderr, "\r\033[K");
+	int status = VMS_EXIT_OK;
+	if (rc) {
+		fprintf(stderr, "vmscope synth: %s\n", err.msg);
+		status = rc == VMS_ERR_USAGE ? VMS_EXIT_USAGE : VMS_EXIT_FAIL;
+		goto out;
+	}
+	if (truth_path) {
+		FILE *f = strcmp(truth_path, "-") ? fopen(truth_path, "w") : stdout;
+		if (!f || vms_synth_truth_write_json(truth, f) || (f != stdout && fclose(f))) {
+			fprintf(stderr, "vmscope synth: cannot write %s: %s\n", truth_path, strerror(errno));
+			status = VMS_EXIT_FAIL;
+			goto out;
+		}
+	}
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	uint64_t total = truth->host.total + truth->guest.total;
+	fprintf(stderr, "vmscope synth: SIMULATED data (scenario %s, seed %llu): %s (%llu events, "
+		"%.1f MB) + %s (%llu events, %.1f MB), %.2f s of host time, written in %.2f s "
+		"(%.1f M events/s)\n", cfg.scenario, (unsigned long long)cfg.seed, host,
+		(unsigned long long)truth->host.total, file_size(host) / 1e6, guest,
+		(unsigned long long)truth->guest.total, file_size(guest) / 1e6,
+		(double)(truth->window_end_ns - truth->window_start_ns) / 1e9, secs,
+		secs > 0 ? (double)total / secs / 1e6 : 0.0);
+out:
+	free(host);
+	free(guest);
+	free(truth);
+	return status;
 }

@@ -1,0 +1,225 @@
+/* bench_simpletrace: `vmscope dump` on a large QEMU simpletrace v4 file, against the 9 MB/s
+ * of QEMU's scripts/simpletrace.py (docs anchors.md).
+ *
+ * It writes a file of realistic QEMU records (pointer, integer and string arguments, in the
+ * layout of trace/simple.c) and its trace-events, then runs the given vmscope binary as
+ * `vmscope dump --events EVENTS FILE > /dev/null` in a child process, R times, and prints the
+ * median time, the input MB/s and the ratio to 9 MB/s. The goal is a ratio of at least 20.
+ *
+ * usage: bench_simpletrace [-r RUNS] [-m MB] [-d DIR] VMSCOPE */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PEER_MBPS 9.0   /* simpletrace.py, anchors.md */
+
+static const char events_text[] =
+	"virtio_queue_notify(void *vdev, int n, void *vq) \"vdev %p n %d vq %p\"\n"
+	"kvm_run_exit(int cpu_index, uint32_t reason) \"cpu_index %d, reason %d\"\n"
+	"qemu_mutex_lock(void *mutex, const char *file, const int line) \"waiting on mutex %p (%s:%d)\"\n"
+	"qemu_mutex_unlock(void *mutex, const char *file, const int line) \"released mutex %p (%s:%d)\"\n"
+	"memory_region_ops_read(int cpu_index, void *mr, uint64_t addr, uint64_t value, unsigned size, const char *name) \"cpu %d mr %p addr 0x%\"PRIx64\" value 0x%\"PRIx64\" size %u name '%s'\"\n"
+	"virtio_blk_rw_complete(void *vdev, void *req, int ret) \"vdev %p req %p ret %d\"\n";
+
+static const char *const names[] = { "virtio_queue_notify", "kvm_run_exit", "qemu_mutex_lock",
+				     "qemu_mutex_unlock", "memory_region_ops_read",
+				     "virtio_blk_rw_complete" };
+
+struct wbuf {
+	uint8_t *p;
+	size_t len, cap;
+	FILE *f;
+};
+
+static void wb(struct wbuf *w, const void *s, size_t n)
+{
+	if (w->len + n > w->cap) {
+		fwrite(w->p, 1, w->len, w->f);
+		w->len = 0;
+	}
+	memcpy(w->p + w->len, s, n);
+	w->len += n;
+}
+
+static void w64(struct wbuf *w, uint64_t v) { wb(w, &v, 8); }
+static void w32(struct wbuf *w, uint32_t v) { wb(w, &v, 4); }
+static void wstr(struct wbuf *w, const char *s) { w32(w, (uint32_t)strlen(s)); wb(w, s, strlen(s)); }
+
+/* trace/simple.c's record: type, id, ts, length (24 + args), pid, args */
+static void rec_head(struct wbuf *w, uint64_t id, uint64_t ts, uint32_t argbytes)
+{
+	w64(w, 1);
+	w64(w, id);
+	w64(w, ts);
+	w32(w, 24 + argbytes);
+	w32(w, 31337);
+}
+
+static int generate(const char *path, uint64_t bytes)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	struct wbuf w = { malloc(1 << 20), 0, 1 << 20, f };
+	w64(&w, ~(uint64_t)0);
+	w64(&w, 0xf2b177cb0aa429b4ULL);
+	w64(&w, 4);
+	for (uint64_t id = 0; id < 6; id++) {
+		w64(&w, 0);
+		w64(&w, id);
+		wstr(&w, names[id]);
+	}
+	static const char *const file = "../util/qemu-thread-posix.c";
+	static const char *const mr = "virtio-pci-common-virtio-blk";
+	uint64_t ts = 1000000000, x = 88172645463325252ULL, total = 0;
+	while (total < bytes) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		ts += 50 + (x & 1023);
+		uint64_t ev = x % 6;
+		uint64_t ts_rec = (x & 0xf000) == 0 ? ts - 40 : ts;   /* now and then a little back */
+		switch (ev) {
+		case 0:
+			rec_head(&w, 0, ts_rec, 24);
+			w64(&w, 0x55d0c8a3e000 + (x & 0xff0));
+			w64(&w, x >> 60);
+			w64(&w, 0x55d0c8a41230);
+			break;
+		case 1:
+			rec_head(&w, 1, ts_rec, 16);
+			w64(&w, x >> 62);
+			w64(&w, 2 + (x >> 59));
+			break;
+		case 2:
+		case 3:
+			rec_head(&w, ev, ts_rec, (uint32_t)(8 + 4 + strlen(file) + 8));
+			w64(&w, 0x55d0c77e1a80);
+			wstr(&w, file);
+			w64(&w, 200 + (x >> 56));
+			break;
+		case 4:
+			rec_head(&w, 4, ts_rec, (uint32_t)(8 * 5 + 4 + strlen(mr)));
+			w64(&w, x >> 62);
+			w64(&w, 0x55d0c9011b00);
+			w64(&w, 0x14 + (x >> 58));
+			w64(&w, x >> 32);
+			w64(&w, 4);
+			wstr(&w, mr);
+			break;
+		default:
+			rec_head(&w, 5, ts_rec, 24);
+			w64(&w, 0x55d0c8a3e000);
+			w64(&w, 0x7f12a4001230 + (x & 0xfff0));
+			w64(&w, 0);
+			break;
+		}
+		total = (uint64_t)ftello(f) + w.len;
+	}
+	fwrite(w.p, 1, w.len, f);
+	free(w.p);
+	return fclose(f);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Wall time of one run; *cpu gets its user + system time (steadier on a busy machine). */
+static double run_dump(const char *vmscope, const char *events, const char *trace, double *cpu)
+{
+	double t0 = now();
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		execl(vmscope, vmscope, "dump", "--events", events, trace, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	struct rusage ru;
+	if (pid < 0 || wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -1;
+	double wall = now() - t0;
+	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+	return wall;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = 5, opt;
+	long mb = 200;
+	const char *dir = "bench-data";
+	while ((opt = getopt(argc, argv, "r:m:d:")) != -1) {
+		if (opt == 'r')
+			runs = atoi(optarg);
+		else if (opt == 'm')
+			mb = atol(optarg);
+		else if (opt == 'd')
+			dir = optarg;
+		else
+			return 2;
+	}
+	if (optind != argc - 1 || runs < 1 || runs > 100 || mb < 1) {
+		fprintf(stderr, "usage: bench_simpletrace [-r RUNS] [-m MB] [-d DIR] VMSCOPE\n");
+		return 2;
+	}
+	const char *vmscope = argv[optind];
+	mkdir(dir, 0755);
+	char trace[4096], events[4096];
+	snprintf(trace, sizeof trace, "%s/simpletrace-%ldMB.st", dir, mb);
+	snprintf(events, sizeof events, "%s/trace-events-bench", dir);
+	FILE *ef = fopen(events, "w");
+	if (!ef || fputs(events_text, ef) < 0 || fclose(ef) != 0) {
+		fprintf(stderr, "bench_simpletrace: cannot write %s\n", events);
+		return 1;
+	}
+	struct stat st;
+	if (stat(trace, &st) != 0) {
+		if (generate(trace, (uint64_t)mb << 20) != 0 || stat(trace, &st) != 0) {
+			fprintf(stderr, "bench_simpletrace: cannot write %s: %s\n", trace, strerror(errno));
+			return 1;
+		}
+	}
+	/* a first run warms the page cache, as simpletrace.py's figure is for a cached file */
+	double cpu0;
+	if (run_dump(vmscope, events, trace, &cpu0) < 0) {
+		fprintf(stderr, "bench_simpletrace: %s dump failed\n", vmscope);
+		return 1;
+	}
+	double t[100], c[100];
+	for (int i = 0; i < runs; i++)
+		if ((t[i] = run_dump(vmscope, events, trace, &c[i])) < 0)
+			return 1;
+	qsort(t, (size_t)runs, sizeof t[0], cmp);
+	qsort(c, (size_t)runs, sizeof c[0], cmp);
+	double med = t[runs / 2], cmed = c[runs / 2];
+	double size_mb = (double)st.st_size / (1 << 20);
+	double mbps = size_mb / med;
+	printf("simpletrace input   %.1f MB (%s)\n", size_mb, trace);
+	printf("vmscope dump        %.3f s median of %d   %.0f MB/s  (CPU %.3f s: %.0f MB/s)\n",
+	       med, runs, mbps, cmed, size_mb / cmed);
+	printf("simpletrace.py      %.0f MB/s (anchors.md)\n", PEER_MBPS);
+	printf("ratio               %.1fx by wall time, %.1fx by CPU time (goal >= 20x; on a busy\n"
+	       "                    machine the CPU figure is the one to trust)\n",
+	       mbps / PEER_MBPS, size_mb / cmed / PEER_MBPS);
+	return 0;
+}

@@ -1,0 +1,166 @@
+/* vmscope synth: a realistic SIMULATED host + guest pair of trace-cmd trace.dat files, with
+ * the ground truth of what was planted in them.
+ *
+ * Scenario "noisy-neighbour" (default): a KVM host with 4 physical CPUs runs one guest,
+ * "demo-guest", whose 2 vCPUs are threads of a QEMU process ("CPU 0/KVM", "CPU 1/KVM"), each
+ * pinned to its own physical CPU. A "stress-ng" process on the host wakes up now and then and
+ * preempts the vCPU threads (sched_switch with prev_state R+). The vCPUs exit to the hypervisor
+ * with realistic VMX reasons and costs; an idle guest executes HLT and its vCPU thread blocks
+ * (prev_state S) until a sched_wakeup. Inside the guest, threads and the idle task alternate on
+ * each vCPU, and guest events happen only while the vCPU's thread is in guest mode (between
+ * kvm_entry and kvm_exit), so that a correct time synchronization contains 100 % of them.
+ * Scenario "quiet": the same without the neighbour.
+ *
+ * The host records raw TSC cycles (TSC2NSEC option, 2.9 GHz); the guest records its own TSC,
+ * guest_tsc = ((host_tsc * ratio) >> frac) + tsc_offset, with trace-cmd's TIME_SHIFT option
+ * storing offset = -tsc_offset, scaling = ratio and frac (TSC scaling: ratio != 1 << frac).
+ *
+ * Ground truth (struct vms_synth_truth): all times in HOST nanoseconds, ns = (tsc * mult) >>
+ * shift, the reference timebase of docs/vm-analysis.md; guest event times are the exact
+ * inverse of their guest TSC, floor(((guest_tsc - tsc_offset) << frac) / ratio). States are
+ * accumulated over the session window [first event, last event] of both files, with the
+ * precedence of vm-analysis.md section 3: preempted/halted > vmm > base (running/idle/unknown).
+ * Everything is deterministic from the seed. */
+#ifndef VMSCOPE_SYNTH_H
+#define VMSCOPE_SYNTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vmscope/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VMS_SYNTH_MAX_VCPUS 4
+#define VMS_SYNTH_MAX_REASONS 16
+#define VMS_SYNTH_MAX_STEAL 4
+#define VMS_SYNTH_MAX_GTHREADS 16
+#define VMS_SYNTH_MAX_SAMPLES 16
+
+enum vms_synth_compression { VMS_SYNTH_ZSTD = 0, VMS_SYNTH_ZLIB, VMS_SYNTH_NONE };
+
+/* vCPU states as reported (vm-analysis.md section 3). */
+enum vms_synth_state {
+	VMS_SYNTH_UNKNOWN = 0,
+	VMS_SYNTH_IDLE,
+	VMS_SYNTH_RUNNING,
+	VMS_SYNTH_VMM,
+	VMS_SYNTH_PREEMPTED, /* off CPU after prev_state R (steal) */
+	VMS_SYNTH_HALTED,    /* off CPU after prev_state S (the guest had nothing to do) */
+	VMS_SYNTH_NSTATES
+};
+
+enum vms_synth_event {
+	VMS_SYNTH_EV_SCHED_SWITCH = 0,
+	VMS_SYNTH_EV_SCHED_WAKEUP,
+	VMS_SYNTH_EV_KVM_ENTRY,
+	VMS_SYNTH_EV_KVM_EXIT,
+	VMS_SYNTH_NEVENTS
+};
+
+struct vms_synth_config {
+	const char *scenario;           /* "noisy-neighbour" (default) or "quiet" */
+	uint64_t seed;
+	uint64_t events;                /* target total of both files (reached or passed by < 0.1 %) */
+	const char *host_path;          /* e.g. "vmscope-demo/host.dat" */
+	const char *guest_path;
+	enum vms_synth_compression compression;
+	bool tsc_scaling;               /* default true: the guest TSC runs at 3.0 GHz */
+	/* progress, called now and then from the generating thread */
+	void (*progress)(void *ctx, uint64_t done, uint64_t target);
+	void *progress_ctx;
+};
+
+struct vms_synth_exit_stat {
+	uint32_t reason;                /* VMX basic exit reason */
+	const char *name;
+	uint64_t count;                 /* completed exits (kvm_exit followed by kvm_entry) */
+	uint64_t total_ns;
+};
+
+struct vms_synth_steal {
+	int32_t tid;
+	char comm[16];
+	uint64_t ns;
+};
+
+struct vms_synth_vcpu_truth {
+	uint32_t vcpu;
+	int32_t host_tid;
+	uint32_t host_cpu;
+	uint64_t ns[VMS_SYNTH_NSTATES];
+	uint32_t nr_exits;
+	struct vms_synth_exit_stat exits[VMS_SYNTH_MAX_REASONS];
+	uint32_t nr_steal;
+	struct vms_synth_steal steal[VMS_SYNTH_MAX_STEAL];
+	uint64_t preemptions;           /* switch-outs with prev_state R */
+	uint64_t halts;                 /* switch-outs with prev_state S */
+	uint64_t wakeups;               /* sched_wakeup of the vCPU thread */
+	uint64_t runq_latency_ns;       /* sum over wakeups: wakeup -> switch in */
+	/* TIME_SHIFT of this guest CPU, as stored */
+	int64_t ts_offset;              /* = -tsc_offset */
+	uint64_t ts_scaling, ts_frac;
+};
+
+struct vms_synth_gthread_truth {
+	int32_t tid;
+	char comm[16];
+	uint32_t vcpu;
+	uint64_t running_ns, vmm_ns, preempted_ns, halted_ns;
+};
+
+struct vms_synth_file_truth {
+	char path[1024];
+	uint64_t trace_id;
+	uint32_t nr_cpus;
+	uint64_t count[VMS_SYNTH_NEVENTS];
+	uint64_t total;
+	uint64_t first_ts, last_ts;     /* raw timestamps (host TSC / guest TSC) */
+};
+
+/* A guest event and the host guest-mode window it was planted in. */
+struct vms_synth_sync_sample {
+	uint32_t vcpu;
+	uint64_t guest_tsc;             /* raw, as in the guest file */
+	uint64_t host_tsc;              /* exact inverse of guest_tsc */
+	uint64_t entry_tsc, exit_tsc;   /* kvm_entry/kvm_exit of the window, host file */
+};
+
+struct vms_synth_truth {
+	char scenario[32];
+	uint64_t seed;
+	uint64_t tsc_hz;
+	uint32_t mult, shift;           /* TSC2NSEC */
+	uint64_t window_start_tsc, window_end_tsc;
+	uint64_t window_start_ns, window_end_ns;
+	struct vms_synth_file_truth host, guest;
+	char guest_name[32];
+	int32_t qemu_pid;
+	uint32_t nr_vcpus;
+	struct vms_synth_vcpu_truth vcpu[VMS_SYNTH_MAX_VCPUS];
+	uint32_t nr_gthreads;
+	struct vms_synth_gthread_truth gthread[VMS_SYNTH_MAX_GTHREADS];
+	uint32_t nr_samples;
+	struct vms_synth_sync_sample sample[VMS_SYNTH_MAX_SAMPLES];
+};
+
+void vms_synth_config_init(struct vms_synth_config *cfg);
+/* Known scenario names, NULL-terminated. */
+extern const char *const vms_synth_scenarios[];
+const char *vms_synth_state_name(enum vms_synth_state s);
+const char *vms_synth_event_name(enum vms_synth_event e);
+
+/* Write both files and fill `truth` (may be NULL). */
+int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *truth,
+		  struct vms_error *err);
+
+/* The truth as JSON (one object). Returns 0 or a negative status. */
+int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

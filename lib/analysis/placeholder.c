@@ -1,2 +1,0 @@
-/* replaced by the stage's real files */
-typedef int vms_placeholder_analysis;

@@ -1,0 +1,219 @@
+/* trace-cmd trace.dat reader: internals shared by the files of lib/input/tracedat/.
+ *
+ *   tracedat_file.c     the mapped file, bounds-checked reads, sections and decompression
+ *   tracedat_open.c     the container: header, options (chained sections), buffers, meta
+ *   tracedat_formats.c  event formats through libtraceevent -> one td_type per event id
+ *   tracedat_stream.c   the hot path: per-CPU chunks, ring-buffer pages, records -> vms_event
+ *
+ * The file is mapped read-only; every offset and size read from it is checked against the
+ * real file size before use, so a damaged file gives "PATH: WHAT at byte offset N". */
+#ifndef VMS_TRACEDAT_H
+#define VMS_TRACEDAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include "vmscope/source.h"
+
+struct tep_handle;
+struct tep_event;
+
+enum td_compression { TD_COMP_NONE, TD_COMP_ZLIB, TD_COMP_ZSTD };
+
+/* Limits: nothing a header claims is allocated beyond these (and the real file size). */
+#define TD_MAX_SECTION_USIZE (512u << 20) /* uncompressed metadata section */
+#define TD_MAX_CHUNK_USIZE (64u << 20)    /* one decompressed chunk of CPU data */
+#define TD_MAX_RATIO 4096u                /* usize <= csize * ratio + 1 MiB */
+#define TD_MAX_CPUS 4096u                 /* CPUs of one buffer */
+#define TD_MAX_BUFFERS 256u
+
+/* The opened file: a read-only mapping plus how to read its integers. */
+struct td_file {
+	const char *path;
+	const uint8_t *base;
+	uint64_t size;
+	bool swap;          /* file byte order differs from the host's */
+	int long_size;      /* 4 or 8 */
+	uint32_t page_size; /* from the file header */
+	enum td_compression comp;
+	ZSTD_DCtx *zstd;    /* reused for every section and chunk */
+	z_stream zs;        /* reused via inflateReset */
+	bool zs_init;
+	struct vms_error *err;
+};
+
+static inline uint16_t td_rd16(const struct td_file *f, const uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return f->swap ? __builtin_bswap16(v) : v;
+}
+static inline uint32_t td_rd32(const struct td_file *f, const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return f->swap ? __builtin_bswap32(v) : v;
+}
+static inline uint64_t td_rd64(const struct td_file *f, const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return f->swap ? __builtin_bswap64(v) : v;
+}
+
+/* A bounded cursor over bytes in memory (a section or an option); `base_off` is the file
+ * offset of buf[0] for error messages (or of the compressed section when `in_comp`). */
+struct td_cur {
+	const struct td_file *f;
+	const uint8_t *buf;
+	uint64_t len, pos;
+	uint64_t base_off;
+	bool in_comp;
+};
+
+uint64_t td_cur_off(const struct td_cur *c); /* file offset of the cursor, for messages */
+int td_cur_u16(struct td_cur *c, uint16_t *v, const char *what);
+int td_cur_u32(struct td_cur *c, uint32_t *v, const char *what);
+int td_cur_u64(struct td_cur *c, uint64_t *v, const char *what);
+int td_cur_bytes(struct td_cur *c, uint64_t n, const uint8_t **p, const char *what);
+/* A NUL-terminated string inside the cursor's bytes (never past them). */
+int td_cur_str(struct td_cur *c, const char **s, const char *what);
+
+int td_file_open(struct td_file *f, const char *path, struct vms_error *err);
+void td_file_close(struct td_file *f);
+int td_fail(const struct td_file *f, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Decompress csize bytes at src into dst (usize bytes exactly). */
+int td_decompress(struct td_file *f, const uint8_t *src, uint32_t csize, uint8_t *dst,
+		  uint32_t usize, uint64_t off);
+/* A v7 section at file offset `off`: checks the header (id must be want_id unless it is
+ * -1), decompresses when flagged, and points a cursor at its content. *owned is set to the
+ * malloc'd buffer to free (NULL when the cursor points into the mapping). */
+int td_section(struct td_file *f, uint64_t off, int want_id, const char *what,
+	       struct td_cur *c, uint8_t **owned, uint16_t *flags_out);
+
+/* Where to find one field of a record: offset/size within the payload. */
+enum { TD_F_PRESENT = 1, TD_F_SIGNED = 2, TD_F_DYNAMIC = 4, TD_F_RELATIVE = 8 };
+struct td_field {
+	uint16_t off;
+	uint8_t size;
+	uint8_t flags;
+};
+
+/* One event type: its kind and where its kind's fields are. */
+struct td_type {
+	uint16_t kind;
+	uint16_t tid_from_pid; /* f[0] falls back to common_pid when the field is missing */
+	struct td_field f[5];
+	struct td_field s[2];
+	struct tep_event *tev; /* parsed by libtraceevent (at open for mapped kinds, else
+				  lazily by format_event); NULL for the "unknown" type */
+	const uint8_t *text;   /* the format text (in the mapping or a kept section) */
+	uint32_t text_len;
+	int32_t id;            /* event id, -1 when the format has none */
+	bool tried;            /* libtraceevent was asked to parse it */
+	const char *sys;
+	char *name;            /* "system:name", moved to meta at finish */
+};
+
+struct td_formats {
+	struct tep_handle *tep;
+	uint32_t nr_types;      /* includes the last "unknown" catch-all (after finish) */
+	uint32_t cap_types;
+	struct td_type *types;
+	uint8_t *keep[8];       /* decompressed format sections the texts point into */
+	uint32_t nr_keep;
+	bool have_common;
+	uint32_t *by_id;        /* event id -> type index (65536 entries) */
+	struct td_field common_type, common_pid;
+	uint32_t data_off;      /* page header size: timestamp + commit word */
+	uint32_t commit_size;   /* 4 or 8 */
+};
+
+/* Builds fmt from the format texts; fills meta->type_names/type_kinds. */
+int td_formats_init(struct td_formats *fm, struct td_file *f, struct vms_trace_meta *meta);
+int td_formats_header_page(struct td_formats *fm, struct td_file *f, const uint8_t *buf,
+			   uint64_t len, uint64_t off);
+/* Registers one format text (kept by reference: it must outlive the source). Only the
+ * name and ID lines are read here; libtraceevent parses the formats of the kinds vmscope
+ * maps, the first one (for the common fields), and others lazily for format_event: parsing
+ * all 2000+ formats of a typical file would cost more than reading its events. */
+int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *text,
+		     uint64_t len, const char *sys, uint64_t off);
+/* libtraceevent's view of a type, parsing it on first use (NULL if it cannot be parsed). */
+struct tep_event *td_formats_tep_event(struct td_formats *fm, uint32_t type);
+int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace_meta *meta);
+void td_formats_free(struct td_formats *fm);
+
+/* One stream: one CPU of one buffer. */
+struct td_stream {
+	uint32_t cpu;
+	uint32_t buffer;     /* index into the buffer names */
+	uint64_t data_off;   /* file offset of this CPU's data */
+	uint64_t data_size;  /* as claimed */
+	uint64_t avail;      /* bytes of it present in the file */
+	uint32_t page_size;
+
+	/* compressed: the chunk cursor */
+	bool compressed;
+	uint32_t chunks_left;
+	uint64_t next_chunk;   /* file offset of the next chunk header */
+	uint8_t *chunk;        /* decompressed chunk */
+	uint32_t chunk_cap, chunk_len;
+	uint64_t chunk_off;    /* file offset of the current chunk, for messages */
+
+	/* the pages of the current region (chunk or the mapping) */
+	const uint8_t *region;
+	uint64_t region_len, region_pos; /* region_pos: start of the next page */
+	uint64_t region_file_off;        /* file offset of region[0] (uncompressed) */
+	uint64_t uncomp_pos;             /* uncompressed offset of region[0] in the CPU data */
+
+	/* the current page */
+	const uint8_t *page;   /* events area start (after the page header) */
+	uint32_t page_len, pos;
+	uint64_t ts;
+	uint64_t page_index;
+	uint64_t lost_counted; /* pages whose missed-event counts are in meta already */
+	bool lost_pending;
+	bool started;
+	bool done;
+	int error;             /* sticky error status */
+
+	uint64_t last_ts;
+	const uint8_t *last_rec; /* payload of the last event returned */
+	uint32_t last_len;
+	uint32_t last_type;
+
+	char str[2][64];
+};
+
+struct td_buffer {
+	char *name;  /* "" = top */
+	char *clock;
+};
+
+struct td_source {
+	struct vms_source src;
+	struct td_file f;
+	struct td_formats fm;
+	uint32_t nr_streams;
+	struct td_stream *streams;
+	uint32_t nr_buffers;
+	struct td_buffer *buffers;
+	bool wanted[VMS_K_COUNT];
+	int version;
+};
+
+int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev);
+void td_stream_reset(struct td_stream *s);
+int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t len);
+
+/* The buffer (instance) name of a stream: "" for the top buffer. Internal to vmscope. */
+const char *vms_tracedat_stream_buffer(const struct vms_source *src, uint32_t stream);
+
+#endif

@@ -1,0 +1,344 @@
+/* trace.dat: event formats through libtraceevent.
+ *
+ * libtraceevent parses the kernel's format files once at open; from then on the reader only
+ * uses what is computed here — per event id, the kind it maps to and the offset/size/sign of
+ * each field that kind needs — so no libtraceevent call happens per record. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <traceevent/event-parse.h>
+
+#include "tracedat.h"
+
+int td_formats_init(struct td_formats *fm, struct td_file *f, struct vms_trace_meta *meta)
+{
+	(void)meta;
+	memset(fm, 0, sizeof *fm);
+	fm->tep = tep_alloc();
+	if (!fm->tep)
+		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+	bool host_big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+	bool file_big = f->swap ? !host_big : host_big;
+	tep_set_file_bigendian(fm->tep, file_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(fm->tep, host_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_long_size(fm->tep, f->long_size);
+	tep_set_page_size(fm->tep, (int)f->page_size);
+	/* defaults: the layout every kernel since 2.6.32 uses */
+	fm->common_type = (struct td_field){0, 2, TD_F_PRESENT};
+	fm->common_pid = (struct td_field){4, 4, TD_F_PRESENT | TD_F_SIGNED};
+	fm->commit_size = (uint32_t)f->long_size;
+	fm->data_off = 8 + fm->commit_size;
+	return 0;
+}
+
+int td_formats_header_page(struct td_formats *fm, struct td_file *f, const uint8_t *buf,
+			   uint64_t len, uint64_t off)
+{
+	if (len > (1u << 20))
+		return td_fail(f, off, "header_page text of %llu bytes is implausible",
+			       (unsigned long long)len);
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+	memcpy(copy, buf, len);
+	copy[len] = '\0';
+	int r = tep_parse_header_page(fm->tep, copy, len, f->long_size);
+	free(copy);
+	if (r < 0)
+		return td_fail(f, off, "header_page text cannot be parsed");
+	int cs = tep_get_header_page_size(fm->tep);
+	/* The commit word is a local_t: 4 or 8 bytes. Anything else is a damaged header. */
+	if (cs == 4 || cs == 8)
+		fm->commit_size = (uint32_t)cs;
+	else if (cs != 0)
+		return td_fail(f, off, "header_page commit field of %d bytes", cs);
+	fm->data_off = 8 + fm->commit_size;
+	if (fm->data_off >= f->page_size)
+		return td_fail(f, off, "page header larger than the page size %u", f->page_size);
+	return 0;
+}
+
+/* The value of the "KEY: value" line of a format text, before its "format:" line. */
+static bool format_line(const uint8_t *t, uint64_t len, const char *key, const uint8_t **v,
+			size_t *vl)
+{
+	size_t kl = strlen(key);
+	uint64_t i = 0;
+	while (i < len) {
+		uint64_t e = i;
+		while (e < len && t[e] != '\n')
+			e++;
+		if (e - i >= 7 && memcmp(t + i, "format:", 7) == 0)
+			return false;
+		if (e - i >= kl && memcmp(t + i, key, kl) == 0) {
+			*v = t + i + kl;
+			*vl = (size_t)(e - i - kl);
+			return true;
+		}
+		i = e + 1;
+	}
+	return false;
+}
+
+static void map_type(struct td_type *t, struct tep_event *ev);
+
+/* Let libtraceevent parse one registered format; 0 when it could. */
+static int tep_parse_type(struct td_formats *fm, struct td_type *t)
+{
+	t->tried = true;
+	if (!t->text || t->id < 0)
+		return -1;
+	/* A format libtraceevent cannot parse is not fatal (trace-cmd also warns and goes on):
+	 * its records keep their type and kind OTHER but no fields. */
+	tep_parse_event(fm->tep, (const char *)t->text, t->text_len, t->sys);
+	t->tev = tep_find_event(fm->tep, t->id);
+	return t->tev ? 0 : -1;
+}
+
+static bool is_mapped_name(const char *sys, const char *n)
+{
+	static const char *const names[] = {
+		"sched:sched_switch", "sched:sched_wakeup", "sched:sched_wakeup_new",
+		"sched:sched_process_fork", "sched:sched_process_exit", "task:task_rename",
+		"kvm:kvm_entry", "kvm:kvm_exit", NULL};
+	char full[160];
+	snprintf(full, sizeof full, "%s:%s", sys, n);
+	for (const char *const *p = names; *p; p++)
+		if (strcmp(full, *p) == 0)
+			return true;
+	return strncmp(n, "vmsync_", 7) == 0;
+}
+
+int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *text,
+		     uint64_t len, const char *sys, uint64_t off)
+{
+	(void)off;
+	const uint8_t *nv, *iv;
+	size_t nl, il;
+	if (len > UINT32_MAX || !format_line(text, len, "name: ", &nv, &nl))
+		return 0; /* not a format: ignored, like trace-cmd ignores what it cannot parse */
+	if (nl > 127)
+		nl = 127;
+	int32_t id = -1;
+	if (format_line(text, len, "ID: ", &iv, &il)) {
+		long v = 0;
+		size_t k = 0;
+		while (k < il && iv[k] >= '0' && iv[k] <= '9' && v < 65536)
+			v = v * 10 + (iv[k++] - '0');
+		if (k > 0 && v < 65536)
+			id = (int32_t)v;
+	}
+	if (fm->nr_types >= (1u << 20))
+		return td_fail(f, off, "more than %u event formats", 1u << 20);
+	if (fm->nr_types == fm->cap_types) {
+		uint32_t nc = fm->cap_types ? fm->cap_types * 2 : 256;
+		struct td_type *nt = realloc(fm->types, nc * sizeof *nt);
+		if (!nt)
+			return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		fm->types = nt;
+		fm->cap_types = nc;
+	}
+	struct td_type *t = &fm->types[fm->nr_types];
+	memset(t, 0, sizeof *t);
+	size_t sl = strnlen(sys, 127);
+	t->name = malloc(sl + nl + 2);
+	if (!t->name)
+		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+	fm->nr_types++;
+	memcpy(t->name, sys, sl);
+	t->name[sl] = ':';
+	memcpy(t->name + sl + 1, nv, nl);
+	t->name[sl + 1 + nl] = '\0';
+	t->text = text;
+	t->text_len = (uint32_t)len;
+	t->id = id;
+	t->sys = sys;
+	t->kind = VMS_K_OTHER;
+	const char *ename = t->name + sl + 1;
+	bool want = is_mapped_name(sys, ename);
+	if (!fm->have_common || want) {
+		if (tep_parse_type(fm, t) == 0) {
+			if (want)
+				map_type(t, t->tev);
+			if (!fm->have_common) {
+				struct tep_format_field *ct = tep_find_common_field(t->tev, "common_type");
+				struct tep_format_field *cp = tep_find_common_field(t->tev, "common_pid");
+				if (ct && cp && ct->offset >= 0 && ct->offset < 64 && cp->offset >= 0 &&
+				    cp->offset < 64 && (ct->size == 1 || ct->size == 2 || ct->size == 4) &&
+				    cp->size == 4) {
+					fm->common_type = (struct td_field){(uint16_t)ct->offset,
+						(uint8_t)ct->size, TD_F_PRESENT};
+					fm->common_pid = (struct td_field){(uint16_t)cp->offset, 4,
+						TD_F_PRESENT | TD_F_SIGNED};
+					fm->have_common = true;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+struct tep_event *td_formats_tep_event(struct td_formats *fm, uint32_t type)
+{
+	if (type >= fm->nr_types)
+		return NULL;
+	struct td_type *t = &fm->types[type];
+	if (!t->tried)
+		tep_parse_type(fm, t);
+	return t->tev;
+}
+
+static bool field_at(struct td_field *out, struct tep_event *ev, const char *const *names,
+		     bool string)
+{
+	for (; *names; names++) {
+		struct tep_format_field *fd = tep_find_field(ev, *names);
+		if (!fd)
+			continue;
+		if (fd->offset < 0 || fd->offset > 65535 || fd->size <= 0)
+			continue;
+		uint8_t fl = TD_F_PRESENT;
+		if (fd->flags & TEP_FIELD_IS_SIGNED)
+			fl |= TD_F_SIGNED;
+		if (fd->flags & TEP_FIELD_IS_DYNAMIC) {
+			fl |= TD_F_DYNAMIC;
+			if (fd->flags & TEP_FIELD_IS_RELATIVE)
+				fl |= TD_F_RELATIVE;
+			if (fd->size != 4)
+				continue;
+		} else if (string) {
+			if (!(fd->flags & TEP_FIELD_IS_ARRAY))
+				continue;
+		} else if (fd->size != 1 && fd->size != 2 && fd->size != 4 && fd->size != 8) {
+			continue;
+		}
+		if (!string && (fl & TD_F_DYNAMIC))
+			continue;
+		out->off = (uint16_t)fd->offset;
+		out->size = fd->size > 255 ? 255 : (uint8_t)fd->size;
+		out->flags = fl;
+		return true;
+	}
+	return false;
+}
+
+#define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void map_type(struct td_type *t, struct tep_event *ev)
+{
+	const char *sys = ev->system ? ev->system : "";
+	const char *n = ev->name ? ev->name : "";
+	t->kind = VMS_K_OTHER;
+	bool sched = strcmp(sys, "sched") == 0;
+	if (sched && strcmp(n, "sched_switch") == 0) {
+		t->kind = VMS_K_SCHED_SWITCH;
+		field_at(&t->f[0], ev, NAMES("prev_pid"), false);
+		field_at(&t->f[1], ev, NAMES("prev_state"), false);
+		field_at(&t->f[2], ev, NAMES("next_pid"), false);
+		field_at(&t->f[3], ev, NAMES("prev_prio"), false);
+		field_at(&t->f[4], ev, NAMES("next_prio"), false);
+		field_at(&t->s[0], ev, NAMES("prev_comm"), true);
+		field_at(&t->s[1], ev, NAMES("next_comm"), true);
+	} else if (sched && (strcmp(n, "sched_wakeup") == 0 || strcmp(n, "sched_wakeup_new") == 0)) {
+		t->kind = VMS_K_SCHED_WAKEUP;
+		field_at(&t->f[0], ev, NAMES("pid"), false);
+		field_at(&t->f[1], ev, NAMES("target_cpu"), false);
+		field_at(&t->f[2], ev, NAMES("prio"), false);
+		field_at(&t->s[0], ev, NAMES("comm"), true);
+	} else if (sched && strcmp(n, "sched_process_fork") == 0) {
+		t->kind = VMS_K_PROCESS_FORK;
+		field_at(&t->f[0], ev, NAMES("parent_pid"), false);
+		field_at(&t->f[1], ev, NAMES("child_pid"), false);
+		field_at(&t->f[2], ev, NAMES("child_tgid"), false);
+		field_at(&t->s[0], ev, NAMES("child_comm"), true);
+	} else if (sched && strcmp(n, "sched_process_exit") == 0) {
+		t->kind = VMS_K_PROCESS_EXIT;
+		t->tid_from_pid = !field_at(&t->f[0], ev, NAMES("pid"), false);
+	} else if (strcmp(sys, "task") == 0 && strcmp(n, "task_rename") == 0) {
+		t->kind = VMS_K_THREAD_NAME;
+		/* newer kernels dropped the pid field: the renamed task is the current one */
+		t->tid_from_pid = !field_at(&t->f[0], ev, NAMES("pid"), false);
+		field_at(&t->s[0], ev, NAMES("newcomm"), true);
+	} else if (strcmp(sys, "kvm") == 0 && strcmp(n, "kvm_entry") == 0) {
+		t->kind = VMS_K_KVM_ENTRY;
+		field_at(&t->f[0], ev, NAMES("vcpu_id"), false);
+		field_at(&t->f[1], ev, NAMES("rip", "guest_rip"), false);
+	} else if (strcmp(sys, "kvm") == 0 && strcmp(n, "kvm_exit") == 0) {
+		/* field names differ between kernels: 'reason' before 3.x, 'exit_reason' since;
+		 * 'guest_rip' on x86, 'vcpu_pc' on arm64 */
+		t->kind = VMS_K_KVM_EXIT;
+		field_at(&t->f[0], ev, NAMES("exit_reason", "reason", "esr_ec"), false);
+		field_at(&t->f[1], ev, NAMES("isa"), false);
+		field_at(&t->f[2], ev, NAMES("guest_rip", "rip", "vcpu_pc"), false);
+		field_at(&t->f[3], ev, NAMES("info1"), false);
+		field_at(&t->f[4], ev, NAMES("info2"), false);
+	} else if (strncmp(n, "vmsync_", 7) == 0) {
+		static const struct {
+			const char *name;
+			uint16_t kind;
+		} vs[] = {
+			{"vmsync_gh_guest", VMS_K_VMSYNC_GH_GUEST},
+			{"vmsync_gh_host", VMS_K_VMSYNC_GH_HOST},
+			{"vmsync_hg_host", VMS_K_VMSYNC_HG_HOST},
+			{"vmsync_hg_guest", VMS_K_VMSYNC_HG_GUEST},
+		};
+		for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
+			if (strcmp(n, vs[i].name) == 0) {
+				t->kind = vs[i].kind;
+				field_at(&t->f[0], ev, NAMES("vm_uid"), false);
+				field_at(&t->f[1], ev, NAMES("cnt"), false);
+			}
+	}
+}
+
+int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace_meta *meta)
+{
+	/* the catch-all type for ids without a format */
+	if (fm->nr_types == fm->cap_types) {
+		struct td_type *nt = realloc(fm->types, (fm->cap_types + 1) * sizeof *nt);
+		if (!nt)
+			return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		fm->types = nt;
+		fm->cap_types++;
+	}
+	struct td_type *u = &fm->types[fm->nr_types];
+	memset(u, 0, sizeof *u);
+	u->id = -1;
+	u->tried = true;
+	u->name = strdup("unknown");
+	if (!u->name)
+		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+	fm->nr_types++;
+	uint32_t nt = fm->nr_types;
+	fm->by_id = malloc(65536 * sizeof *fm->by_id);
+	meta->type_names = calloc(nt, sizeof *meta->type_names);
+	meta->type_kinds = calloc(nt, sizeof *meta->type_kinds);
+	if (!fm->by_id || !meta->type_names || !meta->type_kinds)
+		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+	meta->nr_types = nt;
+	for (uint32_t i = 0; i < 65536; i++)
+		fm->by_id[i] = nt - 1;
+	for (uint32_t i = 0; i < nt; i++) {
+		struct td_type *t = &fm->types[i];
+		meta->type_kinds[i] = t->kind;
+		meta->type_names[i] = t->name; /* ownership moves to meta */
+		t->name = NULL;
+		if (t->id >= 0 && t->id < 65536)
+			fm->by_id[t->id] = i;
+	}
+	return 0;
+}
+
+void td_formats_free(struct td_formats *fm)
+{
+	if (fm->tep)
+		tep_free(fm->tep);
+	if (fm->types)
+		for (uint32_t i = 0; i < fm->nr_types; i++)
+			free(fm->types[i].name);
+	free(fm->types);
+	free(fm->by_id);
+	for (uint32_t i = 0; i < fm->nr_keep; i++)
+		free(fm->keep[i]);
+	memset(fm, 0, sizeof *fm);
+}

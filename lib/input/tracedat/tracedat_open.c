@@ -1,0 +1,898 @@
+/* trace.dat: the container (versions 6 and 7) -> streams and vms_trace_meta.
+ *
+ * v6 is one fixed sequence of parts; v7 is a header plus sections found through chained
+ * options sections. Both end up in the same place: event formats in libtraceevent (then in
+ * td_formats), the options in meta, and one stream per CPU of each buffer (top buffer first,
+ * then the instances in the order of their BUFFER options). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <traceevent/event-parse.h>
+
+#include "tracedat.h"
+
+/* v7 option / section ids (trace-cmd.dat.v7(5)) */
+enum {
+	OPT_DONE = 0, OPT_DATE = 1, OPT_CPUSTAT = 2, OPT_BUFFER = 3, OPT_TRACECLOCK = 4,
+	OPT_UNAME = 5, OPT_HOOK = 6, OPT_OFFSET = 7, OPT_CPUCOUNT = 8, OPT_VERSION = 9,
+	OPT_PROCMAPS = 10, OPT_TRACEID = 11, OPT_TIME_SHIFT = 12, OPT_GUEST = 13,
+	OPT_TSC2NSEC = 14, OPT_STRINGS = 15, OPT_HEADER_INFO = 16, OPT_FTRACE_EVENTS = 17,
+	OPT_EVENT_FORMATS = 18, OPT_KALLSYMS = 19, OPT_PRINTK = 20, OPT_CMDLINES = 21,
+	OPT_BUFFER_TEXT = 22, OPT_MAX = 23,
+};
+
+#define MAX_OPTION_SECTIONS 64
+
+struct bufopt {
+	uint64_t off;       /* v7: BUFFER FLYRECORD section; v6: its per-CPU table */
+	uint64_t opt_off;   /* where the option is, for messages */
+	char *name, *clock;
+	uint32_t page_size, ncpu;
+	uint32_t *cpu;
+	uint64_t *doff, *dsize;
+};
+
+struct opener {
+	struct td_source *ts;
+	struct td_file *f;
+	struct vms_trace_meta *m;
+	int version;
+	uint64_t sec[OPT_MAX];
+	bool has_sec[OPT_MAX];
+	struct bufopt *bufs;
+	uint32_t nbufs;
+	char traceclock[32];
+	bool has_cpucount;
+	uint32_t cpucount;
+	uint32_t v6_cpus;
+};
+
+static int nomem(struct opener *o)
+{
+	return vms_error_set(o->f->err, VMS_ERR_NOMEM, "%s: out of memory", o->f->path);
+}
+
+/* An ASCII number option (DATE, OFFSET): parsed from a bounded NUL-terminated copy. */
+static int64_t ascii_number(const uint8_t *p, uint32_t n)
+{
+	char tmp[64];
+	uint32_t k = n < sizeof tmp - 1 ? n : (uint32_t)sizeof tmp - 1;
+	memcpy(tmp, p, k);
+	tmp[k] = '\0';
+	return strtoll(tmp, NULL, 0);
+}
+
+static int opt_buffer(struct opener *o, struct td_cur *c)
+{
+	if (o->nbufs >= TD_MAX_BUFFERS)
+		return td_fail(o->f, td_cur_off(c), "more than %u BUFFER options", TD_MAX_BUFFERS);
+	struct bufopt *nb = realloc(o->bufs, (o->nbufs + 1) * sizeof *nb);
+	if (!nb)
+		return nomem(o);
+	o->bufs = nb;
+	struct bufopt *b = &o->bufs[o->nbufs];
+	memset(b, 0, sizeof *b);
+	b->opt_off = td_cur_off(c);
+	const char *name, *clock = "";
+	int r;
+	if ((r = td_cur_u64(c, &b->off, "BUFFER option offset")) < 0 ||
+	    (r = td_cur_str(c, &name, "BUFFER option name")) < 0)
+		return r;
+	if (o->version >= 7) {
+		uint32_t ps, n;
+		if ((r = td_cur_str(c, &clock, "BUFFER option clock")) < 0 ||
+		    (r = td_cur_u32(c, &ps, "BUFFER option page size")) < 0 ||
+		    (r = td_cur_u32(c, &n, "BUFFER option CPU count")) < 0)
+			return r;
+		if (ps < 64 || ps > (1u << 24) || (ps & 3))
+			return td_fail(o->f, td_cur_off(c), "BUFFER page size %u is implausible", ps);
+		if (n > TD_MAX_CPUS || (uint64_t)n * 20 > c->len - c->pos)
+			return td_fail(o->f, td_cur_off(c), "BUFFER option CPU count %u exceeds the "
+				       "option", n);
+		b->page_size = ps;
+		b->ncpu = n;
+		b->cpu = calloc(n ? n : 1, sizeof *b->cpu);
+		b->doff = calloc(n ? n : 1, sizeof *b->doff);
+		b->dsize = calloc(n ? n : 1, sizeof *b->dsize);
+		if (!b->cpu || !b->doff || !b->dsize) {
+			free(b->cpu), free(b->doff), free(b->dsize);
+			return nomem(o);
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			td_cur_u32(c, &b->cpu[i], "BUFFER CPU id");
+			td_cur_u64(c, &b->doff[i], "BUFFER CPU offset");
+			td_cur_u64(c, &b->dsize[i], "BUFFER CPU size");
+			uint32_t cpu = b->cpu[i];
+			if (cpu >= TD_MAX_CPUS) {
+				free(b->cpu), free(b->doff), free(b->dsize);
+				return td_fail(o->f, td_cur_off(c), "BUFFER CPU id %u is implausible",
+					       cpu);
+			}
+		}
+	}
+	b->name = strdup(name);
+	b->clock = strdup(clock);
+	o->nbufs++;
+	if (!b->name || !b->clock)
+		return nomem(o);
+	return 0;
+}
+
+static int opt_guest(struct opener *o, struct td_cur *c)
+{
+	struct vms_trace_meta *m = o->m;
+	const char *name;
+	uint64_t id;
+	uint32_t n;
+	int r;
+	if ((r = td_cur_str(c, &name, "GUEST option name")) < 0 ||
+	    (r = td_cur_u64(c, &id, "GUEST option trace id")) < 0 ||
+	    (r = td_cur_u32(c, &n, "GUEST option vCPU count")) < 0)
+		return r;
+	if ((uint64_t)n * 8 > c->len - c->pos)
+		return td_fail(o->f, td_cur_off(c), "GUEST option vCPU count %u exceeds the option", n);
+	if (m->nr_guests >= 4096)
+		return td_fail(o->f, td_cur_off(c), "too many GUEST options");
+	struct vms_guest_map *ng = realloc(m->guests, (m->nr_guests + 1) * sizeof *ng);
+	if (!ng)
+		return nomem(o);
+	m->guests = ng;
+	struct vms_guest_map *g = &m->guests[m->nr_guests];
+	memset(g, 0, sizeof *g);
+	g->name = strdup(name);
+	g->vcpu = calloc(n ? n : 1, sizeof *g->vcpu);
+	g->host_tid = calloc(n ? n : 1, sizeof *g->host_tid);
+	m->nr_guests++; /* counted now so that meta_free releases what was allocated */
+	if (!g->name || !g->vcpu || !g->host_tid)
+		return nomem(o);
+	g->trace_id = id;
+	g->nr_vcpus = n;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v, t;
+		td_cur_u32(c, &v, "GUEST vCPU");
+		td_cur_u32(c, &t, "GUEST host tid");
+		g->vcpu[i] = v;
+		g->host_tid[i] = (int32_t)t;
+	}
+	return 0;
+}
+
+static int opt_time_shift(struct opener *o, struct td_cur *c)
+{
+	struct vms_trace_meta *m = o->m;
+	if (m->timeshift)
+		return 0; /* one per file; a second one is ignored like trace-cmd overwrites */
+	uint64_t peer;
+	uint32_t flags, ncpu;
+	int r;
+	if ((r = td_cur_u64(c, &peer, "TIME_SHIFT peer id")) < 0 ||
+	    (r = td_cur_u32(c, &flags, "TIME_SHIFT flags")) < 0 ||
+	    (r = td_cur_u32(c, &ncpu, "TIME_SHIFT CPU count")) < 0)
+		return r;
+	if ((uint64_t)ncpu * 4 > c->len - c->pos)
+		return td_fail(o->f, td_cur_off(c), "TIME_SHIFT CPU count %u exceeds the option",
+			       ncpu);
+	struct vms_timeshift *t = calloc(1, sizeof *t);
+	if (!t)
+		return nomem(o);
+	m->timeshift = t;
+	t->peer_trace_id = peer;
+	t->flags = flags;
+	t->cpu = calloc(ncpu ? ncpu : 1, sizeof *t->cpu);
+	if (!t->cpu)
+		return nomem(o);
+	for (uint32_t i = 0; i < ncpu; i++) {
+		uint32_t n;
+		if ((r = td_cur_u32(c, &n, "TIME_SHIFT sample count")) < 0)
+			return r;
+		if ((uint64_t)n * 24 > c->len - c->pos)
+			return td_fail(o->f, td_cur_off(c), "TIME_SHIFT sample count %u exceeds the "
+				       "option", n);
+		struct vms_timeshift_cpu *tc = &t->cpu[i];
+		t->nr_cpus = i + 1;
+		tc->time = calloc(n ? n : 1, sizeof *tc->time);
+		tc->offset = calloc(n ? n : 1, sizeof *tc->offset);
+		tc->scaling = calloc(n ? n : 1, sizeof *tc->scaling);
+		tc->frac = calloc(n ? n : 1, sizeof *tc->frac);
+		if (!tc->time || !tc->offset || !tc->scaling || !tc->frac)
+			return nomem(o);
+		tc->n = n;
+		uint64_t v;
+		for (uint32_t k = 0; k < n; k++)
+			td_cur_u64(c, &tc->time[k], "TIME_SHIFT time");
+		for (uint32_t k = 0; k < n; k++) {
+			td_cur_u64(c, &v, "TIME_SHIFT offset");
+			tc->offset[k] = (int64_t)v;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			td_cur_u64(c, &tc->scaling[k], "TIME_SHIFT scaling");
+	}
+	/* the fraction trailer (trace-cmd >= 3.0) only when bytes remain */
+	for (uint32_t i = 0; i < t->nr_cpus; i++) {
+		struct vms_timeshift_cpu *tc = &t->cpu[i];
+		if ((uint64_t)tc->n * 8 > c->len - c->pos)
+			break;
+		for (uint32_t k = 0; k < tc->n; k++)
+			td_cur_u64(c, &tc->frac[k], "TIME_SHIFT fraction");
+	}
+	return 0;
+}
+
+static void parse_traceclock(char *dst, size_t dl, const uint8_t *p, uint32_t n)
+{
+	const uint8_t *lb = memchr(p, '[', n);
+	if (!lb)
+		return;
+	const uint8_t *rb = memchr(lb, ']', n - (uint32_t)(lb - p));
+	if (!rb || (size_t)(rb - lb - 1) >= dl)
+		return;
+	memcpy(dst, lb + 1, (size_t)(rb - lb - 1));
+	dst[rb - lb - 1] = '\0';
+}
+
+/* One option (id, its data as a cursor). */
+static int handle_option(struct opener *o, uint16_t id, struct td_cur *c)
+{
+	struct vms_trace_meta *m = o->m;
+	uint32_t size = (uint32_t)c->len;
+	uint64_t v64;
+	uint32_t v32;
+	switch (id) {
+	case OPT_DATE:
+		m->has_date = true;
+		m->date_offset_ns = ascii_number(c->buf, size) * 1000;
+		return 0;
+	case OPT_OFFSET:
+		m->offset_ns += ascii_number(c->buf, size);
+		return 0;
+	case OPT_BUFFER:
+		return opt_buffer(o, c);
+	case OPT_TRACECLOCK:
+		parse_traceclock(o->traceclock, sizeof o->traceclock, c->buf, size);
+		return 0;
+	case OPT_CPUCOUNT:
+		if (td_cur_u32(c, &v32, "CPUCOUNT option") < 0)
+			return o->f->err->status;
+		if (v32 > TD_MAX_CPUS)
+			return td_fail(o->f, td_cur_off(c), "CPUCOUNT %u is implausible", v32);
+		o->has_cpucount = true;
+		o->cpucount = v32;
+		return 0;
+	case OPT_TRACEID:
+		if (td_cur_u64(c, &v64, "TRACEID option") < 0)
+			return o->f->err->status;
+		m->has_trace_id = true;
+		m->trace_id = v64;
+		return 0;
+	case OPT_TIME_SHIFT:
+		return opt_time_shift(o, c);
+	case OPT_GUEST:
+		return opt_guest(o, c);
+	case OPT_TSC2NSEC: {
+		uint32_t mult, shift;
+		if (td_cur_u32(c, &mult, "TSC2NSEC mult") < 0 ||
+		    td_cur_u32(c, &shift, "TSC2NSEC shift") < 0 ||
+		    td_cur_u64(c, &v64, "TSC2NSEC offset") < 0)
+			return o->f->err->status;
+		if (shift > 63)
+			return td_fail(o->f, td_cur_off(c), "TSC2NSEC shift %u is implausible", shift);
+		m->has_tsc2nsec = true;
+		m->tsc_mult = mult;
+		m->tsc_shift = shift;
+		m->tsc_offset = v64;
+		return 0;
+	}
+	case OPT_HEADER_INFO: case OPT_FTRACE_EVENTS: case OPT_EVENT_FORMATS:
+	case OPT_KALLSYMS: case OPT_PRINTK: case OPT_CMDLINES:
+		if (o->version < 7)
+			return 0;
+		if (td_cur_u64(c, &v64, "section offset option") < 0)
+			return o->f->err->status;
+		o->sec[id] = v64;
+		o->has_sec[id] = true;
+		return 0;
+	default:
+		return 0; /* CPUSTAT, UNAME, VERSION, HOOK, PROCMAPS, BUFFER_TEXT, unknown */
+	}
+}
+
+/* Options list of one section (v7) or of the v6 file: `u16 id, u32 size, data`. Returns
+ * the DONE option's next-section offset through *next (v7). */
+static int read_options(struct opener *o, struct td_cur *c, uint64_t *next)
+{
+	*next = 0;
+	for (;;) {
+		uint16_t id;
+		uint32_t size;
+		const uint8_t *data;
+		int r;
+		if ((r = td_cur_u16(c, &id, "option id")) < 0)
+			return r;
+		if (o->version < 7 && id == OPT_DONE)
+			return 0;
+		uint64_t at = td_cur_off(c);
+		if ((r = td_cur_u32(c, &size, "option size")) < 0 ||
+		    (r = td_cur_bytes(c, size, &data, "option data")) < 0)
+			return r;
+		struct td_cur oc = {.f = o->f, .buf = data, .len = size, .pos = 0,
+				    .base_off = c->in_comp ? c->base_off : at + 4,
+				    .in_comp = c->in_comp};
+		if (id == OPT_DONE) {
+			if (size < 8)
+				return td_fail(o->f, at, "options DONE of %u bytes", size);
+			*next = td_rd64(o->f, data);
+			return 0;
+		}
+		if ((r = handle_option(o, id, &oc)) < 0)
+			return r;
+	}
+}
+
+static int parse_header_info(struct opener *o, struct td_cur *c)
+{
+	const uint8_t *p;
+	uint64_t n;
+	int r;
+	if ((r = td_cur_bytes(c, 12, &p, "header_page tag")) < 0)
+		return r;
+	if (memcmp(p, "header_page", 12) != 0)
+		return td_fail(o->f, td_cur_off(c) - (c->in_comp ? 0 : 12), "missing header_page tag");
+	if ((r = td_cur_u64(c, &n, "header_page size")) < 0)
+		return r;
+	uint64_t at = td_cur_off(c);
+	if ((r = td_cur_bytes(c, n, &p, "header_page text")) < 0)
+		return r;
+	if ((r = td_formats_header_page(&o->ts->fm, o->f, p, n, at)) < 0)
+		return r;
+	if ((r = td_cur_bytes(c, 13, &p, "header_event tag")) < 0)
+		return r;
+	if (memcmp(p, "header_event", 13) != 0)
+		return td_fail(o->f, td_cur_off(c) - (c->in_comp ? 0 : 13), "missing header_event tag");
+	if ((r = td_cur_u64(c, &n, "header_event size")) < 0)
+		return r;
+	return td_cur_bytes(c, n, &p, "header_event text");
+}
+
+static int parse_ftrace_formats(struct opener *o, struct td_cur *c)
+{
+	uint32_t count;
+	int r;
+	if ((r = td_cur_u32(c, &count, "ftrace format count")) < 0)
+		return r;
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t n;
+		const uint8_t *p;
+		if ((r = td_cur_u64(c, &n, "ftrace format size")) < 0)
+			return r;
+		uint64_t at = td_cur_off(c);
+		if ((r = td_cur_bytes(c, n, &p, "ftrace format text")) < 0)
+			return r;
+		if ((r = td_formats_parse(&o->ts->fm, o->f, p, n, "ftrace", at)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int parse_event_formats(struct opener *o, struct td_cur *c)
+{
+	uint32_t nsys;
+	int r;
+	if ((r = td_cur_u32(c, &nsys, "event system count")) < 0)
+		return r;
+	for (uint32_t s = 0; s < nsys; s++) {
+		const char *sys;
+		uint32_t count;
+		if ((r = td_cur_str(c, &sys, "event system name")) < 0 ||
+		    (r = td_cur_u32(c, &count, "event format count")) < 0)
+			return r;
+		for (uint32_t i = 0; i < count; i++) {
+			uint64_t n;
+			const uint8_t *p;
+			if ((r = td_cur_u64(c, &n, "event format size")) < 0)
+				return r;
+			uint64_t at = td_cur_off(c);
+			if ((r = td_cur_bytes(c, n, &p, "event format text")) < 0)
+				return r;
+			if ((r = td_formats_parse(&o->ts->fm, o->f, p, n, sys, at)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* saved_cmdlines text: "pid comm\n" per line */
+static int parse_cmdlines(struct opener *o, const uint8_t *p, uint64_t n)
+{
+	struct vms_trace_meta *m = o->m;
+	uint64_t lines = 0;
+	for (uint64_t i = 0; i < n; i++)
+		lines += p[i] == '\n';
+	lines++;
+	if (lines > (1u << 24))
+		lines = 1u << 24;
+	m->comm_tid = calloc(lines, sizeof *m->comm_tid);
+	m->comm_name = calloc(lines, sizeof *m->comm_name);
+	if (!m->comm_tid || !m->comm_name)
+		return nomem(o);
+	uint64_t i = 0;
+	while (i < n && m->nr_comms < lines) {
+		uint64_t e = i;
+		while (e < n && p[e] != '\n')
+			e++;
+		/* one line [i, e) */
+		uint64_t k = i;
+		long pid = 0;
+		bool digits = false, neg = false;
+		if (k < e && p[k] == '-')
+			neg = true, k++;
+		while (k < e && p[k] >= '0' && p[k] <= '9' && pid < 100000000)
+			pid = pid * 10 + (p[k++] - '0'), digits = true;
+		if (digits && k < e && p[k] == ' ') {
+			k++;
+			size_t l = e - k;
+			if (l > 255)
+				l = 255;
+			char *name = malloc(l + 1);
+			if (!name)
+				return nomem(o);
+			memcpy(name, p + k, l);
+			name[l] = '\0';
+			m->comm_tid[m->nr_comms] = (int32_t)(neg ? -pid : pid);
+			m->comm_name[m->nr_comms++] = name;
+		}
+		i = e + 1;
+	}
+	return 0;
+}
+
+static int parse_printk(struct opener *o, const uint8_t *p, uint64_t n)
+{
+	/* only for format_event's rendering of bprint events */
+	char *t = malloc(n + 1);
+	if (!t)
+		return nomem(o);
+	memcpy(t, p, n);
+	t[n] = '\0';
+	if (n)
+		tep_parse_printk_formats(o->ts->fm.tep, t);
+	free(t);
+	return 0;
+}
+
+/* ---- v6: one fixed sequence ---- */
+static int open_v6(struct opener *o, uint64_t pos)
+{
+	struct td_file *f = o->f;
+	struct td_cur c = {.f = f, .buf = f->base, .len = f->size, .pos = pos};
+	int r;
+	uint32_t n32;
+	uint64_t n64;
+	const uint8_t *p;
+	if ((r = parse_header_info(o, &c)) < 0 || (r = parse_ftrace_formats(o, &c)) < 0 ||
+	    (r = parse_event_formats(o, &c)) < 0)
+		return r;
+	if ((r = td_cur_u32(&c, &n32, "kallsyms size")) < 0 ||
+	    (r = td_cur_bytes(&c, n32, &p, "kallsyms")) < 0)
+		return r;
+	if ((r = td_cur_u32(&c, &n32, "printk size")) < 0 ||
+	    (r = td_cur_bytes(&c, n32, &p, "printk formats")) < 0 ||
+	    (r = parse_printk(o, p, n32)) < 0)
+		return r;
+	if ((r = td_cur_u64(&c, &n64, "cmdlines size")) < 0 ||
+	    (r = td_cur_bytes(&c, n64, &p, "cmdlines")) < 0 || (r = parse_cmdlines(o, p, n64)) < 0)
+		return r;
+	if ((r = td_cur_u32(&c, &o->v6_cpus, "CPU count")) < 0)
+		return r;
+	if (o->v6_cpus > TD_MAX_CPUS)
+		return td_fail(f, c.pos - 4, "CPU count %u is implausible", o->v6_cpus);
+	if ((r = td_cur_bytes(&c, 10, &p, "options tag")) < 0)
+		return r;
+	if (memcmp(p, "options  ", 10) == 0) {
+		uint64_t next;
+		if ((r = read_options(o, &c, &next)) < 0)
+			return r;
+		if ((r = td_cur_bytes(&c, 10, &p, "flyrecord tag")) < 0)
+			return r;
+	}
+	if (memcmp(p, "latency  ", 10) == 0)
+		return td_fail(f, c.pos - 10, "latency (text) traces are not supported");
+	if (memcmp(p, "flyrecord", 10) != 0)
+		return td_fail(f, c.pos - 10, "expected the flyrecord tag");
+	/* the top buffer: nr_cpus x {u64 offset, u64 size} right here */
+	struct bufopt top = {.off = c.pos, .opt_off = c.pos};
+	struct bufopt *nb = realloc(o->bufs, (o->nbufs + 1) * sizeof *nb);
+	if (!nb)
+		return nomem(o);
+	o->bufs = nb;
+	memmove(o->bufs + 1, o->bufs, o->nbufs * sizeof *nb);
+	top.name = strdup("");
+	top.clock = strdup(o->traceclock[0] ? o->traceclock : "local");
+	o->bufs[0] = top;
+	o->nbufs++;
+	if (!top.name || !top.clock)
+		return nomem(o);
+	/* every buffer (top and v6 instances) has the per-CPU table at its offset */
+	for (uint32_t b = 0; b < o->nbufs; b++) {
+		struct bufopt *bo = &o->bufs[b];
+		struct td_cur t = {.f = f, .buf = f->base, .len = f->size, .pos = bo->off};
+		if (bo->off > f->size)
+			return td_fail(f, bo->opt_off, "buffer '%s' data offset %llu is past the end "
+				       "of the file", bo->name, (unsigned long long)bo->off);
+		if (b > 0 && f->size - t.pos >= 10 && memcmp(f->base + t.pos, "flyrecord", 10) == 0)
+			t.pos += 10;
+		bo->page_size = f->page_size;
+		bo->ncpu = o->v6_cpus;
+		bo->cpu = calloc(o->v6_cpus ? o->v6_cpus : 1, sizeof *bo->cpu);
+		bo->doff = calloc(o->v6_cpus ? o->v6_cpus : 1, sizeof *bo->doff);
+		bo->dsize = calloc(o->v6_cpus ? o->v6_cpus : 1, sizeof *bo->dsize);
+		if (!bo->cpu || !bo->doff || !bo->dsize)
+			return nomem(o);
+		for (uint32_t i = 0; i < o->v6_cpus; i++) {
+			bo->cpu[i] = i;
+			if ((r = td_cur_u64(&t, &bo->doff[i], "CPU data offset")) < 0 ||
+			    (r = td_cur_u64(&t, &bo->dsize[i], "CPU data size")) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* ---- v7: sections found through options ---- */
+static int with_section(struct opener *o, int id, const char *what,
+			int (*fn)(struct opener *, struct td_cur *))
+{
+	if (!o->has_sec[id])
+		return 0;
+	struct td_cur c;
+	uint8_t *owned;
+	int r = td_section(o->f, o->sec[id], id, what, &c, &owned, NULL);
+	if (r == 0)
+		r = fn(o, &c);
+	/* format texts stay referenced by td_formats: keep those sections */
+	struct td_formats *fm = &o->ts->fm;
+	if (owned && (id == OPT_FTRACE_EVENTS || id == OPT_EVENT_FORMATS) &&
+	    fm->nr_keep < sizeof fm->keep / sizeof fm->keep[0])
+		fm->keep[fm->nr_keep++] = owned;
+	else
+		free(owned);
+	return r;
+}
+
+static int sec_printk(struct opener *o, struct td_cur *c)
+{
+	uint32_t n;
+	const uint8_t *p;
+	int r;
+	if ((r = td_cur_u32(c, &n, "printk size")) < 0 ||
+	    (r = td_cur_bytes(c, n, &p, "printk formats")) < 0)
+		return r;
+	return parse_printk(o, p, n);
+}
+
+static int sec_cmdlines(struct opener *o, struct td_cur *c)
+{
+	uint64_t n;
+	const uint8_t *p;
+	int r;
+	if ((r = td_cur_u64(c, &n, "cmdlines size")) < 0 ||
+	    (r = td_cur_bytes(c, n, &p, "cmdlines")) < 0)
+		return r;
+	return parse_cmdlines(o, p, n);
+}
+
+static int open_v7(struct opener *o, uint64_t first)
+{
+	struct td_file *f = o->f;
+	uint64_t off = first, seen[MAX_OPTION_SECTIONS];
+	uint32_t nsec = 0;
+	int r;
+	while (off) {
+		for (uint32_t i = 0; i < nsec; i++)
+			if (seen[i] == off)
+				return td_fail(f, off, "options sections chain back to themselves");
+		if (nsec >= MAX_OPTION_SECTIONS)
+			return td_fail(f, off, "more than %d options sections", MAX_OPTION_SECTIONS);
+		seen[nsec++] = off;
+		struct td_cur c;
+		uint8_t *owned;
+		if ((r = td_section(f, off, OPT_DONE, "options", &c, &owned, NULL)) < 0)
+			return r;
+		uint64_t next;
+		r = read_options(o, &c, &next);
+		free(owned);
+		if (r < 0)
+			return r;
+		off = next;
+	}
+	if (!o->has_sec[OPT_HEADER_INFO])
+		return td_fail(f, first, "no HEADER_INFO section in the options");
+	if ((r = with_section(o, OPT_HEADER_INFO, "header info", parse_header_info)) < 0 ||
+	    (r = with_section(o, OPT_FTRACE_EVENTS, "ftrace formats", parse_ftrace_formats)) < 0 ||
+	    (r = with_section(o, OPT_EVENT_FORMATS, "event formats", parse_event_formats)) < 0 ||
+	    (r = with_section(o, OPT_PRINTK, "printk", sec_printk)) < 0 ||
+	    (r = with_section(o, OPT_CMDLINES, "cmdlines", sec_cmdlines)) < 0)
+		return r;
+	/* top buffer first */
+	for (uint32_t i = 1; i < o->nbufs; i++)
+		if (o->bufs[i].name[0] == '\0') {
+			struct bufopt t = o->bufs[i];
+			memmove(o->bufs + 1, o->bufs, i * sizeof t);
+			o->bufs[0] = t;
+			break;
+		}
+	return 0;
+}
+
+/* Streams from the buffers: one per CPU entry; CPU data is checked against the file here
+ * (offset inside the file; what lies past the end is kept as "cut" and reported when the
+ * stream reaches it, after the events before the cut). */
+static int make_streams(struct opener *o)
+{
+	struct td_source *ts = o->ts;
+	struct td_file *f = o->f;
+	uint64_t total = 0;
+	for (uint32_t b = 0; b < o->nbufs; b++)
+		total += o->bufs[b].ncpu;
+	ts->streams = calloc(total ? total : 1, sizeof *ts->streams);
+	ts->buffers = calloc(o->nbufs ? o->nbufs : 1, sizeof *ts->buffers);
+	if (!ts->streams || !ts->buffers)
+		return nomem(o);
+	uint32_t maxcpu = 0;
+	bool any = false;
+	for (uint32_t b = 0; b < o->nbufs; b++) {
+		struct bufopt *bo = &o->bufs[b];
+		ts->buffers[b].name = bo->name;
+		ts->buffers[b].clock = bo->clock;
+		bo->name = bo->clock = NULL;
+		ts->nr_buffers++;
+		bool compressed = false;
+		if (o->version >= 7) {
+			if (bo->off > f->size || f->size - bo->off < 16)
+				return td_fail(f, bo->opt_off, "buffer '%s' section offset %llu is past "
+					       "the end of the file", ts->buffers[b].name,
+					       (unsigned long long)bo->off);
+			uint16_t id = td_rd16(f, f->base + bo->off);
+			uint16_t flags = td_rd16(f, f->base + bo->off + 2);
+			if (id != OPT_BUFFER)
+				return td_fail(f, bo->off, "buffer '%s' section has id %u, expected %d",
+					       ts->buffers[b].name, id, OPT_BUFFER);
+			compressed = flags & 1;
+			if (compressed && f->comp == TD_COMP_NONE)
+				return td_fail(f, bo->off + 2, "buffer flagged compressed in an "
+					       "uncompressed file");
+		}
+		for (uint32_t i = 0; i < bo->ncpu; i++) {
+			struct td_stream *s = &ts->streams[ts->nr_streams++];
+			s->cpu = bo->cpu[i];
+			s->buffer = b;
+			s->page_size = bo->page_size;
+			s->compressed = compressed;
+			s->data_off = bo->doff[i];
+			s->data_size = bo->dsize[i];
+			/* trace-cmd's size of compressed CPU data counts the chunks but not
+			 * the u32 chunk count in front of them */
+			if (compressed && s->data_size && s->data_size <= UINT64_MAX - 4)
+				s->data_size += 4;
+			/* data past the end of the file: reported by the stream when it gets
+			 * there, so that the other CPUs' events are still read */
+			uint64_t room = s->data_size && s->data_off < f->size ? f->size - s->data_off : 0;
+			s->avail = s->data_size < room ? s->data_size : room;
+			if (s->page_size <= ts->fm.data_off)
+				return td_fail(f, bo->opt_off, "page size %u smaller than its header",
+					       s->page_size);
+			if (s->cpu > maxcpu || !any)
+				maxcpu = any && maxcpu > s->cpu ? maxcpu : s->cpu;
+			any = true;
+			td_stream_reset(s);
+		}
+	}
+	o->m->nr_cpus = o->has_cpucount ? o->cpucount : any ? maxcpu + 1 : 0;
+	if (o->has_cpucount && any && maxcpu + 1 > o->cpucount)
+		o->m->nr_cpus = maxcpu + 1;
+	return 0;
+}
+
+static bool clock_is_counter(const char *c)
+{
+	/* clocks whose raw values are not nanoseconds: CPU cycle counters and plain counters */
+	static const char *const raw[] = {"tsc2nsec", "x86-tsc", "counter", "uptime", "ppc-tb",
+					   NULL};
+	for (const char *const *p = raw; *p; p++)
+		if (strcmp(c, *p) == 0)
+			return true;
+	return false;
+}
+
+static void fill_format(struct opener *o)
+{
+	struct td_source *ts = o->ts;
+	static const char *const comp[] = {"none", "zlib", "zstd"};
+	char *d = o->m->format;
+	size_t dl = sizeof o->m->format;
+	int n = snprintf(d, dl, "trace.dat v%d %s", o->version, o->version >= 7 ? comp[o->f->comp]
+			 : "none");
+	for (uint32_t b = 1; b < ts->nr_buffers && n > 0 && (size_t)n < dl; b++)
+		n += snprintf(d + n, dl - (size_t)n, "%s%s", b == 1 ? ", buffers: top " : " ",
+			      ts->buffers[b].name);
+}
+
+static uint32_t td_nr_streams(struct vms_source *src)
+{
+	return ((struct td_source *)src)->nr_streams;
+}
+
+static int td_rewind(struct vms_source *src)
+{
+	struct td_source *ts = (struct td_source *)src;
+	if (src->err.status)
+		return src->err.status;
+	for (uint32_t i = 0; i < ts->nr_streams; i++)
+		td_stream_reset(&ts->streams[i]);
+	return 0;
+}
+
+static void td_set_wanted(struct vms_source *src, const bool *wanted)
+{
+	struct td_source *ts = (struct td_source *)src;
+	for (int k = 0; k < VMS_K_COUNT; k++)
+		ts->wanted[k] = wanted ? wanted[k] : true;
+}
+
+static void td_close(struct vms_source *src)
+{
+	if (!src)
+		return;
+	struct td_source *ts = (struct td_source *)src;
+	for (uint32_t i = 0; i < ts->nr_streams; i++)
+		free(ts->streams[i].chunk);
+	free(ts->streams);
+	for (uint32_t b = 0; b < ts->nr_buffers; b++) {
+		free(ts->buffers[b].name);
+		free(ts->buffers[b].clock);
+	}
+	free(ts->buffers);
+	td_formats_free(&ts->fm);
+	td_file_close(&ts->f);
+	vms_trace_meta_free(&src->meta);
+	free(src->path);
+	free(ts);
+}
+
+const char *vms_tracedat_stream_buffer(const struct vms_source *src, uint32_t stream)
+{
+	const struct td_source *ts = (const struct td_source *)src;
+	if (!src || src->ops->close != td_close || stream >= ts->nr_streams)
+		return NULL;
+	return ts->buffers[ts->streams[stream].buffer].name;
+}
+
+static const struct vms_source_ops td_ops = {
+	.name = "tracedat",
+	.nr_streams = td_nr_streams,
+	.next = td_stream_next,
+	.rewind = td_rewind,
+	.set_wanted = td_set_wanted,
+	.format_event = td_format_event,
+	.close = td_close,
+};
+
+static void free_bufopts(struct opener *o)
+{
+	for (uint32_t b = 0; b < o->nbufs; b++) {
+		free(o->bufs[b].name);
+		free(o->bufs[b].clock);
+		free(o->bufs[b].cpu);
+		free(o->bufs[b].doff);
+		free(o->bufs[b].dsize);
+	}
+	free(o->bufs);
+}
+
+struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err)
+{
+	struct td_file f;
+	int r = td_file_open(&f, path, err);
+	if (r != 0)
+		return NULL; /* 1: not a regular non-empty file, so not ours; <0: err set */
+	if (f.size < 10 || memcmp(f.base, "\x17\x08\x44tracing", 10) != 0) {
+		td_file_close(&f);
+		return NULL;
+	}
+	struct td_source *ts = calloc(1, sizeof *ts);
+	if (!ts) {
+		td_file_close(&f);
+		vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", path);
+		return NULL;
+	}
+	ts->f = f;
+	ts->src.ops = &td_ops;
+	ts->src.impl = ts;
+	ts->src.path = strdup(path);
+	f.path = ts->src.path ? ts->src.path : path;
+	ts->f.path = f.path;
+	ts->f.err = err; /* during open errors go to the caller; later to src->err */
+	for (int k = 0; k < VMS_K_COUNT; k++)
+		ts->wanted[k] = true;
+	struct opener o = {.ts = ts, .f = &ts->f, .m = &ts->src.meta};
+	struct td_file *fp = &ts->f;
+	const uint8_t *b = fp->base;
+	uint64_t pos = 10;
+	const uint8_t *nul = memchr(b + pos, '\0', fp->size - pos < 16 ? fp->size - pos : 16);
+	if (!ts->src.path) {
+		r = nomem(&o);
+		goto fail;
+	}
+	if (!nul) {
+		r = td_fail(fp, pos, "version string not terminated");
+		goto fail;
+	}
+	o.version = atoi((const char *)b + pos);
+	if (o.version != 6 && o.version != 7) {
+		r = td_fail(fp, pos, "trace.dat version '%.*s' is not supported (6 and 7 are)",
+			    (int)(nul - (b + pos)), b + pos);
+		goto fail;
+	}
+	ts->version = o.version;
+	pos = (uint64_t)(nul - b) + 1;
+	if (fp->size - pos < 6) {
+		r = td_fail(fp, pos, "file header cut short");
+		goto fail;
+	}
+	bool big = b[pos] != 0;
+	fp->swap = big != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+	fp->long_size = b[pos + 1];
+	if (fp->long_size != 4 && fp->long_size != 8) {
+		r = td_fail(fp, pos + 1, "long size %d is not 4 or 8", fp->long_size);
+		goto fail;
+	}
+	fp->page_size = td_rd32(fp, b + pos + 2);
+	if (fp->page_size < 64 || fp->page_size > (1u << 24) || (fp->page_size & 3)) {
+		r = td_fail(fp, pos + 2, "page size %u is implausible", fp->page_size);
+		goto fail;
+	}
+	pos += 6;
+	if ((r = td_formats_init(&ts->fm, fp, &ts->src.meta)) < 0)
+		goto fail;
+	if (o.version >= 7) {
+		struct td_cur c = {.f = fp, .buf = b, .len = fp->size, .pos = pos};
+		const char *cname, *cver;
+		uint64_t first;
+		if ((r = td_cur_str(&c, &cname, "compression name")) < 0 ||
+		    (r = td_cur_str(&c, &cver, "compression version")) < 0 ||
+		    (r = td_cur_u64(&c, &first, "first options offset")) < 0)
+			goto fail;
+		if (strcmp(cname, "none") == 0)
+			fp->comp = TD_COMP_NONE;
+		else if (strcmp(cname, "zlib") == 0)
+			fp->comp = TD_COMP_ZLIB;
+		else if (strcmp(cname, "zstd") == 0)
+			fp->comp = TD_COMP_ZSTD;
+		else {
+			r = td_fail(fp, pos, "compression '%.32s' is not supported", cname);
+			goto fail;
+		}
+		if ((r = open_v7(&o, first)) < 0)
+			goto fail;
+	} else if ((r = open_v6(&o, pos)) < 0) {
+		goto fail;
+	}
+	if ((r = td_formats_finish(&ts->fm, fp, &ts->src.meta)) < 0 || (r = make_streams(&o)) < 0)
+		goto fail;
+	struct vms_trace_meta *m = &ts->src.meta;
+	const char *clock = ts->nr_buffers && ts->buffers[0].clock && ts->buffers[0].clock[0]
+		? ts->buffers[0].clock : o.traceclock[0] ? o.traceclock : "local";
+	snprintf(m->clock, sizeof m->clock, "%s", clock);
+	m->ts_in_ns = !clock_is_counter(m->clock);
+	fill_format(&o);
+	free_bufopts(&o);
+	ts->f.err = &ts->src.err;
+	return &ts->src;
+fail:
+	(void)r;
+	free_bufopts(&o);
+	if (err->status == 0)
+		vms_error_set(err, VMS_ERR_FORMAT, "%s: cannot be read at byte offset 0", path);
+	/* td_close frees meta, formats and file; error text was set through fp->err */
+	td_close(&ts->src);
+	return NULL;
+}

@@ -1,0 +1,408 @@
+/* trace.dat: the hot path. One stream = one CPU of one buffer: its data is a run of
+ * ring-buffer pages, either in place in the mapping (uncompressed) or in a series of
+ * compressed chunks decompressed one at a time into a per-stream buffer (memory constant).
+ *
+ * Pages are parsed here rather than with libtraceevent's kbuffer: kbuffer trusts the page
+ * (a type_len 0 length or a padding length is followed without a bound, the commit size is
+ * not checked against the page) and reads every word through function pointers, which costs
+ * more than the rest of the reader. This parser follows kbuffer's semantics (time extend,
+ * absolute time stamps keeping the 5 MSBs, padding deltas, missed-event flags) and checks
+ * every length against the page commit before use. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
+
+#include "tracedat.h"
+
+#define COMMIT_MASK ((1u << 27) - 1)
+#define MISSED_EVENTS (1ull << 31)
+#define MISSED_STORED (1ull << 30)
+#define TS_SHIFT 27
+#define TS_MSB (0xf8ull << 56)
+
+enum { RB_PADDING = 29, RB_TIME_EXTEND = 30, RB_TIME_STAMP = 31 };
+
+void td_stream_reset(struct td_stream *s)
+{
+	s->chunks_left = 0;
+	s->next_chunk = 0;
+	s->chunk_len = 0;
+	s->chunk_off = 0;
+	s->region = NULL;
+	s->region_len = s->region_pos = 0;
+	s->region_file_off = 0;
+	s->uncomp_pos = 0;
+	s->page = NULL;
+	s->page_len = s->pos = 0;
+	s->ts = 0;
+	s->page_index = 0;
+	s->lost_pending = false;
+	s->started = false;
+	s->done = false;
+	s->error = 0;
+	s->last_ts = 0;
+	s->last_rec = NULL;
+	s->last_len = 0;
+	s->last_type = 0;
+}
+
+static int stream_fail(struct td_source *ts, struct td_stream *s, uint64_t off,
+		       const char *what)
+{
+	s->error = td_fail(&ts->f, off, "CPU %u%s%s%s: %s", s->cpu,
+			   ts->buffers[s->buffer].name[0] ? " of buffer '" : "",
+			   ts->buffers[s->buffer].name,
+			   ts->buffers[s->buffer].name[0] ? "'" : "", what);
+	return s->error;
+}
+
+static int stream_start(struct td_source *ts, struct td_stream *s)
+{
+	s->started = true;
+	if (s->data_size == 0) {
+		s->done = true;
+		return 0;
+	}
+	if (s->avail == 0)
+		return stream_fail(ts, s, s->data_off < ts->f.size ? s->data_off : ts->f.size,
+				   "data cut by the end of the file");
+	if (!s->compressed) {
+		s->region = ts->f.base + s->data_off;
+		s->region_len = s->avail;
+		s->region_file_off = s->data_off;
+		return 0;
+	}
+	if (s->avail < 4) {
+		if (s->data_size < 4)
+			return stream_fail(ts, s, s->data_off, "compressed data too small for its "
+					   "chunk count");
+		return stream_fail(ts, s, s->data_off + s->avail, "data cut by the end of the file");
+	}
+	s->chunks_left = td_rd32(&ts->f, ts->f.base + s->data_off);
+	if ((uint64_t)s->chunks_left * 8 > s->data_size - 4)
+		return stream_fail(ts, s, s->data_off, "chunk count exceeds the CPU data size");
+	s->next_chunk = s->data_off + 4;
+	return 0;
+}
+
+/* Next region of pages: the next decompressed chunk. 1 loaded, 0 no more, <0 error. */
+static int next_chunk(struct td_source *ts, struct td_stream *s)
+{
+	struct td_file *f = &ts->f;
+	if (!s->compressed || s->chunks_left == 0)
+		return 0;
+	uint64_t end_claim = s->data_off + s->data_size;
+	uint64_t end_avail = s->data_off + s->avail;
+	uint64_t at = s->next_chunk;
+	if (at + 8 > end_claim)
+		return stream_fail(ts, s, at, "chunk header runs past the CPU data");
+	if (at + 8 > end_avail)
+		return stream_fail(ts, s, end_avail, "data cut by the end of the file");
+	uint32_t csize = td_rd32(f, f->base + at), usize = td_rd32(f, f->base + at + 4);
+	if (csize > end_claim - at - 8)
+		return stream_fail(ts, s, at, "chunk size runs past the CPU data");
+	if (csize > end_avail - at - 8)
+		return stream_fail(ts, s, end_avail, "data cut by the end of the file");
+	if (usize > TD_MAX_CHUNK_USIZE || (uint64_t)usize > (uint64_t)csize * TD_MAX_RATIO + (1u << 20))
+		return stream_fail(ts, s, at + 4, "chunk uncompressed size is implausible");
+	if (usize > s->chunk_cap) {
+		uint8_t *nb = realloc(s->chunk, usize);
+		if (!nb) {
+			s->error = vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+			return s->error;
+		}
+		s->chunk = nb;
+		s->chunk_cap = usize;
+	}
+	int r = td_decompress(f, f->base + at + 8, csize, s->chunk, usize, at + 8);
+	if (r < 0) {
+		s->error = r;
+		return r;
+	}
+	s->uncomp_pos += s->region_len;
+	s->chunk_off = at;
+	s->chunk_len = usize;
+	s->region = s->chunk;
+	s->region_len = usize;
+	s->region_pos = 0;
+	s->next_chunk = at + 8 + csize;
+	s->chunks_left--;
+	return 1;
+}
+
+/* File offset for messages about the current page (the chunk's when compressed). */
+static uint64_t page_file_off(const struct td_stream *s, uint64_t page_start)
+{
+	return s->compressed ? s->chunk_off : s->region_file_off + page_start;
+}
+
+/* Load the next non-empty page. 1 loaded, 0 end of stream, <0 error. */
+static int next_page(struct td_source *ts, struct td_stream *s)
+{
+	struct td_file *f = &ts->f;
+	const uint32_t doff = ts->fm.data_off;
+	for (;;) {
+		if (s->region_pos >= s->region_len) {
+			if (!s->compressed) {
+				if (s->avail < s->data_size)
+					return stream_fail(ts, s, s->data_off + s->avail,
+							   "data cut by the end of the file");
+				s->done = true;
+				return 0;
+			}
+			int r = next_chunk(ts, s);
+			if (r <= 0) {
+				if (r == 0)
+					s->done = true;
+				return r;
+			}
+			continue;
+		}
+		uint64_t start = s->region_pos;
+		uint64_t rem = s->region_len - start;
+		uint32_t plen = rem < s->page_size ? (uint32_t)rem : s->page_size;
+		s->region_pos += plen;
+		if (plen < doff) {
+			if (!s->compressed && s->avail < s->data_size)
+				return stream_fail(ts, s, s->data_off + s->avail,
+						   "data cut by the end of the file");
+			return stream_fail(ts, s, page_file_off(s, start), "partial page header");
+		}
+		const uint8_t *pg = s->region + start;
+		uint64_t commit = ts->fm.commit_size == 8 ? td_rd64(f, pg + 8) : td_rd32(f, pg + 8);
+		uint32_t size = (uint32_t)commit & COMMIT_MASK;
+		if (size > plen - doff) {
+			if (!s->compressed && s->avail < s->data_size && plen < s->page_size)
+				return stream_fail(ts, s, s->data_off + s->avail,
+						   "data cut by the end of the file");
+			char what[96];
+			snprintf(what, sizeof what, "page commit size %u exceeds the page (%u bytes)",
+				 size, plen - doff);
+			return stream_fail(ts, s, page_file_off(s, start) + 8, what);
+		}
+		s->page_index++;
+		if (commit & MISSED_EVENTS) {
+			s->lost_pending = true;
+			if (s->page_index > s->lost_counted) {
+				struct vms_trace_meta *m = &ts->src.meta;
+				if ((commit & MISSED_STORED) && (uint64_t)doff + size + ts->fm.commit_size <= plen)
+					m->lost_events += ts->fm.commit_size == 8
+						? td_rd64(f, pg + doff + size)
+						: td_rd32(f, pg + doff + size);
+				else
+					m->lost_events_unknown = true;
+			}
+		}
+		if (s->page_index > s->lost_counted)
+			s->lost_counted = s->page_index;
+		if (size == 0)
+			continue;
+		s->ts = td_rd64(f, pg);
+		s->page = pg + doff;
+		s->page_len = size;
+		s->pos = 0;
+		return 1;
+	}
+}
+
+static inline uint64_t get_num(const struct td_file *f, const uint8_t *rec, uint32_t len,
+			       struct td_field fd)
+{
+	if (!(fd.flags & TD_F_PRESENT) || (uint32_t)fd.off + fd.size > len)
+		return 0;
+	const uint8_t *p = rec + fd.off;
+	bool sg = fd.flags & TD_F_SIGNED;
+	switch (fd.size) {
+	case 1:
+		return sg ? (uint64_t)(int64_t)(int8_t)p[0] : p[0];
+	case 2: {
+		uint16_t v = td_rd16(f, p);
+		return sg ? (uint64_t)(int64_t)(int16_t)v : v;
+	}
+	case 4: {
+		uint32_t v = td_rd32(f, p);
+		return sg ? (uint64_t)(int64_t)(int32_t)v : v;
+	}
+	default:
+		return td_rd64(f, p);
+	}
+}
+
+static inline const char *get_str(const struct td_file *f, const uint8_t *rec, uint32_t len,
+				   struct td_field fd, char *dst)
+{
+	if (!(fd.flags & TD_F_PRESENT))
+		return NULL;
+	uint32_t off = fd.off, n = fd.size;
+	if (fd.flags & TD_F_DYNAMIC) {
+		if (off + 4u > len)
+			return NULL;
+		uint32_t v = td_rd32(f, rec + off);
+		n = v >> 16;
+		off = (v & 0xffff) + ((fd.flags & TD_F_RELATIVE) ? off + 4u : 0u);
+	}
+	if (off >= len)
+		return NULL;
+	if (n > len - off)
+		n = len - off;
+	if (n > 63)
+		n = 63;
+	memcpy(dst, rec + off, n);
+	dst[n] = '\0';
+	return dst;
+}
+
+int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
+{
+	struct td_source *ts = (struct td_source *)src;
+	if (stream >= ts->nr_streams)
+		return vms_error_set(&src->err, VMS_ERR_USAGE, "%s: no stream %u", src->path, stream);
+	struct td_stream *s = &ts->streams[stream];
+	if (s->error)
+		return s->error;
+	if (!s->started) {
+		int r = stream_start(ts, s);
+		if (r < 0)
+			return r;
+	}
+	const struct td_file *f = &ts->f;
+	for (;;) {
+		if (s->done)
+			return 0;
+		const uint8_t *pg = s->page;
+		uint32_t pos = s->pos, size = s->page_len;
+		uint64_t t = s->ts;
+		while (pos + 4 <= size) {
+			uint32_t w = td_rd32(f, pg + pos);
+			uint32_t tl = w & 31, delta = w >> 5;
+			const uint8_t *rec;
+			uint32_t rlen;
+			if (tl >= 1 && tl <= 28) {
+				rlen = tl * 4;
+				rec = pg + pos + 4;
+				if (rlen > size - pos - 4)
+					goto overrun;
+				pos += 4 + rlen;
+			} else if (tl == 0) {
+				if (pos + 8 > size)
+					goto overrun;
+				uint32_t a = td_rd32(f, pg + pos + 4);
+				if (a < 4 || a - 4 > size - pos - 8)
+					goto overrun;
+				rlen = a - 4;
+				rec = pg + pos + 8;
+				uint32_t step = (rlen + 3) & ~3u;
+				pos += 8 + (step <= size - pos - 8 ? step : size - pos - 8);
+			} else if (tl == RB_PADDING) {
+				/* a discarded event (length in the next word) or the end of the
+				 * page's data; like kbuffer, a padding running past the commit ends
+				 * the page */
+				if (pos + 8 > size) {
+					pos = size;
+					break;
+				}
+				uint32_t l = td_rd32(f, pg + pos + 4);
+				t += delta;
+				if (l > size - pos - 4) {
+					pos = size;
+					break;
+				}
+				pos += 4 + l;
+				continue;
+			} else {
+				if (pos + 8 > size)
+					goto overrun;
+				uint64_t ext = ((uint64_t)td_rd32(f, pg + pos + 4) << TS_SHIFT) + delta;
+				if (tl == RB_TIME_EXTEND)
+					t += ext;
+				else
+					t = ext | (t & TS_MSB);
+				pos += 8;
+				continue;
+			}
+			/* a data record */
+			t += delta;
+			s->pos = pos;
+			s->ts = t;
+			const struct td_formats *fm = &ts->fm;
+			uint32_t id = (uint32_t)get_num(f, rec, rlen, fm->common_type);
+			uint32_t ti = fm->by_id[id & 0xffff];
+			if (id > 0xffff)
+				ti = fm->nr_types - 1;
+			const struct td_type *ty = &fm->types[ti];
+			ev->ts = t;
+			ev->tid = (fm->common_pid.off + 4u <= rlen)
+				? (int32_t)td_rd32(f, rec + fm->common_pid.off) : -1;
+			ev->cpu = s->cpu;
+			ev->kind = ty->kind;
+			ev->type = ti;
+			ev->stream = stream;
+			ev->flags = 0;
+			if (s->lost_pending) {
+				ev->flags |= VMS_EVF_LOST_BEFORE;
+				s->lost_pending = false;
+			}
+			if (t < s->last_ts)
+				ev->flags |= VMS_EVF_TIME_BACKWARDS;
+			s->last_ts = t;
+			s->last_rec = rec;
+			s->last_len = rlen;
+			s->last_type = ti;
+			ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
+			ev->s[0] = ev->s[1] = NULL;
+			if (ty->kind != VMS_K_OTHER && ts->wanted[ty->kind]) {
+				for (int i = 0; i < 5; i++)
+					if (ty->f[i].flags)
+						ev->f[i] = get_num(f, rec, rlen, ty->f[i]);
+				if (ty->tid_from_pid)
+					ev->f[0] = (uint64_t)(int64_t)ev->tid;
+				if (ty->s[0].flags)
+					ev->s[0] = get_str(f, rec, rlen, ty->s[0], s->str[0]);
+				if (ty->s[1].flags)
+					ev->s[1] = get_str(f, rec, rlen, ty->s[1], s->str[1]);
+			}
+			return 1;
+		}
+		s->pos = pos;
+		s->ts = t;
+		int r = next_page(ts, s);
+		if (r <= 0)
+			return r;
+		continue;
+overrun:
+		return stream_fail(ts, s, page_file_off(s, (uint64_t)(pg - s->region) - ts->fm.data_off)
+				   + (s->compressed ? 0 : ts->fm.data_off + pos),
+				   "ring-buffer record runs past the page commit");
+	}
+}
+
+int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t len)
+{
+	struct td_source *ts = (struct td_source *)src;
+	if (!buf || len == 0)
+		return -1;
+	buf[0] = '\0';
+	if (stream >= ts->nr_streams || !ts->streams[stream].last_rec)
+		return -1;
+	struct td_stream *s = &ts->streams[stream];
+	struct tep_event *tev = td_formats_tep_event(&ts->fm, s->last_type);
+	if (!tev) {
+		snprintf(buf, len, "unknown event (%u bytes)", s->last_len);
+		return 0;
+	}
+	struct trace_seq sq;
+	trace_seq_init(&sq);
+	struct tep_record rec;
+	memset(&rec, 0, sizeof rec);
+	rec.ts = s->last_ts;
+	rec.cpu = (int)s->cpu;
+	rec.size = (int)s->last_len;
+	rec.data = (void *)s->last_rec;
+	tep_print_event(ts->fm.tep, &sq, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
+	trace_seq_terminate(&sq);
+	snprintf(buf, len, "%s", sq.buffer ? sq.buffer : "");
+	trace_seq_destroy(&sq);
+	return 0;
+}

@@ -1,0 +1,72 @@
+/* vmscope internal: the model's private state (include/vmscope/model.h is the contract). */
+#ifndef VMS_MODEL_INTERNAL_H
+#define VMS_MODEL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "keymap.h"
+#include "vmscope/model.h"
+
+#define VMS_MODEL_MAX_VCPUS 4096   /* KVM_MAX_VCPUS on x86; beyond is damage, not a vCPU */
+#define VMS_MODEL_MAX_SYNC 4096    /* distinct (vm_uid, host thread) pairs kept */
+
+/* A host thread that emitted vmsync_*_host with this vm_uid. */
+struct vms_sync_host {
+	uint64_t vm_uid;
+	int32_t tid;
+	bool gh;                   /* vmsync_gh_host (the spec's linking event) */
+};
+
+/* What the first pass and the options say about one machine. */
+struct vms_machine_priv {
+	const struct vms_trace_meta *meta; /* NULL for untraced guests */
+	char *path;
+	char *user_name;           /* name given by the user, NULL when none */
+	bool forced_host, forced_guest;
+	bool has_kvm;              /* kvm_entry / kvm_exit seen */
+	bool has_vmsync_host, has_vmsync_guest;
+	bool has_guest_uid;
+	uint64_t guest_uid;        /* vm_uid of this machine's own (guest-side) vmsync events */
+	struct vms_keymap kvm_threads; /* host: tid -> vcpu_id of its first kvm_entry */
+	struct vms_sync_host *sync;
+	uint32_t nr_sync;
+	struct vms_keymap vcpu_of; /* host: tid -> guest machine << 32 | vcpu (after finish) */
+};
+
+struct vms_user_map {
+	char *guest;
+	uint32_t vcpu;
+	int32_t tid;
+};
+
+struct vms_model {
+	struct vms_machine *mach;
+	struct vms_machine_priv *priv;
+	uint32_t nr, cap;
+	uint32_t nr_sources;
+
+	struct vms_keymap thread_idx;  /* (machine, tid) -> index in threads */
+	struct vms_thread_info *threads;
+	uint32_t nr_threads, cap_threads;
+
+	struct vms_user_map *maps;
+	uint32_t nr_maps;
+
+	uint32_t reference;
+	bool finished;
+};
+
+/* model.c */
+int vms_model_add_machine(struct vms_model *m, const char *name); /* index or -1 */
+struct vms_thread_info *vms_model_thread_put(struct vms_model *m, uint32_t machine, int32_t tid);
+int vms_model_set_vcpu(struct vms_machine *g, uint32_t vcpu, int32_t tid, enum vms_link_how how);
+/* process key of a host thread: its pid when known, else -(anchor + 1) where anchor is
+ * tid - vcpu_id for a QEMU-like vCPU thread (see model.c), else the tid (the thread alone) */
+int64_t vms_model_process_key(const struct vms_model *m, uint32_t machine, int32_t tid);
+
+/* links.c / clocks.c, steps of vms_model_finish */
+int vms_model_resolve_links(struct vms_model *m, struct vms_error *err);
+void vms_model_set_clocks(struct vms_model *m);
+
+#endif

@@ -1,0 +1,95 @@
+/* The model's first pass: only the few kinds that link machines and name threads. Each is
+ * remembered in a form bounded by the model (threads, vm_uids), never per event. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+void vms_model_wanted_kinds(bool wanted[VMS_K_COUNT])
+{
+	wanted[VMS_K_KVM_ENTRY] = true;
+	wanted[VMS_K_KVM_EXIT] = true;
+	wanted[VMS_K_VMSYNC_GH_GUEST] = true;
+	wanted[VMS_K_VMSYNC_GH_HOST] = true;
+	wanted[VMS_K_VMSYNC_HG_HOST] = true;
+	wanted[VMS_K_VMSYNC_HG_GUEST] = true;
+	wanted[VMS_K_PROCESS_FORK] = true;
+	wanted[VMS_K_THREAD_NAME] = true;
+}
+
+static void note_sync_host(struct vms_machine_priv *p, uint64_t uid, int32_t tid, bool gh)
+{
+	p->has_vmsync_host = true;
+	if (tid < 0)
+		return;
+	for (uint32_t i = 0; i < p->nr_sync; i++) {
+		if (p->sync[i].vm_uid == uid && p->sync[i].tid == tid) {
+			p->sync[i].gh |= gh;
+			return;
+		}
+	}
+	if (p->nr_sync == VMS_MODEL_MAX_SYNC)
+		return; /* more distinct pairs than any real session has: the rest add nothing */
+	if ((p->nr_sync & (p->nr_sync - 1)) == 0) { /* grow at powers of two */
+		uint32_t ncap = p->nr_sync ? p->nr_sync * 2 : 4;
+		struct vms_sync_host *ns = realloc(p->sync, ncap * sizeof *ns);
+		if (!ns)
+			return;
+		p->sync = ns;
+	}
+	p->sync[p->nr_sync++] = (struct vms_sync_host){ .vm_uid = uid, .tid = tid, .gh = gh };
+}
+
+static void note_thread(struct vms_model *m, uint32_t machine, uint64_t tid, uint64_t pid,
+			const char *comm)
+{
+	int32_t t = (int32_t)tid;
+	if (t < 0 || (uint64_t)t != tid)
+		return;
+	struct vms_thread_info *ti = vms_model_thread_put(m, machine, t);
+	if (!ti)
+		return;
+	if (pid > 0 && pid <= INT32_MAX)
+		ti->pid = (int32_t)pid;
+	if (comm && *comm)
+		snprintf(ti->comm, sizeof ti->comm, "%s", comm);
+}
+
+void vms_model_observe(struct vms_model *m, const struct vms_event *ev)
+{
+	if (ev->machine >= m->nr_sources || m->finished)
+		return;
+	struct vms_machine_priv *p = &m->priv[ev->machine];
+	switch (ev->kind) {
+	case VMS_K_KVM_ENTRY:
+		p->has_kvm = true;
+		if (ev->tid >= 0 && ev->f[0] < VMS_MODEL_MAX_VCPUS)
+			vms_keymap_put(&p->kvm_threads, (uint32_t)ev->tid, ev->f[0], NULL);
+		break;
+	case VMS_K_KVM_EXIT:
+		p->has_kvm = true;
+		break;
+	case VMS_K_VMSYNC_GH_HOST:
+	case VMS_K_VMSYNC_HG_HOST:
+		note_sync_host(p, ev->f[0], ev->tid, ev->kind == VMS_K_VMSYNC_GH_HOST);
+		break;
+	case VMS_K_VMSYNC_GH_GUEST:
+	case VMS_K_VMSYNC_HG_GUEST:
+		p->has_vmsync_guest = true;
+		if (!p->has_guest_uid) {
+			p->has_guest_uid = true;
+			p->guest_uid = ev->f[0];
+		}
+		break;
+	case VMS_K_PROCESS_FORK:
+		note_thread(m, ev->machine, ev->f[1], ev->f[2], ev->s[0]);
+		break;
+	case VMS_K_THREAD_NAME:
+		note_thread(m, ev->machine, ev->f[0], ev->f[1], ev->s[0]);
+		break;
+	default:
+		break;
+	}
+}

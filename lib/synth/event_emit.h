@@ -1,0 +1,37 @@
+/* Writing the four event types into a trace.dat writer, with the counts, first and last
+ * timestamps the ground truth reports for that file. */
+#ifndef VMS_SYNTH_EVENT_EMIT_H
+#define VMS_SYNTH_EVENT_EMIT_H
+
+#include <stdint.h>
+
+#include "vmscope/synth.h"
+#include "output/tracedat_writer.h"
+
+/* A thread as the trace shows it. */
+struct vms_task {
+	int32_t tid;
+	int32_t prio;     /* kernel prio: 120 = nice 0 */
+	char comm[16];
+};
+
+struct vms_emitter {
+	struct vms_tdw *w;
+	uint16_t id[VMS_SYNTH_NEVENTS];      /* event ids in this file's formats */
+	struct vms_synth_file_truth *ft;
+	struct vms_error *err;
+	int rc;                              /* first failure, latched */
+};
+
+void vms_emit_switch(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *prev,
+		     int64_t prev_state, const struct vms_task *next);
+/* `hardirq`: woken from a timer interrupt (common_flags show it). */
+void vms_emit_wakeup(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *waker,
+		     const struct vms_task *woken, uint32_t target_cpu, int hardirq);
+void vms_emit_kvm_entry(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
+			uint32_t vcpu, uint64_t rip, uint32_t intr_info);
+void vms_emit_kvm_exit(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
+		       uint32_t vcpu, uint32_t reason, uint64_t rip, uint64_t info1, uint64_t info2,
+		       uint32_t intr_info);
+
+#endif

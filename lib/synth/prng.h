@@ -1,0 +1,65 @@
+/* The generator's own PRNG: xoshiro256** seeded through splitmix64 (Blackman & Vigna), so that
+ * a seed gives the same files on every machine and libc. */
+#ifndef VMS_SYNTH_PRNG_H
+#define VMS_SYNTH_PRNG_H
+
+#include <math.h>
+#include <stdint.h>
+
+struct vms_prng {
+	uint64_t s[4];
+};
+
+static inline uint64_t vms_splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static inline void vms_prng_seed(struct vms_prng *r, uint64_t seed)
+{
+	uint64_t x = seed;
+	for (int i = 0; i < 4; i++)
+		r->s[i] = vms_splitmix64(&x);
+}
+
+static inline uint64_t vms_rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t vms_prng_next(struct vms_prng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = vms_rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = vms_rotl(s[3], 45);
+	return result;
+}
+
+/* Uniform in [0, 1) with 53 bits. */
+static inline double vms_prng_unit(struct vms_prng *r)
+{
+	return (double)(vms_prng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Uniform integer in [0, n). */
+static inline uint64_t vms_prng_below(struct vms_prng *r, uint64_t n)
+{
+	return n ? vms_prng_next(r) % n : 0;
+}
+
+/* Exponential with the given mean (any unit), never 0. */
+static inline double vms_prng_exp(struct vms_prng *r, double mean)
+{
+	return -mean * log(1.0 - vms_prng_unit(r) * 0.999999);
+}
+
+#endif

@@ -1,0 +1,387 @@
+/* vms_synth_run: the scenario's machines, threads and clocks, both trace.dat writers, and the
+ * loop that advances every CPU of the host in lockstep until the event target is reached. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmscope/synth.h"
+#include "output/tracedat_writer.h"
+#include "synth/kernel_formats.h"
+#include "synth/sched_model.h"
+#include "synth/synth_context.h"
+#include "synth/vcpu_lane.h"
+
+const char *const vms_synth_scenarios[] = { "noisy-neighbour", "quiet", NULL };
+
+#define HOST_CPUS 4
+#define NR_VCPUS 2
+#define TSC_HZ 2900000000ull          /* host TSC */
+#define GUEST_TSC_HZ 3000000000ull    /* the guest's TSC with scaling: it came from a 3.0 GHz host */
+#define TSC_SHIFT 31
+#define FRAC_BITS 48                  /* VMX's TSC-scaling fraction bits */
+#define QEMU_PID 4242
+
+/* Event ids: the host's are a 6.18 kernel's; the guest runs another build, with other ids. */
+static const uint16_t host_ids[VMS_SYNTH_NEVENTS] = { 372, 374, 115, 103 };
+static const uint16_t guest_ids[VMS_SYNTH_NEVENTS] = { 316, 318, 0, 0 };
+
+static const char trace_clock[] = "local global counter uptime perf mono mono_raw boot tai [x86-tsc]\n";
+
+void vms_synth_config_init(struct vms_synth_config *cfg)
+{
+	*cfg = (struct vms_synth_config){
+		.scenario = "noisy-neighbour",
+		.seed = 1,
+		.events = 200000,
+		.host_path = "vmscope-demo/host.dat",
+		.guest_path = "vmscope-demo/guest.dat",
+		.compression = VMS_SYNTH_ZSTD,
+		.tsc_scaling = true,
+	};
+}
+
+const char *vms_synth_state_name(enum vms_synth_state s)
+{
+	static const char *const n[] = { "unknown", "idle", "running", "vmm", "preempted", "halted" };
+	return (unsigned)s < VMS_SYNTH_NSTATES ? n[s] : "?";
+}
+
+const char *vms_synth_event_name(enum vms_synth_event e)
+{
+	static const char *const n[] = { "sched_switch", "sched_wakeup", "kvm_entry", "kvm_exit" };
+	return (unsigned)e < VMS_SYNTH_NEVENTS ? n[e] : "?";
+}
+
+/* ---- the host's housekeeping CPUs: a scheduler and nothing else ---- */
+
+struct host_lane {
+	struct vms_synth_ctx *x;
+	uint32_t cpu;
+	struct vms_task swapper;
+	struct vms_sched s;
+	uint64_t last;      /* time of the last event: a step never goes before it */
+};
+
+static void hl_switch(void *ctx, uint64_t ts, const struct vms_sthread *prev, int64_t state,
+		      const struct vms_sthread *next)
+{
+	struct host_lane *h = ctx;
+	vms_emit_switch(&h->x->host, h->cpu, ts, prev ? &prev->task : &h->swapper, state,
+			next ? &next->task : &h->swapper);
+	vms_synth_seen(h->x, ts);
+}
+
+static void hl_wakeup(void *ctx, uint64_t ts, const struct vms_sthread *waker,
+		      const struct vms_sthread *woken)
+{
+	struct host_lane *h = ctx;
+	vms_emit_wakeup(&h->x->host, h->cpu, ts, waker ? &waker->task : &h->swapper, &woken->task,
+			h->cpu, waker == NULL);
+	vms_synth_seen(h->x, ts);
+}
+
+static const struct vms_sched_ops host_ops = { hl_switch, hl_wakeup };
+
+static void host_lane_run(struct host_lane *h, uint64_t until)
+{
+	for (;;) {
+		uint64_t t = vms_sched_next(&h->s);
+		if (t >= until)
+			break;
+		h->last = vms_sched_step(&h->s, t > h->last ? t : h->last, &host_ops, h);
+	}
+}
+
+/* ---- the cast ---- */
+
+static struct vms_task task(int32_t tid, const char *comm)
+{
+	struct vms_task t = { .tid = tid, .prio = 120 };
+	snprintf(t.comm, sizeof t.comm, "%s", comm);
+	return t;
+}
+
+struct thread_spec {
+	int32_t tid;
+	const char *comm;
+	double burst_ns, sleep_ns;
+};
+
+static const struct thread_spec guest_threads[NR_VCPUS][4] = {
+	{ { 1201, "postgres", 400e3, 700e3 }, { 1202, "postgres", 250e3, 1.2e6 },
+	  { 31, "kworker/0:1", 25e3, 2e6 }, { 412, "systemd-journal", 150e3, 20e6 } },
+	{ { 1301, "nginx", 200e3, 450e3 }, { 1302, "nginx", 180e3, 900e3 },
+	  { 58, "kworker/1:2", 30e3, 2.5e6 }, { 901, "sshd", 60e3, 15e6 } },
+};
+
+static const struct thread_spec host_threads[2][5] = {
+	{ { QEMU_PID, "qemu-system-x86", 40e3, 2e6 }, { QEMU_PID + 2, "IO mon_iothread", 20e3, 5e6 },
+	  { 1022, "sshd", 100e3, 50e6 }, { 97, "kworker/0:2", 15e3, 3e6 }, { 16, "rcu_preempt", 8e3, 4e6 } },
+	{ { 1500, "containerd", 200e3, 10e6 }, { 398, "systemd-journal", 150e3, 40e6 },
+	  { 102, "kworker/3:1", 20e3, 4e6 }, { 5100, "stress-ng", 20e3, 100e6 }, { 1, "systemd", 300e3, 200e6 } },
+};
+
+static int add_formats(struct vms_tdw *w, const uint16_t *ids, bool kvm, struct vms_error *err)
+{
+	static const struct { const char *sys, *name; const char *body; } f[] = {
+		{ "sched", "sched_switch", vms_synth_fmt_sched_switch },
+		{ "sched", "sched_wakeup", vms_synth_fmt_sched_wakeup },
+		{ "kvm", "kvm_entry", vms_synth_fmt_kvm_entry },
+		{ "kvm", "kvm_exit", vms_synth_fmt_kvm_exit },
+	};
+	char buf[16384];
+	for (int i = 0; i < (kvm ? 4 : 2); i++) {
+		snprintf(buf, sizeof buf, "name: %s\nID: %u\nformat:\n%s", f[i].name, ids[i], f[i].body);
+		int rc = vms_tdw_add_event_format(w, f[i].sys, buf, err);
+		if (rc)
+			return rc;
+	}
+	return VMS_OK;
+}
+
+static int open_writer(struct vms_tdw **w, const char *path, uint32_t cpus,
+		       enum vms_synth_compression comp, uint64_t trace_id, const char *uname,
+		       struct vms_error *err)
+{
+	struct vms_tdw_config c = {
+		.path = path,
+		.compression = comp == VMS_SYNTH_ZLIB ? VMS_TDW_ZLIB
+			       : comp == VMS_SYNTH_NONE ? VMS_TDW_NONE : VMS_TDW_ZSTD,
+		.nr_cpus = cpus,
+		.header_page = vms_synth_header_page,
+		.header_event = vms_synth_header_event,
+		.buffer_clock = "tsc2nsec",
+		.trace_clock = trace_clock,
+		.uname = uname,
+		.version = "vmscope synth (SIMULATED data)",
+		.trace_id = trace_id,
+	};
+	return vms_tdw_open(w, &c, err);
+}
+
+int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *truth_out,
+		  struct vms_error *err)
+{
+	const char *scn = cfg->scenario ? cfg->scenario : "noisy-neighbour";
+	bool noisy;
+	if (!strcmp(scn, "noisy-neighbour"))
+		noisy = true;
+	else if (!strcmp(scn, "quiet"))
+		noisy = false;
+	else
+		return vms_error_set(err, VMS_ERR_USAGE, "unknown scenario '%s' (noisy-neighbour, quiet)", scn);
+	if (!cfg->host_path || !cfg->guest_path)
+		return vms_error_set(err, VMS_ERR_USAGE, "synth: no output paths");
+	if (cfg->events < 1000)
+		return vms_error_set(err, VMS_ERR_USAGE, "synth: --events must be at least 1000");
+
+	static struct vms_synth_truth scratch;
+	struct vms_synth_truth *tr = truth_out ? truth_out : &scratch;
+	memset(tr, 0, sizeof *tr);
+	snprintf(tr->scenario, sizeof tr->scenario, "%s", scn);
+	tr->seed = cfg->seed;
+
+	struct run {
+		struct vms_synth_ctx x;
+		struct vms_vcpu_lane lanes[NR_VCPUS];
+		struct host_lane hl[2];
+	} *run = calloc(1, sizeof *run);
+	if (!run)
+		return vms_error_set(err, VMS_ERR_NOMEM, "synth: out of memory");
+	struct vms_synth_ctx *x = &run->x;
+	struct vms_vcpu_lane *lanes = run->lanes;
+	struct host_lane *hl = run->hl;
+	vms_prng_seed(&x->rng, cfg->seed);
+	x->truth = tr;
+	x->noisy = noisy;
+	x->cyc_per_ns = (double)TSC_HZ / 1e9;
+	x->shift = TSC_SHIFT;
+	x->mult = (uint32_t)llround(ldexp(1e9 / (double)TSC_HZ, TSC_SHIFT));
+	tr->tsc_hz = TSC_HZ;
+	tr->mult = x->mult;
+	tr->shift = x->shift;
+
+	/* the host has been up about an hour, the guest about ten minutes */
+	uint64_t t0 = (uint64_t)((3600.0 + vms_prng_unit(&x->rng) * 600.0) * (double)TSC_HZ);
+	uint64_t host_id = vms_prng_next(&x->rng) | 1, guest_id = vms_prng_next(&x->rng) | 1;
+	uint64_t ratio = cfg->tsc_scaling ? (uint64_t)llround(ldexp((double)GUEST_TSC_HZ / TSC_HZ, FRAC_BITS)) : 1;
+	uint32_t frac = cfg->tsc_scaling ? FRAC_BITS : 0;
+	double guest_up = (600.0 + vms_prng_unit(&x->rng) * 60.0) * (double)GUEST_TSC_HZ;
+	int64_t off0 = (int64_t)guest_up - (int64_t)vms_synth_to_guest(t0, ratio, frac, 0);
+
+	struct vms_tdw *hw = NULL, *gw = NULL;
+	int rc = open_writer(&hw, cfg->host_path, HOST_CPUS, cfg->compression, host_id,
+			     "Linux synth-host 6.18.0 x86_64 (SIMULATED)", err);
+	if (!rc)
+		rc = open_writer(&gw, cfg->guest_path, NR_VCPUS, cfg->compression, guest_id,
+				 "Linux demo-guest 6.1.0 x86_64 (SIMULATED)", err);
+	if (!rc)
+		rc = add_formats(hw, host_ids, true, err);
+	if (!rc)
+		rc = add_formats(gw, guest_ids, false, err);
+	if (rc)
+		goto fail;
+	x->host = (struct vms_emitter){ .w = hw, .ft = &tr->host, .err = err };
+	x->guest = (struct vms_emitter){ .w = gw, .ft = &tr->guest, .err = err };
+	memcpy(x->host.id, host_ids, sizeof host_ids);
+	memcpy(x->guest.id, guest_ids, sizeof guest_ids);
+
+	/* the host's CPUs: 0 and 3 housekeeping, 1 and 2 run the vCPUs */
+	snprintf(tr->guest_name, sizeof tr->guest_name, "demo-guest");
+	tr->qemu_pid = QEMU_PID;
+	tr->nr_vcpus = NR_VCPUS;
+	int32_t vcpu_tids[NR_VCPUS];
+	for (uint32_t v = 0; v < NR_VCPUS; v++) {
+		struct vms_vcpu_lane *L = &lanes[v];
+		struct vms_synth_vcpu_truth *vt = &tr->vcpu[v];
+		uint32_t cpu = 1 + v;
+		vms_vcpu_lane_init(L, x, vt, v, cpu, t0);
+		char name[16];
+		snprintf(name, sizeof name, "CPU %u/KVM", v);
+		L->vthr = task(QEMU_PID + 5 + (int32_t)v, name);
+		snprintf(name, sizeof name, "swapper/%u", cpu);
+		L->swapper = task(0, name);
+		L->noisy = task(5101 + (int32_t)v, "stress-ng");
+		snprintf(name, sizeof name, "kworker/%u:1", cpu);
+		L->kworker = task(71 + 5 * (int32_t)v, name);
+		snprintf(name, sizeof name, "swapper/%u", v);
+		L->gidle = task(0, name);
+		L->ratio = ratio;
+		L->frac = frac;
+		/* vCPU 1's TSC offset differs a little (the guest wrote its TSC once), so a reader
+		 * must take each CPU's own TIME_SHIFT samples */
+		L->tsc_offset = off0 - (int64_t)(v ? 1000 + vms_prng_below(&x->rng, 4000) : 0);
+		vt->vcpu = v;
+		vt->host_tid = L->vthr.tid;
+		vt->host_cpu = cpu;
+		vt->ts_offset = -L->tsc_offset;
+		vt->ts_scaling = ratio;
+		vt->ts_frac = frac;
+		vcpu_tids[v] = L->vthr.tid;
+		L->t = t0;
+		for (int i = 0; i < 4; i++) {
+			const struct thread_spec *s = &guest_threads[v][i];
+			struct vms_synth_gthread_truth *gt = &tr->gthread[tr->nr_gthreads];
+			gt->tid = s->tid;
+			snprintf(gt->comm, sizeof gt->comm, "%s", s->comm);
+			gt->vcpu = v;
+			struct vms_task t = task(s->tid, s->comm);
+			vms_vcpu_lane_add_thread(L, &t, s->burst_ns, s->sleep_ns, (int32_t)tr->nr_gthreads);
+			tr->nr_gthreads++;
+			if (!rc)
+				rc = vms_tdw_add_cmdline(gw, s->tid, s->comm, err);
+		}
+		if (!rc)
+			rc = vms_tdw_add_cmdline(hw, L->vthr.tid, L->vthr.comm, err);
+		if (!rc && noisy)
+			rc = vms_tdw_add_cmdline(hw, L->noisy.tid, L->noisy.comm, err);
+		if (!rc)
+			rc = vms_tdw_add_cmdline(hw, L->kworker.tid, L->kworker.comm, err);
+	}
+	for (int h = 0; h < 2; h++) {
+		hl[h].x = x;
+		hl[h].cpu = h ? 3 : 0;
+		char name[16];
+		snprintf(name, sizeof name, "swapper/%u", hl[h].cpu);
+		hl[h].swapper = task(0, name);
+		vms_sched_init(&hl[h].s, &x->rng, x->cyc_per_ns, 3e6);
+		for (int i = 0; i < 5; i++) {
+			const struct thread_spec *s = &host_threads[h][i];
+			if (!noisy && !strcmp(s->comm, "stress-ng"))
+				continue; /* quiet: no neighbour at all */
+			struct vms_task t = task(s->tid, s->comm);
+			vms_sched_add(&hl[h].s, &t, s->burst_ns, s->sleep_ns, -1, t0);
+			if (!rc)
+				rc = vms_tdw_add_cmdline(hw, s->tid, s->comm, err);
+		}
+	}
+	if (rc)
+		goto fail;
+
+	/* run every CPU in 1 ms steps of host time until the target is reached */
+	for (uint32_t v = 0; v < NR_VCPUS; v++)
+		vms_vcpu_lane_start(&lanes[v], t0);
+	uint64_t step = vms_synth_cyc(x, 1e6), until = t0, next_progress = 1u << 20;
+	for (;;) {
+		until += step;
+		for (uint32_t v = 0; v < NR_VCPUS; v++)
+			while (!lanes[v].done && lanes[v].t < until)
+				vms_vcpu_lane_cycle(&lanes[v]);
+		for (int h = 0; h < 2; h++)
+			host_lane_run(&hl[h], until);
+		if (x->host.rc || x->guest.rc)
+			break;
+		uint64_t total = tr->host.total + tr->guest.total;
+		if (cfg->progress && total >= next_progress) {
+			cfg->progress(cfg->progress_ctx, total, cfg->events);
+			next_progress = total + (1u << 20);
+		}
+		if (total >= cfg->events)
+			break;
+	}
+	/* stop: each vCPU lane ends on its next kvm_entry, the other CPUs at the same time */
+	for (uint32_t v = 0; v < NR_VCPUS; v++) {
+		lanes[v].stop_at = until;
+		while (!lanes[v].done && !x->host.rc && !x->guest.rc)
+			vms_vcpu_lane_cycle(&lanes[v]);
+	}
+	rc = x->host.rc ? x->host.rc : x->guest.rc;
+	if (rc)
+		goto fail;
+
+	/* the truth's window: from the first event (t0, on every vCPU's CPU) to the last */
+	tr->window_start_tsc = t0;
+	tr->window_end_tsc = x->max_ref_tsc;
+	tr->window_start_ns = vms_synth_ns(x, t0);
+	tr->window_end_ns = vms_synth_ns(x, x->max_ref_tsc);
+	for (uint32_t v = 0; v < NR_VCPUS; v++)
+		vms_vcpu_lane_finish(&lanes[v], x->max_ref_tsc);
+
+	/* options that needed the whole run */
+	rc = vms_tdw_add_tsc2nsec(hw, x->mult, x->shift, 0, err);
+	if (!rc)
+		rc = vms_tdw_add_guest(hw, tr->guest_name, guest_id, NR_VCPUS, vcpu_tids, err);
+	if (!rc)
+		rc = vms_tdw_add_tsc2nsec(gw, x->mult, x->shift, 0, err);
+	if (!rc) {
+		static uint64_t times[NR_VCPUS][2], scal[NR_VCPUS][2], fr[NR_VCPUS][2];
+		static int64_t offs[NR_VCPUS][2];
+		struct vms_tdw_ts_cpu tc[NR_VCPUS];
+		for (uint32_t v = 0; v < NR_VCPUS; v++) {
+			const struct vms_vcpu_lane *L = &lanes[v];
+			times[v][0] = vms_synth_to_guest(t0 - step, ratio, frac, L->tsc_offset);
+			times[v][1] = vms_synth_to_guest(x->max_ref_tsc + step, ratio, frac, L->tsc_offset);
+			for (int i = 0; i < 2; i++) {
+				offs[v][i] = -L->tsc_offset;
+				scal[v][i] = ratio;
+				fr[v][i] = frac;
+			}
+			tc[v] = (struct vms_tdw_ts_cpu){ 2, times[v], offs[v], scal[v], fr[v] };
+		}
+		rc = vms_tdw_add_time_shift(gw, host_id, 0, NR_VCPUS, tc, err);
+	}
+	if (rc)
+		goto fail;
+	rc = vms_tdw_close(hw, err);
+	hw = NULL;
+	if (!rc)
+		rc = vms_tdw_close(gw, err);
+	gw = NULL;
+	if (rc)
+		goto fail;
+
+	snprintf(tr->host.path, sizeof tr->host.path, "%s", cfg->host_path);
+	snprintf(tr->guest.path, sizeof tr->guest.path, "%s", cfg->guest_path);
+	tr->host.trace_id = host_id;
+	tr->guest.trace_id = guest_id;
+	tr->host.nr_cpus = HOST_CPUS;
+	tr->guest.nr_cpus = NR_VCPUS;
+	free(run);
+	return VMS_OK;
+fail:
+	vms_tdw_discard(hw);
+	vms_tdw_discard(gw);
+	free(run);
+	return rc ? rc : VMS_ERR_INTERNAL;
+}

@@ -1,0 +1,61 @@
+/* One physical CPU of the host that runs one guest vCPU: the vCPU's host thread (kvm_entry /
+ * kvm_exit with their VMX reasons, halts, wake-ups), the noisy neighbour's thread that preempts
+ * it, and inside the guest the vCPU's own scheduler, whose events are written only while the
+ * vCPU is in guest mode. The lane also keeps the ground truth of that vCPU: its state at every
+ * instant (vm-analysis.md section 3), its exits, who stole its CPU, its guest threads. */
+#ifndef VMS_SYNTH_VCPU_LANE_H
+#define VMS_SYNTH_VCPU_LANE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "synth/sched_model.h"
+#include "synth/synth_context.h"
+
+enum vms_lane_hmode { VMS_H_NONE = 0, VMS_H_GUEST, VMS_H_VMM, VMS_H_PREEMPTED, VMS_H_HALTED };
+
+struct vms_vcpu_lane {
+	struct vms_synth_ctx *x;
+	struct vms_synth_vcpu_truth *vt;
+	uint32_t vcpu, cpu;
+	struct vms_task vthr, swapper, noisy, kworker, gidle;
+	struct vms_sched g;                 /* the guest's scheduler on this vCPU */
+	/* the neighbour */
+	uint64_t noisy_wake;                /* UINT64_MAX when there is none */
+	uint64_t noisy_phase_len, noisy_phase_off;
+	/* this guest CPU's TSC */
+	uint64_t ratio;
+	uint32_t frac;
+	int64_t tsc_offset;
+	/* progress */
+	uint64_t t;                         /* next kvm_entry */
+	uint64_t stop_at;                   /* stop after the first kvm_entry at or after it */
+	bool done;
+	uint64_t rip;
+	uint32_t inject;                    /* intr_info of the next kvm_entry */
+	/* truth */
+	uint8_t hmode, base;
+	int32_t gcur;                       /* truth index of the current guest thread, -1 */
+	uint64_t since;                     /* start of the current state interval */
+	bool in_exit;
+	uint32_t exit_reason;
+	uint64_t exit_tsc, entry_tsc;
+	uint64_t windows;                   /* guest-mode windows with guest events */
+	uint64_t counted_entry;             /* the window last counted */
+	bool have_sample;
+	struct vms_synth_sync_sample sample;
+};
+
+void vms_vcpu_lane_init(struct vms_vcpu_lane *L, struct vms_synth_ctx *x,
+			struct vms_synth_vcpu_truth *vt, uint32_t vcpu, uint32_t cpu, uint64_t t0);
+/* Guest threads of this vCPU (before start); `truth` is their index in the truth. */
+void vms_vcpu_lane_add_thread(struct vms_vcpu_lane *L, const struct vms_task *t, double burst_ns,
+			      double sleep_ns, int32_t truth);
+/* The first event: the vCPU thread is switched in at t0. */
+void vms_vcpu_lane_start(struct vms_vcpu_lane *L, uint64_t t0);
+/* One guest-mode window and the exit that ends it (sets `done` at the stop). */
+void vms_vcpu_lane_cycle(struct vms_vcpu_lane *L);
+/* Close the truth's last interval at the end of the session window. */
+void vms_vcpu_lane_finish(struct vms_vcpu_lane *L, uint64_t end_tsc);
+
+#endif

@@ -1,0 +1,160 @@
+/* `vmscope dump` on simpletrace files, line by line against the text derived by hand
+ * (st_sample.h), plus --limit, a truncated file (the good prefix, then exit 2 and the byte
+ * offset of the damaged record), usage errors, and one file of another format. */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "testutil.h"
+#include "st_sample.h"
+
+static char dir[8192], vmscope[8192];
+
+static const char *tmp_path(const char *name)
+{
+	static char buf[4][8400];
+	static int slot;
+	slot = (slot + 1) & 3;
+	snprintf(buf[slot], sizeof buf[slot], "%s/%s", dir, name);
+	return buf[slot];
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	char tt[8192];
+	snprintf(tt, sizeof tt, "%s/test-tmp", vms_test_build());
+	mkdir(tt, 0755);
+	snprintf(dir, sizeof dir, "%s/test-tmp/st-dump-%d", vms_test_build(), (int)getpid());
+	mkdir(dir, 0755);
+	snprintf(vmscope, sizeof vmscope, "%s/tools/vmscope/vmscope", vms_test_build());
+	FILE *f = fopen(tmp_path("trace-events"), "w");
+	if (!f)
+		return -1;
+	fputs(st_sample_events, f);
+	fclose(f);
+	struct stw w;
+	st_sample_write(&w);
+	int rc = stw_save(&w, tmp_path("sample.st"), w.len);
+	/* cut inside the 6th record after the header (the dropped-events one) */
+	rc |= stw_save(&w, tmp_path("cut.st"), w.rec_start[9] + 10);
+	FILE *o = fopen(tmp_path("cut.offset"), "w");
+	fprintf(o, "%zu", w.rec_start[9]);
+	fclose(o);
+	free(w.buf);
+	return rc;
+}
+
+/* Run vmscope with args; stdout into out, stderr into err; returns the exit status. */
+static int run(const char *args, char *out, size_t cap, char *err, size_t ecap)
+{
+	char cmd[30000];
+	snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s'", vmscope, args, tmp_path("stderr"));
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = fread(out, 1, cap - 1, p);
+	out[n] = '\0';
+	int st = pclose(p);
+	FILE *e = fopen(tmp_path("stderr"), "r");
+	n = e ? fread(err, 1, ecap - 1, e) : 0;
+	err[n] = '\0';
+	if (e)
+		fclose(e);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static void expect_lines(const char *out, size_t nlines)
+{
+	const char *p = out;
+	for (size_t i = 0; i < nlines; i++) {
+		size_t len = strlen(st_sample_lines[i]);
+		if (strncmp(p, st_sample_lines[i], len) != 0 || p[len] != '\n')
+			fail_msg("line %zu: want '%s', got '%.*s'", i + 1, st_sample_lines[i],
+				 (int)strcspn(p, "\n"), p);
+		p += len + 1;
+	}
+	assert_string_equal(p, "");
+}
+
+static void test_dump_sample(void **state)
+{
+	(void)state;
+	char out[8192], err[4096], args[20000];
+	snprintf(args, sizeof args, "dump --events '%s' '%s'", tmp_path("trace-events"), tmp_path("sample.st"));
+	assert_int_equal(run(args, out, sizeof out, err, sizeof err), 0);
+	expect_lines(out, ST_SAMPLE_N);
+	assert_string_equal(err, "");
+
+	snprintf(args, sizeof args, "dump '%s' --limit 3 --events '%s'", tmp_path("sample.st"), tmp_path("trace-events"));
+	assert_int_equal(run(args, out, sizeof out, err, sizeof err), 0);
+	expect_lines(out, 3);
+}
+
+static void test_dump_truncated(void **state)
+{
+	(void)state;
+	char out[8192], err[4096], args[20000], off[64] = "";
+	FILE *o = fopen(tmp_path("cut.offset"), "r");
+	assert_non_null(fgets(off, sizeof off, o));
+	fclose(o);
+	snprintf(args, sizeof args, "dump --events '%s' '%s'", tmp_path("trace-events"), tmp_path("cut.st"));
+	assert_int_equal(run(args, out, sizeof out, err, sizeof err), 2);
+	expect_lines(out, 3);   /* the three events before the damaged record */
+	char want[128];
+	snprintf(want, sizeof want, "at byte offset %s\n", off);
+	assert_non_null(strstr(err, want));
+	assert_non_null(strstr(err, "cut.st"));
+}
+
+static void test_dump_usage(void **state)
+{
+	(void)state;
+	char out[8192], err[4096], args[20000];
+	assert_int_equal(run("dump", out, sizeof out, err, sizeof err), 2);
+	assert_int_equal(run("dump --help", out, sizeof out, err, sizeof err), 0);
+	assert_non_null(strstr(out, "usage: vmscope dump"));
+	snprintf(args, sizeof args, "dump --limit x '%s'", tmp_path("sample.st"));
+	assert_int_equal(run(args, out, sizeof out, err, sizeof err), 2);
+	snprintf(args, sizeof args, "dump --events '%s' '%s'", tmp_path("trace-events"), tmp_path("trace-events"));
+	assert_int_equal(run(args, out, sizeof out, err, sizeof err), 2);
+	assert_non_null(strstr(err, "not one"));
+	snprintf(args, sizeof args, "dump '%s'", tmp_path("no-such-file"));
+	assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
+	snprintf(args, sizeof args, "dump --events '%s' '%s'", tmp_path("no-such-events"), tmp_path("sample.st"));
+	assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
+	assert_string_equal(out, "");
+}
+
+/* Another format goes through its reader's rendering, after time and CPU: the first two
+ * events of a Trace Compass XML stub, values read off the XML by hand. */
+static void test_dump_other_format(void **state)
+{
+	(void)state;
+	const char *xml = vms_test_trace("tracecompass-vm/Containers/withContainers.xml");
+	VMS_REQUIRE_TRACE(xml);
+	char out[8192], err[4096], args[20000];
+	snprintf(args, sizeof args, "dump --limit 2 '%s'", xml);
+	assert_int_equal(run(args, out, sizeof out, err, sizeof err), 0);
+	char *l2 = strchr(out, '\n');
+	assert_non_null(l2);
+	*l2++ = '\0';
+	assert_true(!strncmp(out, "1 cpu=0 ", 8));
+	assert_non_null(strstr(out, "sched_switch"));
+	assert_non_null(strstr(out, "prev_comm=any prev_tid=30 prev_prio=20 prev_state=0 "
+				    "next_comm=lttng-sessiond next_tid=31 next_prio=20"));
+	assert_true(!strncmp(l2, "4 cpu=0 ", 8));
+	assert_non_null(strstr(l2, "lttng_statedump_process_state"));
+	assert_non_null(strstr(l2, "name=init"));
+	assert_non_null(strstr(l2, "ns_inum=654321\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dump_sample),
+		cmocka_unit_test(test_dump_truncated),
+		cmocka_unit_test(test_dump_usage),
+		cmocka_unit_test(test_dump_other_format),
+	};
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}

@@ -1,0 +1,209 @@
+/* The trace.dat writer on hand-made events, read back by trace-cmd: every field value, time
+ * (raw, across time extends), option and compression must come out as the test wrote them.
+ * The expected text follows the kernel's print formats (trace-cmd -N: no plugins). */
+#include "tracecmd_util.h"
+
+#include "output/tracedat_writer.h"
+#include "synth/kernel_formats.h"
+
+static char path[4200];
+
+static void fmt(struct vms_tdw *w, const char *sys, const char *name, unsigned id, const char *body)
+{
+	char buf[16384];
+	snprintf(buf, sizeof buf, "name: %s\nID: %u\nformat:\n%s", name, id, body);
+	assert_int_equal(vms_tdw_add_event_format(w, sys, buf, NULL), 0);
+}
+
+static void sw(struct vms_tdw *w, uint32_t cpu, uint64_t ts, const char *pc, int pp, int64_t st,
+	       const char *nc, int np)
+{
+	struct vms_ev_sched_switch e;
+	memset(&e, 0, sizeof e);
+	e.c.type = 372;
+	e.c.pid = pp;
+	snprintf(e.prev_comm, 16, "%s", pc);
+	e.prev_pid = pp;
+	e.prev_prio = 120;
+	e.prev_state = st;
+	snprintf(e.next_comm, 16, "%s", nc);
+	e.next_pid = np;
+	e.next_prio = 120;
+	assert_int_equal(vms_tdw_event(w, cpu, ts, &e, sizeof e, NULL), 0);
+}
+
+/* Write the hand-made file with compression `comp`; returns the number of events. */
+static unsigned write_file(enum vms_tdw_compression comp)
+{
+	snprintf(path, sizeof path, "%s/hand-%s.dat", vms_test_tmpdir("tdw"), vms_codec_name(comp));
+	struct vms_tdw_config c = {
+		.path = path, .compression = comp, .nr_cpus = 3, .chunk_pages = 2,
+		.header_page = vms_synth_header_page, .header_event = vms_synth_header_event,
+		.buffer_clock = "tsc2nsec", .trace_clock = "local [x86-tsc]\n",
+		.uname = "Linux test 6.18.0 x86_64", .version = "test", .trace_id = 0x1122334455667788ull,
+	};
+	struct vms_tdw *w;
+	struct vms_error err = { 0 };
+	assert_int_equal(vms_tdw_open(&w, &c, &err), 0);
+	fmt(w, "sched", "sched_switch", 372, vms_synth_fmt_sched_switch);
+	fmt(w, "sched", "sched_wakeup", 374, vms_synth_fmt_sched_wakeup);
+	fmt(w, "kvm", "kvm_entry", 115, vms_synth_fmt_kvm_entry);
+	fmt(w, "kvm", "kvm_exit", 103, vms_synth_fmt_kvm_exit);
+	assert_int_equal(vms_tdw_add_cmdline(w, 1234, "bash", &err), 0);
+
+	unsigned n = 0;
+	sw(w, 0, 1000, "bash", 1234, 1, "swapper/0", 0), n++;
+	struct vms_ev_sched_wakeup wk;
+	memset(&wk, 0, sizeof wk);
+	wk.c.type = 374;
+	snprintf(wk.comm, 16, "kworker/0:1");
+	wk.pid = 31;
+	wk.prio = 120;
+	wk.target_cpu = 0;
+	/* 2^28 + 5 cycles later: needs a time extend */
+	assert_int_equal(vms_tdw_event(w, 0, 1000 + (1ull << 28) + 5, &wk, sizeof wk, NULL), 0), n++;
+	struct vms_ev_kvm_exit ex;
+	memset(&ex, 0, sizeof ex);
+	ex.c.type = 103;
+	ex.c.pid = 4247;
+	ex.exit_reason = 48;
+	ex.guest_rip = 0xffffffff81000010ull;
+	ex.isa = 1;
+	ex.info1 = 0x181;
+	ex.vcpu_id = 3;
+	assert_int_equal(vms_tdw_event(w, 0, 5000000000000ull, &ex, sizeof ex, NULL), 0), n++;
+	struct vms_ev_kvm_entry en;
+	memset(&en, 0, sizeof en);
+	en.c.type = 115;
+	en.c.pid = 4248;
+	en.vcpu_id = 1;
+	en.rip = 0xffffffff81234567ull;
+	en.intr_info = 0x800000ec;
+	assert_int_equal(vms_tdw_event(w, 1, 777, &en, sizeof en, NULL), 0), n++;
+	sw(w, 1, 778, "CPU 1/KVM", 4248, 0x100, "stress-ng", 5102), n++;
+	/* many pages and chunks on CPU 2: 3000 events 1000 cycles apart */
+	for (unsigned i = 0; i < 3000; i++)
+		sw(w, 2, 100000 + 1000ull * i, "a", 1, 1, "b", 2), n++;
+
+	int32_t tids[2] = { 4247, 4248 };
+	assert_int_equal(vms_tdw_add_tsc2nsec(w, 740511603, 31, 0, &err), 0);
+	assert_int_equal(vms_tdw_add_guest(w, "g1", 0xabcdef0123456789ull, 2, tids, &err), 0);
+	uint64_t times[2] = { 100, 200 }, scal[2] = { 291181010390334ull, 291181010390334ull };
+	uint64_t frac[2] = { 48, 48 };
+	int64_t off[2] = { 10194820151318ll, 10194820151318ll };
+	struct vms_tdw_ts_cpu tc = { 2, times, off, scal, frac };
+	assert_int_equal(vms_tdw_add_time_shift(w, 0x99, 0, 1, &tc, &err), 0);
+	assert_int_equal(vms_tdw_close(w, &err), 0);
+	return n;
+}
+
+static void check_report(enum vms_tdw_compression comp)
+{
+	VMS_REQUIRE_TRACECMD();
+	unsigned n = write_file(comp);
+	char cmd[8600];
+	int st;
+	long errb;
+	snprintf(cmd, sizeof cmd, "trace-cmd report -N --raw-ts -i '%s'", path);
+	char *out = run_capture(cmd, &st, &errb);
+	assert_non_null(out);
+	assert_int_equal(st, 0);
+	assert_int_equal(errb, 0); /* no complaint */
+	assert_int_equal(count_str(out, ": sched_switch: "), n - 3);
+	assert_non_null(strstr(out, "bash-1234 [000]1000: sched_switch: prev_comm=bash prev_pid=1234 "
+				    "prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"));
+	assert_non_null(strstr(out, "[000]268436461: sched_wakeup: comm=kworker/0:1 pid=31 prio=120 "
+				    "target_cpu=000"));
+	assert_non_null(strstr(out, "[000]5000000000000: kvm_exit: vcpu 3 reason EPT_VIOLATION rip "
+				    "0xffffffff81000010 info1 0x0000000000000181 info2 0x0000000000000000 "
+				    "intr_info 0x00000000 error_code 0x00000000 requests 0x0000000000000000"));
+	assert_non_null(strstr(out, "[001]777: kvm_entry: vcpu 1, rip 0xffffffff81234567 intr_info "
+				    "0x800000ec error_code 0x00000000"));
+	assert_non_null(strstr(out, "[001]778: sched_switch: prev_comm=CPU 1/KVM prev_pid=4248 "
+				    "prev_prio=120 prev_state=R+ ==> next_comm=stress-ng next_pid=5102"));
+	/* the last of the 3000 on CPU 2: 100000 + 2999000 */
+	assert_non_null(strstr(out, "[002]3099000: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 "
+				    "prev_state=S ==> next_comm=b next_pid=2"));
+	free(out);
+}
+
+static void test_report_zstd(void **s) { (void)s; check_report(VMS_TDW_ZSTD); }
+
+static void test_report_none(void **s) { (void)s; check_report(VMS_TDW_NONE); }
+
+static void test_zlib_layout(void **state)
+{
+	(void)state;
+	/* Debian's trace-cmd refuses zlib files ("Unsupported file compression"), so check the
+	 * header by hand: magic, version, compression name, and that the file is not empty. */
+	write_file(VMS_TDW_ZLIB);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	unsigned char h[64];
+	size_t got = fread(h, 1, sizeof h, f);
+	fclose(f);
+	assert_true(got == sizeof h);
+	assert_memory_equal(h, "\x17\x08\x44tracing\x37\0\0\x08\0\x10\0\0zlib", 22);
+}
+
+static void test_options(void **state)
+{
+	(void)state;
+	VMS_REQUIRE_TRACECMD();
+	write_file(VMS_TDW_ZSTD);
+	char cmd[8600];
+	int st;
+	snprintf(cmd, sizeof cmd, "trace-cmd dump --options -i '%s'", path);
+	char *out = run_capture(cmd, &st, NULL);
+	assert_non_null(out);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "0x1122334455667788"));
+	assert_non_null(strstr(out, "740511603 31 0 [multiplier, shift, offset]"));
+	assert_non_null(strstr(out, "g1 [Guest name]"));
+	assert_non_null(strstr(out, "0xABCDEF0123456789 [trace id]"));
+	assert_non_null(strstr(out, "0 4247 [guest cpu, host pid]"));
+	assert_non_null(strstr(out, "1 4248 [guest cpu, host pid]"));
+	assert_non_null(strstr(out, "0x99 [peer's trace id]"));
+	assert_non_null(strstr(out, "10194820151318 291181010390334 48 100[offset * scaling >> fraction @ time]"));
+	assert_non_null(strstr(out, "10194820151318 291181010390334 48 200[offset * scaling >> fraction @ time]"));
+	assert_non_null(strstr(out, "\"tsc2nsec\" [clock]"));
+	assert_non_null(strstr(out, "3 [CPUs]:"));
+	free(out);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	struct vms_tdw_config c = { .path = NULL };
+	struct vms_tdw *w;
+	struct vms_error err = { 0 };
+	assert_int_equal(vms_tdw_open(&w, &c, &err), VMS_ERR_USAGE);
+	/* time going backwards on a CPU is refused */
+	write_file(VMS_TDW_NONE);
+	struct vms_tdw_config c2 = {
+		.path = path, .compression = VMS_TDW_NONE, .nr_cpus = 1,
+		.header_page = vms_synth_header_page, .header_event = vms_synth_header_event,
+		.buffer_clock = "local",
+	};
+	vms_error_clear(&err);
+	assert_int_equal(vms_tdw_open(&w, &c2, &err), 0);
+	uint8_t ev[36] = { 0 };
+	assert_int_equal(vms_tdw_event(w, 0, 100, ev, sizeof ev, &err), 0);
+	assert_int_equal(vms_tdw_event(w, 0, 99, ev, sizeof ev, &err), VMS_ERR_USAGE);
+	assert_non_null(strstr(err.msg, "time goes back"));
+	vms_error_clear(&err);
+	assert_int_equal(vms_tdw_event(w, 1, 100, ev, sizeof ev, &err), VMS_ERR_USAGE);
+	vms_tdw_discard(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report_zstd),
+		cmocka_unit_test(test_report_none),
+		cmocka_unit_test(test_zlib_layout),
+		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_bad_input),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

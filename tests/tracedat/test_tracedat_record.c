@@ -1,0 +1,160 @@
+/* The trace.dat reader against `trace-cmd report` on a trace recorded by the test itself:
+ * the top buffer (sched events, task_rename) plus an instance with a tiny buffer that
+ * overflows (raw syscalls: missed events), extracted with `trace-cmd extract -t -a` (v7
+ * zstd) and rewritten by `trace-cmd convert` as v6 and as uncompressed v7.
+ *
+ * Needs root, tracefs and trace-cmd (CI has them; see ../shared/README.md); skips
+ * otherwise. Every expected value comes from trace-cmd's report of the same file. */
+#include "td_testutil.h"
+
+#include <sys/stat.h>
+
+#define TRACEFS "/sys/kernel/tracing"
+
+static char dir[4096], inst[64], recorded[4200];
+
+static bool can_record(void)
+{
+	struct stat st;
+	return geteuid() == 0 && stat(TRACEFS "/instances", &st) == 0 && td_have_trace_cmd() &&
+	       access(TRACEFS "/set_event", W_OK) == 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!can_record())
+		return 0;
+	snprintf(dir, sizeof dir, "%s", td_tmpdir("tracedat-record"));
+	snprintf(inst, sizeof inst, "vmscope-test-%d", (int)getpid());
+	snprintf(recorded, sizeof recorded, "%s/rec.dat", dir);
+	int r = td_run(
+		"set -e; T=" TRACEFS "; I=$T/instances/%s;"
+		"echo 0 > $T/tracing_on; echo > $T/trace; echo 512 > $T/buffer_size_kb;"
+		"echo 'sched:sched_switch sched:sched_wakeup sched:sched_wakeup_new "
+		"sched:sched_process_fork sched:sched_process_exit task:task_rename' > $T/set_event;"
+		"mkdir -p $I; echo 0 > $I/tracing_on; echo 8 > $I/buffer_size_kb;"
+		"echo 'raw_syscalls:sys_enter raw_syscalls:sys_exit' > $I/set_event;"
+		"echo 1 > $I/tracing_on; echo 1 > $T/tracing_on;"
+		"for i in $(seq 1 20); do /bin/true; "
+		"  sh -c 'printf renamed-xyz > /proc/self/comm; sleep 0.01'; done;"
+		"echo 0 > $T/tracing_on; echo 0 > $I/tracing_on;"
+		"trace-cmd extract -t -a -o '%s' >/dev/null 2>&1;"
+		/* (trace-cmd extract may already have removed the instance) */
+		"echo > $T/set_event; (echo > $I/set_event; rmdir $I) 2>/dev/null || true;"
+		"trace-cmd convert --file-version 6 -i '%s' -o '%s/rec-v6.dat' >/dev/null 2>&1;"
+		"trace-cmd convert --compression none -i '%s' -o '%s/rec-none.dat' >/dev/null 2>&1",
+		inst, recorded, recorded, dir, recorded, dir);
+	if (r != 0) {
+		td_run("rmdir " TRACEFS "/instances/%s 2>/dev/null", inst);
+		recorded[0] = '\0';
+	}
+	return 0;
+}
+
+static void check_file(const char *name, const char *format_prefix)
+{
+	if (!recorded[0]) {
+		print_message("cannot record with tracefs + trace-cmd here (needs root): skipped\n");
+		skip();
+	}
+	char path[4300];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	struct vms_error err = {0};
+	struct vms_source *src = vms_tracedat_open(path, &err);
+	if (!src)
+		fail_msg("%s", err.msg);
+	const struct vms_trace_meta *m = &src->meta;
+	assert_memory_equal(m->format, format_prefix, strlen(format_prefix));
+	char bufs[128];
+	snprintf(bufs, sizeof bufs, ", buffers: top %s", inst);
+	assert_non_null(strstr(m->format, bufs));
+	assert_string_equal(m->clock, "local");
+	assert_true(m->ts_in_ns);
+	assert_true(m->nr_comms > 0);
+
+	/* streams: the top buffer's CPUs first, then the instance's */
+	uint32_t ns = src->ops->nr_streams(src);
+	assert_true(ns >= 2 && ns % 2 == 0);
+	for (uint32_t s = 0; s < ns; s++)
+		assert_string_equal(vms_tracedat_stream_buffer(src, s), s < ns / 2 ? "" : inst);
+
+	struct td_counts got, want;
+	assert_int_equal(td_read_all(src, &got), 0);
+	if (!td_report_counts(path, &want))
+		fail_msg("trace-cmd report %s failed", path);
+	td_assert_same(&got, &want);
+	/* missed events: the stored counts and where they are flagged */
+	assert_true(want.lost > 0);
+	assert_int_equal(got.lost, want.lost);
+	assert_int_equal(got.lost_marks, want.lost_marks);
+	assert_false(m->lost_events_unknown);
+
+	/* kinds with strings: task_rename -> THREAD_NAME "renamed-xyz"; fork child comm */
+	assert_int_equal(src->ops->rewind(src), 0);
+	uint64_t renames = 0, named = 0, forks = 0, switches = 0;
+	for (uint32_t s = 0; s < ns; s++) {
+		struct vms_event ev;
+		while (src->ops->next(src, s, &ev) == 1) {
+			if (ev.kind == VMS_K_THREAD_NAME) {
+				/* exec renames too (to "seq", "sleep", ...) */
+				assert_non_null(ev.s[0]);
+				assert_true((int32_t)ev.f[0] > 0);
+				renames++;
+				named += strcmp(ev.s[0], "renamed-xyz") == 0;
+			} else if (ev.kind == VMS_K_PROCESS_FORK) {
+				assert_non_null(ev.s[0]);
+				assert_true((int32_t)ev.f[1] > (int32_t)0);
+				forks++;
+			} else if (ev.kind == VMS_K_SCHED_SWITCH) {
+				assert_non_null(ev.s[0]);
+				assert_non_null(ev.s[1]);
+				assert_int_equal((int32_t)ev.f[0], ev.tid);
+				switches++;
+			}
+		}
+	}
+	assert_int_equal(renames, td_count_of(&want, "task_rename"));
+	/* the loop's `printf renamed-xyz > /proc/self/comm`, as many as trace-cmd shows */
+	char cmd[8400];
+	snprintf(cmd, sizeof cmd, "trace-cmd report '%.8000s' 2>/dev/null | grep -c "
+		 "'task_rename:.*newcomm=renamed-xyz '", path);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	unsigned long long want_named = 0;
+	assert_int_equal(fscanf(p, "%llu", &want_named), 1);
+	pclose(p);
+	assert_true(named > 0);
+	assert_int_equal(named, want_named);
+	assert_int_equal(forks, td_count_of(&want, "sched_process_fork"));
+	assert_int_equal(switches, td_count_of(&want, "sched_switch"));
+	vms_source_close(src);
+}
+
+static void test_v7_zstd(void **state)
+{
+	(void)state;
+	check_file("rec.dat", "trace.dat v7 zstd");
+}
+
+static void test_v6(void **state)
+{
+	(void)state;
+	check_file("rec-v6.dat", "trace.dat v6 none");
+}
+
+static void test_v7_none(void **state)
+{
+	(void)state;
+	check_file("rec-none.dat", "trace.dat v7 none");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_v7_zstd),
+		cmocka_unit_test(test_v6),
+		cmocka_unit_test(test_v7_none),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

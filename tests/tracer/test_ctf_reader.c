@@ -1,0 +1,209 @@
+/* vmscope's CTF reader (lib/input/ctf) on damaged vmstrace traces. A child records three
+ * events vmst_test_seq(0, 0..2) in one thread; the stream file is then one packet:
+ * 80 bytes of header and context, then 3 records of 22 bytes (u16 id, u64 timestamp,
+ * u32 thread, u64 seq). The offsets below come from that layout, counted by hand. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "trace-qemu-style.h"
+#include "vmscope/source.h"
+
+static char dir[4096], stream[4300];
+
+static void record(void)
+{
+	snprintf(dir, sizeof dir, "%s", vms_test_tmpdir("ctf-reader"));
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char cfg[4200];
+		snprintf(cfg, sizeof cfg, "file=%s,enable=vmst_test_seq", dir);
+		if (vmst_init(cfg))
+			_exit(1);
+		for (uint32_t i = 0; i < 3; i++)
+			trace_vmst_test_seq(0, i);
+		exit(0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	char cmd[4400];
+	snprintf(cmd, sizeof cmd, "ls '%s'/stream-* > '%s.list'", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "%s.list", dir);
+	FILE *f = fopen(cmd, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(stream, sizeof stream, f));
+	stream[strcspn(stream, "\n")] = 0;
+	assert_null(fgets(cmd, sizeof cmd, f));   /* one stream file */
+	fclose(f);
+	struct stat s;
+	assert_int_equal(stat(stream, &s), 0);
+	assert_int_equal(s.st_size, 80 + 3 * 22);
+}
+
+static void poke(const char *path, off_t off, const void *bytes, size_t n)
+{
+	int fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, bytes, n, off), (ssize_t)n);
+	close(fd);
+}
+
+static void expect_open_error(const char *want)
+{
+	struct vms_error err = {0};
+	struct vms_source *s = vms_ctf_open(dir, &err);
+	if (s) {
+		vms_source_close(s);
+		fail_msg("opened a damaged trace (wanted '%s')", want);
+	}
+	assert_int_not_equal(err.status, 0);
+	if (!strstr(err.msg, want))
+		fail_msg("error '%s' does not say '%s'", err.msg, want);
+}
+
+static int read_all(struct vms_source *s, uint64_t *n)
+{
+	*n = 0;
+	struct vms_event ev;
+	int rc = 0;
+	for (uint32_t i = 0; i < s->ops->nr_streams(s); i++)
+		while ((rc = s->ops->next(s, i, &ev)) == 1)
+			(*n)++;
+	return rc;
+}
+
+static void test_intact_trace(void **state)
+{
+	(void)state;
+	record();
+	struct vms_error err = {0};
+	struct vms_source *s = vms_ctf_open(dir, &err);
+	assert_non_null(s);
+	assert_false(s->meta.ended_abruptly);
+	assert_int_equal(s->meta.nr_types, 11);
+	assert_string_equal(s->meta.type_names[10], "vmst_test_seq");
+	assert_int_equal(s->ops->nr_streams(s), 1);
+	struct vms_event ev;
+	for (uint64_t i = 0; i < 3; i++) {
+		assert_int_equal(s->ops->next(s, 0, &ev), 1);
+		assert_int_equal(ev.kind, VMS_K_TRACEPOINT);
+		assert_int_equal(ev.f[0], 0);
+		assert_int_equal(ev.f[1], i);
+	}
+	char buf[256];
+	s->ops->format_event(s, 0, buf, sizeof buf);
+	assert_string_equal(buf, "vmst_test_seq: thread=0 seq=2");
+	assert_int_equal(s->ops->next(s, 0, &ev), 0);
+	assert_int_equal(s->ops->rewind(s), 0);
+	uint64_t n;
+	assert_int_equal(read_all(s, &n), 0);
+	assert_int_equal(n, 3);
+	vms_source_close(s);
+}
+
+static void test_truncated_closed_trace_is_damage(void **state)
+{
+	(void)state;
+	record();
+	assert_int_equal(truncate(stream, 100), 0);
+	expect_open_error("truncated packet at byte offset 0");
+}
+
+static void test_truncated_killed_trace_reads_complete_packets(void **state)
+{
+	(void)state;
+	record();
+	assert_int_equal(truncate(stream, 100), 0);
+	char p[4200];
+	snprintf(p, sizeof p, "%s/.vmst-closed", dir);
+	assert_int_equal(unlink(p), 0);
+	struct vms_error err = {0};
+	struct vms_source *s = vms_ctf_open(dir, &err);
+	assert_non_null(s);
+	assert_true(s->meta.ended_abruptly);
+	uint64_t n;
+	assert_int_equal(read_all(s, &n), 0);
+	assert_int_equal(n, 0);
+	vms_source_close(s);
+}
+
+static void test_bad_magic(void **state)
+{
+	(void)state;
+	record();
+	poke(stream, 0, "\0", 1);
+	expect_open_error("bad packet magic at byte offset 0");
+}
+
+static void test_packet_size_beyond_limits(void **state)
+{
+	(void)state;
+	record();
+	uint64_t huge = ~0ull & ~7ull;
+	poke(stream, 40, &huge, 8);   /* content_size */
+	expect_open_error("bad packet size at byte offset 40");
+}
+
+static void test_unknown_event_id(void **state)
+{
+	(void)state;
+	record();
+	uint16_t id = 0xffff;
+	poke(stream, 80 + 22, &id, 2);   /* the second record */
+	struct vms_error err = {0};
+	struct vms_source *s = vms_ctf_open(dir, &err);
+	assert_non_null(s);
+	struct vms_event ev;
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_true(s->ops->next(s, 0, &ev) < 0);
+	assert_non_null(strstr(s->err.msg, "unknown event id at byte offset 102"));
+	vms_source_close(s);
+}
+
+static void rewrite_metadata(const char *from, const char *to)
+{
+	char p[4200], cmd[8800];
+	snprintf(p, sizeof p, "%s/metadata", dir);
+	snprintf(cmd, sizeof cmd, "sed -i 's/%s/%s/' '%s'", from, to, p);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_metadata_layout_checked(void **state)
+{
+	(void)state;
+	record();
+	rewrite_metadata("int32_t vtid;", "int32_t xtid;");
+	expect_open_error("packet.context is not the layout this reader knows");
+}
+
+static void test_other_ctf_is_not_ours(void **state)
+{
+	(void)state;
+	record();
+	rewrite_metadata("\\/\\* vmstrace:", "\\/* lttng:");
+	struct vms_error err = {0};
+	assert_null(vms_ctf_open(dir, &err));
+	assert_int_equal(err.status, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_intact_trace),
+		cmocka_unit_test(test_truncated_closed_trace_is_damage),
+		cmocka_unit_test(test_truncated_killed_trace_reads_complete_packets),
+		cmocka_unit_test(test_bad_magic),
+		cmocka_unit_test(test_packet_size_beyond_limits),
+		cmocka_unit_test(test_unknown_event_id),
+		cmocka_unit_test(test_metadata_layout_checked),
+		cmocka_unit_test(test_other_ctf_is_not_ours),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
