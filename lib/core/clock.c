@@ -2,11 +2,12 @@
  *
  * trace-cmd's own correction applies TIME_SHIFT as ((ts * scaling) >> frac) + offset, which is
  * exact only when scaling is 1. KVM defines guest_tsc = ((host_tsc * ratio) >> frac) +
- * tsc_offset, and trace-cmd stores offset = -tsc_offset, so the exact inverse is
- *   host_tsc = ceil(((guest_tsc + offset) << frac) / ratio)
- * in 128-bit integers. The ceiling makes it the left inverse of KVM's floor: for every host
- * TSC h, to_host(to_guest(h)) == h when the guest clock runs at least as fast as the host's,
- * and the earliest such h otherwise. */
+ * tsc_offset, and trace-cmd stores offset = -tsc_offset, so the inverse (vm-analysis.md §8.1) is
+ *   host_tsc = ((guest_tsc + offset) << frac) / ratio
+ * in 128-bit integers, rounding down: of the host TSC values a guest reading can stand for, the
+ * one the host's counter showed for most of that guest tick. (It is the largest h with
+ * ((h * ratio) >> frac) + tsc_offset <= guest_tsc in the continuous sense, h * ratio <=
+ * (guest_tsc - tsc_offset) << frac.) */
 #include <string.h>
 
 #include "vmscope/clock.h"
@@ -70,7 +71,7 @@ static uint64_t inverse(uint64_t guest, int64_t offset, uint64_t scaling, uint64
 	if (frac > 63)
 		frac = 63; /* (2^64 << 63) still fits in 128 bits */
 	u128 num = (u128)shifted << frac;
-	u128 h = (num + scaling - 1) / scaling;
+	u128 h = num / scaling;
 	return h > (u128)UINT64_MAX ? UINT64_MAX : (uint64_t)h;
 }
 

@@ -47,8 +47,8 @@ static inline const char *vms_test_build(void)
 /* A fresh temporary directory for the test (not removed: the build dir's tmp). */
 static inline const char *vms_test_tmpdir(const char *name)
 {
-	static char buf[4096];
-	snprintf(buf, sizeof buf, "%s/test-tmp/%s", vms_test_build(), name);
+	static char buf[2048];
+	snprintf(buf, sizeof buf, "%.1000s/test-tmp/%.500s", vms_test_build(), name);
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", buf, buf);
 	if (system(cmd) != 0)
