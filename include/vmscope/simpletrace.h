@@ -7,7 +7,8 @@
  *
  * The source has one stream. Every event is VMS_K_TRACEPOINT with
  *   f[0..4]  the first five arguments (a string argument gives its length),
- *   s[0], s[1] the first two string arguments (NUL-terminated copies),
+ *   s[0], s[1] the first two string arguments (NUL-terminated copies; NULL when set_wanted
+ *              excludes VMS_K_TRACEPOINT),
  *   tid = -1 (the format records only the process id, not the thread),
  *   cpu = 0 (no CPU is recorded), ts = the recorded CLOCK_MONOTONIC nanoseconds.
  * A "dropped events" record is delivered as type "Dropped_Event" (VMS_K_OTHER, f[0] = how

@@ -20,11 +20,15 @@
  *   socket=PATH     start the control socket there (vmst_control_start).
  *   period=MS       periodic write-out of partly filled buffers (default 100).
  *   bufsize=BYTES   buffer per producer thread (default 2 MiB; suffixes k, M), split in
- *   subbufs=N       N sub-buffers (default 8); a sub-buffer is one CTF packet.
+ *   subbufs=N       N sub-buffers (default 8); a sub-buffer is written out as one CTF
+ *                   packet (or a few, when flushed while partly filled).
  *   clock=tsc|monotonic   time source (default tsc when the CPU has an invariant TSC).
  * As in QEMU, nothing is enabled unless enable= or events= says so.
  *
- * The trace: DIR/metadata (CTF 1.8 TSDL), DIR/stream-TID-N (one per producer thread), and
+ * The trace: DIR/metadata (CTF 1.8 TSDL; the clock is the TSC with its calibrated frequency,
+ * or CLOCK_MONOTONIC in ns), DIR/stream-TID-N (one per producer thread; the packet context
+ * carries the thread id `vtid` and `cpu_id`, the CPU the thread ran on when the packet's
+ * sub-buffer was opened), and
  * DIR/.vmst-closed written last by a clean shutdown: its absence means the traced process
  * ended abruptly (killed); every packet written before that is complete and readable. */
 #ifndef VMSCOPE_TRACER_H
@@ -44,7 +48,8 @@ extern "C" {
  * environment. Called automatically by the first generated event table's constructor when
  * VMSCOPE_TRACE is set. Returns 0 or -errno. */
 int vmst_init(const char *config);
-/* Flush everything and stop the writer thread (also run at exit()). */
+/* Flush everything and stop the writer thread (also run at exit()). A forked child of a
+ * traced process records nothing (the writer thread is the parent's). */
 void vmst_shutdown(void);
 
 /* ---- events ---- */
@@ -74,8 +79,10 @@ const char *vmst_file_get(void);
 
 struct vmst_thread_stats {
 	int32_t tid;
-	uint64_t written;        /* events recorded into the buffer and written out */
-	uint64_t dropped;        /* events dropped because the buffer was full */
+	uint64_t written;        /* events recorded into the buffer (the writer writes them all
+	                            out unless the process is killed first) */
+	uint64_t dropped;        /* events dropped because the buffer was full (also in the
+	                            trace: packet context events_discarded) */
 };
 /* Copies up to `max` entries, returns the number of producer threads known. */
 size_t vmst_stats(struct vmst_thread_stats *out, size_t max);

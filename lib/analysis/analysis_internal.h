@@ -94,6 +94,7 @@ struct an_vcpu {
 struct an_gthread {
 	struct vms_gthread_stats st;
 	uint32_t cap_reasons;
+	uint32_t last_reason;      /* index of the last reason row used */
 };
 
 struct vms_analysis {
@@ -114,6 +115,16 @@ struct vms_analysis {
 	uint32_t *nr_guest_exits;
 	struct vms_gthread_stats *gstats;
 };
+
+/* Copy a thread name into a 24-byte field (snprintf costs too much per event). */
+static inline void an_copy_comm(char dst[24], const char *src)
+{
+	size_t i = 0;
+	if (src)
+		for (; i < 23 && src[i]; i++)
+			dst[i] = src[i];
+	dst[i] = '\0';
+}
 
 /* vcpu_state.c: recompute the vCPU's status at t (after its flags or base changed) */
 void an_vcpu_update(struct vms_analysis *a, struct an_vcpu *v, uint64_t t);

@@ -42,9 +42,16 @@ struct an_gthread *an_gthread_get(struct vms_analysis *a, uint32_t machine, int3
 
 static struct vms_gthread_reason *reason_row(struct an_gthread *g, uint32_t isa, uint32_t reason)
 {
-	for (uint32_t i = 0; i < g->st.nr_reasons; i++)
-		if (g->st.reasons[i].isa == isa && g->st.reasons[i].reason == reason)
+	/* the exit counted at kvm_exit is the one whose time is added at the segment's close */
+	if (g->last_reason < g->st.nr_reasons && g->st.reasons[g->last_reason].isa == isa &&
+	    g->st.reasons[g->last_reason].reason == reason)
+		return &g->st.reasons[g->last_reason];
+	for (uint32_t i = 0; i < g->st.nr_reasons; i++) {
+		if (g->st.reasons[i].isa == isa && g->st.reasons[i].reason == reason) {
+			g->last_reason = i;
 			return &g->st.reasons[i];
+		}
+	}
 	if (g->st.nr_reasons == g->cap_reasons) {
 		uint32_t ncap = g->cap_reasons ? g->cap_reasons * 2 : 4;
 		struct vms_gthread_reason *nr = realloc(g->st.reasons, ncap * sizeof *nr);
@@ -54,6 +61,7 @@ static struct vms_gthread_reason *reason_row(struct an_gthread *g, uint32_t isa,
 		g->cap_reasons = ncap;
 	}
 	uint32_t i = g->st.nr_reasons++;
+	g->last_reason = i;
 	g->st.reasons[i].isa = isa;
 	g->st.reasons[i].reason = reason;
 	g->st.reasons[i].ns = 0;
@@ -124,31 +132,38 @@ void an_segment_close(struct vms_analysis *a, struct an_vcpu *v, uint64_t t)
 
 void an_segment_refresh(struct vms_analysis *a, struct an_vcpu *v, uint64_t t)
 {
-	struct an_segment n = { .start = t, .state = v->state, .gtid = v->gtid,
-				.exit_reason = -1, .isa = 0, .host_tid = -1 };
+	/* called on every vCPU event: compare first, build the new segment only on a change */
+	enum vms_vcpu_state state = v->state;
+	int32_t exit_reason = -1, host_tid = -1;
+	uint32_t isa = 0;
 	const char *comm = "";
-	if (n.state == VMS_STATE_VMM) {
+	if (state == VMS_STATE_VMM) {
 		if (v->have_exit) {
-			n.exit_reason = (int32_t)(v->exit_reason & INT32_MAX);
-			n.isa = v->exit_isa;
+			exit_reason = (int32_t)(v->exit_reason & INT32_MAX);
+			isa = v->exit_isa;
 		}
-		n.host_tid = v->host_tid;
-	} else if ((n.state == VMS_STATE_PREEMPTED || n.state == VMS_STATE_HALTED) &&
-		   v->left_valid && v->host >= 0) {
+		host_tid = v->host_tid;
+	} else if ((state == VMS_STATE_PREEMPTED || state == VMS_STATE_HALTED) && v->left_valid &&
+		   v->host >= 0) {
 		struct an_cpu *c = an_host_cpu(a, (uint32_t)v->host, v->left_cpu);
 		if (c) {
-			n.host_tid = c->tid;
+			host_tid = c->tid;
 			comm = c->comm;
 		}
 	}
 	struct an_segment *s = &v->seg;
-	if (n.state == s->state && n.gtid == s->gtid && n.exit_reason == s->exit_reason &&
-	    n.isa == s->isa && n.host_tid == s->host_tid)
+	if (state == s->state && v->gtid == s->gtid && exit_reason == s->exit_reason &&
+	    isa == s->isa && host_tid == s->host_tid)
 		return;
 	an_segment_close(a, v, t);
-	n.start = s->start > t ? s->start : t;
-	snprintf(n.comm, sizeof n.comm, "%s", comm);
-	*s = n;
+	if (t > s->start)
+		s->start = t;
+	s->state = state;
+	s->gtid = v->gtid;
+	s->exit_reason = exit_reason;
+	s->isa = isa;
+	s->host_tid = host_tid;
+	an_copy_comm(s->comm, comm);
 }
 
 static int cmp_reason(const void *x, const void *y)

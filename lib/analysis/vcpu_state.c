@@ -124,7 +124,7 @@ void an_on_guest_switch(struct vms_analysis *a, uint32_t m, const struct vms_eve
 	if (v->gtid > 0) {
 		struct an_gthread *g = an_gthread_get(a, m, v->gtid);
 		if (g && ev->s[1] && *ev->s[1])
-			snprintf(g->st.comm, sizeof g->st.comm, "%s", ev->s[1]);
+			an_copy_comm(g->st.comm, ev->s[1]);
 	}
 	an_vcpu_update(a, v, t);
 }
@@ -146,7 +146,7 @@ void an_on_host_switch(struct vms_analysis *a, uint32_t h, const struct vms_even
 	int64_t prev = (int64_t)ev->f[0], next = (int64_t)ev->f[2];
 	if (c) {
 		c->tid = next >= 0 && next <= INT32_MAX ? (int32_t)next : -1;
-		snprintf(c->comm, sizeof c->comm, "%s", ev->s[1] ? ev->s[1] : "");
+		an_copy_comm(c->comm, ev->s[1]);
 	}
 	struct an_vcpu *vp = vcpu_of_thread(a, h, prev);
 	struct an_vcpu *vn = vcpu_of_thread(a, h, next);

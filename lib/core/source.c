@@ -4,12 +4,22 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "vmscope/simpletrace.h"
 #include "vmscope/source.h"
 
 typedef struct vms_source *(*opener_fn)(const char *path, struct vms_error *err);
 
+/* QEMU simpletrace without its trace-events file: event names from the file's mapping
+ * records, arguments unnamed (`vmscope dump --events FILE` names them). */
+static struct vms_source *simpletrace_open(const char *path, struct vms_error *err)
+{
+	return vms_simpletrace_open(path, NULL, err);
+}
+
 static const opener_fn openers[] = {
 	vms_tracedat_open,
+	vms_ctf_open,          /* a directory written by libvmstrace */
+	simpletrace_open,
 	vms_tcxml_open,
 };
 

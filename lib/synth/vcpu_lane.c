@@ -26,6 +26,7 @@ static const struct exit_kind busy_exits[] = {
 	{ 10, "CPUID", 4, 500, 1100, 2 },
 };
 #define NR_BUSY (sizeof busy_exits / sizeof busy_exits[0])
+_Static_assert(NR_BUSY <= VMS_LANE_EXIT_KINDS, "hot RIP table");
 static const struct exit_kind hlt_exit = { 12, "HLT", 0, 0, 0, 1 };
 static const struct exit_kind ext_irq = { 1, "EXTERNAL_INTERRUPT", 0, 700, 1900, 0 };
 
@@ -162,9 +163,13 @@ static void kvm_exit(struct vms_vcpu_lane *L, uint64_t ts, const struct exit_kin
 	struct vms_prng *r = &L->x->rng;
 	uint64_t info1 = 0, info2 = 0;
 	uint32_t intr = 0;
-	uint64_t rip = k->code == hlt_exit.code
-			       ? RIP_HLT
-			       : 0xffffffff81000000ull + (vms_prng_below(r, 0xe00000) & ~0x3ull);
+	/* a guest exits at a few hot instructions per reason (wrmsr in native_write_msr, the
+	 * MMIO accessors, ...): pick one of the lane's own */
+	size_t ki = 0;
+	while (ki + 1 < NR_BUSY && busy_exits[ki].code != k->code)
+		ki++;
+	uint64_t rip = k->code == hlt_exit.code ? RIP_HLT
+						: L->hot_rip[ki][vms_prng_below(r, VMS_LANE_HOT_RIPS)];
 	switch (k->code) {
 	case 1:
 		intr = INTR_LOCAL_TIMER;
@@ -349,6 +354,9 @@ void vms_vcpu_lane_init(struct vms_vcpu_lane *L, struct vms_synth_ctx *x,
 	if (x->noisy)
 		L->noisy_wake = t0 + vms_synth_cyc(x, 1e6 + vms_prng_exp(&x->rng, 3e6));
 	L->counted_entry = UINT64_MAX;
+	for (size_t i = 0; i < NR_BUSY; i++)
+		for (int j = 0; j < VMS_LANE_HOT_RIPS; j++)
+			L->hot_rip[i][j] = 0xffffffff81000000ull + (vms_prng_below(&x->rng, 0xe00000) & ~0x3ull);
 }
 
 void vms_vcpu_lane_add_thread(struct vms_vcpu_lane *L, const struct vms_task *t, double burst_ns,

@@ -12,6 +12,9 @@
 #include "synth/sched_model.h"
 #include "synth/synth_context.h"
 
+#define VMS_LANE_EXIT_KINDS 8
+#define VMS_LANE_HOT_RIPS 8
+
 enum vms_lane_hmode { VMS_H_NONE = 0, VMS_H_GUEST, VMS_H_VMM, VMS_H_PREEMPTED, VMS_H_HALTED };
 
 struct vms_vcpu_lane {
@@ -32,6 +35,7 @@ struct vms_vcpu_lane {
 	uint64_t stop_at;                   /* stop after the first kvm_entry at or after it */
 	bool done;
 	uint64_t rip;
+	uint64_t hot_rip[VMS_LANE_EXIT_KINDS][VMS_LANE_HOT_RIPS]; /* where the guest exits */
 	uint32_t inject;                    /* intr_info of the next kvm_entry */
 	/* truth */
 	uint8_t hmode, base;

@@ -66,12 +66,16 @@ static inline char *run_capture(const char *cmd, int *status, long *err_bytes)
 	return buf;
 }
 
-/* Number of occurrences of `needle` in `hay`. */
+/* Number of occurrences of `needle` in `hay`. A plain loop: the sanitizers' strstr computes
+ * strlen(hay) on every call, which makes repeated searches in a large report quadratic. */
 static inline size_t count_str(const char *hay, const char *needle)
 {
 	size_t n = 0, l = strlen(needle);
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + l, needle))
-		n++;
+	for (const char *p = hay; *p; p++)
+		if (*p == *needle && !strncmp(p, needle, l)) {
+			n++;
+			p += l - 1;
+		}
 	return n;
 }
 
@@ -91,10 +95,11 @@ static inline int tc_next(char **pos, struct tc_line *l)
 	char *s = *pos;
 	if (!*s)
 		return 0;
-	char *eol = strchr(s, '\n');
-	if (eol)
-		*eol = '\0';
-	*pos = eol ? eol + 1 : s + strlen(s);
+	char *eol = s;
+	while (*eol && *eol != '\n') /* not strchr: see count_str */
+		eol++;
+	*pos = *eol ? eol + 1 : eol;
+	*eol = '\0';
 	char *br = strstr(s, " [");
 	char *close = br ? strchr(br, ']') : NULL;
 	if (!br || !close)

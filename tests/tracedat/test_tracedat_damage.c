@@ -164,8 +164,8 @@ static void test_truncate_host(void **state)
 static void test_truncate_guest(void **state)
 {
 	(void)state;
-	walk_truncations(vms_test_trace("kvm-hip24/guest-Salamander4.dat"), "td-trunc-guest", 1024,
-			 8191, 512, MAX_EVENTS_PER_RUN);
+	walk_truncations(vms_test_trace("kvm-hip24/guest-Salamander4.dat"), "td-trunc-guest", 512,
+			 16381, 512, MAX_EVENTS_PER_RUN);
 }
 
 static void test_truncate_local(void **state)
@@ -207,7 +207,7 @@ static void test_flips_local(void **state)
 {
 	(void)state;
 	/* a full read of this file is 2.43 M events: few flips */
-	flips_of(vms_test_trace("local/sched-syscalls-2cpu.dat"), "td-flip-local", 4, 4);
+	flips_of(vms_test_trace("local/sched-syscalls-2cpu.dat"), "td-flip-local", 2, 2);
 }
 
 /* The ring-buffer page parser on raw (uncompressed) pages: the local trace rewritten as v6
@@ -247,7 +247,7 @@ static void test_flips_v6_pages(void **state)
 	uint64_t before = run_one(p, UINT64_MAX, &failed);
 	assert_true(failed);       /* the cut is reported ... */
 	assert_true(before > 1000); /* ... after the events before it */
-	walk_flips(p, cpu0, cut, 300);
+	walk_flips(p, cpu0, cut, 200);
 	unlink(p);
 }
 

@@ -176,6 +176,21 @@ static void test_generator_rejects_bad_lines(void **state)
 				 sizeof err), 0);
 }
 
+/* Bad configurations are refused before anything starts (the tracer stays off). */
+static void test_bad_config_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(vmst_init("bufsize=12"), -EINVAL);
+	assert_int_equal(vmst_init("file=/tmp/x,nonsense=1"), -EINVAL);
+	assert_int_equal(vmst_init("clock=sundial"), -EINVAL);
+	assert_int_equal(vmst_init("period=0"), -EINVAL);
+	assert_int_equal(vmst_init("bufsize=1M,subbufs=1"), -EINVAL);
+	assert_int_equal(vmst_init("events=/nonexistent/vmst-events"), -ENOENT);
+	assert_false(vmst_file_enabled());
+	assert_int_equal(vmst_flush(), -ESRCH);
+	assert_null(vmst_file_get());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_disabled_event_compiles_to_nothing),
 		cmocka_unit_test(test_set_glob_counts),
 		cmocka_unit_test(test_generator_rejects_bad_lines),
+		cmocka_unit_test(test_bad_config_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
