@@ -1,5 +1,6 @@
 /* Opening a trace: the format is decided by content (each reader says "not mine" by
  * returning NULL with no error set), never by the file name. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,9 +27,12 @@ static const opener_fn openers[] = {
 struct vms_source *vms_source_open(const char *path, struct vms_error *err)
 {
 	struct stat st;
-	if (stat(path, &st) != 0)
-		return vms_error_set(err, VMS_ERR_IO, "%s: cannot open: no such file or directory",
-				     path), NULL;
+	if (stat(path, &st) != 0) {
+		/* naming a trace that is not there is bad input (exit 2); other failures are I/O */
+		int e = errno;
+		return vms_error_set(err, e == ENOENT || e == ENOTDIR ? VMS_ERR_USAGE : VMS_ERR_IO,
+				     "%s: cannot open: %s", path, strerror(e)), NULL;
+	}
 	for (size_t i = 0; i < sizeof openers / sizeof openers[0]; i++) {
 		struct vms_source *s = openers[i](path, err);
 		if (s)

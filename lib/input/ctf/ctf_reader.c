@@ -343,6 +343,50 @@ static const struct vms_source_ops ctf_ops = {
 	.close = ctf_close,
 };
 
+/* DIR/.vmst-threads: "TID NAME" lines written by the tracer when a thread's stream file is
+ * created. Optional; a line that does not parse is damage. */
+static int read_thread_names(struct vms_source *src, const char *path)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s/.vmst-threads", path);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return 0;
+	struct vms_trace_meta *m = &src->meta;
+	char line[256];
+	uint64_t off = 0;
+	int rc = 0;
+	while (fgets(line, sizeof line, f)) {
+		size_t len = strlen(line);
+		int tid, name_at = 0;
+		if (line[len - 1] != '\n' || sscanf(line, "%d %n", &tid, &name_at) != 1 ||
+		    name_at == 0 || m->nr_comms >= 1000000) {
+			rc = vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: bad line at byte offset "
+					   "%llu", p, (unsigned long long)off);
+			break;
+		}
+		off += len;
+		line[len - 1] = 0;
+		int32_t *t = realloc(m->comm_tid, (m->nr_comms + 1) * sizeof *t);
+		if (t)
+			m->comm_tid = t;
+		char **n = realloc(m->comm_name, (m->nr_comms + 1) * sizeof *n);
+		if (n)
+			m->comm_name = n;
+		char *name = strdup(line + name_at);
+		if (!t || !n || !name) {
+			free(name);
+			rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+			break;
+		}
+		m->comm_tid[m->nr_comms] = tid;
+		m->comm_name[m->nr_comms] = name;
+		m->nr_comms++;
+	}
+	fclose(f);
+	return rc;
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -497,7 +541,9 @@ struct vms_source *vms_ctf_open(const char *path, struct vms_error *err)
 	bool closed = access(cpath, F_OK) == 0;
 	if (!closed)
 		m->ended_abruptly = true;
-	rc = open_streams(src, c, path);
+	rc = read_thread_names(src, path);
+	if (rc == 0)
+		rc = open_streams(src, c, path);
 	for (uint32_t i = 0; rc == 0 && i < c->n; i++)
 		rc = scan_stream(src, c, &c->st[i], closed);
 	if (rc) {
