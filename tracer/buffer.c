@@ -9,6 +9,7 @@
  * the thread exits (the writer frees it once written out). */
 #include <errno.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -106,6 +107,9 @@ static struct vmst_tbuf *attach(void)
 	b->nsub = nsub;
 	b->subsize = subsize;
 	b->tid = (int32_t)syscall(SYS_gettid);
+	if (prctl(PR_GET_NAME, b->name) != 0)
+		b->name[0] = 0;
+	b->name[sizeof b->name - 1] = 0;
 	b->fd = -1;
 	pthread_mutex_lock(&vmst__bufs_lock);
 	static uint64_t serial;

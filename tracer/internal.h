@@ -81,6 +81,7 @@ struct vmst_sub {
 struct vmst_tbuf {
 	struct vmst_producer hot;  /* first: the generated code sees only this */
 	int32_t tid;
+	char name[16];             /* the thread's name at its first event (PR_GET_NAME) */
 	uint32_t nsub;
 	uint32_t subsize;
 	uint32_t next;             /* producer: index of the sub-buffer to open next */

@@ -211,14 +211,17 @@ static struct vmst_tbuf *list_head(void)
 static void note_thread_name(const struct vmst_tbuf *b)
 {
 	char p[PATH_MAX], name[64] = "";
+	/* fresher than the name taken at the thread's first event, if it still runs */
 	snprintf(p, sizeof p, "/proc/self/task/%d/comm", (int)b->tid);
 	FILE *f = fopen(p, "r");
-	if (!f)
-		return;   /* the thread is gone already */
-	if (!fgets(name, sizeof name, f))
-		name[0] = 0;
-	fclose(f);
+	if (f) {
+		if (!fgets(name, sizeof name, f))
+			name[0] = 0;
+		fclose(f);
+	}
 	name[strcspn(name, "\n")] = 0;
+	if (!name[0])
+		snprintf(name, sizeof name, "%s", b->name);
 	if (!name[0])
 		return;
 	snprintf(p, sizeof p, "%s/" THREADS_FILE, dir);

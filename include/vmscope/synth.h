@@ -67,7 +67,8 @@ struct vms_synth_config {
 	uint64_t events;                /* target total of both files (reached or passed by < 0.1 %) */
 	const char *host_path;          /* e.g. "vmscope-demo/host.dat" */
 	const char *guest_path;
-	enum vms_synth_compression compression;
+ 	enum vms_synth_compression compression;
+	int level;                      /* compression level; 0: the writer's default (zstd -1) */
 	bool tsc_scaling;               /* default true: the guest TSC runs at 3.0 GHz */
 	/* progress, called now and then from the generating thread */
 	void (*progress)(void *ctx, uint64_t done, uint64_t target);

@@ -27,9 +27,11 @@ static void vcpu_init(struct an_vcpu *v, uint32_t machine, uint32_t vcpu,
 	v->status = VMS_VCPU_UNKNOWN;
 	v->state = VMS_STATE_UNKNOWN;
 	v->gtid = -1;
-	v->seg = (struct an_segment){ .state = VMS_STATE_UNKNOWN, .gtid = -1, .exit_reason = -1,
-				      .host_tid = -1 };
+	v->gidx = -1;
+	v->seg = (struct an_segment){ .state = VMS_STATE_UNKNOWN, .gtid = -1, .gidx = -1,
+				      .exit_reason = -1, .host_tid = -1 };
 	v->guest_mode = -1;
+	v->left_prev = v->left_next = -1;
 }
 
 struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_sinks *sinks)

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../model/keymap.h"
+#include "model/keymap.h"
 #include "vmscope/analysis.h"
 
 #define AN_MAX_CPUS 4096   /* physical CPUs of one host tracked; beyond is damage */
@@ -28,7 +28,9 @@ struct an_exit_table {
 struct an_cpu {
 	int32_t tid;               /* -1 unknown */
 	char comm[24];
-	uint32_t nr_left;          /* preempted vCPUs whose thread left this CPU */
+	int32_t left_head;         /* first off-CPU vCPU (index in an->v) whose thread left this
+	                              CPU, -1 none: a list, so that a switch here updates them
+	                              without scanning every vCPU */
 };
 
 struct an_machine {
@@ -45,6 +47,7 @@ struct an_segment {
 	uint64_t start;
 	enum vms_vcpu_state state;
 	int32_t gtid;              /* guest thread current on the vCPU, -1 unknown */
+	int32_t gidx;              /* its index in an->gthreads, -1 none (no lookup per event) */
 	int32_t exit_reason;       /* VMM: the pending exit's reason, else -1 */
 	uint32_t isa;
 	int32_t host_tid;          /* who ran instead (see vms_thread_interval) */
@@ -66,6 +69,7 @@ struct an_vcpu {
 
 	/* §4 */
 	int32_t gtid;              /* guest thread current on this vCPU, -1 unknown */
+	int32_t gidx;              /* its index in an->gthreads, -1 none */
 	struct an_segment seg;
 
 	/* §5 */
@@ -77,8 +81,9 @@ struct an_vcpu {
 	uint64_t exits_unpaired;
 
 	/* §6 */
-	bool left_valid;
+	bool left_valid;           /* on the left_cpu list of its host */
 	uint32_t left_cpu;         /* physical CPU the thread left when it was switched out */
+	int32_t left_prev, left_next; /* that list's links */
 	struct vms_steal_entry *steal;
 	uint32_t nr_steal, cap_steal;
 	bool wake_pending;

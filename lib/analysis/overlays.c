@@ -72,11 +72,9 @@ static struct vms_gthread_reason *reason_row(struct an_gthread *g, uint32_t isa,
 /* A kvm_exit while guest thread gtid is current on v: one more exit of that reason. */
 void an_gthread_exit(struct vms_analysis *a, struct an_vcpu *v)
 {
-	if (v->gtid <= 0)
+	if (v->gidx < 0 || (uint32_t)v->gidx >= a->nr_gthreads)
 		return;
-	struct an_gthread *g = an_gthread_get(a, v->machine, v->gtid);
-	if (!g)
-		return;
+	struct an_gthread *g = &a->gthreads[v->gidx];
 	struct vms_gthread_reason *r = reason_row(g, v->exit_isa, v->exit_reason);
 	if (r)
 		r->count++;
@@ -94,7 +92,8 @@ void an_segment_close(struct vms_analysis *a, struct an_vcpu *v, uint64_t t)
 		return;
 	uint64_t d = t - s->start;
 	if (s->gtid > 0) {
-		struct an_gthread *g = an_gthread_get(a, v->machine, s->gtid);
+		struct an_gthread *g = s->gidx >= 0 && (uint32_t)s->gidx < a->nr_gthreads
+					       ? &a->gthreads[s->gidx] : NULL;
 		if (g) {
 			switch (s->state) {
 			case VMS_STATE_RUNNING: g->st.ns_running += d; break;
@@ -160,6 +159,7 @@ void an_segment_refresh(struct vms_analysis *a, struct an_vcpu *v, uint64_t t)
 		s->start = t;
 	s->state = state;
 	s->gtid = v->gtid;
+	s->gidx = v->gidx;
 	s->exit_reason = exit_reason;
 	s->isa = isa;
 	s->host_tid = host_tid;

@@ -92,7 +92,7 @@ struct an_cpu *an_host_cpu(struct vms_analysis *a, uint32_t h, uint32_t cpu)
 		for (uint32_t c = am->nr_cpus; c < n; c++) {
 			nc[c].tid = -1;
 			nc[c].comm[0] = '\0';
-			nc[c].nr_left = 0;
+			nc[c].left_head = -1;
 		}
 		am->cpu = nc;
 		am->nr_cpus = n;
@@ -121,22 +121,46 @@ void an_on_guest_switch(struct vms_analysis *a, uint32_t m, const struct vms_eve
 	int64_t next = (int64_t)ev->f[2];
 	v->gtid = next >= 0 && next <= INT32_MAX ? (int32_t)next : -1;
 	v->base = next != 0 ? VMS_VCPU_RUNNING : VMS_VCPU_IDLE;
+	v->gidx = -1;
 	if (v->gtid > 0) {
 		struct an_gthread *g = an_gthread_get(a, m, v->gtid);
-		if (g && ev->s[1] && *ev->s[1])
-			an_copy_comm(g->st.comm, ev->s[1]);
+		if (g) {
+			v->gidx = (int32_t)(g - a->gthreads);
+			if (ev->s[1] && *ev->s[1])
+				an_copy_comm(g->st.comm, ev->s[1]);
+		}
 	}
 	an_vcpu_update(a, v, t);
 }
 
-/* A preempted vCPU whose thread left CPU `cpu`: who runs there instead has changed. */
-static void refresh_left(struct vms_analysis *a, uint32_t h, uint32_t cpu, uint64_t t)
+/* The off-CPU vCPUs of each host CPU are kept in a list: a sched_switch on that CPU changes
+ * who runs "instead" of each of them. */
+static void left_detach(struct vms_analysis *a, struct an_vcpu *v)
 {
-	for (uint32_t i = 0; i < a->nr_v; i++) {
-		struct an_vcpu *v = &a->v[i];
-		if (v->preempted && v->left_valid && v->left_cpu == cpu && v->host == (int32_t)h)
-			an_segment_refresh(a, v, t);
-	}
+	if (!v->left_valid)
+		return;
+	struct an_cpu *c = an_host_cpu(a, (uint32_t)v->host, v->left_cpu);
+	if (v->left_prev >= 0)
+		a->v[v->left_prev].left_next = v->left_next;
+	else if (c)
+		c->left_head = v->left_next;
+	if (v->left_next >= 0)
+		a->v[v->left_next].left_prev = v->left_prev;
+	v->left_valid = false;
+	v->left_prev = v->left_next = -1;
+}
+
+static void left_attach(struct vms_analysis *a, struct an_vcpu *v, struct an_cpu *c,
+			uint32_t cpu)
+{
+	int32_t self = (int32_t)(v - a->v);
+	v->left_cpu = cpu;
+	v->left_prev = -1;
+	v->left_next = c->left_head;
+	if (c->left_head >= 0)
+		a->v[c->left_head].left_prev = self;
+	c->left_head = self;
+	v->left_valid = true;
 }
 
 void an_on_host_switch(struct vms_analysis *a, uint32_t h, const struct vms_event *ev,
@@ -151,30 +175,21 @@ void an_on_host_switch(struct vms_analysis *a, uint32_t h, const struct vms_even
 	struct an_vcpu *vp = vcpu_of_thread(a, h, prev);
 	struct an_vcpu *vn = vcpu_of_thread(a, h, next);
 	if (vp && vp != vn) {
-		if (vp->preempted && vp->left_valid) {
-			struct an_cpu *old = an_host_cpu(a, h, vp->left_cpu);
-			if (old && old->nr_left)
-				old->nr_left--;
-		}
+		left_detach(a, vp);
 		vp->preempted = true;
 		vp->halted = !an_prev_state_runnable(ev->f[1]);
-		vp->left_valid = c != NULL;
-		vp->left_cpu = ev->cpu;
-		if (c)
-			c->nr_left++;
+		if (c && vp->host == (int32_t)h)
+			left_attach(a, vp, c, ev->cpu);
 		an_vcpu_update(a, vp, t);
 	}
-	if (c && c->nr_left)
-		refresh_left(a, h, ev->cpu, t);
+	/* the other vCPUs that left this CPU: someone else runs there now */
+	for (int32_t i = c ? c->left_head : -1; i >= 0; i = a->v[i].left_next)
+		if (&a->v[i] != vp)
+			an_segment_refresh(a, &a->v[i], t);
 	if (vn) {
-		if (vn->preempted && vn->left_valid) {
-			struct an_cpu *old = an_host_cpu(a, h, vn->left_cpu);
-			if (old && old->nr_left)
-				old->nr_left--;
-		}
+		left_detach(a, vn);
 		vn->preempted = false;
 		vn->halted = false;
-		vn->left_valid = false;
 		an_runq_switch_in(vn, t);
 		an_vcpu_update(a, vn, t);
 	}

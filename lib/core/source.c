@@ -1,49 +1,8 @@
-/* Opening a trace: the format is decided by content (each reader says "not mine" by
- * returning NULL with no error set), never by the file name. */
-#include <errno.h>
+/* What every source shares: closing, and freeing the metadata its reader filled. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "vmscope/simpletrace.h"
 #include "vmscope/source.h"
-
-typedef struct vms_source *(*opener_fn)(const char *path, struct vms_error *err);
-
-/* QEMU simpletrace without its trace-events file: event names from the file's mapping
- * records, arguments unnamed (`vmscope dump --events FILE` names them). */
-static struct vms_source *simpletrace_open(const char *path, struct vms_error *err)
-{
-	return vms_simpletrace_open(path, NULL, err);
-}
-
-static const opener_fn openers[] = {
-	vms_tracedat_open,
-	vms_ctf_open,          /* a directory written by libvmstrace */
-	simpletrace_open,
-	vms_tcxml_open,
-};
-
-struct vms_source *vms_source_open(const char *path, struct vms_error *err)
-{
-	struct stat st;
-	if (stat(path, &st) != 0) {
-		/* naming a trace that is not there is bad input (exit 2); other failures are I/O */
-		int e = errno;
-		return vms_error_set(err, e == ENOENT || e == ENOTDIR ? VMS_ERR_USAGE : VMS_ERR_IO,
-				     "%s: cannot open: %s", path, strerror(e)), NULL;
-	}
-	for (size_t i = 0; i < sizeof openers / sizeof openers[0]; i++) {
-		struct vms_source *s = openers[i](path, err);
-		if (s)
-			return s;
-		if (err->status != 0)
-			return NULL;
-	}
-	vms_error_set(err, VMS_ERR_FORMAT, "%s: not a trace format vmscope knows, at byte offset 0",
-		      path);
-	return NULL;
-}
 
 void vms_source_close(struct vms_source *src)
 {

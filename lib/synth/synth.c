@@ -141,13 +141,14 @@ static int add_formats(struct vms_tdw *w, const uint16_t *ids, bool kvm, struct 
 }
 
 static int open_writer(struct vms_tdw **w, const char *path, uint32_t cpus,
-		       enum vms_synth_compression comp, uint64_t trace_id, const char *uname,
-		       struct vms_error *err)
+		       enum vms_synth_compression comp, int level, uint64_t trace_id,
+		       const char *uname, struct vms_error *err)
 {
 	struct vms_tdw_config c = {
 		.path = path,
 		.compression = comp == VMS_SYNTH_ZLIB ? VMS_TDW_ZLIB
 			       : comp == VMS_SYNTH_NONE ? VMS_TDW_NONE : VMS_TDW_ZSTD,
+		.level = level,
 		.nr_cpus = cpus,
 		.header_page = vms_synth_header_page,
 		.header_event = vms_synth_header_event,
@@ -211,10 +212,10 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 	int64_t off0 = (int64_t)guest_up - (int64_t)vms_synth_to_guest(t0, ratio, frac, 0);
 
 	struct vms_tdw *hw = NULL, *gw = NULL;
-	int rc = open_writer(&hw, cfg->host_path, HOST_CPUS, cfg->compression, host_id,
+	int rc = open_writer(&hw, cfg->host_path, HOST_CPUS, cfg->compression, cfg->level, host_id,
 			     "Linux synth-host 6.18.0 x86_64 (SIMULATED)", err);
 	if (!rc)
-		rc = open_writer(&gw, cfg->guest_path, NR_VCPUS, cfg->compression, guest_id,
+		rc = open_writer(&gw, cfg->guest_path, NR_VCPUS, cfg->compression, cfg->level, guest_id,
 				 "Linux demo-guest 6.1.0 x86_64 (SIMULATED)", err);
 	if (!rc)
 		rc = add_formats(hw, host_ids, true, err);

@@ -253,7 +253,7 @@ static const struct vms_sched_ops guest_ops = { g_switch, g_wakeup };
 static uint64_t noisy_sleep(struct vms_vcpu_lane *L, uint64_t now)
 {
 	/* storms of activity alternate with calm phases */
-	bool storm = !(((now + L->noisy_phase_off) / L->noisy_phase_len) & 1);
+	bool storm = !(((now - L->noisy_t0 + L->noisy_phase_off) / L->noisy_phase_len) & 1);
 	return cyc(L, 200e3 + vms_prng_exp(&L->x->rng, storm ? 4e6 : 80e6));
 }
 
@@ -350,7 +350,8 @@ void vms_vcpu_lane_init(struct vms_vcpu_lane *L, struct vms_synth_ctx *x,
 	vms_sched_init(&L->g, &x->rng, x->cyc_per_ns, 3e6);
 	L->noisy_wake = UINT64_MAX;
 	L->noisy_phase_len = vms_synth_cyc(x, 700e6);
-	L->noisy_phase_off = vms_synth_cyc(x, 350e6 * vcpu);
+	L->noisy_phase_off = vms_synth_cyc(x, 350e6 * vcpu); /* both start in a storm */
+	L->noisy_t0 = t0;
 	if (x->noisy)
 		L->noisy_wake = t0 + vms_synth_cyc(x, 1e6 + vms_prng_exp(&x->rng, 3e6));
 	L->counted_entry = UINT64_MAX;

@@ -25,7 +25,7 @@ struct vms_vcpu_lane {
 	struct vms_sched g;                 /* the guest's scheduler on this vCPU */
 	/* the neighbour */
 	uint64_t noisy_wake;                /* UINT64_MAX when there is none */
-	uint64_t noisy_phase_len, noisy_phase_off;
+	uint64_t noisy_phase_len, noisy_phase_off, noisy_t0;
 	/* this guest CPU's TSC */
 	uint64_t ratio;
 	uint32_t frac;

@@ -236,6 +236,38 @@ static void test_steal_attribution(void **state)
 	free_fx(&fx);
 }
 
+/* Two vCPU threads leave the same CPU 2: 10 -> 11 at 100 (vCPU 0 off, its CPU taken by the
+ * other vCPU's thread), 11 -> 20 at 120 (vCPU 1 off too; 20 now runs instead of both),
+ * 20 -> 10 at 150 (vCPU 0 back; 10 runs instead of vCPU 1), 11 back on CPU 3 at 170.
+ *   vCPU 0: 11 [100,120) 20 ns, 20 [120,150) 30 ns
+ *   vCPU 1: 20 [120,150) 30 ns, 10 [150,170) 20 ns */
+static void test_steal_shared_cpu(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	setup_fx(&fx, false);
+	feed(&fx, 100, sw(0, 2, 10, 0, 11));
+	feed(&fx, 120, sw(0, 2, 11, 0, 20));
+	feed(&fx, 150, sw(0, 2, 20, 0, 10));
+	feed(&fx, 170, sw(0, 3, 0, 0, 11));
+	vms_analysis_finish(fx.a, 200);
+	const struct vms_vcpu_stats *v0 = vms_analysis_vcpu(fx.a, 0);
+	const struct vms_vcpu_stats *v1 = vms_analysis_vcpu(fx.a, 1);
+	assert_int_equal(v0->nr_steal, 2);
+	assert_int_equal(v0->steal[0].host_tid, 20);
+	assert_int_equal(v0->steal[0].ns, 30);
+	assert_int_equal(v0->steal[1].host_tid, 11);
+	assert_int_equal(v0->steal[1].ns, 20);
+	assert_int_equal(v1->nr_steal, 2);
+	assert_int_equal(v1->steal[0].host_tid, 20);
+	assert_int_equal(v1->steal[0].ns, 30);
+	assert_int_equal(v1->steal[1].host_tid, 10);
+	assert_int_equal(v1->steal[1].ns, 20);
+	assert_int_equal(v0->ns[VMS_STATE_PREEMPTED], 50);
+	assert_int_equal(v1->ns[VMS_STATE_PREEMPTED], 50);
+	free_fx(&fx);
+}
+
 /* Containment: guest events on vCPU 0 at 50 (thread 10's mode not known yet: not
  * counted), 150 (inside kvm_entry 100 -> kvm_exit 200), 250 (outside): 1 of 2. Events on
  * vCPU 1, whose thread never entered, are not counted. */
@@ -301,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_vmm_inside_preempted),
 		cmocka_unit_test(test_exit_pairing),
 		cmocka_unit_test(test_steal_attribution),
+		cmocka_unit_test(test_steal_shared_cpu),
 		cmocka_unit_test(test_containment),
 		cmocka_unit_test(test_untraced_guest_states),
 	};

@@ -263,6 +263,51 @@ static void test_truncations(void **state)
 	free(buf);
 }
 
+/* Bytes of the real host file changed at random (deterministic): whatever the result, open
+ * and read to the end without a crash (ASan/UBSan watch), and an error is one line with a
+ * position. */
+static void test_mutations(void **state)
+{
+	(void)state;
+	const char *p = vms_test_trace("tracecompass-vm/OneQemuKvm/host.xml");
+	VMS_REQUIRE_TRACE(p);
+	FILE *f = fopen(p, "rb");
+	assert_non_null(f);
+	static char buf[1 << 16], mut[1 << 16];
+	size_t len = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	static const char pick[] = "<>/=\"& x0-9\n;!?";
+	uint64_t rng = 12345;
+	uint32_t opened = 0, refused = 0;
+	for (int round = 0; round < 300; round++) {
+		memcpy(mut, buf, len + 1);
+		for (int k = 0; k < 1 + round % 4; k++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			size_t at = (size_t)(rng >> 33) % len;
+			mut[at] = pick[(rng >> 20) % (sizeof pick - 1)];
+		}
+		struct vms_error err = {0};
+		struct vms_source *s = vms_tcxml_open(write_file("mut.xml", mut), &err);
+		if (!s) {
+			if (err.status != 0) {
+				assert_non_null(strstr(err.msg, "byte offset"));
+				assert_null(strchr(err.msg, '\n'));
+				refused++;
+			}
+			continue;
+		}
+		opened++;
+		for (uint32_t st = 0; st < s->ops->nr_streams(s); st++) {
+			struct vms_event ev;
+			while (s->ops->next(s, st, &ev) > 0)
+				;
+		}
+		s->ops->close(s);
+	}
+	assert_true(refused > 0);
+	print_message("mutations: %u opened, %u refused\n", opened, refused);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +317,7 @@ int main(void)
 		cmocka_unit_test(test_per_cpu_streams),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_truncations),
+		cmocka_unit_test(test_mutations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,9 @@
  * The expected text follows the kernel's print formats (trace-cmd -N: no plugins). */
 #include "tracecmd_util.h"
 
+#include <zlib.h>
+#include <zstd.h>
+
 #include "output/tracedat_writer.h"
 #include "synth/kernel_formats.h"
 
@@ -196,6 +199,129 @@ static void test_bad_input(void **state)
 	vms_tdw_discard(w);
 }
 
+/* ---- a minimal walk of the layout (header -> options chain -> BUFFER -> CPU data) ---- */
+
+static uint8_t *slurp(const char *p, size_t *n)
+{
+	FILE *f = fopen(p, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long sz = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc((size_t)sz);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, (size_t)sz, f), (size_t)sz);
+	fclose(f);
+	*n = (size_t)sz;
+	return b;
+}
+
+static uint64_t rd(const uint8_t *b, size_t n, size_t at, int bytes)
+{
+	assert_true(at + (size_t)bytes <= n);
+	uint64_t v = 0;
+	memcpy(&v, b + at, (size_t)bytes);
+	return v;
+}
+
+/* The uncompressed flyrecord data of `cpu` (NULL when it has none); *len its size. */
+static uint8_t *cpu_data(const uint8_t *f, size_t n, uint32_t cpu, size_t *len)
+{
+	size_t p = 10 + 2 + 2 + 4;                 /* magic, "7\0", endian, long size, page */
+	const char *comp = (const char *)f + p;
+	p += strlen(comp) + 1;
+	p += strlen((const char *)f + p) + 1;     /* version */
+	uint64_t opt = rd(f, n, p, 8);
+	while (opt) {
+		assert_int_equal(rd(f, n, opt, 2), 0); /* an options section */
+		uint64_t size = rd(f, n, opt + 8, 8), q = opt + 16, end = q + size;
+		opt = 0;
+		while (q < end) {
+			uint16_t id = (uint16_t)rd(f, n, q, 2);
+			uint32_t sz = (uint32_t)rd(f, n, q + 2, 4);
+			size_t d = q + 6;
+			q = d + sz;
+			if (id == 0) {
+				opt = rd(f, n, d, 8);
+				break;
+			}
+			if (id != 3)
+				continue;
+			d += 8;
+			d += strlen((const char *)f + d) + 1; /* name */
+			d += strlen((const char *)f + d) + 1; /* clock */
+			uint32_t ncpu = (uint32_t)rd(f, n, d + 4, 4);
+			d += 8;
+			for (uint32_t i = 0; i < ncpu; i++, d += 20) {
+				if (rd(f, n, d, 4) != cpu)
+					continue;
+				uint64_t off = rd(f, n, d + 4, 8), sz8 = rd(f, n, d + 12, 8);
+				assert_int_equal(off % 4096, 0);
+				if (!strcmp(comp, "none")) {
+					uint8_t *out = malloc(sz8);
+					memcpy(out, f + off, sz8);
+					*len = sz8;
+					return out;
+				}
+				uint32_t chunks = (uint32_t)rd(f, n, off, 4);
+				size_t at = off + 4, total = 0;
+				uint8_t *out = NULL;
+				for (uint32_t c = 0; c < chunks; c++) {
+					uint32_t cs = (uint32_t)rd(f, n, at, 4), us = (uint32_t)rd(f, n, at + 4, 4);
+					assert_int_equal(us % 4096, 0);
+					out = realloc(out, total + us);
+					assert_non_null(out);
+					assert_true(at + 8 + cs <= n);
+					if (!strcmp(comp, "zstd")) {
+						assert_int_equal(ZSTD_decompress(out + total, us, f + at + 8, cs), us);
+					} else {
+						uLongf ul = us;
+						assert_int_equal(uncompress(out + total, &ul, f + at + 8, cs), Z_OK);
+						assert_int_equal(ul, us);
+					}
+					total += us;
+					at += 8 + cs;
+				}
+				assert_int_equal(at - off, sz8); /* the BUFFER size covers all chunks */
+				*len = total;
+				return out;
+			}
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* zlib and zstd files hold exactly the pages of the uncompressed file (Debian's trace-cmd
+ * cannot read zlib: this is how those files are checked). */
+static void test_compressions_agree(void **state)
+{
+	(void)state;
+	static const enum vms_tdw_compression comps[] = { VMS_TDW_NONE, VMS_TDW_ZLIB, VMS_TDW_ZSTD };
+	uint8_t *files[3];
+	size_t sizes[3];
+	for (int i = 0; i < 3; i++) {
+		write_file(comps[i]);
+		files[i] = slurp(path, &sizes[i]);
+	}
+	for (uint32_t cpu = 0; cpu < 3; cpu++) {
+		size_t l0, l;
+		uint8_t *ref = cpu_data(files[0], sizes[0], cpu, &l0);
+		assert_non_null(ref);
+		assert_int_equal(l0 % 4096, 0);
+		for (int i = 1; i < 3; i++) {
+			uint8_t *d = cpu_data(files[i], sizes[i], cpu, &l);
+			assert_non_null(d);
+			assert_int_equal(l, l0);
+			assert_memory_equal(d, ref, l0);
+			free(d);
+		}
+		free(ref);
+	}
+	for (int i = 0; i < 3; i++)
+		free(files[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_zlib_layout),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_compressions_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -164,7 +164,7 @@ static inline void td_assert_same(const struct td_counts *got, const struct td_c
 	assert_int_equal(got->total, want->total);
 	for (uint32_t i = 0; i < want->nnames; i++) {
 		if (td_count_of(got, want->name[i]) != want->count[i])
-			print_message("event %s: reader %" PRIu64 ", reference %" PRIu64 "\n",
+			print_message("# event %s: reader %" PRIu64 ", reference %" PRIu64 "\n",
 				      want->name[i], td_count_of(got, want->name[i]), want->count[i]);
 		assert_int_equal(td_count_of(got, want->name[i]), want->count[i]);
 	}

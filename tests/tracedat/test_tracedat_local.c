@@ -181,7 +181,7 @@ static void check_converted(const char *args, const char *name, const char *form
 	const char *path = local_path();
 	VMS_REQUIRE_TRACE(path);
 	if (!td_have_trace_cmd()) {
-		print_message("trace-cmd missing: skipped\n");
+		print_message("# trace-cmd missing: skipped\n");
 		skip();
 	}
 	const char *dir = td_tmpdir(name);

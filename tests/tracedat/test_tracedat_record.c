@@ -55,7 +55,7 @@ static int setup(void **state)
 static void check_file(const char *name, const char *format_prefix)
 {
 	if (!recorded[0]) {
-		print_message("cannot record with tracefs + trace-cmd here (needs root): skipped\n");
+		print_message("# cannot record with tracefs + trace-cmd here (needs root): skipped\n");
 		skip();
 	}
 	char path[4300];

@@ -3,6 +3,7 @@
  * 80 bytes of header and context, then 3 records of 22 bytes (u16 id, u64 timestamp,
  * u32 thread, u64 seq). The offsets below come from that layout, counted by hand. */
 #include <fcntl.h>
+#include <time.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -10,14 +11,24 @@
 
 #include "testutil.h"
 #include "trace-qemu-style.h"
+#include "vmscope/clock.h"
 #include "vmscope/source.h"
 
 static char dir[4096], stream[4300];
+static int64_t rec_begin_ns, rec_end_ns;   /* CLOCK_REALTIME around the recording */
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static void record(void)
 {
 	snprintf(dir, sizeof dir, "%s", vms_test_tmpdir("ctf-reader"));
 	fflush(NULL);
+	rec_begin_ns = realtime_ns();
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -31,6 +42,7 @@ static void record(void)
 	}
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
+	rec_end_ns = realtime_ns();
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	char cmd[4400];
 	snprintf(cmd, sizeof cmd, "ls '%s'/stream-* > '%s.list'", dir, dir);
@@ -90,12 +102,20 @@ static void test_intact_trace(void **state)
 	assert_int_equal(s->meta.nr_types, 11);
 	assert_string_equal(s->meta.type_names[10], "vmst_test_seq");
 	assert_int_equal(s->ops->nr_streams(s), 1);
+	/* the clock the metadata describes (calibrated TSC frequency, offset to real time)
+	 * puts the events inside the wall-clock interval of the recording */
+	struct vms_clock clk;
+	vms_clock_from_meta(&clk, &s->meta, false, NULL);
 	struct vms_event ev;
 	for (uint64_t i = 0; i < 3; i++) {
 		assert_int_equal(s->ops->next(s, 0, &ev), 1);
 		assert_int_equal(ev.kind, VMS_K_TRACEPOINT);
 		assert_int_equal(ev.f[0], 0);
 		assert_int_equal(ev.f[1], i);
+		int64_t ns = (int64_t)vms_clock_to_ns(&clk, ev.cpu, ev.ts);
+		if (ns < rec_begin_ns - 1000000 || ns > rec_end_ns + 1000000)
+			fail_msg("event at %lld ns, recording from %lld to %lld", (long long)ns,
+				 (long long)rec_begin_ns, (long long)rec_end_ns);
 	}
 	char buf[256];
 	s->ops->format_event(s, 0, buf, sizeof buf);

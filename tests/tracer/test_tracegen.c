@@ -132,8 +132,9 @@ static void test_set_glob_counts(void **state)
 	vmst_event_set_glob("*", false);
 }
 
-/* Run the generator on a small file; returns its exit status and its stderr. */
-static int run_gen(const char *text, char *errbuf, size_t len)
+/* Run the generator on a small file (extra options before the file names); returns its exit
+ * status and its stderr. The outputs are DIR/out.h and DIR/out.c. */
+static int run_gen_opts(const char *opts, const char *text, char *errbuf, size_t len)
 {
 	const char *dir = vms_test_tmpdir("tracegen-bad");
 	char in[4200], cmd[9000], errf[4200];
@@ -143,8 +144,8 @@ static int run_gen(const char *text, char *errbuf, size_t len)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
-	snprintf(cmd, sizeof cmd, "'%s' '%s' '%s/out.h' '%s/out.c' 2>'%s'", VMST_TRACEGEN, in, dir,
-		 dir, errf);
+	snprintf(cmd, sizeof cmd, "'%s' %s '%s' '%s/out.h' '%s/out.c' 2>'%s'", VMST_TRACEGEN, opts,
+		 in, dir, dir, errf);
 	int st = system(cmd);
 	f = fopen(errf, "r");
 	assert_non_null(f);
@@ -152,6 +153,37 @@ static int run_gen(const char *text, char *errbuf, size_t len)
 	errbuf[n] = 0;
 	fclose(f);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_gen(const char *text, char *errbuf, size_t len)
+{
+	return run_gen_opts("", text, errbuf, len);
+}
+
+/* QEMU typedefs (hwaddr) work given the header that defines them: the generated file
+ * compiles (with the C compiler on PATH) and takes size and signedness from the type. */
+static void test_typedef_with_include(void **state)
+{
+	(void)state;
+	const char *dir = vms_test_tmpdir("tracegen-bad");
+	char hdr[4200], cmd[9000], err[1024];
+	snprintf(hdr, sizeof hdr, "%s/qemu-types.h", dir);
+	snprintf(cmd, sizeof cmd, "--group qt --include '\"%s\"'", hdr);
+	/* run_gen_opts empties the directory: the header is written after it */
+	assert_int_equal(run_gen_opts(cmd, "mmio(hwaddr addr, qsigned v) \"0x%\" PRIx64 \" %d\"\n",
+				      err, sizeof err), 0);
+	FILE *f = fopen(hdr, "w");
+	assert_non_null(f);
+	fputs("#include <stdint.h>\ntypedef uint64_t hwaddr;\ntypedef int32_t qsigned;\n", f);
+	fclose(f);
+	/* the table takes size and signedness from the compiler, not from a list of names */
+	snprintf(cmd, sizeof cmd,
+		 "cd '%s/test-tmp/tracegen-bad' && grep -q 'sizeof(hwaddr), VMST_SIGNED(hwaddr)' out.c && "
+		 "grep -q 'sizeof(qsigned), VMST_SIGNED(qsigned)' out.c && "
+		 "cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I'%s/include' -c out.c -o out.o",
+		 vms_test_build(), VMS_SOURCE_DIR);
+	if (system(cmd) != 0)
+		fail_msg("the generated file does not compile, or its table does not use sizeof");
 }
 
 static void test_generator_rejects_bad_lines(void **state)
@@ -201,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_set_glob_counts),
 		cmocka_unit_test(test_generator_rejects_bad_lines),
 		cmocka_unit_test(test_bad_config_refused),
+		cmocka_unit_test(test_typedef_with_include),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

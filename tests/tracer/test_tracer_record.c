@@ -30,6 +30,9 @@ struct prod {
 static void *produce(void *arg)
 {
 	struct prod *p = arg;
+	char name[16];
+	snprintf(name, sizeof name, "vmst-prod-%u", p->t);
+	pthread_setname_np(pthread_self(), name);
 	for (uint32_t i = 0; i < p->n; i++)
 		trace_vmst_test_seq(p->t, i);
 	return NULL;
@@ -115,6 +118,10 @@ static uint64_t count_missing(const struct found *f)
  * on stdout, "WARNING: Tracer discarded N events ..." on stderr. */
 static void read_babeltrace(const char *dir, struct found *f)
 {
+	if (system("babeltrace2 --version >/dev/null 2>&1") != 0) {
+		print_message("babeltrace2 is not installed (Debian: babeltrace2): skipped\n");
+		skip();
+	}
 	char cmd[8300], errf[4200];
 	snprintf(errf, sizeof errf, "%s.bt-stderr", dir);
 	snprintf(cmd, sizeof cmd, "babeltrace2 '%s' 2>'%s'", dir, errf);
@@ -243,6 +250,27 @@ static void test_threads_all_found_once(void **state)
 	int st = run_child(child_threads_exit, dir);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	expect_all(dir, 4, 5000, false);
+#ifndef VMST_NO_READER
+	/* the thread names set by the producers, by the tids babeltrace2 shows (vtid) */
+	static struct found f;
+	found_init(&f, 4, 5000);
+	read_babeltrace(dir, &f);
+	struct vms_error err = {0};
+	struct vms_source *src = vms_ctf_open(dir, &err);
+	assert_non_null(src);
+	for (uint32_t t = 0; t < 4; t++) {
+		char want[16];
+		snprintf(want, sizeof want, "vmst-prod-%u", t);
+		bool seen = false;
+		for (uint32_t i = 0; i < src->meta.nr_comms; i++)
+			if (src->meta.comm_tid[i] == f.tid[t]) {
+				assert_string_equal(src->meta.comm_name[i], want);
+				seen = true;
+			}
+		assert_true(seen);
+	}
+	vms_source_close(src);
+#endif
 }
 
 /* Tiny buffers and a stalled writer: most events are dropped; every event is either in the

@@ -65,9 +65,6 @@ static void reason_name(uint32_t isa, uint32_t reason, char *buf, size_t len)
 static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats *v, unsigned top)
 {
 	char b[8][32];
-	const struct vms_thread_info *ti =
-		v->host_tid >= 0 ? NULL : NULL;
-	(void)ti;
 	const struct vms_machine *g = vms_model_machine_c(m, v->machine);
 	int32_t host = g ? g->host : -1;
 	const struct vms_thread_info *ht =
@@ -219,9 +216,13 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 				src->meta.lost_events_unknown ? "at least " : "",
 				(unsigned long long)src->meta.lost_events);
 		if (mc->role & VMS_ROLE_GUEST || mc->source < 0) {
-			if (mc->host >= 0)
+			if (mc->host >= 0 && mc->host_pid >= 0)
 				fprintf(f, "  runs on %s as process %d (linked by %s)\n",
 					cli_machine_name(m, (uint32_t)mc->host), mc->host_pid,
+					vms_link_how_name(mc->host_how));
+			else if (mc->host >= 0)
+				fprintf(f, "  runs on %s, process unknown (linked by %s)\n",
+					cli_machine_name(m, (uint32_t)mc->host),
 					vms_link_how_name(mc->host_how));
 			else
 				fprintf(f, "  its host is not in the traces given\n");

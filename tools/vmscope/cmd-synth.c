@@ -16,7 +16,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vmscope synth [--scenario NAME] [--seed N] [--events N] [--out DIR]\n"
-		"                     [--truth FILE] [--compression zstd|zlib|none] [--no-tsc-scaling]\n"
+		"                     [--truth FILE] [--compression zstd|zlib|none] [--level N]\n"
+		"                     [--no-tsc-scaling]\n"
 		"\n"
 		"Writes DIR/host.dat and DIR/guest.dat, a SIMULATED KVM host and guest recorded the\n"
 		"way trace-cmd records them (trace.dat v7, TSC clock with TSC2NSEC, GUEST and\n"
@@ -31,6 +32,7 @@ static void usage(FILE *f)
 		"  --truth FILE        also write what was planted (vCPU states, exits, steal, event\n"
 		"                      counts) as JSON; '-' for stdout\n"
 		"  --compression C     zstd (default; what trace-cmd 3.1 reads), zlib or none\n"
+		"  --level N           compression level (default: zstd -1, its fast mode; zlib 1)\n"
 		"  --no-tsc-scaling    the guest TSC runs at the host's rate (ratio 1)\n"
 		"  --help              this text\n");
 }
@@ -77,6 +79,7 @@ int cmd_synth(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "truth", required_argument, NULL, 't' },
 		{ "compression", required_argument, NULL, 'c' },
+		{ "level", required_argument, NULL, 'l' },
 		{ "no-tsc-scaling", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -127,6 +130,17 @@ int cmd_synth(int argc, char **argv)
 		case 'N':
 			cfg.tsc_scaling = false;
 			break;
+		case 'l': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < -100 || v > 22 || v == 0) {
+				fprintf(stderr, "vmscope synth: --level wants a compression level (zstd "
+					"-100..22 but not 0, zlib 1..9), not '%s'\n", optarg);
+				return VMS_EXIT_USAGE;
+			}
+			cfg.level = (int)v;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return VMS_EXIT_OK;
@@ -139,6 +153,10 @@ int cmd_synth(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "vmscope synth: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
+		return VMS_EXIT_USAGE;
+	}
+	if (cfg.level && cfg.compression == VMS_SYNTH_ZLIB && (cfg.level < 1 || cfg.level > 9)) {
+		fprintf(stderr, "vmscope synth: zlib levels are 1..9, not %d\n", cfg.level);
 		return VMS_EXIT_USAGE;
 	}
 	bool known = false;

@@ -359,7 +359,7 @@ static int read_thread_names(struct vms_source *src, const char *path)
 	while (fgets(line, sizeof line, f)) {
 		size_t len = strlen(line);
 		int tid, name_at = 0;
-		if (line[len - 1] != '\n' || sscanf(line, "%d %n", &tid, &name_at) != 1 ||
+		if (len == 0 || line[len - 1] != '\n' || sscanf(line, "%d %n", &tid, &name_at) != 1 ||
 		    name_at == 0 || m->nr_comms >= 1000000) {
 			rc = vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: bad line at byte offset "
 					   "%llu", p, (unsigned long long)off);

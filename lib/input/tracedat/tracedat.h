@@ -4,12 +4,14 @@
  *   tracedat_open.c     the container: header, options (chained sections), buffers, meta
  *   tracedat_formats.c  event formats through libtraceevent -> one td_type per event id
  *   tracedat_stream.c   the hot path: per-CPU chunks, ring-buffer pages, records -> vms_event
+ *   tracedat_prefetch.c a thread that decompresses each stream's next chunk ahead
  *
  * The file is mapped read-only; every offset and size read from it is checked against the
  * real file size before use, so a damaged file gives "PATH: WHAT at byte offset N". */
 #ifndef VMS_TRACEDAT_H
 #define VMS_TRACEDAT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -31,6 +33,14 @@ enum td_compression { TD_COMP_NONE, TD_COMP_ZLIB, TD_COMP_ZSTD };
 #define TD_MAX_CPUS 4096u                 /* CPUs of one buffer */
 #define TD_MAX_BUFFERS 256u
 
+/* Decompression state of one thread, reused for every section and chunk. */
+struct td_dctx {
+	ZSTD_DCtx *zstd;
+	z_stream zs;        /* reused via inflateReset */
+	bool zs_init;
+};
+void td_dctx_free(struct td_dctx *dc);
+
 /* The opened file: a read-only mapping plus how to read its integers. */
 struct td_file {
 	const char *path;
@@ -40,9 +50,7 @@ struct td_file {
 	int long_size;      /* 4 or 8 */
 	uint32_t page_size; /* from the file header */
 	enum td_compression comp;
-	ZSTD_DCtx *zstd;    /* reused for every section and chunk */
-	z_stream zs;        /* reused via inflateReset */
-	bool zs_init;
+	struct td_dctx dc;  /* the reading thread's */
 	struct vms_error *err;
 };
 
@@ -88,9 +96,16 @@ void td_file_close(struct td_file *f);
 int td_fail(const struct td_file *f, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Decompress csize bytes at src into dst (usize bytes exactly). */
+/* Decompress csize bytes at src into dst (usize bytes exactly); `off` is src's file
+ * offset for messages. td_decompress_with: with a given context and error target (the
+ * prefetch thread's). */
 int td_decompress(struct td_file *f, const uint8_t *src, uint32_t csize, uint8_t *dst,
 		  uint32_t usize, uint64_t off);
+int td_decompress_with(const struct td_file *f, struct td_dctx *dc, struct vms_error *err,
+		       const uint8_t *src, uint32_t csize, uint8_t *dst, uint32_t usize,
+		       uint64_t off);
+int td_fail_to(struct vms_error *err, const struct td_file *f, uint64_t off, const char *fmt,
+	       ...) __attribute__((format(printf, 4, 5)));
 /* A v7 section at file offset `off`: checks the header (id must be want_id unless it is
  * -1), decompresses when flagged, and points a cursor at its content. *owned is set to the
  * malloc'd buffer to free (NULL when the cursor points into the mapping). */
@@ -184,6 +199,13 @@ struct td_stream {
 	bool done;
 	int error;             /* sticky error status */
 
+	/* the prefetched next chunk (tracedat_prefetch.c); under td_prefetch.mu */
+	uint8_t *pf_buf;
+	uint32_t pf_cap, pf_len;
+	uint64_t pf_off;
+	int pf_state;            /* enum td_pf_state */
+	struct vms_error pf_err;
+
 	uint64_t last_ts;
 	const uint8_t *last_rec; /* payload of the last event returned */
 	uint32_t last_len;
@@ -197,8 +219,25 @@ struct td_buffer {
 	char *clock;
 };
 
+enum td_pf_state { TD_PF_EMPTY, TD_PF_FILLING, TD_PF_READY, TD_PF_ERROR };
+
+/* One thread per compressed source decompresses the chunk after the one being parsed, for
+ * every stream, so that decompression (most of the reading cost) overlaps the parsing and
+ * whatever the caller does with the events. Memory stays two chunks per stream. */
+struct td_prefetch {
+	bool running;
+	bool stop, paused;
+	unsigned filling;      /* slots being filled right now */
+	uint32_t rr;           /* round-robin start */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	struct td_dctx dc;
+};
+
 struct td_source {
 	struct vms_source src;
+	struct td_prefetch pf;
 	struct td_file f;
 	struct td_formats fm;
 	uint32_t nr_streams;
@@ -210,6 +249,19 @@ struct td_source {
 };
 
 int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev);
+/* The next chunk header of a compressed stream: checked against the CPU data and the file,
+ * then the cursor advances. 1 claimed, 0 none left, <0 error (in err). */
+int td_claim_chunk(const struct td_source *ts, struct td_stream *s, struct vms_error *err,
+		   uint64_t *at, uint32_t *csize, uint32_t *usize);
+/* Grow a chunk buffer to hold n bytes. */
+int td_chunk_room(const struct td_source *ts, uint8_t **buf, uint32_t *cap, uint32_t n,
+		  struct vms_error *err);
+void td_prefetch_start(struct td_source *ts);
+/* Next chunk of s through the prefetch thread: 1 loaded into s->chunk, 0 none, <0 error. */
+int td_prefetch_take(struct td_source *ts, struct td_stream *s, uint64_t *at, uint32_t *usize);
+/* Rewind every stream with the prefetch thread quiet. */
+void td_prefetch_rewind(struct td_source *ts);
+void td_prefetch_stop(struct td_source *ts);
 void td_stream_reset(struct td_stream *s);
 int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t len);
 

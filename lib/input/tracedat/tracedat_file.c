@@ -13,15 +13,42 @@
 
 #include "tracedat.h"
 
-int td_fail(const struct td_file *f, uint64_t off, const char *fmt, ...)
+static int vfail(struct vms_error *err, const struct td_file *f, uint64_t off,
+		 const char *fmt, va_list ap)
 {
 	char what[512];
+	vsnprintf(what, sizeof what, fmt, ap);
+	return vms_error_set(err, VMS_ERR_FORMAT, "%s: %s at byte offset %llu", f->path, what,
+			     (unsigned long long)off);
+}
+
+int td_fail(const struct td_file *f, uint64_t off, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	int r = vfail(f->err, f, off, fmt, ap);
 	va_end(ap);
-	return vms_error_set(f->err, VMS_ERR_FORMAT, "%s: %s at byte offset %llu", f->path, what,
-			     (unsigned long long)off);
+	return r;
+}
+
+int td_fail_to(struct vms_error *err, const struct td_file *f, uint64_t off, const char *fmt,
+	       ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vfail(err, f, off, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+void td_dctx_free(struct td_dctx *dc)
+{
+	if (dc->zstd)
+		ZSTD_freeDCtx(dc->zstd);
+	dc->zstd = NULL;
+	if (dc->zs_init)
+		inflateEnd(&dc->zs);
+	dc->zs_init = false;
 }
 
 int td_file_open(struct td_file *f, const char *path, struct vms_error *err)
@@ -56,12 +83,7 @@ void td_file_close(struct td_file *f)
 	if (f->base)
 		munmap((void *)f->base, f->size);
 	f->base = NULL;
-	if (f->zstd)
-		ZSTD_freeDCtx(f->zstd);
-	f->zstd = NULL;
-	if (f->zs_init)
-		inflateEnd(&f->zs);
-	f->zs_init = false;
+	td_dctx_free(&f->dc);
 }
 
 uint64_t td_cur_off(const struct td_cur *c)
@@ -124,46 +146,52 @@ int td_cur_str(struct td_cur *c, const char **s, const char *what)
 	return 0;
 }
 
-int td_decompress(struct td_file *f, const uint8_t *src, uint32_t csize, uint8_t *dst,
-		  uint32_t usize, uint64_t off)
+int td_decompress_with(const struct td_file *f, struct td_dctx *dc, struct vms_error *err,
+		       const uint8_t *src, uint32_t csize, uint8_t *dst, uint32_t usize,
+		       uint64_t off)
 {
 	if (f->comp == TD_COMP_ZSTD) {
-		if (!f->zstd && !(f->zstd = ZSTD_createDCtx()))
-			return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
-		size_t r = ZSTD_decompressDCtx(f->zstd, dst, usize, src, csize);
+		if (!dc->zstd && !(dc->zstd = ZSTD_createDCtx()))
+			return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		size_t r = ZSTD_decompressDCtx(dc->zstd, dst, usize, src, csize);
 		if (ZSTD_isError(r))
-			return td_fail(f, off, "zstd data damaged (%s)", ZSTD_getErrorName(r));
+			return td_fail_to(err, f, off, "zstd data damaged (%s)", ZSTD_getErrorName(r));
 		if (r != usize)
-			return td_fail(f, off, "zstd data gives %zu bytes, header says %u", r, usize);
+			return td_fail_to(err, f, off, "zstd data gives %zu bytes, header says %u", r,
+					  usize);
 		return 0;
 	}
 	if (f->comp == TD_COMP_ZLIB) {
 		/* trace-cmd writes zlib streams with compress2(); one z_stream is reused. */
-		if (!f->zs_init) {
-			memset(&f->zs, 0, sizeof f->zs);
-			if (inflateInit(&f->zs) != Z_OK)
-				return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory",
-						     f->path);
-			f->zs_init = true;
-		} else if (inflateReset(&f->zs) != Z_OK) {
-			return vms_error_set(f->err, VMS_ERR_INTERNAL, "%s: zlib reset failed",
-					     f->path);
+		if (!dc->zs_init) {
+			memset(&dc->zs, 0, sizeof dc->zs);
+			if (inflateInit(&dc->zs) != Z_OK)
+				return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+			dc->zs_init = true;
+		} else if (inflateReset(&dc->zs) != Z_OK) {
+			return vms_error_set(err, VMS_ERR_INTERNAL, "%s: zlib reset failed", f->path);
 		}
-		f->zs.next_in = (Bytef *)src;
-		f->zs.avail_in = csize;
-		f->zs.next_out = dst;
-		f->zs.avail_out = usize;
-		int r = inflate(&f->zs, Z_FINISH);
+		dc->zs.next_in = (Bytef *)src;
+		dc->zs.avail_in = csize;
+		dc->zs.next_out = dst;
+		dc->zs.avail_out = usize;
+		int r = inflate(&dc->zs, Z_FINISH);
 		if (r != Z_STREAM_END)
-			return td_fail(f, off, "zlib data damaged (%s)",
-				       r == Z_BUF_ERROR ? "gives more or fewer bytes than its header says"
-				       : f->zs.msg ? f->zs.msg : "inflate failed");
-		if (f->zs.total_out != usize)
-			return td_fail(f, off, "zlib data gives %lu bytes, header says %u",
-				       (unsigned long)f->zs.total_out, usize);
+			return td_fail_to(err, f, off, "zlib data damaged (%s)",
+					  r == Z_BUF_ERROR ? "gives more or fewer bytes than its header says"
+					  : dc->zs.msg ? dc->zs.msg : "inflate failed");
+		if (dc->zs.total_out != usize)
+			return td_fail_to(err, f, off, "zlib data gives %lu bytes, header says %u",
+					  (unsigned long)dc->zs.total_out, usize);
 		return 0;
 	}
-	return td_fail(f, off, "compressed data in a file without compression");
+	return td_fail_to(err, f, off, "compressed data in a file without compression");
+}
+
+int td_decompress(struct td_file *f, const uint8_t *src, uint32_t csize, uint8_t *dst,
+		  uint32_t usize, uint64_t off)
+{
+	return td_decompress_with(f, &f->dc, f->err, src, csize, dst, usize, off);
 }
 
 int td_section(struct td_file *f, uint64_t off, int want_id, const char *what,

@@ -726,8 +726,7 @@ static int td_rewind(struct vms_source *src)
 	struct td_source *ts = (struct td_source *)src;
 	if (src->err.status)
 		return src->err.status;
-	for (uint32_t i = 0; i < ts->nr_streams; i++)
-		td_stream_reset(&ts->streams[i]);
+	td_prefetch_rewind(ts);
 	return 0;
 }
 
@@ -743,8 +742,11 @@ static void td_close(struct vms_source *src)
 	if (!src)
 		return;
 	struct td_source *ts = (struct td_source *)src;
-	for (uint32_t i = 0; i < ts->nr_streams; i++)
+	td_prefetch_stop(ts);
+	for (uint32_t i = 0; i < ts->nr_streams; i++) {
 		free(ts->streams[i].chunk);
+		free(ts->streams[i].pf_buf);
+	}
 	free(ts->streams);
 	for (uint32_t b = 0; b < ts->nr_buffers; b++) {
 		free(ts->buffers[b].name);
@@ -886,6 +888,7 @@ struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err)
 	fill_format(&o);
 	free_bufopts(&o);
 	ts->f.err = &ts->src.err;
+	td_prefetch_start(ts);
 	return &ts->src;
 fail:
 	(void)r;

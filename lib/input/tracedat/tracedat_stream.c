@@ -46,21 +46,44 @@ void td_stream_reset(struct td_stream *s)
 	s->last_rec = NULL;
 	s->last_len = 0;
 	s->last_type = 0;
+	s->pf_state = TD_PF_EMPTY;
+	vms_error_clear(&s->pf_err);
+}
+
+static int stream_fail_to(struct vms_error *err, const struct td_source *ts,
+			  const struct td_stream *s, uint64_t off, const char *what)
+{
+	const char *b = ts->buffers[s->buffer].name;
+	return td_fail_to(err, &ts->f, off, "CPU %u%s%s%s: %s", s->cpu, b[0] ? " of buffer '" : "",
+			  b, b[0] ? "'" : "", what);
 }
 
 static int stream_fail(struct td_source *ts, struct td_stream *s, uint64_t off,
 		       const char *what)
 {
-	s->error = td_fail(&ts->f, off, "CPU %u%s%s%s: %s", s->cpu,
-			   ts->buffers[s->buffer].name[0] ? " of buffer '" : "",
-			   ts->buffers[s->buffer].name,
-			   ts->buffers[s->buffer].name[0] ? "'" : "", what);
+	s->error = stream_fail_to(&ts->src.err, ts, s, off, what);
 	return s->error;
+}
+
+/* Marks the stream started (and sets its chunk cursor): shared with the prefetch thread. */
+static void mark_started(struct td_source *ts, struct td_stream *s, uint32_t chunks,
+			 uint64_t next)
+{
+	if (ts->pf.running)
+		pthread_mutex_lock(&ts->pf.mu);
+	s->chunks_left = chunks;
+	s->next_chunk = next;
+	s->started = true;
+	if (ts->pf.running) {
+		if (chunks)
+			pthread_cond_signal(&ts->pf.work);
+		pthread_mutex_unlock(&ts->pf.mu);
+	}
 }
 
 static int stream_start(struct td_source *ts, struct td_stream *s)
 {
-	s->started = true;
+	mark_started(ts, s, 0, 0);
 	if (s->data_size == 0) {
 		s->done = true;
 		return 0;
@@ -80,55 +103,88 @@ static int stream_start(struct td_source *ts, struct td_stream *s)
 					   "chunk count");
 		return stream_fail(ts, s, s->data_off + s->avail, "data cut by the end of the file");
 	}
-	s->chunks_left = td_rd32(&ts->f, ts->f.base + s->data_off);
-	if ((uint64_t)s->chunks_left * 8 > s->data_size - 4)
+	uint32_t count = td_rd32(&ts->f, ts->f.base + s->data_off);
+	if ((uint64_t)count * 8 > s->data_size - 4)
 		return stream_fail(ts, s, s->data_off, "chunk count exceeds the CPU data size");
-	s->next_chunk = s->data_off + 4;
+	mark_started(ts, s, count, s->data_off + 4);
 	return 0;
 }
 
-/* Next region of pages: the next decompressed chunk. 1 loaded, 0 no more, <0 error. */
-static int next_chunk(struct td_source *ts, struct td_stream *s)
+int td_claim_chunk(const struct td_source *ts, struct td_stream *s, struct vms_error *err,
+		   uint64_t *at_out, uint32_t *csize_out, uint32_t *usize_out)
 {
-	struct td_file *f = &ts->f;
+	const struct td_file *f = &ts->f;
 	if (!s->compressed || s->chunks_left == 0)
 		return 0;
 	uint64_t end_claim = s->data_off + s->data_size;
 	uint64_t end_avail = s->data_off + s->avail;
 	uint64_t at = s->next_chunk;
 	if (at + 8 > end_claim)
-		return stream_fail(ts, s, at, "chunk header runs past the CPU data");
+		return stream_fail_to(err, ts, s, at, "chunk header runs past the CPU data");
 	if (at + 8 > end_avail)
-		return stream_fail(ts, s, end_avail, "data cut by the end of the file");
+		return stream_fail_to(err, ts, s, end_avail, "data cut by the end of the file");
 	uint32_t csize = td_rd32(f, f->base + at), usize = td_rd32(f, f->base + at + 4);
 	if (csize > end_claim - at - 8)
-		return stream_fail(ts, s, at, "chunk size runs past the CPU data");
+		return stream_fail_to(err, ts, s, at, "chunk size runs past the CPU data");
 	if (csize > end_avail - at - 8)
-		return stream_fail(ts, s, end_avail, "data cut by the end of the file");
+		return stream_fail_to(err, ts, s, end_avail, "data cut by the end of the file");
 	if (usize > TD_MAX_CHUNK_USIZE || (uint64_t)usize > (uint64_t)csize * TD_MAX_RATIO + (1u << 20))
-		return stream_fail(ts, s, at + 4, "chunk uncompressed size is implausible");
-	if (usize > s->chunk_cap) {
-		uint8_t *nb = realloc(s->chunk, usize);
-		if (!nb) {
-			s->error = vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
-			return s->error;
+		return stream_fail_to(err, ts, s, at + 4, "chunk uncompressed size is implausible");
+	s->next_chunk = at + 8 + csize;
+	s->chunks_left--;
+	*at_out = at;
+	*csize_out = csize;
+	*usize_out = usize;
+	return 1;
+}
+
+int td_chunk_room(const struct td_source *ts, uint8_t **buf, uint32_t *cap, uint32_t n,
+		  struct vms_error *err)
+{
+	if (n <= *cap)
+		return 0;
+	uint8_t *nb = realloc(*buf, n);
+	if (!nb)
+		return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", ts->f.path);
+	*buf = nb;
+	*cap = n;
+	return 0;
+}
+
+/* Next region of pages: the next decompressed chunk. 1 loaded, 0 no more, <0 error. */
+static int next_chunk(struct td_source *ts, struct td_stream *s)
+{
+	if (!s->compressed)
+		return 0;
+	uint64_t at;
+	uint32_t usize;
+	int r;
+	if (ts->pf.running) {
+		r = td_prefetch_take(ts, s, &at, &usize);
+	} else {
+		uint32_t csize;
+		r = td_claim_chunk(ts, s, &ts->src.err, &at, &csize, &usize);
+		if (r > 0) {
+			int e = td_chunk_room(ts, &s->chunk, &s->chunk_cap, usize, &ts->src.err);
+			if (e == 0)
+				e = td_decompress(&ts->f, ts->f.base + at + 8, csize, s->chunk, usize,
+						  at + 8);
+			if (e < 0)
+				r = e;
 		}
-		s->chunk = nb;
-		s->chunk_cap = usize;
 	}
-	int r = td_decompress(f, f->base + at + 8, csize, s->chunk, usize, at + 8);
 	if (r < 0) {
 		s->error = r;
 		return r;
 	}
+	if (r == 0)
+		return 0;
 	s->uncomp_pos += s->region_len;
 	s->chunk_off = at;
 	s->chunk_len = usize;
 	s->region = s->chunk;
 	s->region_len = usize;
 	s->region_pos = 0;
-	s->next_chunk = at + 8 + csize;
-	s->chunks_left--;
 	return 1;
 }
 

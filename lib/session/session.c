@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "vmscope/session.h"
-#include "merge.h"
-#include "progress.h"
+#include "core/merge.h"
+#include "core/progress.h"
 
 struct vms_session {
 	struct vms_source **src;
