@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Counts test cases from meson's testlog.json: each TAP subtest is a case, a test without
-subtests counts once. Prints the closing line 'N passed, N failed[, N skipped]'."""
-import json, sys
+"""Counts test cases from meson's testlog.json. Every test speaks TAP: each 'ok'/'not ok'
+line is a case ('# SKIP' marks a skipped one). A test program that failed without a failing
+case (a crash, a sanitizer report, a timeout) counts as one more failure. Prints the closing
+line 'N passed, N failed[, N skipped]' and exits non-zero when anything failed."""
+import json, re, sys
 
+case = re.compile(r"^(not ok|ok)\b(.*)$")
 passed = failed = skipped = 0
 with open(sys.argv[1]) as f:
     for line in f:
@@ -10,27 +13,29 @@ with open(sys.argv[1]) as f:
         if not line:
             continue
         t = json.loads(line)
-        subs = t.get("results") or []
-        if subs:
-            for s in subs:
-                r = s.get("result", "")
-                if r in ("OK", "EXPECTEDFAIL"):
-                    passed += 1
-                elif r == "SKIP":
-                    skipped += 1
-                else:
-                    failed += 1
-            if t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP") and not any(
-                    s.get("result") not in ("OK", "EXPECTEDFAIL", "SKIP") for s in subs):
-                failed += 1  # the program failed outside any case (crash, sanitizer)
-        else:
-            r = t["result"]
-            if r in ("OK", "EXPECTEDFAIL"):
-                passed += 1
-            elif r == "SKIP":
-                skipped += 1
+        p = fl = sk = 0
+        for out in (t.get("stdout") or "").splitlines():
+            m = case.match(out)
+            if not m:
+                continue
+            if re.search(r"#\s*SKIP", m.group(2), re.I):
+                sk += 1
+            elif m.group(1) == "ok":
+                p += 1
             else:
-                failed += 1
+                fl += 1
+        ok = t["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
+        if p + fl + sk == 0:
+            if t["result"] == "SKIP":
+                sk = 1
+            elif ok:
+                p = 1
+        if not ok and fl == 0:
+            fl = 1
+            print(f"failed outside any case: {t['name']} ({t['result']})", file=sys.stderr)
+        passed += p
+        failed += fl
+        skipped += sk
 line = f"{passed} passed, {failed} failed"
 if skipped:
     line += f", {skipped} skipped"
