@@ -65,7 +65,7 @@ struct vms_tdw {
 	struct vms_tdw_config cfg;
 	char *path, *header_page, *header_event, *buffer_clock, *trace_clock, *uname, *version;
 	struct vms_spool *spool;
-	struct codec_holder { struct vms_codec *c; } meta;
+	struct vms_codec *meta_codec;   /* compresses the metadata sections */
 	struct fmt_system *sys;
 	uint32_t nr_sys;
 	struct bytes cmdlines;
@@ -111,8 +111,8 @@ int vms_tdw_open(struct vms_tdw **out, const struct vms_tdw_config *cfg, struct 
 	w->trace_clock = dup_or_null(cfg->trace_clock, &oom);
 	w->uname = dup_or_null(cfg->uname, &oom);
 	w->version = dup_or_null(cfg->version, &oom);
-	w->meta.c = vms_codec_new(cfg->compression, 0);
-	if (oom || !w->meta.c) {
+	w->meta_codec = vms_codec_new(cfg->compression, 0);
+	if (oom || !w->meta_codec) {
 		vms_tdw_discard(w);
 		return vms_error_set(err, VMS_ERR_NOMEM, "trace.dat writer: out of memory");
 	}
@@ -295,11 +295,11 @@ static int f_section(struct vms_tdw *w, uint16_t id, uint32_t desc, bool compres
 	uint8_t *cbuf = NULL;
 	size_t clen = 0;
 	if (compress) {
-		size_t cap = vms_codec_bound(w->meta.c, data->n);
+		size_t cap = vms_codec_bound(w->meta_codec, data->n);
 		cbuf = malloc(cap ? cap : 1);
 		if (!cbuf)
 			return nomem(err);
-		clen = vms_codec_compress(w->meta.c, cbuf, cap, data->p, data->n);
+		clen = vms_codec_compress(w->meta_codec, cbuf, cap, data->p, data->n);
 		if (!clen && data->n) {
 			free(cbuf);
 			return vms_error_set(err, VMS_ERR_INTERNAL, "%s: compression failed", w->path);
@@ -508,7 +508,7 @@ out:
 static void free_writer(struct vms_tdw *w)
 {
 	vms_spool_free(w->spool);
-	vms_codec_free(w->meta.c);
+	vms_codec_free(w->meta_codec);
 	for (uint32_t i = 0; i < w->nr_sys; i++) {
 		free(w->sys[i].name);
 		free(w->sys[i].formats.p);

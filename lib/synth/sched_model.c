@@ -16,7 +16,7 @@ void vms_sched_init(struct vms_sched *s, struct vms_prng *rng, double cyc_per_ns
 
 static uint64_t cycles(const struct vms_sched *s, double ns)
 {
-	uint64_t c = (uint64_t)(ns * s->cyc_per_ns);
+	uint64_t c = (uint64_t)(int64_t)(ns * s->cyc_per_ns);
 	return c ? c : 1;
 }
 

@@ -26,7 +26,8 @@ static inline uint64_t vms_synth_ns(const struct vms_synth_ctx *x, uint64_t tsc)
 
 static inline uint64_t vms_synth_cyc(const struct vms_synth_ctx *x, double ns)
 {
-	uint64_t c = (uint64_t)(ns * x->cyc_per_ns);
+	/* via int64_t: x86 converts doubles to signed integers in one instruction */
+	uint64_t c = (uint64_t)(int64_t)(ns * x->cyc_per_ns);
 	return c ? c : 1;
 }
 

@@ -3,11 +3,29 @@
 
 #include "vmscope/synth.h"
 
+/* A JSON string: paths come from the command line and may hold anything. */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
 static void file_json(FILE *f, const char *key, const struct vms_synth_file_truth *ft)
 {
-	fprintf(f, "    \"%s\": {\"path\": \"%s\", \"trace_id\": \"0x%016" PRIx64 "\", \"cpus\": %u, "
+	fprintf(f, "    \"%s\": {\"path\": ", key);
+	json_str(f, ft->path);
+	fprintf(f, ", \"trace_id\": \"0x%016" PRIx64 "\", \"cpus\": %u, "
 		"\"first_ts\": %" PRIu64 ", \"last_ts\": %" PRIu64 ", \"total\": %" PRIu64 ", \"events\": {",
-		key, ft->path, ft->trace_id, ft->nr_cpus, ft->first_ts, ft->last_ts, ft->total);
+		ft->trace_id, ft->nr_cpus, ft->first_ts, ft->last_ts, ft->total);
 	int first = 1;
 	for (int e = 0; e < VMS_SYNTH_NEVENTS; e++) {
 		if (!ft->count[e])

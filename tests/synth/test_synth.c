@@ -395,6 +395,107 @@ static void test_truth_consistent(void **state)
 	}
 }
 
+/* ---- the vCPU states recomputed from what trace-cmd shows (vm-analysis.md section 3) ---- */
+
+struct sev {
+	uint64_t ns;
+	int guest, pid, cpu, kind; /* kind: 0 switch, 1 entry, 2 exit, 3 other */
+	int prev, next, runnable;
+};
+
+static int sev_cmp(const void *a, const void *b)
+{
+	const struct sev *x = a, *y = b;
+	return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+static uint64_t to_ns(uint64_t tsc)
+{
+	return (uint64_t)(((unsigned __int128)tsc * truth.mult) >> truth.shift);
+}
+
+static int field_int(const char *f, const char *key)
+{
+	const char *p = strstr(f, key);
+	assert_non_null(p);
+	return atoi(p + strlen(key));
+}
+
+static void test_states_recomputed(void **state)
+{
+	(void)state;
+	NEED_TRACECMD();
+	struct ts_cpu tc[2];
+	parse_time_shift(tc, 2);
+	size_t n = 0, cap = truth.host.total + truth.guest.total;
+	struct sev *ev = calloc(cap, sizeof *ev);
+	assert_non_null(ev);
+	for (int g = 0; g < 2; g++) {
+		struct tc_line l;
+		FOR_EACH_EVENT(g ? guest_rep : host_rep, l) {
+			assert_true(n < cap);
+			struct sev *e = &ev[n++];
+			*e = (struct sev){ .guest = g, .pid = l.pid, .cpu = l.cpu, .kind = 3 };
+			e->ns = to_ns(g ? inverse(l.ts, &tc[l.cpu]) : l.ts);
+			if (!strcmp(l.event, "sched_switch")) {
+				e->kind = 0;
+				e->prev = field_int(l.fields, "prev_pid=");
+				e->next = field_int(l.fields, "next_pid=");
+				e->runnable = strstr(l.fields, "prev_state=R") != NULL;
+			} else if (!strcmp(l.event, "kvm_entry")) {
+				e->kind = 1;
+			} else if (!strcmp(l.event, "kvm_exit")) {
+				e->kind = 2;
+			}
+		}
+	}
+	qsort(ev, n, sizeof *ev, sev_cmp);
+	struct { int base; bool vmm, pre, halted; uint64_t since, acc[VMS_SYNTH_NSTATES]; } v[2];
+	memset(v, 0, sizeof v);
+	uint64_t start = ev[0].ns, end = ev[n - 1].ns;
+	assert_int_equal(start, truth.window_start_ns);
+	assert_int_equal(end, truth.window_end_ns);
+	for (int i = 0; i < 2; i++)
+		v[i].since = start;
+#define SHOWN(x) ((x).pre ? ((x).halted ? VMS_SYNTH_HALTED : VMS_SYNTH_PREEMPTED) \
+			  : (x).vmm ? VMS_SYNTH_VMM : (x).base)
+#define ACC(x, t) ((x).acc[SHOWN(x)] += (t) - (x).since, (x).since = (t))
+	for (size_t i = 0; i < n; i++) {
+		const struct sev *e = &ev[i];
+		if (e->guest) {
+			if (e->kind == 0) {
+				ACC(v[e->cpu], e->ns);
+				v[e->cpu].base = e->next ? VMS_SYNTH_RUNNING : VMS_SYNTH_IDLE;
+			}
+			continue;
+		}
+		for (int k = 0; k < 2; k++) {
+			int tid = truth.vcpu[k].host_tid;
+			if ((e->kind == 1 || e->kind == 2) && e->pid == tid) {
+				ACC(v[k], e->ns);
+				v[k].vmm = e->kind == 2;
+			}
+			if (e->kind == 0 && e->prev == tid) {
+				ACC(v[k], e->ns);
+				v[k].pre = true;
+				v[k].halted = !e->runnable;
+			}
+			if (e->kind == 0 && e->next == tid) {
+				ACC(v[k], e->ns);
+				v[k].pre = false;
+			}
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		ACC(v[k], end);
+		for (int s = 0; s < VMS_SYNTH_NSTATES; s++)
+			assert_int_equal(v[k].acc[s], truth.vcpu[k].ns[s]);
+	}
+#undef ACC
+#undef SHOWN
+	free(ev);
+}
+
 static bool same_file(const char *a, const char *b)
 {
 	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
@@ -517,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_containment),
 		cmocka_unit_test(test_time_inverse),
 		cmocka_unit_test(test_truth_consistent),
+		cmocka_unit_test(test_states_recomputed),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_cli),

@@ -94,13 +94,13 @@ static inline int td_read_all(struct vms_source *src, struct td_counts *c)
 	return status;
 }
 
-/* `trace-cmd report -t FILE` into counts: lines "comm-pid [CPU] SEC.NSEC: name: ..." and
+/* `trace-cmd report -t --nodate FILE` (raw times, no DATE offset) into counts: lines "comm-pid [CPU] SEC.NSEC: name: ..." and
  * "CPU:N [M EVENTS DROPPED]". Returns false when trace-cmd could not be run. */
 static inline bool td_report_counts(const char *path, struct td_counts *c)
 {
 	memset(c, 0, sizeof *c);
 	char cmd[8400];
-	snprintf(cmd, sizeof cmd, "trace-cmd report -t '%.8000s' 2>/dev/null", path);
+	snprintf(cmd, sizeof cmd, "trace-cmd report -t --nodate '%.8000s' 2>/dev/null", path);
 	FILE *p = popen(cmd, "r");
 	if (!p)
 		return false;

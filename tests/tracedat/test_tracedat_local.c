@@ -84,6 +84,25 @@ static void test_counts_v7_zstd(void **state)
 	vms_source_close(src);
 }
 
+/* The same with the prefetch thread off (VMS_TRACEDAT_THREADS=0): the reader then claims
+ * and decompresses every chunk itself. */
+static void test_counts_single_thread(void **state)
+{
+	(void)state;
+	const char *path = local_path();
+	VMS_REQUIRE_TRACE(path);
+	setenv("VMS_TRACEDAT_THREADS", "0", 1);
+	struct vms_error err = {0};
+	struct vms_source *src = vms_tracedat_open(path, &err);
+	unsetenv("VMS_TRACEDAT_THREADS");
+	if (!src)
+		fail_msg("%s", err.msg);
+	struct td_counts got;
+	assert_int_equal(td_read_all(src, &got), 0);
+	td_assert_same(&got, &want);
+	vms_source_close(src);
+}
+
 /* The first sched_switch of each CPU, as `trace-cmd report` prints them:
  *   bash-10086 [000] 433.466450558: sched_switch: bash:10086 [120] S ==> swapper/0:0 [120]
  *   bash-10088 [001] 433.468250153: sched_switch: bash:10088 [120] S ==> bash:10089 [120] */
@@ -242,6 +261,7 @@ int main(void)
 	fill_want();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts_v7_zstd),
+		cmocka_unit_test(test_counts_single_thread),
 		cmocka_unit_test(test_sched_switch_fields),
 		cmocka_unit_test(test_set_wanted),
 		cmocka_unit_test(test_v6),

@@ -39,7 +39,7 @@ static int setup(void **state)
 		"for i in $(seq 1 20); do /bin/true; "
 		"  sh -c 'printf renamed-xyz > /proc/self/comm; sleep 0.01'; done;"
 		"echo 0 > $T/tracing_on; echo 0 > $I/tracing_on;"
-		"trace-cmd extract -t -a -o '%s' >/dev/null 2>&1;"
+		"trace-cmd extract --date -t -a -o '%s' >/dev/null 2>&1;"
 		/* (trace-cmd extract may already have removed the instance) */
 		"echo > $T/set_event; (echo > $I/set_event; rmdir $I) 2>/dev/null || true;"
 		"trace-cmd convert --file-version 6 -i '%s' -o '%s/rec-v6.dat' >/dev/null 2>&1;"
@@ -78,6 +78,19 @@ static void check_file(const char *name, const char *format_prefix)
 	assert_true(ns >= 2 && ns % 2 == 0);
 	for (uint32_t s = 0; s < ns; s++)
 		assert_string_equal(vms_tracedat_stream_buffer(src, s), s < ns / 2 ? "" : inst);
+
+	/* DATE (extract --date): `trace-cmd dump --options` prints the value on the line after
+	 * "[Option DATE, N bytes]"; the reader keeps it in ns (trace-cmd: microseconds) */
+	char cmd0[8400];
+	snprintf(cmd0, sizeof cmd0, "trace-cmd dump --options '%.8000s' 2>/dev/null | "
+		 "grep -A1 'Option DATE' | tail -1", path);
+	FILE *dp = popen(cmd0, "r");
+	assert_non_null(dp);
+	char dline[128] = "";
+	assert_non_null(fgets(dline, sizeof dline, dp));
+	pclose(dp);
+	assert_true(m->has_date);
+	assert_int_equal(m->date_offset_ns, strtoll(dline, NULL, 0) * 1000);
 
 	struct td_counts got, want;
 	assert_int_equal(td_read_all(src, &got), 0);

@@ -232,6 +232,9 @@ int cmd_dump(int argc, char **argv)
 		rc = exit_for(st);
 	} else if (o.failed) {
 		rc = VMS_EXIT_FAIL;
+	} else if (src->meta.ended_abruptly) {
+		fprintf(stderr, "vmscope dump: note: %s ended abruptly (its writer was killed or crashed); "
+				"everything flushed before is shown\n", src->path);
 	}
 done:
 	free(o.buf);

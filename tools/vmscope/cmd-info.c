@@ -102,6 +102,9 @@ static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct
 	if (m->lost_events || m->lost_events_unknown)
 		fprintf(f, "  lost         %s%" PRIu64 "\n", m->lost_events_unknown ? "at least " : "",
 			m->lost_events);
+	if (m->ended_abruptly)
+		fprintf(f, "  ended        abruptly (the traced program did not close the trace: killed or "
+			   "crashed); what was flushed before is all here\n");
 	fprintf(f, "  event types  (with events)\n");
 	for (uint32_t t = 0; t < m->nr_types; t++) {
 		uint64_t n = vms_session_type_count(s, i, t);
@@ -192,6 +195,7 @@ static void json_source(struct vms_json *j, struct vms_session *s, uint32_t i,
 	vms_json_uint(j, "last_raw", p->last);
 	vms_json_uint(j, "lost_events", m->lost_events);
 	vms_json_bool(j, "lost_events_unknown", m->lost_events_unknown);
+	vms_json_bool(j, "ended_abruptly", m->ended_abruptly);
 	vms_json_begin_object(j, "event_counts");
 	for (uint32_t t = 0; t < m->nr_types; t++) {
 		uint64_t n = vms_session_type_count(s, i, t);

@@ -215,6 +215,8 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 			fprintf(f, "  WARNING: the trace lost %s%llu events\n",
 				src->meta.lost_events_unknown ? "at least " : "",
 				(unsigned long long)src->meta.lost_events);
+		if (src && src->meta.ended_abruptly)
+			fprintf(f, "  WARNING: the trace ended abruptly (its writer was killed or crashed)\n");
 		if (mc->role & VMS_ROLE_GUEST || mc->source < 0) {
 			if (mc->host >= 0 && mc->host_pid >= 0)
 				fprintf(f, "  runs on %s as process %d (linked by %s)\n",
@@ -360,6 +362,7 @@ static void json_report(FILE *f, struct vms_session *s)
 		if (src) {
 			vms_json_uint(&j, "cpus", src->meta.nr_cpus);
 			vms_json_uint(&j, "lost_events", src->meta.lost_events);
+			vms_json_bool(&j, "ended_abruptly", src->meta.ended_abruptly);
 		}
 		if (mc->host >= 0) {
 			vms_json_string(&j, "host", cli_machine_name(m, (uint32_t)mc->host));
