@@ -7,7 +7,8 @@ import json, re, sys
 
 case = re.compile(r"^(not ok|ok)\b(.*)$")
 passed = failed = skipped = 0
-with open(sys.argv[1]) as f:
+for path in sys.argv[1:]:
+  with open(path) as f:
     for line in f:
         line = line.strip()
         if not line:
