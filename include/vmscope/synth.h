@@ -64,7 +64,8 @@ enum vms_synth_event {
 struct vms_synth_config {
 	const char *scenario;           /* "noisy-neighbour" (default) or "quiet" */
 	uint64_t seed;
-	uint64_t events;                /* target total of both files (reached or passed by < 0.1 %) */
+	uint64_t events;                /* target total of both files: reached, then each vCPU runs
+	                                 * on to its next kvm_entry (a few dozen events more) */
 	const char *host_path;          /* e.g. "vmscope-demo/host.dat" */
 	const char *guest_path;
  	enum vms_synth_compression compression;

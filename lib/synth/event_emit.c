@@ -30,12 +30,11 @@ static void common(struct vms_ev_common *c, uint16_t type, uint8_t flags, uint8_
 	c->pid = pid;
 }
 
-/* comm fields are NUL-padded to 16 bytes, as the kernel's memcpy of task->comm leaves them */
-static void comm16(char dst[16], const char *src)
+/* comm fields are NUL-padded to 16 bytes, as the kernel's memcpy of task->comm leaves them;
+ * a vms_task's comm already is (see event_emit.h) */
+static inline void comm16(char dst[16], const char src[16])
 {
-	memset(dst, 0, 16);
-	size_t n = strlen(src);
-	memcpy(dst, src, n < 15 ? n : 15);
+	memcpy(dst, src, 16);
 }
 
 void vms_emit_switch(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *prev,

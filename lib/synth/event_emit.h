@@ -8,7 +8,8 @@
 #include "vmscope/synth.h"
 #include "output/tracedat_writer.h"
 
-/* A thread as the trace shows it. */
+/* A thread as the trace shows it. comm is NUL-terminated and zero-padded to 16 bytes (build
+ * tasks zero-initialized, then snprintf the name), so events copy it whole. */
 struct vms_task {
 	int32_t tid;
 	int32_t prio;     /* kernel prio: 120 = nice 0 */

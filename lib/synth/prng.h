@@ -72,10 +72,11 @@ static inline double vms_prng_unit(struct vms_prng *r)
 	return (double)(vms_prng_next(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* Uniform integer in [0, n). */
+/* Uniform integer in [0, n): the high half of a 64x64 product (Lemire), no division; the
+ * bias is below n / 2^64. */
 static inline uint64_t vms_prng_below(struct vms_prng *r, uint64_t n)
 {
-	return n ? vms_prng_next(r) % n : 0;
+	return (uint64_t)(((unsigned __int128)vms_prng_next(r) * n) >> 64);
 }
 
 /* Exponential with the given mean (any unit): -mean * ln(u) for a uniform u = x / 2^64,

@@ -137,9 +137,13 @@ static uint64_t next_rand(void)
 	return rng;
 }
 
-/* Byte flips at deterministic pseudo-random offsets in [lo, hi), one at a time. */
+/* Byte flips at deterministic pseudo-random offsets in [lo, hi), one at a time.
+ * TD_FUZZ_SCALE=N in the environment multiplies the counts (for a longer hunt by hand). */
 static void walk_flips(const char *p, uint64_t lo, uint64_t hi, unsigned count)
 {
+	const char *scale = getenv("TD_FUZZ_SCALE");
+	if (scale && atoi(scale) > 1)
+		count *= (unsigned)atoi(scale);
 	unsigned failed_n = 0;
 	for (unsigned i = 0; i < count; i++) {
 		uint64_t off = lo + next_rand() % (hi - lo);
@@ -250,6 +254,8 @@ static void test_flips_v6_pages(void **state)
 	assert_true(failed);       /* the cut is reported ... */
 	assert_true(before > 1000); /* ... after the events before it */
 	walk_flips(p, cpu0, cut, 200);
+	/* and the metadata before the pages: header_page, format texts (uncompressed in v6) */
+	walk_flips(p, 0, cpu0 < (1u << 20) ? cpu0 : (1u << 20), 60);
 	unlink(p);
 }
 

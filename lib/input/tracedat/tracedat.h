@@ -28,10 +28,11 @@ enum td_compression { TD_COMP_NONE, TD_COMP_ZLIB, TD_COMP_ZSTD };
 
 /* Limits: nothing a header claims is allocated beyond these (and the real file size). */
 #define TD_MAX_SECTION_USIZE (512u << 20) /* uncompressed metadata section */
-#define TD_MAX_CHUNK_USIZE (64u << 20)    /* one decompressed chunk of CPU data */
+#define TD_MAX_CHUNK_USIZE (16u << 20)    /* one decompressed chunk (trace-cmd: ~40 KiB) */
 #define TD_MAX_RATIO 4096u                /* usize <= csize * ratio + 1 MiB */
 #define TD_MAX_CPUS 4096u                 /* CPUs of one buffer */
 #define TD_MAX_BUFFERS 256u
+#define TD_MAX_STREAMS 16384u             /* CPUs of all buffers together */
 
 /* Decompression state of one thread, reused for every section and chunk. */
 struct td_dctx {

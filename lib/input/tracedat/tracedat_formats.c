@@ -128,8 +128,8 @@ int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *te
 		if (k > 0 && v < 65536)
 			id = (int32_t)v;
 	}
-	if (fm->nr_types >= (1u << 20))
-		return td_fail(f, off, "more than %u event formats", 1u << 20);
+	if (fm->nr_types >= (1u << 16))
+		return td_fail(f, off, "more than %u event formats", 1u << 16);
 	if (fm->nr_types == fm->cap_types) {
 		uint32_t nc = fm->cap_types ? fm->cap_types * 2 : 256;
 		struct td_type *nt = realloc(fm->types, nc * sizeof *nt);

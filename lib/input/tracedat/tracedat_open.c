@@ -633,6 +633,9 @@ static int make_streams(struct opener *o)
 	uint64_t total = 0;
 	for (uint32_t b = 0; b < o->nbufs; b++)
 		total += o->bufs[b].ncpu;
+	if (total > TD_MAX_STREAMS)
+		return td_fail(f, o->nbufs ? o->bufs[0].opt_off : 0, "%llu CPU streams in the "
+			       "buffers (more than %u)", (unsigned long long)total, TD_MAX_STREAMS);
 	ts->streams = calloc(total ? total : 1, sizeof *ts->streams);
 	ts->buffers = calloc(o->nbufs ? o->nbufs : 1, sizeof *ts->buffers);
 	if (!ts->streams || !ts->buffers)
@@ -680,8 +683,8 @@ static int make_streams(struct opener *o)
 			if (s->page_size <= ts->fm.data_off)
 				return td_fail(f, bo->opt_off, "page size %u smaller than its header",
 					       s->page_size);
-			if (s->cpu > maxcpu || !any)
-				maxcpu = any && maxcpu > s->cpu ? maxcpu : s->cpu;
+			if (!any || s->cpu > maxcpu)
+				maxcpu = s->cpu;
 			any = true;
 			td_stream_reset(s);
 		}
