@@ -65,10 +65,10 @@ void vmst_clock_setup(int mode, struct vmst_clockinfo *ci)
 #if !defined(__x86_64__) && !defined(__i386__)
 	ci->tsc = false;
 #endif
-	uint64_t value0, real0;
+	uint64_t value0 = 0, real0 = 0;
 	if (ci->tsc) {
 #if defined(__x86_64__) || defined(__i386__)
-		uint64_t t0, n0, t1, n1;
+		uint64_t t0 = 0, n0 = 0, t1 = 0, n1 = 0;
 		pair(CLOCK_MONOTONIC_RAW, &t0, &n0);
 		struct timespec d = {0, 10 * 1000 * 1000};
 		nanosleep(&d, NULL);

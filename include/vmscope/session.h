@@ -48,7 +48,9 @@ struct vms_model *vms_session_model(struct vms_session *s);
 typedef void (*vms_event_fn)(void *ctx, const struct vms_event *ev, uint64_t t);
 
 /* Run the analyses over the merged stream, streaming intervals to sinks (may be NULL).
- * on_event (may be NULL) sees every event too. Builds the model first if needed. */
+ * on_event (may be NULL) sees every event too. Builds the model first if needed: with a model
+ * pass when anything is streamed (sinks, on_event), else in one checked pass (the analysis
+ * runs again only when the events link more than the metadata said). */
 int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks,
 		    vms_event_fn on_event, void *on_event_ctx, struct vms_error *err);
 /* The analysis of the last run (results valid until the session is freed). */
@@ -58,6 +60,7 @@ struct vms_analysis *vms_session_analysis(struct vms_session *s);
 uint64_t vms_session_events(const struct vms_session *s);               /* all events */
 uint64_t vms_session_type_count(const struct vms_session *s, uint32_t source, uint32_t type);
 uint64_t vms_session_backwards(const struct vms_session *s);            /* time inversions */
+uint64_t vms_session_passes(const struct vms_session *s);  /* passes over the data so far */
 uint64_t vms_session_first_ts(const struct vms_session *s);             /* reference ns */
 uint64_t vms_session_last_ts(const struct vms_session *s);
 

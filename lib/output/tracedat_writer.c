@@ -427,7 +427,7 @@ static int assemble(struct vms_tdw *w, struct vms_error *err)
 	b_u32(&b, 8);
 	uint64_t done1_at = b.n; /* patched with the second section's offset */
 	b_u64(&b, 0);
-	uint64_t opt1;
+	uint64_t opt1 = 0;
 	rc = b.oom ? nomem(err) : f_section(w, VMS_TDW_OPT_DONE, DESC_OPTIONS, false, &b, &opt1, err);
 	if (rc)
 		goto out;

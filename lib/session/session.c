@@ -1,11 +1,18 @@
 /* The session: the whole pipeline for a set of traces.
  *
- *   sources --(model pass over linking events)--> model --(clocks)--> merge --> analyses
+ *   sources --(model: links)--> clocks --> merge --> analyses --> sinks
  *
- * The model pass reads only the sources that can hold linking events (a kvm_entry or vmsync
- * event type exists in the trace), and asks them to decode nothing else; then every source
- * is rewound for the analysis pass. So a trace with no KVM event types is read once, and no
- * event before the first linking event is lost or misattributed (spec §2). */
+ * The spec wants the model complete before any state is computed, so that no event before
+ * the first linking event is lost or misattributed. Two ways get there:
+ *  - a model pass: read the linking kinds first (only from sources whose event types include
+ *    kvm_entry or vmsync, decoding nothing else), then the analysis pass;
+ *  - a checked single pass, when no output has to be streamed: analyse with the model the
+ *    metadata gives (GUEST options, TRACEID, TIME_SHIFT, --map) while a second model observes
+ *    the linking events; if the observed model links exactly the same, the results stand;
+ *    if not, the analysis is run again with the observed model. A trace with complete GUEST
+ *    options, or one without KVM events, is then read once.
+ * Streaming sinks (vcpus, threads) cannot take back what they wrote, so they get the model
+ * pass. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +29,7 @@ struct vms_session {
 	struct vms_session_opts opts;
 	struct vms_model *model;
 	bool model_built;
+	uint64_t passes;         /* merged and model passes made (for tests and benchmarks) */
 	struct vms_analysis *an;
 	uint64_t **type_counts;  /* [source][type] */
 	uint64_t events, backwards, first, last;
@@ -212,46 +220,102 @@ static void fit_timeshift(struct vms_machine *mc, const struct vms_trace_meta *m
 	mc->sync.offset_ns = (double)(t1 - slope * o1);
 }
 
+/* A model with every source and the user's overrides, not finished. */
+static struct vms_model *new_model(struct vms_session *s, struct vms_error *err)
+{
+	struct vms_model *m = vms_model_new();
+	if (!m) {
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	for (uint32_t i = 0; i < s->nr_src; i++) {
+		if (vms_model_add_source(m, i, s->src[i]->path, &s->src[i]->meta, s->names[i], err) < 0)
+			goto fail;
+	}
+	if (s->host_index >= 0)
+		vms_model_force_host(m, (uint32_t)s->host_index);
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		if (s->forced_guest[i])
+			vms_model_force_guest(m, i, s->names[i]);
+	for (uint32_t i = 0; i < s->opts.nr_maps; i++)
+		if (vms_model_user_map(m, s->opts.map_guest[i], s->opts.map_vcpu[i],
+				       s->opts.map_tid[i], err) < 0)
+			goto fail;
+	return m;
+fail:
+	vms_model_free(m);
+	return NULL;
+}
+
+static int finish_model(struct vms_session *s, struct vms_model *m, struct vms_error *err)
+{
+	int r = vms_model_finish(m, err);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		fit_timeshift(vms_model_machine(m, i), &s->src[i]->meta);
+	return 0;
+}
+
+static bool any_linking_source(const struct vms_session *s)
+{
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		if (has_linking_type(s->src[i]))
+			return true;
+	return false;
+}
+
 int vms_session_build_model(struct vms_session *s, struct vms_error *err)
 {
 	if (s->model_built)
 		return 0;
-	s->model = vms_model_new();
-	if (!s->model)
-		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
-	for (uint32_t i = 0; i < s->nr_src; i++) {
-		int r = vms_model_add_source(s->model, i, s->src[i]->path, &s->src[i]->meta,
-					     s->names[i], err);
-		if (r < 0)
-			return r;
-	}
-	if (s->host_index >= 0)
-		vms_model_force_host(s->model, (uint32_t)s->host_index);
-	for (uint32_t i = 0; i < s->nr_src; i++)
-		if (s->forced_guest[i])
-			vms_model_force_guest(s->model, i, s->names[i]);
-	for (uint32_t i = 0; i < s->opts.nr_maps; i++) {
-		int r = vms_model_user_map(s->model, s->opts.map_guest[i], s->opts.map_vcpu[i],
-					   s->opts.map_tid[i], err);
-		if (r < 0)
-			return r;
-	}
+	struct vms_model *m = new_model(s, err);
+	if (!m)
+		return err->status ? err->status : VMS_ERR_NOMEM;
+	s->model = m;
 	int r = model_pass(s, err);
 	if (r < 0)
 		return r;
-	r = vms_model_finish(s->model, err);
+	if (any_linking_source(s))
+		s->passes++;
+	r = finish_model(s, m, err);
 	if (r < 0)
 		return r;
-	for (uint32_t i = 0; i < s->nr_src; i++)
-		fit_timeshift(vms_model_machine(s->model, i), &s->src[i]->meta);
 	s->model_built = true;
 	return 0;
 }
 
+/* Do two models link the same machines the same way? (Thread names may differ.) */
+static bool same_links(const struct vms_model *a, const struct vms_model *b)
+{
+	uint32_t n = vms_model_nr_machines(a);
+	if (n != vms_model_nr_machines(b))
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct vms_machine *x = vms_model_machine_c(a, i), *y = vms_model_machine_c(b, i);
+		if (x->role != y->role || x->source != y->source || x->host != y->host ||
+		    x->host_pid != y->host_pid || x->host_how != y->host_how ||
+		    x->nr_vcpus != y->nr_vcpus || strcmp(x->name ? x->name : "", y->name ? y->name : ""))
+			return false;
+		for (uint32_t v = 0; v < x->nr_vcpus; v++)
+			if (x->vcpus[v].host_tid != y->vcpus[v].host_tid ||
+			    x->vcpus[v].how != y->vcpus[v].how)
+				return false;
+		if (x->sync.method != y->sync.method)
+			return false;
+	}
+	return true;
+}
+
 /* One merged pass. With an analysis, every event also goes to it. */
 static int merged_pass(struct vms_session *s, const struct vms_clock *const *clocks,
-		       struct vms_analysis *an, vms_event_fn fn, void *ctx, struct vms_error *err)
+		       struct vms_analysis *an, struct vms_model *observer, vms_event_fn fn,
+		       void *ctx, struct vms_error *err)
 {
+	bool wanted[VMS_K_COUNT] = { false };
+	if (observer)
+		vms_model_wanted_kinds(wanted);
+	s->passes++;
 	struct vms_merge m;
 	int r = vms_merge_init(&m, s->src, clocks, s->nr_src, err);
 	if (r < 0)
@@ -272,6 +336,8 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 			s->type_counts[ev->machine][ev->type]++;
 		if (an)
 			vms_analysis_event(an, ev, t);
+		if (observer && wanted[ev->kind])
+			vms_model_observe(observer, ev);
 		if (fn)
 			fn(ctx, ev, t);
 		vms_progress_maybe(&prog, n);
@@ -293,13 +359,11 @@ static int rewind_all(struct vms_session *s, struct vms_error *err)
 	return 0;
 }
 
-int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_event_fn on_event,
-		    void *on_event_ctx, struct vms_error *err)
+/* One analysis pass with the session's current model. */
+static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct vms_model *observer,
+		   vms_event_fn on_event, void *on_event_ctx, struct vms_error *err)
 {
-	int r = vms_session_build_model(s, err);
-	if (r < 0)
-		return r;
-	const struct vms_clock **clocks = calloc(s->nr_src, sizeof *clocks);
+	const struct vms_clock **clocks = calloc(s->nr_src ? s->nr_src : 1, sizeof *clocks);
 	if (!clocks)
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	for (uint32_t i = 0; i < s->nr_src; i++)
@@ -311,22 +375,74 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 		free(clocks);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
-	r = merged_pass(s, clocks, s->an, on_event, on_event_ctx, err);
+	int r = merged_pass(s, clocks, s->an, observer, on_event, on_event_ctx, err);
 	free(clocks);
 	if (r < 0)
 		return r;
+	/* (vms_analysis_finish also writes the containment check into each guest's sync info) */
 	vms_analysis_finish(s->an, s->last);
-	/* (the analysis also writes the containment check into each guest's model sync info) */
 	return rewind_all(s, err);
 }
 
+int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_event_fn on_event,
+		    void *on_event_ctx, struct vms_error *err)
+{
+	bool streaming = on_event || (sinks && (sinks->vcpu_interval || sinks->thread_interval));
+	if (s->model_built || streaming || !any_linking_source(s)) {
+		int r = vms_session_build_model(s, err);
+		if (r < 0)
+			return r;
+		return analyse(s, sinks, NULL, on_event, on_event_ctx, err);
+	}
+	/* the checked single pass: analyse with the metadata's model, observe the links */
+	struct vms_model *given = new_model(s, err);
+	if (!given)
+		return err->status ? err->status : VMS_ERR_NOMEM;
+	int r = finish_model(s, given, err);
+	struct vms_model *seen = r < 0 ? NULL : new_model(s, err);
+	if (!seen) {
+		vms_model_free(given);
+		return err->status ? err->status : VMS_ERR_NOMEM;
+	}
+	s->model = given;
+	s->model_built = true;
+	r = analyse(s, sinks, seen, NULL, NULL, err);
+	if (r >= 0)
+		r = finish_model(s, seen, err);
+	if (r < 0) {
+		vms_model_free(seen);
+		return r;
+	}
+	if (same_links(given, seen)) {
+		vms_model_free(seen);
+		return 0;
+	}
+	/* the events linked more than the metadata said: analyse again with what they said */
+	vms_analysis_free(s->an);
+	s->an = NULL;
+	vms_model_free(given);
+	s->model = seen;
+	return analyse(s, sinks, NULL, NULL, NULL, err);
+}
+
+uint64_t vms_session_passes(const struct vms_session *s) { return s->passes; }
+
 int vms_session_iterate(struct vms_session *s, vms_event_fn fn, void *ctx, struct vms_error *err)
 {
-	struct vms_clock *own = calloc(s->nr_src, sizeof *own);
-	const struct vms_clock **clocks = calloc(s->nr_src, sizeof *clocks);
+	/* Without a model yet, this same pass builds it (the clocks used are then the traces'
+	 * own, which is what a listing wants). */
+	struct vms_model *observer = NULL;
+	if (!s->model_built) {
+		observer = new_model(s, err);
+		if (!observer)
+			return err->status ? err->status : VMS_ERR_NOMEM;
+	}
+	struct vms_clock *own = calloc(s->nr_src ? s->nr_src : 1, sizeof *own);
+	const struct vms_clock **clocks = calloc(s->nr_src ? s->nr_src : 1, sizeof *clocks);
 	if (!own || !clocks) {
 		free(own);
 		free(clocks);
+		vms_model_free(observer);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
 	for (uint32_t i = 0; i < s->nr_src; i++) {
@@ -337,9 +453,19 @@ int vms_session_iterate(struct vms_session *s, vms_event_fn fn, void *ctx, struc
 			clocks[i] = &own[i];
 		}
 	}
-	int r = merged_pass(s, clocks, NULL, fn, ctx, err);
+	int r = merged_pass(s, clocks, NULL, observer, fn, ctx, err);
 	free(own);
 	free(clocks);
+	if (observer) {
+		if (r >= 0)
+			r = finish_model(s, observer, err);
+		if (r < 0) {
+			vms_model_free(observer);
+			return r;
+		}
+		s->model = observer;
+		s->model_built = true;
+	}
 	if (r < 0)
 		return r;
 	return rewind_all(s, err);

@@ -220,11 +220,7 @@ struct vms_session *cli_session(struct cli *c, int *status)
 		*status = cli_fail(c, &err);
 		return NULL;
 	}
-	if (vms_session_build_model(s, &err) < 0) {
-		*status = cli_fail(c, &err);
-		vms_session_free(s);
-		return NULL;
-	}
+	/* the model is built by the run (or the listing) that follows, in the fewest passes */
 	return s;
 }
 

@@ -32,7 +32,7 @@ struct cli {
  * when the command must stop (--help printed: 1000; usage error: 1002). */
 int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *usage);
 void cli_free(struct cli *c);
-/* Open the session and build the model; prints the error and sets *status on failure. */
+/* Open the session; prints the error and sets *status on failure. */
 struct vms_session *cli_session(struct cli *c, int *status);
 /* Print "vmscope CMD: message" and return the exit status for the error. */
 int cli_fail(const struct cli *c, const struct vms_error *err);

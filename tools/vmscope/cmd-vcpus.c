@@ -17,7 +17,7 @@ static const char usage[] =
 
 struct out {
 	FILE *f;
-	struct vms_model *model;
+	struct vms_session *s;   /* the model exists once the run has started */
 	struct cli *c;
 	struct vms_json j;
 };
@@ -25,7 +25,7 @@ struct out {
 static void row(void *ctx, const struct vms_vcpu_interval *iv)
 {
 	struct out *o = ctx;
-	const char *name = cli_machine_name(o->model, iv->machine);
+	const char *name = cli_machine_name(vms_session_model(o->s), iv->machine);
 	if (o->c->json) {
 		vms_json_begin_object(&o->j, NULL);
 		vms_json_string(&o->j, "machine", name);
@@ -57,7 +57,7 @@ int cmd_vcpus(int argc, char **argv)
 	struct vms_session *s = cli_session(&c, &st);
 	if (!s)
 		return cli_free(&c), st;
-	struct out o = { .model = vms_session_model(s), .c = &c };
+	struct out o = { .s = s, .c = &c };
 	o.f = cli_output(&c);
 	if (!o.f) {
 		vms_session_free(s);

@@ -1,9 +1,10 @@
 /* trace.dat: the prefetch thread. Decompression is most of the cost of reading a compressed
  * trace.dat (zstd at ~1 GB/s against a record parser several times faster), so one thread
- * per source decompresses, for every stream, the chunk after the one being parsed. The
- * reading thread takes a ready chunk by swapping buffers, waits for one being filled, or —
- * when the thread has not got to that stream yet — claims and decompresses the chunk
- * itself, so both cores decompress when the reader is the bottleneck.
+ * per source decompresses, for the odd streams (or the only one), the chunk after the one
+ * being parsed, while the reading thread decompresses the even streams' chunks itself: both
+ * cores decompress, and the reader (which also parses) seldom waits for the thread. The
+ * reader takes a ready chunk by swapping buffers, waits for one being filled, or — when the
+ * thread has not got to that stream yet — claims and decompresses the chunk itself.
  *
  * Everything shared (each stream's claim cursor and prefetch slot, the thread's flags) is
  * under pf.mu; the slot's buffer belongs to the thread only while it is FILLING. */
@@ -22,7 +23,12 @@ static void *prefetch_main(void *arg)
 		struct td_stream *s = NULL;
 		if (!pf->paused)
 			for (uint32_t i = 0; i < ts->nr_streams; i++) {
-				struct td_stream *c = &ts->streams[(pf->rr + i) % ts->nr_streams];
+				uint32_t k = (pf->rr + i) % ts->nr_streams;
+				struct td_stream *c = &ts->streams[k];
+				/* odd streams only (all when there is one): the reader decompresses
+				 * the even ones itself, so neither waits on the other for long */
+				if (ts->nr_streams > 1 && !(k & 1))
+					continue;
 				if (c->compressed && c->started && c->pf_state == TD_PF_EMPTY &&
 				    c->chunks_left > 0) {
 					s = c;
