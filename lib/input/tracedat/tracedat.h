@@ -7,7 +7,20 @@
  *   tracedat_prefetch.c a thread that decompresses each stream's next chunk ahead
  *
  * The file is mapped read-only; every offset and size read from it is checked against the
- * real file size before use, so a damaged file gives "PATH: WHAT at byte offset N". */
+ * real file size before use, so a damaged file gives "PATH: WHAT at byte offset N".
+ *
+ * Behaviour worth knowing outside this folder:
+ *  - streams: one per CPU listed in each buffer, the top buffer's first, then the instances
+ *    in option order; vms_tracedat_stream_buffer() names a stream's buffer, and
+ *    meta.format lists the instance names ("trace.dat v7 zstd, buffers: top NAME...");
+ *  - set_wanted: events of unwanted kinds are still returned (kind, type, ts, tid, cpu),
+ *    with f[] zero and s[] NULL; kinds other than OTHER are decoded only when wanted;
+ *  - meta.lost_events / lost_events_unknown grow while the streams are read (the missed-event
+ *    flags are in the pages), each page counted once however often the source is rewound;
+ *  - a CPU whose data is cut by the end of the file returns its events up to the cut, then
+ *    an error; metadata damage fails the open;
+ *  - VMS_TRACEDAT_THREADS=0 in the environment keeps the reading single-threaded (no
+ *    prefetch thread), for measurements. */
 #ifndef VMS_TRACEDAT_H
 #define VMS_TRACEDAT_H
 
@@ -166,6 +179,21 @@ struct tep_event *td_formats_tep_event(struct td_formats *fm, uint32_t type);
 int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace_meta *meta);
 void td_formats_free(struct td_formats *fm);
 
+enum td_pf_state { TD_PF_EMPTY, TD_PF_FILLING, TD_PF_READY, TD_PF_ERROR };
+
+#define TD_PF_DEPTH 2 /* chunks the prefetch thread may have ready ahead, per stream */
+
+/* One chunk decompressed (or being decompressed) ahead by the prefetch thread. */
+struct td_pf_slot {
+	uint8_t *buf;        /* owned by the thread while FILLING */
+	uint32_t cap, len, csize;
+	uint64_t off;        /* file offset of the chunk header */
+	uint64_t seq;        /* chunk index within the stream */
+	int state;           /* enum td_pf_state */
+	bool discard;        /* the reader took that chunk itself: drop the thread's copy */
+	struct vms_error err;
+};
+
 /* One stream: one CPU of one buffer. */
 struct td_stream {
 	uint32_t cpu;
@@ -200,12 +228,10 @@ struct td_stream {
 	bool done;
 	int error;             /* sticky error status */
 
-	/* the prefetched next chunk (tracedat_prefetch.c); under td_prefetch.mu */
-	uint8_t *pf_buf;
-	uint32_t pf_cap, pf_len;
-	uint64_t pf_off;
-	int pf_state;            /* enum td_pf_state */
-	struct vms_error pf_err;
+	/* chunks decompressed ahead by the prefetch thread (tracedat_prefetch.c), and the
+	 * chunk indexes the cursor hands out next / the reader needs next; under pf.mu */
+	struct td_pf_slot pf[TD_PF_DEPTH];
+	uint64_t claim_seq, need_seq;
 
 	uint64_t last_ts;
 	const uint8_t *last_rec; /* payload of the last event returned */
@@ -220,11 +246,9 @@ struct td_buffer {
 	char *clock;
 };
 
-enum td_pf_state { TD_PF_EMPTY, TD_PF_FILLING, TD_PF_READY, TD_PF_ERROR };
-
 /* One thread per compressed source decompresses the chunk after the one being parsed, for
  * every stream, so that decompression (most of the reading cost) overlaps the parsing and
- * whatever the caller does with the events. Memory stays two chunks per stream. */
+ * whatever the caller does with the events. Memory stays 1 + TD_PF_DEPTH chunks per stream. */
 struct td_prefetch {
 	bool running;
 	bool stop, paused;

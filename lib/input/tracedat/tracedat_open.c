@@ -748,7 +748,8 @@ static void td_close(struct vms_source *src)
 	td_prefetch_stop(ts);
 	for (uint32_t i = 0; i < ts->nr_streams; i++) {
 		free(ts->streams[i].chunk);
-		free(ts->streams[i].pf_buf);
+		for (int k = 0; k < TD_PF_DEPTH; k++)
+			free(ts->streams[i].pf[k].buf);
 	}
 	free(ts->streams);
 	for (uint32_t b = 0; b < ts->nr_buffers; b++) {

@@ -1,18 +1,31 @@
 /* trace.dat: the prefetch thread. Decompression is most of the cost of reading a compressed
  * trace.dat (zstd at ~1 GB/s against a record parser several times faster), so one thread
- * per source decompresses, for the odd streams (or the only one), the chunk after the one
+ * per source decompresses, for the odd streams (or the only one), the chunks after the one
  * being parsed, while the reading thread decompresses the even streams' chunks itself: both
- * cores decompress, and the reader (which also parses) seldom waits for the thread. The
- * reader takes a ready chunk by swapping buffers, waits for one being filled, or — when the
- * thread has not got to that stream yet — claims and decompresses the chunk itself.
+ * cores decompress, and the thread, with less to do, is normally ahead. The reader takes a
+ * ready chunk by swapping buffers; otherwise it decompresses the chunk itself (dropping the
+ * thread's copy if one is under way) and never waits, so a busy machine that starves the
+ * thread costs no more than reading single-threaded.
  *
- * Everything shared (each stream's claim cursor and prefetch slot, the thread's flags) is
- * under pf.mu; the slot's buffer belongs to the thread only while it is FILLING. */
+ * Everything shared (each stream's claim cursor and slots, the thread's flags) is under
+ * pf.mu; a slot's buffer belongs to the thread only while it is FILLING. Chunks are numbered
+ * per stream: claim_seq is the next the cursor hands out, need_seq the next the reader
+ * parses; the thread stays at most TD_PF_DEPTH chunks ahead. */
 #include <stdlib.h>
 
 #include "tracedat.h"
 
 #define PREFETCH_MIN_BYTES (1u << 20) /* below this, a thread is not worth starting */
+
+static struct td_pf_slot *free_slot(struct td_stream *s)
+{
+	if (s->claim_seq - s->need_seq >= TD_PF_DEPTH)
+		return NULL;
+	for (int i = 0; i < TD_PF_DEPTH; i++)
+		if (s->pf[i].state == TD_PF_EMPTY)
+			return &s->pf[i];
+	return NULL;
+}
 
 static void *prefetch_main(void *arg)
 {
@@ -21,16 +34,18 @@ static void *prefetch_main(void *arg)
 	pthread_mutex_lock(&pf->mu);
 	while (!pf->stop) {
 		struct td_stream *s = NULL;
+		struct td_pf_slot *slot = NULL;
 		if (!pf->paused)
 			for (uint32_t i = 0; i < ts->nr_streams; i++) {
 				uint32_t k = (pf->rr + i) % ts->nr_streams;
 				struct td_stream *c = &ts->streams[k];
 				/* odd streams only (all when there is one): the reader decompresses
-				 * the even ones itself, so neither waits on the other for long */
+				 * the even ones itself */
 				if (ts->nr_streams > 1 && !(k & 1))
 					continue;
-				if (c->compressed && c->started && c->pf_state == TD_PF_EMPTY &&
-				    c->chunks_left > 0) {
+				if (!c->compressed || !c->started || c->chunks_left == 0)
+					continue;
+				if ((slot = free_slot(c))) {
 					s = c;
 					pf->rr = (pf->rr + i + 1) % ts->nr_streams;
 					break;
@@ -42,29 +57,38 @@ static void *prefetch_main(void *arg)
 		}
 		uint64_t at;
 		uint32_t csize, usize;
-		vms_error_clear(&s->pf_err);
-		int r = td_claim_chunk(ts, s, &s->pf_err, &at, &csize, &usize);
+		vms_error_clear(&slot->err);
+		slot->seq = s->claim_seq;
+		slot->discard = false;
+		int r = td_claim_chunk(ts, s, &slot->err, &at, &csize, &usize);
 		if (r > 0)
-			r = td_chunk_room(ts, &s->pf_buf, &s->pf_cap, usize, &s->pf_err);
+			r = td_chunk_room(ts, &slot->buf, &slot->cap, usize, &slot->err);
 		if (r < 0) {
-			s->pf_state = TD_PF_ERROR;
+			/* reported when the reader gets to this chunk, after the ones before */
+			slot->state = TD_PF_ERROR;
 			s->chunks_left = 0;
-			pthread_cond_broadcast(&pf->done);
 			continue;
 		}
-		s->pf_state = TD_PF_FILLING;
-		s->pf_off = at;
-		s->pf_len = usize;
+		slot->state = TD_PF_FILLING;
+		slot->off = at;
+		slot->len = usize;
+		slot->csize = csize;
 		pf->filling++;
-		uint8_t *dst = s->pf_buf;
+		uint8_t *dst = slot->buf;
 		pthread_mutex_unlock(&pf->mu);
-		r = td_decompress_with(&ts->f, &pf->dc, &s->pf_err, ts->f.base + at + 8, csize, dst,
+		r = td_decompress_with(&ts->f, &pf->dc, &slot->err, ts->f.base + at + 8, csize, dst,
 				       usize, at + 8);
 		pthread_mutex_lock(&pf->mu);
 		pf->filling--;
-		s->pf_state = r < 0 ? TD_PF_ERROR : TD_PF_READY;
-		if (r < 0)
-			s->chunks_left = 0;
+		if (slot->discard) {
+			/* the reader decompressed this chunk itself meanwhile */
+			slot->discard = false;
+			slot->state = TD_PF_EMPTY;
+		} else {
+			slot->state = r < 0 ? TD_PF_ERROR : TD_PF_READY;
+			if (r < 0)
+				s->chunks_left = 0;
+		}
 		pthread_cond_broadcast(&pf->done);
 	}
 	pthread_mutex_unlock(&pf->mu);
@@ -109,33 +133,51 @@ int td_prefetch_take(struct td_source *ts, struct td_stream *s, uint64_t *at, ui
 {
 	struct td_prefetch *pf = &ts->pf;
 	pthread_mutex_lock(&pf->mu);
-	while (s->pf_state == TD_PF_FILLING)
-		pthread_cond_wait(&pf->done, &pf->mu);
-	if (s->pf_state == TD_PF_READY) {
+	struct td_pf_slot *slot = NULL;
+	for (int i = 0; i < TD_PF_DEPTH; i++)
+		if (s->pf[i].state != TD_PF_EMPTY && !s->pf[i].discard &&
+		    s->pf[i].seq == s->need_seq)
+			slot = &s->pf[i];
+	if (slot && slot->state == TD_PF_READY) {
 		uint8_t *b = s->chunk;
 		uint32_t c = s->chunk_cap;
-		s->chunk = s->pf_buf;
-		s->chunk_cap = s->pf_cap;
-		s->pf_buf = b;
-		s->pf_cap = c;
-		*at = s->pf_off;
-		*usize = s->pf_len;
-		s->pf_state = TD_PF_EMPTY;
+		s->chunk = slot->buf;
+		s->chunk_cap = slot->cap;
+		slot->buf = b;
+		slot->cap = c;
+		*at = slot->off;
+		*usize = slot->len;
+		slot->state = TD_PF_EMPTY;
+		s->need_seq++;
 		pthread_cond_signal(&pf->work);
 		pthread_mutex_unlock(&pf->mu);
 		return 1;
 	}
-	if (s->pf_state == TD_PF_ERROR) {
-		int st = vms_error_set(&ts->src.err, s->pf_err.status ? s->pf_err.status
-				       : VMS_ERR_FORMAT, "%s", s->pf_err.msg);
+	if (slot && slot->state == TD_PF_ERROR) {
+		int st = vms_error_set(&ts->src.err, slot->err.status ? slot->err.status
+				       : VMS_ERR_FORMAT, "%s", slot->err.msg);
 		pthread_mutex_unlock(&pf->mu);
 		return st;
 	}
-	/* EMPTY: the thread has not got here; claim this chunk and let it take the next */
 	uint32_t csize;
-	int r = td_claim_chunk(ts, s, &ts->src.err, at, &csize, usize);
+	int r;
+	if (slot) {
+		/* FILLING: the thread is decompressing the very chunk needed now. Never wait for
+		 * it (a thread preempted by another process would stall the reader): decompress
+		 * it here too and let the thread drop its copy. */
+		slot->discard = true;
+		*at = slot->off;
+		*usize = slot->len;
+		csize = slot->csize;
+		r = 1;
+	} else {
+		/* not claimed yet: claim it here and let the thread take the ones after */
+		r = td_claim_chunk(ts, s, &ts->src.err, at, &csize, usize);
+		if (r > 0)
+			pthread_cond_signal(&pf->work);
+	}
 	if (r > 0)
-		pthread_cond_signal(&pf->work);
+		s->need_seq++;
 	pthread_mutex_unlock(&pf->mu);
 	if (r <= 0)
 		return r;

@@ -46,8 +46,12 @@ void td_stream_reset(struct td_stream *s)
 	s->last_rec = NULL;
 	s->last_len = 0;
 	s->last_type = 0;
-	s->pf_state = TD_PF_EMPTY;
-	vms_error_clear(&s->pf_err);
+	for (int i = 0; i < TD_PF_DEPTH; i++) {
+		s->pf[i].state = TD_PF_EMPTY;
+		s->pf[i].discard = false;
+		vms_error_clear(&s->pf[i].err);
+	}
+	s->claim_seq = s->need_seq = 0;
 }
 
 static int stream_fail_to(struct vms_error *err, const struct td_source *ts,
@@ -132,6 +136,7 @@ int td_claim_chunk(const struct td_source *ts, struct td_stream *s, struct vms_e
 		return stream_fail_to(err, ts, s, at + 4, "chunk uncompressed size is implausible");
 	s->next_chunk = at + 8 + csize;
 	s->chunks_left--;
+	s->claim_seq++;
 	*at_out = at;
 	*csize_out = csize;
 	*usize_out = usize;
