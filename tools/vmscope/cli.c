@@ -252,3 +252,44 @@ const char *cli_machine_name(struct vms_model *m, uint32_t i)
 	const struct vms_machine *mc = vms_model_machine_c(m, i);
 	return mc && mc->name ? mc->name : "?";
 }
+
+int cli_begin(struct cli *c, int argc, char **argv, unsigned allow, const char *usage)
+{
+	int st = cli_parse(c, argc, argv, allow, usage);
+	if (st) {
+		cli_free(c);
+		return st - 1000;
+	}
+	c->s = cli_session(c, &st);
+	if (!c->s) {
+		cli_free(c);
+		return st;
+	}
+	c->f = cli_output(c);
+	if (!c->f)
+		return cli_end(c, VMS_EXIT_FAIL);
+	return CLI_GO;
+}
+
+int cli_run(struct cli *c, const struct vms_sinks *sinks)
+{
+	struct vms_error err = { 0 };
+	if (vms_session_run(c->s, sinks, NULL, NULL, &err) < 0)
+		return cli_fail(c, &err);
+	return 0;
+}
+
+int cli_end(struct cli *c, int status)
+{
+	if (c->f && c->f != stdout && fclose(c->f) != 0 && status == 0) {
+		fprintf(stderr, "vmscope %s: cannot write %s\n", c->cmd, c->out);
+		status = VMS_EXIT_FAIL;
+	}
+	if (c->f == stdout && fflush(stdout) != 0 && status == 0)
+		status = VMS_EXIT_FAIL;
+	c->f = NULL;
+	vms_session_free(c->s);
+	c->s = NULL;
+	cli_free(c);
+	return status;
+}

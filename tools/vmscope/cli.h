@@ -26,7 +26,18 @@ struct cli {
 	const char **paths;
 	uint32_t nr_paths;
 	struct vms_session_opts sopts;
+	struct vms_session *s;   /* after cli_begin */
+	FILE *f;                 /* the output, after cli_begin */
 };
+
+#define CLI_GO (-1)
+/* The life of an analysis command: cli_begin parses, opens the session and the output and
+ * returns CLI_GO to go on (else the exit status, 0 after --help, everything released); cli_run runs the analyses
+ * (0, or the exit status after printing the error); cli_end releases everything and returns
+ * the status it is given. */
+int cli_begin(struct cli *c, int argc, char **argv, unsigned allow, const char *usage);
+int cli_run(struct cli *c, const struct vms_sinks *sinks);
+int cli_end(struct cli *c, int status);
 
 /* Parse argv (argv[0] is the command name). Returns 0 to go on, or an exit status + 1000
  * when the command must stop (--help printed: 1000; usage error: 1002). */

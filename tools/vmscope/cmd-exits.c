@@ -28,25 +28,13 @@ static void name_of(const struct vms_exit_stats *e, char *buf, size_t len)
 int cmd_exits(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_parse(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT, usage);
-	if (st)
-		return cli_free(&c), st - 1000;
-	struct vms_session *s = cli_session(&c, &st);
-	if (!s)
-		return cli_free(&c), st;
-	struct vms_error err = { 0 };
-	if (vms_session_run(s, NULL, NULL, NULL, &err) < 0) {
-		st = cli_fail(&c, &err);
-		vms_session_free(s);
-		cli_free(&c);
+	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT, usage);
+	if (st != CLI_GO)
 		return st;
-	}
-	FILE *f = cli_output(&c);
-	if (!f) {
-		vms_session_free(s);
-		cli_free(&c);
-		return VMS_EXIT_FAIL;
-	}
+	if ((st = cli_run(&c, NULL)))
+		return cli_end(&c, st);
+	struct vms_session *s = c.s;
+	FILE *f = c.f;
 	struct vms_model *model = vms_session_model(s);
 	struct vms_analysis *a = vms_session_analysis(s);
 	struct vms_json j;
@@ -111,9 +99,5 @@ int cmd_exits(int argc, char **argv)
 		vms_json_end_array(&j);
 		vms_json_finish(&j);
 	}
-	if (f != stdout)
-		fclose(f);
-	vms_session_free(s);
-	cli_free(&c);
-	return VMS_EXIT_OK;
+	return cli_end(&c, VMS_EXIT_OK);
 }

@@ -209,46 +209,34 @@ static void json_source(struct vms_json *j, struct vms_session *s, uint32_t i,
 int cmd_info(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_parse(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_OUT, usage);
-	if (st)
-		return cli_free(&c), st - 1000;
-	struct vms_session *s = cli_session(&c, &st);
-	if (!s)
-		return cli_free(&c), st;
+	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_OUT, usage);
+	if (st != CLI_GO)
+		return st;
+	struct vms_session *s = c.s;
 	uint32_t n = vms_session_nr_sources(s);
 	struct counts cnt = { .ps = calloc(n, sizeof *cnt.ps) };
 	struct vms_error err = { 0 };
+	if (!cnt.ps)
+		vms_error_set(&err, VMS_ERR_NOMEM, "out of memory");
 	if (!cnt.ps || vms_session_iterate(s, count, &cnt, &err) < 0) {
-		if (!cnt.ps)
-			vms_error_set(&err, VMS_ERR_NOMEM, "out of memory");
-		st = cli_fail(&c, &err);
 		free(cnt.ps);
-		vms_session_free(s);
-		cli_free(&c);
-		return st;
+		return cli_end(&c, cli_fail(&c, &err));
 	}
-	FILE *f = cli_output(&c);
-	if (f) {
-		if (c.json) {
-			struct vms_json j;
-			vms_json_init(&j, f, true);
-			vms_json_begin_array(&j, NULL);
-			for (uint32_t i = 0; i < n; i++)
-				json_source(&j, s, i, &cnt.ps[i]);
-			vms_json_end_array(&j);
-			vms_json_finish(&j);
-		} else {
-			for (uint32_t i = 0; i < n; i++) {
-				if (i)
-					fputc('\n', f);
-				text_source(f, s, i, &cnt.ps[i]);
-			}
+	if (c.json) {
+		struct vms_json j;
+		vms_json_init(&j, c.f, true);
+		vms_json_begin_array(&j, NULL);
+		for (uint32_t i = 0; i < n; i++)
+			json_source(&j, s, i, &cnt.ps[i]);
+		vms_json_end_array(&j);
+		vms_json_finish(&j);
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			if (i)
+				fputc('\n', c.f);
+			text_source(c.f, s, i, &cnt.ps[i]);
 		}
-		if (f != stdout)
-			fclose(f);
 	}
 	free(cnt.ps);
-	vms_session_free(s);
-	cli_free(&c);
-	return f ? VMS_EXIT_OK : VMS_EXIT_FAIL;
+	return cli_end(&c, VMS_EXIT_OK);
 }

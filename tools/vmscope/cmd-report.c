@@ -431,32 +431,16 @@ static void json_report(FILE *f, struct vms_session *s)
 int cmd_report(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_parse(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_TOP | CLI_OUT, usage);
-	if (st)
-		return cli_free(&c), st - 1000;
-	struct vms_session *s = cli_session(&c, &st);
-	if (!s)
-		return cli_free(&c), st;
-	struct vms_error err = { 0 };
-	if (vms_session_run(s, NULL, NULL, NULL, &err) < 0) {
-		st = cli_fail(&c, &err);
-		vms_session_free(s);
-		cli_free(&c);
+	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_TOP | CLI_OUT, usage);
+	if (st != CLI_GO)
 		return st;
-	}
-	FILE *f = cli_output(&c);
-	if (!f) {
-		vms_session_free(s);
-		cli_free(&c);
-		return VMS_EXIT_FAIL;
-	}
+	if ((st = cli_run(&c, NULL)))
+		return cli_end(&c, st);
+	struct vms_session *s = c.s;
+	FILE *f = c.f;
 	if (c.json)
 		json_report(f, s);
 	else
 		text_report(f, s, c.top);
-	if (f != stdout)
-		fclose(f);
-	vms_session_free(s);
-	cli_free(&c);
-	return VMS_EXIT_OK;
+	return cli_end(&c, VMS_EXIT_OK);
 }

@@ -51,19 +51,10 @@ static void row(void *ctx, const struct vms_vcpu_interval *iv)
 int cmd_vcpus(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_parse(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT, usage);
-	if (st)
-		return cli_free(&c), st - 1000;
-	struct vms_session *s = cli_session(&c, &st);
-	if (!s)
-		return cli_free(&c), st;
-	struct out o = { .s = s, .c = &c };
-	o.f = cli_output(&c);
-	if (!o.f) {
-		vms_session_free(s);
-		cli_free(&c);
-		return VMS_EXIT_FAIL;
-	}
+	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT, usage);
+	if (st != CLI_GO)
+		return st;
+	struct out o = { .s = c.s, .c = &c, .f = c.f };
 	if (c.json) {
 		vms_json_init(&o.j, o.f, false);
 		vms_json_begin_array(&o.j, NULL);
@@ -74,16 +65,10 @@ int cmd_vcpus(int argc, char **argv)
 			"duration", "stat", "state");
 	}
 	struct vms_sinks sinks = { .ctx = &o, .vcpu_interval = row };
-	struct vms_error err = { 0 };
-	int r = vms_session_run(s, &sinks, NULL, NULL, &err);
+	st = cli_run(&c, &sinks);
 	if (c.json) {
 		vms_json_end_array(&o.j);
 		vms_json_finish(&o.j);
 	}
-	if (o.f != stdout)
-		fclose(o.f);
-	st = r < 0 ? cli_fail(&c, &err) : VMS_EXIT_OK;
-	vms_session_free(s);
-	cli_free(&c);
-	return st;
+	return cli_end(&c, st);
 }
