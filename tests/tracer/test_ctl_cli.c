@@ -26,6 +26,17 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The server thread changed the fake's state for a client in another process, which gives
+ * this thread no happens-before edge (ThreadSanitizer rightly sees a race when the test then
+ * reads the state). One request of our own over the socket makes the edge: the server
+ * answers it after every earlier request, and a socket's write and read synchronize. */
+static void sync_with_server(void)
+{
+	char *reply = ctl_roundtrip(sock_path, "{\"execute\": \"query-trace-stats\"}");
+	assert_non_null(reply);
+	free(reply);
+}
+
 /* Run `vmscope ctl ARGS` (args already shell-quoted); returns the exit status, stdout in out. */
 static int ctl(const char *args, char *out, size_t cap)
 {
@@ -37,6 +48,7 @@ static int ctl(const char *args, char *out, size_t cap)
 	out[n] = '\0';
 	int st = pclose(p);
 	assert_true(WIFEXITED(st));
+	sync_with_server();
 	return WEXITSTATUS(st);
 }
 

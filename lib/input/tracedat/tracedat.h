@@ -107,6 +107,9 @@ int td_cur_str(struct td_cur *c, const char **s, const char *what);
 
 int td_file_open(struct td_file *f, const char *path, struct vms_error *err);
 void td_file_close(struct td_file *f);
+/* Hand the mapped pages of [*done, upto) back to the page cache once 2 MiB lie behind
+ * the reader, and move *done; 0 in *done means "nothing released yet, start at upto". */
+void td_file_release(const struct td_file *f, uint64_t *done, uint64_t upto);
 int td_fail(const struct td_file *f, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -233,6 +236,7 @@ struct td_stream {
 	struct td_pf_slot pf[TD_PF_DEPTH];
 	uint64_t claim_seq, need_seq;
 
+	uint64_t released;     /* file offset below which this stream gave its mapped pages back */
 	uint64_t last_ts;
 	const uint8_t *last_rec; /* payload of the last event returned */
 	uint32_t last_len;

@@ -86,6 +86,27 @@ void td_file_close(struct td_file *f)
 	td_dctx_free(&f->dc);
 }
 
+/* The mapping keeps every page it has touched in our resident set, so a reader that walks a
+ * multi-GB trace would look (to ru_maxrss, to a container's limit) as if it held the whole
+ * file. Pages far enough behind a stream's cursor are dropped from the mapping: they stay in
+ * the page cache, and touching them again (a rewind) faults them back in. Dropping a page
+ * another stream or the prefetch thread still reads is harmless for the same reason. */
+void td_file_release(const struct td_file *f, uint64_t *done, uint64_t upto)
+{
+	const uint64_t step = 2u << 20;
+	if (*done == 0) {
+		*done = upto;
+		return;
+	}
+	if (upto < *done + step || upto > f->size)
+		return;
+	const uint64_t pg = 4096;
+	uint64_t start = (*done + pg - 1) & ~(pg - 1), end = upto & ~(pg - 1);
+	if (end > start)
+		madvise((void *)(f->base + start), end - start, MADV_DONTNEED);
+	*done = end;
+}
+
 uint64_t td_cur_off(const struct td_cur *c)
 {
 	return c->in_comp ? c->base_off : c->base_off + c->pos;

@@ -28,6 +28,7 @@ void td_stream_reset(struct td_stream *s)
 {
 	s->chunks_left = 0;
 	s->next_chunk = 0;
+	s->released = 0;
 	s->chunk_len = 0;
 	s->chunk_off = 0;
 	s->region = NULL;
@@ -186,6 +187,7 @@ static int next_chunk(struct td_source *ts, struct td_stream *s)
 		return 0;
 	s->uncomp_pos += s->region_len;
 	s->chunk_off = at;
+	td_file_release(&ts->f, &s->released, at);
 	s->chunk_len = usize;
 	s->region = s->chunk;
 	s->region_len = usize;
@@ -223,6 +225,8 @@ static int next_page(struct td_source *ts, struct td_stream *s)
 		}
 		uint64_t start = s->region_pos;
 		uint64_t rem = s->region_len - start;
+		if (!s->compressed)
+			td_file_release(f, &s->released, s->region_file_off + start);
 		uint32_t plen = rem < s->page_size ? (uint32_t)rem : s->page_size;
 		s->region_pos += plen;
 		if (plen < doff) {
