@@ -47,6 +47,20 @@ uint64_t vms_timeshift_to_guest(int64_t offset, uint64_t scaling, uint64_t frac,
 
 /* raw -> reference ns. */
 uint64_t vms_clock_to_ref(const struct vms_clock *c, uint32_t cpu, uint64_t raw);
+
+/* The same, with the host's common cases (raw ns, or TSC2NSEC alone) inline: the merge calls
+ * it for every event. */
+static inline uint64_t vms_clock_to_ref_fast(const struct vms_clock *c, uint32_t cpu,
+					     uint64_t raw)
+{
+	if (c->timeshift || c->linear || c->add_ns)
+		return vms_clock_to_ref(c, cpu, raw);
+	if (!c->tsc2nsec)
+		return raw;
+	uint64_t t = raw > c->tsc_offset ? raw - c->tsc_offset : 0;
+	__extension__ typedef unsigned __int128 vms_u128;
+	return (uint64_t)(((vms_u128)t * c->mult) >> c->shift);
+}
 /* raw -> the machine's own ns (no linear sync stage). */
 uint64_t vms_clock_to_ns(const struct vms_clock *c, uint32_t cpu, uint64_t raw);
 

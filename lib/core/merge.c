@@ -12,7 +12,7 @@ static inline bool before(const struct vms_merge_stream *a, const struct vms_mer
 	return a->stream < b->stream;
 }
 
-static void sift_down(struct vms_merge *m, uint32_t i)
+static inline void sift_down(struct vms_merge *m, uint32_t i)
 {
 	struct vms_merge_stream **h = m->heap;
 	uint32_t n = m->heap_len;
@@ -33,7 +33,7 @@ static void sift_down(struct vms_merge *m, uint32_t i)
 }
 
 /* Load the next event of a stream: 1 loaded, 0 stream ended, <0 error. */
-static int load(struct vms_merge *m, struct vms_merge_stream *s)
+static inline int load(struct vms_merge *m, struct vms_merge_stream *s)
 {
 	int r = s->src->ops->next(s->src, s->stream, &s->ev);
 	if (r <= 0) {
@@ -44,7 +44,7 @@ static int load(struct vms_merge *m, struct vms_merge_stream *s)
 	}
 	s->ev.machine = s->source;
 	s->ev.stream = s->stream;
-	s->t = vms_clock_to_ref(s->clock, s->ev.cpu, s->ev.ts);
+	s->t = vms_clock_to_ref_fast(s->clock, s->ev.cpu, s->ev.ts);
 	return 1;
 }
 
@@ -112,8 +112,16 @@ int vms_merge_next(struct vms_merge *m, const struct vms_event **ev, uint64_t *t
 			m->heap[0] = m->heap[--m->heap_len];
 			if (m->heap_len == 0)
 				return 0;
+			sift_down(m, 0);
+		} else if (m->heap_len > 1) {
+			/* most of the time the same stream is still the earliest: check the two
+			 * children before paying for a sift */
+			struct vms_merge_stream *c = m->heap[1];
+			if (m->heap_len > 2 && before(m->heap[2], c))
+				c = m->heap[2];
+			if (before(c, top))
+				sift_down(m, 0);
 		}
-		sift_down(m, 0);
 		top = m->heap[0];
 	}
 	uint64_t tt = top->t;
