@@ -24,6 +24,17 @@ for c in info report vcpus threads exits sync synth demo dump ctl; do
   out=$("$VMS" $c --help 2>&1); st=$?
   if [ $st -eq 0 ] && grep -q "usage: vmscope $c" <<<"$out"; then ok "$c --help"; else notok "$c --help" "status $st"; fi
 done
+# a man page per command, naming every long option its --help names
+SRC=${VMS_SOURCE_DIR:?}
+for c in info report vcpus threads exits sync synth demo dump ctl; do
+  page=$SRC/man/vmscope-$c.1
+  if [ ! -f "$page" ]; then notok "man page for $c" "missing $page"; continue; fi
+  missing=""
+  for o in $("$VMS" $c --help 2>/dev/null | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+    grep -q -- "$(sed 's/-/\\\\-/g' <<<"$o")\|$o" "$page" || missing="$missing $o"
+  done
+  if [ -z "$missing" ]; then ok "man page for $c names its options"; else notok "man page for $c" "not in the page:$missing"; fi
+done
 check "vcpus without a trace: exit 2" status_is 2 "$VMS" vcpus --csv
 check "unknown option: exit 2" status_is 2 "$VMS" report --frobnicate x
 check "--json with --csv: exit 2" status_is 2 "$VMS" vcpus --json --csv x

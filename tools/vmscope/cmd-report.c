@@ -112,8 +112,11 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 		fprintf(f, "    the CPU was taken by:\n");
 		for (uint32_t k = 0; k < v->nr_steal && k < top; k++) {
 			const struct vms_steal_entry *e = &v->steal[k];
-			fprintf(f, "      %-20s pid %-8d tid %-8d %12s  %.1f%% of the time\n",
-				e->comm[0] ? e->comm : "?", e->host_pid, e->host_tid,
+			char pid[16] = "?";
+			if (e->host_pid >= 0)
+				snprintf(pid, sizeof pid, "%d", e->host_pid);
+			fprintf(f, "      %-20s pid %-8s tid %-8d %12s  %.1f%% of the time\n",
+				e->comm[0] ? e->comm : "?", pid, e->host_tid,
 				cli_ns(e->ns, b[0], 32), pct(e->ns, span));
 		}
 	}
@@ -204,12 +207,12 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		struct vms_source *src = mc->source >= 0 ? vms_session_source(s, (uint32_t)mc->source) : NULL;
-		fprintf(f, "\n%s %s", role_name(mc->role), mc->name);
+		fprintf(f, "\n%s (%s", mc->name, role_name(mc->role));
 		if (src)
-			fprintf(f, "  (%s, %s, %u CPUs, clock %s)", src->path, src->meta.format,
+			fprintf(f, ", %s, %s, %u CPUs, clock %s)", src->path, src->meta.format,
 				src->meta.nr_cpus, src->meta.clock[0] ? src->meta.clock : "?");
 		else
-			fprintf(f, "  (not traced: seen from its host's vCPU threads)");
+			fprintf(f, ", not traced: seen from its host's vCPU threads)");
 		fputc('\n', f);
 		if (src && (src->meta.lost_events || src->meta.lost_events_unknown))
 			fprintf(f, "  WARNING: the trace lost %s%llu events\n",
@@ -313,7 +316,10 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	for (uint32_t k = 0; k < v->nr_steal; k++) {
 		vms_json_begin_object(j, NULL);
 		vms_json_int(j, "tid", v->steal[k].host_tid);
-		vms_json_int(j, "pid", v->steal[k].host_pid);
+		if (v->steal[k].host_pid >= 0)
+			vms_json_int(j, "pid", v->steal[k].host_pid);
+		else
+			vms_json_null(j, "pid");
 		vms_json_string(j, "comm", v->steal[k].comm);
 		vms_json_uint(j, "ns", v->steal[k].ns);
 		vms_json_end_object(j);
@@ -366,7 +372,10 @@ static void json_report(FILE *f, struct vms_session *s)
 		}
 		if (mc->host >= 0) {
 			vms_json_string(&j, "host", cli_machine_name(m, (uint32_t)mc->host));
-			vms_json_int(&j, "host_pid", mc->host_pid);
+			if (mc->host_pid >= 0)
+				vms_json_int(&j, "host_pid", mc->host_pid);
+			else
+				vms_json_null(&j, "host_pid");
 			vms_json_string(&j, "host_link", vms_link_how_name(mc->host_how));
 		}
 		const struct vms_sync_info *si = &mc->sync;
