@@ -388,18 +388,27 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 		    void *on_event_ctx, struct vms_error *err)
 {
 	bool streaming = on_event || (sinks && (sinks->vcpu_interval || sinks->thread_interval));
-	if (s->model_built || streaming || !any_linking_source(s)) {
+	struct vms_model *given = NULL;
+	if (!s->model_built && !streaming && any_linking_source(s)) {
+		/* the checked single pass needs a model from the metadata alone; when it cannot
+		 * be made (a --map naming a host that only its events reveal), the model pass
+		 * decides, and reports what is really wrong */
+		struct vms_error quiet = { 0 };
+		given = new_model(s, &quiet);
+		if (given && finish_model(s, given, &quiet) < 0) {
+			vms_model_free(given);
+			given = NULL;
+		}
+	}
+	if (!given) {
 		int r = vms_session_build_model(s, err);
 		if (r < 0)
 			return r;
 		return analyse(s, sinks, NULL, on_event, on_event_ctx, err);
 	}
 	/* the checked single pass: analyse with the metadata's model, observe the links */
-	struct vms_model *given = new_model(s, err);
-	if (!given)
-		return err->status ? err->status : VMS_ERR_NOMEM;
-	int r = finish_model(s, given, err);
-	struct vms_model *seen = r < 0 ? NULL : new_model(s, err);
+	int r = 0;
+	struct vms_model *seen = new_model(s, err);
 	if (!seen) {
 		vms_model_free(given);
 		return err->status ? err->status : VMS_ERR_NOMEM;

@@ -158,8 +158,27 @@ if [ -r "$OQK/host.xml" ]; then
   "$VMS" vcpus --csv "$OQK/host.xml" "$OQK/guest.xml" > "$TMP/oqk.csv" 2>"$TMP/oqk.err"; st=$?
   if [ $st -eq 0 ] && [ "$(head -1 "$TMP/oqk.csv")" = "machine,vcpu,start,end,status,state" ] && [ "$(wc -l < "$TMP/oqk.csv")" -gt 3 ]; then
     ok "OneQemuKvm vcpus --csv"; else notok "OneQemuKvm vcpus --csv" "$(cat "$TMP/oqk.err")"; fi
+  # roles and names forced on the command line; a user map (it wins: it is forced)
+  "$VMS" report --json --host "$OQK/host.xml" --guest myvm="$OQK/guest.xml" > "$TMP/oqk-forced.json" 2>"$TMP/oqk.err"
+  "$VMS" report --json --map guest:0=31 "$OQK/guest.xml" "$OQK/host.xml" > "$TMP/oqk-map.json" 2>>"$TMP/oqk.err"
+  if python3 - "$TMP/oqk-forced.json" "$TMP/oqk-map.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ms = [(m["name"], m["roles"], m.get("host")) for m in d["machines"]]
+assert ms == [("host", ["host"], None), ("myvm", ["guest"], "host")], ms
+d = json.load(open(sys.argv[2]))
+g = [m for m in d["machines"] if m["name"] == "guest"][0]
+assert [(v["vcpu"], v["host_tid"], v["link"]) for v in g["vcpus"]] == [(0, 31, "user")], g["vcpus"]
+# the host is found from the data even when given second: it is the reference
+assert g["sync"]["reference"] == "host", g["sync"]
+PY
+  then ok "OneQemuKvm --host/--guest/--map"; else notok "OneQemuKvm --host/--guest/--map" "$(cat "$TMP/oqk.err")"; fi
+  err=$("$VMS" report --map nosuch:0=31 "$OQK/host.xml" "$OQK/guest.xml" 2>&1 >/dev/null); st=$?
+  if [ $st -eq 2 ] && grep -q "nosuch" <<<"$err"; then ok "--map to an unknown guest: exit 2"; else notok "--map unknown" "status $st: $err"; fi
 else
   skip "OneQemuKvm vcpus --csv" "shared traces missing"
+  skip "OneQemuKvm --host/--guest/--map" "shared traces missing"
+  skip "--map to an unknown guest" "shared traces missing"
 fi
 
 out=$("$VMS" demo --events 20000 --dir "$TMP/demo" 2>&1); st=$?

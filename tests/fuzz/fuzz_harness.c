@@ -1,0 +1,293 @@
+/* The fuzz target bodies (see fuzz_harness.h). Inputs are handed to the readers the way a user
+ * would: a path. One memfd (or temporary directory for CTF) per process is rewritten for each
+ * input, so that a fuzzer running at thousands of inputs a second does not churn the file
+ * system. */
+#include "fuzz_harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmscope/simpletrace.h"
+#include "vmscope/source.h"
+
+/* Bounds that keep one input's run short: a reader that loops forever on a small input is a
+ * hang, and libFuzzer's -timeout reports it; these caps only stop legitimately long inputs
+ * (a compressed trace.dat can hold many events). */
+#define MAX_EVENTS 1000000
+#define FORMAT_EVERY 61
+
+static void contract(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "reader contract broken: %s\n", what);
+		abort();
+	}
+}
+
+/* A negative status must come with the error recorded and a message to show. */
+static void check_err(const struct vms_error *err, int rc)
+{
+	contract(err->status != 0, "negative status but err->status is 0");
+	contract(err->msg[0] != 0, "error without a message");
+	(void)rc;
+}
+
+static void read_all(struct vms_source *src, uint64_t *budget)
+{
+	uint32_t n = src->ops->nr_streams(src);
+	char buf[512];
+	for (uint32_t s = 0; s < n; s++) {
+		struct vms_event ev;
+		uint64_t i = 0;
+		for (;;) {
+			if (*budget == 0)
+				return;
+			memset(&ev, 0, sizeof ev);
+			int rc = src->ops->next(src, s, &ev);
+			if (rc < 0) {
+				check_err(&src->err, rc);
+				/* the reader has said what is wrong: the source is still closed
+				 * cleanly, the next stream may be read */
+				break;
+			}
+			if (rc == 0)
+				break;
+			contract(rc == 1, "next() returned more than 1");
+			(*budget)--;
+			if (src->ops->format_event && (i < 4 || i % FORMAT_EVERY == 0)) {
+				int len = src->ops->format_event(src, s, buf, sizeof buf);
+				contract(memchr(buf, 0, sizeof buf) != NULL || len < 0,
+					 "format_event left the buffer unterminated");
+				/* a tiny buffer: the text must be cut, not overflow */
+				char small[8];
+				len = src->ops->format_event(src, s, small, sizeof small);
+				contract(memchr(small, 0, sizeof small) != NULL || len < 0,
+					 "format_event left a short buffer unterminated");
+			}
+			i++;
+		}
+	}
+}
+
+/* open, read all, rewind, read all again, close */
+static void drive(struct vms_source *src, const struct vms_error *err)
+{
+	if (!src) {
+		if (err->status != 0)
+			contract(err->msg[0] != 0, "failed open without a message");
+		return;
+	}
+	uint64_t budget = MAX_EVENTS;
+	read_all(src, &budget);
+	int rc = src->ops->rewind(src);
+	if (rc < 0)
+		check_err(&src->err, rc);
+	else
+		read_all(src, &budget);
+	vms_source_close(src);
+}
+
+/* one memfd per process, truncated and rewritten for each input */
+static int file_fd = -1;
+static char file_path[64];
+
+static const char *as_file(const uint8_t *data, size_t size)
+{
+	if (file_fd < 0) {
+		file_fd = memfd_create("vms-fuzz", MFD_CLOEXEC);
+		if (file_fd < 0) {
+			perror("memfd_create");
+			abort();
+		}
+		snprintf(file_path, sizeof file_path, "/proc/self/fd/%d", file_fd);
+	}
+	if (ftruncate(file_fd, 0) != 0) {
+		perror("ftruncate");
+		abort();
+	}
+	size_t off = 0;
+	while (off < size) {
+		ssize_t w = pwrite(file_fd, data + off, size - off, (off_t)off);
+		if (w <= 0) {
+			perror("pwrite");
+			abort();
+		}
+		off += (size_t)w;
+	}
+	return file_path;
+}
+
+int vms_fuzz_tracedat(const uint8_t *data, size_t size)
+{
+	struct vms_error err = { 0 };
+	struct vms_source *src = vms_tracedat_open(as_file(data, size), &err);
+	drive(src, &err);
+	return 0;
+}
+
+int vms_fuzz_tcxml(const uint8_t *data, size_t size)
+{
+	struct vms_error err = { 0 };
+	struct vms_source *src = vms_tcxml_open(as_file(data, size), &err);
+	drive(src, &err);
+	return 0;
+}
+
+/* The trace-events file of the simpletrace seeds (make-corpus.sh writes events with these
+ * names): every argument type the reader decodes. */
+static const char st_events[] =
+	"disable foo_start(int fd, const char *path, uint64_t size) \"fd %d path %s size %\" PRIu64\n"
+	"bar_tick(void) \"tick\"\n"
+	"vcpu baz_ptr(void *opaque, unsigned int n) \"opaque %p n %u\"\n"
+	"name_pair(const char* a, char *b) \"%s (%s)\"\n"
+	"ten(int a0, int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8, uint64_t a9) \"%d %d %d %d %d %d %d %d %d %\" PRIu64\n"
+	"strs(const char *a, const char *b, const char *c) \"%s %s %s\"\n";
+
+static char st_events_path[PATH_MAX];
+
+static const char *events_file(void)
+{
+	if (st_events_path[0])
+		return st_events_path;
+	const char *tmp = getenv("TMPDIR");
+	snprintf(st_events_path, sizeof st_events_path, "%s/vms-fuzz-events-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(st_events_path);
+	if (fd < 0 || write(fd, st_events, sizeof st_events - 1) != (ssize_t)(sizeof st_events - 1)) {
+		perror("events file");
+		abort();
+	}
+	close(fd);
+	return st_events_path;
+}
+
+static void remove_events_file(void)
+{
+	if (st_events_path[0])
+		unlink(st_events_path);
+}
+
+int vms_fuzz_simpletrace(const uint8_t *data, size_t size)
+{
+	static bool registered;
+	if (!registered) {
+		atexit(remove_events_file);
+		registered = true;
+	}
+	const char *path = as_file(data, size);
+	for (int with_events = 0; with_events < 2; with_events++) {
+		struct vms_error err = { 0 };
+		struct vms_source *src =
+			vms_simpletrace_open(path, with_events ? events_file() : NULL, &err);
+		drive(src, &err);
+	}
+	return 0;
+}
+
+/* CTF: one temporary directory per process */
+static char ctf_dir[PATH_MAX];
+
+static void ctf_path(char *p, size_t len, const char *name)
+{
+	snprintf(p, len, "%s/%s", ctf_dir, name);
+}
+
+static void ctf_clean(void)
+{
+	static const char *const names[] = { "metadata", ".vmst-threads", ".vmst-closed",
+					     "stream-100-0", "stream-200-0" };
+	char p[PATH_MAX + 32];
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		ctf_path(p, sizeof p, names[i]);
+		unlink(p);
+	}
+}
+
+static void ctf_remove_dir(void)
+{
+	if (ctf_dir[0]) {
+		ctf_clean();
+		rmdir(ctf_dir);
+	}
+}
+
+static void ctf_write(const char *name, const uint8_t *data, size_t size)
+{
+	char p[PATH_MAX + 32];
+	ctf_path(p, sizeof p, name);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		perror(p);
+		abort();
+	}
+	size_t off = 0;
+	while (off < size) {
+		ssize_t w = write(fd, data + off, size - off);
+		if (w <= 0) {
+			perror(p);
+			abort();
+		}
+		off += (size_t)w;
+	}
+	close(fd);
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int vms_fuzz_ctf(const uint8_t *data, size_t size)
+{
+	if (!ctf_dir[0]) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(ctf_dir, sizeof ctf_dir, "%s/vms-fuzz-ctf-XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(ctf_dir)) {
+			perror("mkdtemp");
+			abort();
+		}
+		atexit(ctf_remove_dir);
+	}
+	if (size < VMS_FUZZ_CTF_HEADER)
+		return 0;
+	size_t mlen = le32(data), tlen = le32(data + 4), s1len = le32(data + 9);
+	uint8_t flags = data[8];
+	const uint8_t *p = data + VMS_FUZZ_CTF_HEADER;
+	size_t left = size - VMS_FUZZ_CTF_HEADER;
+	if (mlen > left)
+		mlen = left;
+	const uint8_t *meta = p;
+	p += mlen;
+	left -= mlen;
+	if (tlen > left)
+		tlen = left;
+	const uint8_t *threads = p;
+	p += tlen;
+	left -= tlen;
+	if (!(flags & 2) || s1len > left)
+		s1len = left;
+
+	ctf_clean();
+	ctf_write("metadata", meta, mlen);
+	if (tlen)
+		ctf_write(".vmst-threads", threads, tlen);
+	if (flags & 1)
+		ctf_write(".vmst-closed", NULL, 0);
+	ctf_write("stream-100-0", p, s1len);
+	if (flags & 2)
+		ctf_write("stream-200-0", p + s1len, left - s1len);
+
+	struct vms_error err = { 0 };
+	struct vms_source *src = vms_ctf_open(ctf_dir, &err);
+	drive(src, &err);
+	return 0;
+}

@@ -1,0 +1,9 @@
+/* libFuzzer target: the simpletrace reader (the body is vms_fuzz_simpletrace in fuzz_harness.c). */
+#include "fuzz_harness.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return vms_fuzz_simpletrace(data, size);
+}
