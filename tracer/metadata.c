@@ -6,6 +6,7 @@
  *                   packet_seq_num, events_discarded (running total per stream), u32 cpu_id
  *                   (CPU when the packet's sub-buffer was opened), s32 vtid (the thread)
  *   event header:   u16 id, u64 timestamp (clock)
+ *   event context:  u16 cpu_id (the CPU this record was written on)
  *   event fields:   the trace-events arguments in order; field names get a leading '_'
  *                   (CTF strips one, and it keeps names off TSDL keywords).
  * vmscope's CTF reader (lib/input/ctf) parses exactly this shape. */
@@ -118,6 +119,8 @@ int vmst_metadata_write(FILE *f, const uint8_t uuid[16], const struct vmst_clock
 		   "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"
 		   "\t\tuint32_t cpu_id;\n\t\tint32_t vtid;\n\t} align(8);\n"
 		   "\tevent.header := struct {\n\t\tuint16_t id;\n\t\tvmst_clock_t timestamp;\n"
+		   "\t} align(8);\n"
+		   "\tevent.context := struct {\n\t\tuint16_t cpu_id;\n"
 		   "\t} align(8);\n};\n\n");
 	vmst_events_foreach(put_event, f);
 	return ferror(f) ? -5 : 0;

@@ -4,9 +4,9 @@
  * event's state byte and a branch predicted not taken. When the byte is set it calls the
  * generated vmst_emit_GROUP_NAME(), which reserves room in the calling thread's current
  * sub-buffer with the inline vmst__reserve() below (a thread-local pointer and a bounds
- * check), writes the record (event header: u16 id, u64 timestamp; then the arguments in
- * declaration order, byte-packed, strings NUL-terminated) and publishes it with one release
- * store. The slow path (first event of a thread, sub-buffer switch, drop) is in the library. */
+ * check), writes the record (event header: u16 id, u64 timestamp; event context: u16 cpu;
+ * then the arguments in declaration order, byte-packed, strings NUL-terminated) and publishes
+ * it with one release store. The slow path (first event of a thread, sub-buffer switch, drop) is in the library. */
 #ifndef VMSCOPE_TRACER_GEN_H
 #define VMSCOPE_TRACER_GEN_H
 
@@ -16,6 +16,11 @@
 #include <string.h>
 #include <inttypes.h>
 #include <time.h>
+#include <sched.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#include <sys/rseq.h>
+#define VMST_HAVE_RSEQ 1
+#endif
 
 #include "vmscope/tracer.h"
 
@@ -31,7 +36,7 @@ enum vmst_arg_kind {
 
 #define VMST_STR_MAX 1024
 #define VMST_MAX_ARGS 10
-#define VMST_EVENT_HEADER_SIZE 10   /* u16 id + u64 timestamp */
+#define VMST_EVENT_HEADER_SIZE 12   /* header u16 id + u64 timestamp, context u16 cpu */
 
 struct vmst_arg_desc {
 	const char *name;
@@ -93,6 +98,22 @@ static inline uint64_t vmst__now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The CPU the calling thread runs on, for every record: glibc (2.35+) registers rseq for
+ * each thread, and the kernel keeps the thread's current CPU in it, so this is one
+ * thread-local load (under 1 ns; sched_getcpu() is the fallback when rseq is not there). */
+static inline uint16_t vmst__cpu(void)
+{
+#ifdef VMST_HAVE_RSEQ
+	if (__builtin_expect(__rseq_size != 0, 1)) {
+		const struct rseq *r =
+			(const struct rseq *)((const char *)__builtin_thread_pointer() + __rseq_offset);
+		return (uint16_t)__atomic_load_n(&r->cpu_id, __ATOMIC_RELAXED);
+	}
+#endif
+	int c = sched_getcpu();
+	return c < 0 ? UINT16_MAX : (uint16_t)c;
+}
+
 /* Room for len bytes in this thread's buffer, or NULL (event dropped and counted). */
 static inline uint8_t *vmst__reserve(uint32_t len, struct vmst_producer **pp)
 {
@@ -108,8 +129,10 @@ static inline uint8_t *vmst__put_header(uint8_t *w, uint32_t id)
 {
 	uint16_t id16 = (uint16_t)id;
 	uint64_t ts = vmst__now();
+	uint16_t cpu = vmst__cpu();
 	memcpy(w, &id16, 2);
 	memcpy(w + 2, &ts, 8);
+	memcpy(w + 10, &cpu, 2);
 	return w + VMST_EVENT_HEADER_SIZE;
 }
 

@@ -1,8 +1,9 @@
 /* vmscope's CTF reader (lib/input/ctf) on damaged vmstrace traces. A child records three
  * events vmst_test_seq(0, 0..2) in one thread; the stream file is then one packet:
- * 80 bytes of header and context, then 3 records of 22 bytes (u16 id, u64 timestamp,
- * u32 thread, u64 seq). The offsets below come from that layout, counted by hand. */
+ * 80 bytes of header and context, then 3 records of 24 bytes (u16 id, u64 timestamp,
+ * u16 cpu, u32 thread, u64 seq). The offsets below come from that layout, counted by hand. */
 #include <fcntl.h>
+#include <sched.h>
 #include <time.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -56,7 +57,7 @@ static void record(void)
 	fclose(f);
 	struct stat s;
 	assert_int_equal(stat(stream, &s), 0);
-	assert_int_equal(s.st_size, 80 + 3 * 22);
+	assert_int_equal(s.st_size, 80 + 3 * 24);
 }
 
 static void poke(const char *path, off_t off, const void *bytes, size_t n)
@@ -176,14 +177,14 @@ static void test_unknown_event_id(void **state)
 	(void)state;
 	record();
 	uint16_t id = 0xffff;
-	poke(stream, 80 + 22, &id, 2);   /* the second record */
+	poke(stream, 80 + 24, &id, 2);   /* the second record */
 	struct vms_error err = {0};
 	struct vms_source *s = vms_ctf_open(dir, &err);
 	assert_non_null(s);
 	struct vms_event ev;
 	assert_int_equal(s->ops->next(s, 0, &ev), 1);
 	assert_true(s->ops->next(s, 0, &ev) < 0);
-	assert_non_null(strstr(s->err.msg, "unknown event id at byte offset 102"));
+	assert_non_null(strstr(s->err.msg, "unknown event id at byte offset 104"));
 	vms_source_close(s);
 }
 
@@ -213,9 +214,52 @@ static void test_other_ctf_is_not_ours(void **state)
 	assert_int_equal(err.status, 0);
 }
 
+/* Every record carries the CPU it was written on: a thread that moves from CPU 1 to CPU 0
+ * (sched_setaffinity) within one packet gives records with each CPU in turn. */
+static void test_cpu_per_record(void **state)
+{
+	(void)state;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip();
+	snprintf(dir, sizeof dir, "%s", vms_test_tmpdir("ctf-reader-cpu"));
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char cfg[4200];
+		snprintf(cfg, sizeof cfg, "file=%s,enable=vmst_test_seq", dir);
+		if (vmst_init(cfg))
+			_exit(1);
+		for (uint32_t k = 0; k < 4; k++) {
+			cpu_set_t set;
+			CPU_ZERO(&set);
+			CPU_SET(k & 1 ? 0 : 1, &set);
+			if (sched_setaffinity(0, sizeof set, &set) != 0)
+				_exit(2);
+			trace_vmst_test_seq(k, k);
+		}
+		exit(0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	struct vms_error err = {0};
+	struct vms_source *s = vms_ctf_open(dir, &err);
+	assert_non_null(s);
+	struct vms_event ev;
+	for (uint32_t k = 0; k < 4; k++) {
+		assert_int_equal(s->ops->next(s, 0, &ev), 1);
+		assert_int_equal(ev.f[1], k);
+		assert_int_equal(ev.cpu, k & 1 ? 0 : 1);
+	}
+	assert_int_equal(s->ops->next(s, 0, &ev), 0);
+	vms_source_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpu_per_record),
 		cmocka_unit_test(test_intact_trace),
 		cmocka_unit_test(test_truncated_closed_trace_is_damage),
 		cmocka_unit_test(test_truncated_killed_trace_reads_complete_packets),

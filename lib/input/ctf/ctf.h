@@ -14,7 +14,7 @@
 #define CTF_MAX_EVENTS 65536
 #define CTF_MAX_METADATA (16u << 20)
 #define CTF_PACKET_HEADER 80   /* packet header + context, all fixed */
-#define CTF_EVENT_HEADER 10    /* u16 id + u64 timestamp */
+#define CTF_EVENT_HEADER 12    /* header: u16 id + u64 timestamp; event context: u16 cpu_id */
 
 enum ctf_field_kind { CTF_F_INT, CTF_F_STR };
 

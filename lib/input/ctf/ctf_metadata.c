@@ -212,6 +212,7 @@ static int parse_stream(struct lex *l)
 		"uint32_t cpu_id",              "int32_t vtid",
 	};
 	static const char *const hdr[] = {"uint16_t id", "vmst_clock_t timestamp"};
+	static const char *const ectx[] = {"uint16_t cpu_id"};
 	int rc, seen = 0;
 	if ((rc = expect(l, "{")))
 		return rc;
@@ -239,12 +240,16 @@ static int parse_stream(struct lex *l)
 			if ((rc = check_struct(l, hdr, 2, "event.header")))
 				return rc;
 			seen |= 2;
+		} else if (!strcmp(key, "event.context")) {
+			if ((rc = check_struct(l, ectx, 1, "event.context")))
+				return rc;
+			seen |= 4;
 		} else {
 			return lex_fail(l, "unexpected stream attribute");
 		}
 	}
-	if (seen != 3)
-		return lex_fail(l, "stream block without packet.context or event.header");
+	if (seen != 7)
+		return lex_fail(l, "stream block without packet.context, event.header or event.context");
 	return expect(l, ";");
 }
 

@@ -177,17 +177,18 @@ static int decode(struct vms_source *src, struct ctf *c, struct cstream *s, uint
 	uint64_t at = s->pkt_off + s->off;
 	if (end - p < CTF_EVENT_HEADER)
 		return fail(src, s, at, "event header past the packet content");
-	uint16_t id;
+	uint16_t id, cpu;
 	uint64_t ts;
 	memcpy(&id, p, 2);
 	memcpy(&ts, p + 2, 8);
+	memcpy(&cpu, p + 10, 2);
 	if (id >= c->m.nr_classes || !c->m.classes[id].name)
 		return fail(src, s, at, "unknown event id");
 	const struct ctf_event_class *ec = &c->m.classes[id];
 	memset(ev, 0, sizeof *ev);
 	ev->ts = ts;
 	ev->tid = s->tid;
-	ev->cpu = s->cpu;
+	ev->cpu = cpu != UINT16_MAX ? cpu : s->cpu; /* the record's own CPU, else the packet's */
 	ev->kind = VMS_K_TRACEPOINT;
 	ev->type = id;
 	ev->stream = stream;
