@@ -28,8 +28,8 @@
  * The trace: DIR/metadata (CTF 1.8 TSDL; the clock is the TSC with its calibrated frequency,
  * or CLOCK_MONOTONIC in ns), DIR/stream-TID-N (one per producer thread; the packet context
  * carries the thread id `vtid` and `cpu_id`, the CPU the thread ran on when the packet's
- * sub-buffer was opened), and
- * DIR/.vmst-closed written last by a clean shutdown: its absence means the traced process
+ * sub-buffer was opened; every record's event context carries `cpu_id`, the CPU it was
+ * written on), and DIR/.vmst-closed written last by a clean shutdown: its absence means the traced process
  * ended abruptly (killed); every packet written before that is complete and readable. */
 #ifndef VMSCOPE_TRACER_H
 #define VMSCOPE_TRACER_H
