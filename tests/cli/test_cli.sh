@@ -132,6 +132,25 @@ for r in rows:
 PY
   then ok "kvm-hip24 exits --csv: header and consistent statistics"; else notok "kvm-hip24 exits --csv" "$(cat "$TMP/exits.err")"; fi
 
+  # per guest = the sum over its vCPUs (count, total), min of mins, max of maxes
+  "$VMS" exits --csv --per-guest "$HOST" "$GUEST" > "$TMP/exits-guest.csv" 2>"$TMP/exits.err"; st=$?
+  if [ $st -eq 0 ] && python3 - "$TMP/exits.csv" "$TMP/exits-guest.csv" <<'PY'
+import csv, sys
+from collections import defaultdict
+agg = defaultdict(lambda: [0, 0, None, 0])
+for r in csv.DictReader(open(sys.argv[1])):
+    a = agg[(r["machine"], r["isa"], r["reason"])]
+    a[0] += int(r["count"]); a[1] += int(r["total_ns"])
+    a[2] = int(r["min_ns"]) if a[2] is None else min(a[2], int(r["min_ns"]))
+    a[3] = max(a[3], int(r["max_ns"]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == len(agg), (len(rows), len(agg))
+for r in rows:
+    assert r["vcpu"] == "", r
+    assert agg[(r["machine"], r["isa"], r["reason"])] == [int(r["count"]), int(r["total_ns"]), int(r["min_ns"]), int(r["max_ns"])], r
+PY
+  then ok "exits --per-guest: the sums of the vCPU rows"; else notok "exits --per-guest" "$(cat "$TMP/exits.err")"; fi
+
   "$VMS" threads --csv "$HOST" "$GUEST" > "$TMP/threads.csv" 2>"$TMP/threads.err"; st=$?
   if [ $st -eq 0 ] && [ "$(head -1 "$TMP/threads.csv")" = "machine,tid,start,end,reason,exit_reason,host_tid" ]; then
     ok "kvm-hip24 threads --csv: header"; else notok "kvm-hip24 threads --csv" "$(cat "$TMP/threads.err")"; fi
@@ -150,7 +169,7 @@ assert d["event_counts"].get("kvm:kvm_entry", 0) > 0
 PY
   then ok "kvm-hip24 info --json: role, TSC2NSEC, CPUs, GUEST option"; else notok "kvm-hip24 info --json" "$(cat "$TMP/info.err")"; fi
 else
-  for t in truncated sync report vcpus exits threads info; do skip "kvm-hip24 $t" "shared traces missing"; done
+  for t in truncated sync report vcpus exits exits-per-guest threads info; do skip "kvm-hip24 $t" "shared traces missing"; done
 fi
 
 OQK=$SHARED/tracecompass-vm/OneQemuKvm

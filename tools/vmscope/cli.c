@@ -94,7 +94,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	c->cmd = argv[0];
 	c->top = 10;
 	c->sopts.progress = isatty(STDERR_FILENO);
-	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP };
+	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
@@ -103,6 +103,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		{ "guest", required_argument, NULL, O_GUEST },
 		{ "map", required_argument, NULL, O_MAP },
 		{ "top", required_argument, NULL, O_TOP },
+		{ "per-guest", no_argument, NULL, O_PER_GUEST },
 		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -129,6 +130,11 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 			if (!(allow & CLI_OUT))
 				bad = "-o";
 			c->out = optarg;
+			break;
+		case O_PER_GUEST:
+			if (!(allow & CLI_PER_GUEST))
+				bad = "--per-guest";
+			c->per_guest = true;
 			break;
 		case O_HOST:
 			if (!(allow & CLI_ROLES))

@@ -16,11 +16,12 @@ enum cli_allow {
 	CLI_ROLES = 1u << 2,   /* --host, --guest, --map */
 	CLI_TOP = 1u << 3,     /* --top N */
 	CLI_OUT = 1u << 4,     /* -o FILE */
+	CLI_PER_GUEST = 1u << 5, /* --per-guest */
 };
 
 struct cli {
 	const char *cmd;
-	bool json, csv;
+	bool json, csv, per_guest;
 	unsigned top;
 	const char *out;
 	const char **paths;

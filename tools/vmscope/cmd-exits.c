@@ -9,12 +9,13 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope exits [--csv | --json] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
-	"                     [--map NAME:VCPU=TID,...] TRACE...\n"
+	"usage: vmscope exits [--csv | --json] [--per-guest] [-o FILE] [--host FILE]\n"
+	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
 	"\n"
 	"VM exits per guest, vCPU and reason: count, total, min, max, mean and percentiles of the\n"
 	"time from kvm_exit to the next kvm_entry of the same host thread (ns). isa is 1 for VMX\n"
-	"(Intel), 2 for SVM (AMD); name is the reason's name (its number when unknown).\n";
+	"(Intel), 2 for SVM (AMD); name is the reason's name (its number when unknown).\n"
+	"  --per-guest   one row per guest and reason, all its vCPUs together (vcpu left empty)\n";
 
 static void name_of(const struct vms_exit_stats *e, char *buf, size_t len)
 {
@@ -25,10 +26,61 @@ static void name_of(const struct vms_exit_stats *e, char *buf, size_t len)
 		snprintf(buf, len, "%u", e->reason);
 }
 
+/* One row: a vCPU's (vcpu >= 0) or a whole guest's (vcpu < 0) exits of one reason. */
+static void put_row(const struct cli *c, FILE *f, struct vms_json *j, const char *mname,
+		    int64_t vcpu, const struct vms_exit_stats *e)
+{
+	char name[48], vc[24] = "";
+	name_of(e, name, sizeof name);
+	if (vcpu >= 0)
+		snprintf(vc, sizeof vc, "%lld", (long long)vcpu);
+	uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
+	uint64_t mn = vms_dist_min(e->dist), mx = vms_dist_max(e->dist);
+	uint64_t mean = n ? (sum + n / 2) / n : 0;
+	uint64_t p50 = vms_dist_percentile(e->dist, 50);
+	uint64_t p90 = vms_dist_percentile(e->dist, 90);
+	uint64_t p99 = vms_dist_percentile(e->dist, 99);
+	if (c->json) {
+		vms_json_begin_object(j, NULL);
+		vms_json_string(j, "machine", mname);
+		if (vcpu >= 0)
+			vms_json_uint(j, "vcpu", (uint64_t)vcpu);
+		else
+			vms_json_null(j, "vcpu");
+		vms_json_uint(j, "isa", e->isa);
+		vms_json_uint(j, "reason", e->reason);
+		vms_json_string(j, "name", name);
+		vms_json_uint(j, "count", n);
+		vms_json_uint(j, "total_ns", sum);
+		vms_json_uint(j, "min_ns", mn);
+		vms_json_uint(j, "max_ns", mx);
+		vms_json_uint(j, "mean_ns", mean);
+		vms_json_uint(j, "p50_ns", p50);
+		vms_json_uint(j, "p90_ns", p90);
+		vms_json_uint(j, "p99_ns", p99);
+		vms_json_end_object(j);
+	} else if (c->csv) {
+		vms_csv_string(f, mname);
+		fprintf(f, ",%s,%u,%u,", vc, e->isa, e->reason);
+		vms_csv_string(f, name);
+		fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", (unsigned long long)n,
+			(unsigned long long)sum, (unsigned long long)mn, (unsigned long long)mx,
+			(unsigned long long)mean, (unsigned long long)p50, (unsigned long long)p90,
+			(unsigned long long)p99);
+	} else {
+		char b[6][32];
+		fprintf(f, "%-16s %4s %3s %-24s %9llu %12s %10s %10s %10s %10s %10s\n", mname,
+			vcpu >= 0 ? vc : "all", e->isa == 1 ? "vmx" : e->isa == 2 ? "svm" : "?", name,
+			(unsigned long long)n, cli_ns(sum, b[0], 32), cli_ns(mn, b[1], 32),
+			cli_ns(mean, b[2], 32), cli_ns(p50, b[3], 32), cli_ns(p99, b[4], 32),
+			cli_ns(mx, b[5], 32));
+	}
+}
+
 int cmd_exits(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT, usage);
+	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT | CLI_PER_GUEST, usage);
 	if (st != CLI_GO)
 		return st;
 	if ((st = cli_run(&c, NULL)))
@@ -47,52 +99,19 @@ int cmd_exits(int argc, char **argv)
 		fprintf(f, "%-16s %4s %3s %-24s %9s %12s %10s %10s %10s %10s %10s\n", "machine", "vcpu",
 			"isa", "reason", "count", "total", "min", "mean", "p50", "p99", "max");
 	}
-	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a); i++) {
-		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
-		const char *mname = cli_machine_name(model, v->machine);
-		for (uint32_t k = 0; k < v->nr_exits; k++) {
-			const struct vms_exit_stats *e = &v->exits[k];
-			char name[48];
-			name_of(e, name, sizeof name);
-			uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
-			uint64_t mn = vms_dist_min(e->dist), mx = vms_dist_max(e->dist);
-			uint64_t mean = n ? (sum + n / 2) / n : 0;
-			uint64_t p50 = vms_dist_percentile(e->dist, 50);
-			uint64_t p90 = vms_dist_percentile(e->dist, 90);
-			uint64_t p99 = vms_dist_percentile(e->dist, 99);
-			if (c.json) {
-				vms_json_begin_object(&j, NULL);
-				vms_json_string(&j, "machine", mname);
-				vms_json_uint(&j, "vcpu", v->vcpu);
-				vms_json_uint(&j, "isa", e->isa);
-				vms_json_uint(&j, "reason", e->reason);
-				vms_json_string(&j, "name", name);
-				vms_json_uint(&j, "count", n);
-				vms_json_uint(&j, "total_ns", sum);
-				vms_json_uint(&j, "min_ns", mn);
-				vms_json_uint(&j, "max_ns", mx);
-				vms_json_uint(&j, "mean_ns", mean);
-				vms_json_uint(&j, "p50_ns", p50);
-				vms_json_uint(&j, "p90_ns", p90);
-				vms_json_uint(&j, "p99_ns", p99);
-				vms_json_end_object(&j);
-			} else if (c.csv) {
-				vms_csv_string(f, mname);
-				fprintf(f, ",%u,%u,%u,", v->vcpu, e->isa, e->reason);
-				vms_csv_string(f, name);
-				fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
-					(unsigned long long)n, (unsigned long long)sum,
-					(unsigned long long)mn, (unsigned long long)mx,
-					(unsigned long long)mean, (unsigned long long)p50,
-					(unsigned long long)p90, (unsigned long long)p99);
-			} else {
-				char b[6][32];
-				fprintf(f, "%-16s %4u %3s %-24s %9llu %12s %10s %10s %10s %10s %10s\n", mname,
-					v->vcpu, e->isa == 1 ? "vmx" : e->isa == 2 ? "svm" : "?", name,
-					(unsigned long long)n, cli_ns(sum, b[0], 32), cli_ns(mn, b[1], 32),
-					cli_ns(mean, b[2], 32), cli_ns(p50, b[3], 32), cli_ns(p99, b[4], 32),
-					cli_ns(mx, b[5], 32));
-			}
+	if (c.per_guest) {
+		for (uint32_t g = 0; g < vms_model_nr_machines(model); g++) {
+			uint32_t nr = 0;
+			const struct vms_exit_stats *ex = vms_analysis_guest_exits(a, g, &nr);
+			for (uint32_t k = 0; k < nr; k++)
+				put_row(&c, f, &j, cli_machine_name(model, g), -1, &ex[k]);
+		}
+	} else {
+		for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a); i++) {
+			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+			const char *mname = cli_machine_name(model, v->machine);
+			for (uint32_t k = 0; k < v->nr_exits; k++)
+				put_row(&c, f, &j, mname, (int64_t)v->vcpu, &v->exits[k]);
 		}
 	}
 	if (c.json) {

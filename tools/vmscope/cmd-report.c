@@ -62,6 +62,37 @@ static void reason_name(uint32_t isa, uint32_t reason, char *buf, size_t len)
 
 /* ---------------- text ---------------- */
 
+/* An exit table as text, indented by `in`. */
+static void text_exits(FILE *f, const char *in, const struct vms_exit_stats *ex, uint32_t nr,
+		       unsigned top)
+{
+	if (!nr)
+		return;
+	char b[4][32];
+	uint64_t n_all = 0, t_all = 0;
+	for (uint32_t k = 0; k < nr; k++) {
+		n_all += vms_dist_count(ex[k].dist);
+		t_all += vms_dist_sum(ex[k].dist);
+	}
+	fprintf(f, "%sVM exits: %llu, %s in the hypervisor\n", in, (unsigned long long)n_all,
+		cli_ns(t_all, b[0], 32));
+	fprintf(f, "%s  %-24s %9s %6s %12s %6s %10s %10s %10s\n", in, "reason", "count", "%",
+		"total", "%", "mean", "p50", "p99");
+	for (uint32_t k = 0; k < nr && k < top; k++) {
+		const struct vms_exit_stats *e = &ex[k];
+		char name[48];
+		reason_name(e->isa, e->reason, name, sizeof name);
+		uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
+		fprintf(f, "%s  %-24s %9llu %5.1f%% %12s %5.1f%% %10s %10s %10s\n", in, name,
+			(unsigned long long)n, pct(n, n_all), cli_ns(sum, b[0], 32), pct(sum, t_all),
+			cli_ns(n ? sum / n : 0, b[1], 32),
+			cli_ns(vms_dist_percentile(e->dist, 50), b[2], 32),
+			cli_ns(vms_dist_percentile(e->dist, 99), b[3], 32));
+	}
+	if (nr > top)
+		fprintf(f, "%s  (%u more reasons)\n", in, nr - top);
+}
+
 static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats *v, unsigned top)
 {
 	char b[8][32];
@@ -84,30 +115,7 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 		fprintf(f, "  %s %.1f%%", vms_vcpu_state_name(shown[k]), pct(v->ns[shown[k]], span));
 	}
 	fputc('\n', f);
-	if (v->nr_exits) {
-		uint64_t n_all = 0, t_all = 0;
-		for (uint32_t k = 0; k < v->nr_exits; k++) {
-			n_all += vms_dist_count(v->exits[k].dist);
-			t_all += vms_dist_sum(v->exits[k].dist);
-		}
-		fprintf(f, "    VM exits: %llu, %s in the hypervisor\n", (unsigned long long)n_all,
-			cli_ns(t_all, b[0], 32));
-		fprintf(f, "      %-24s %9s %6s %12s %6s %10s %10s %10s\n", "reason", "count", "%",
-			"total", "%", "mean", "p50", "p99");
-		for (uint32_t k = 0; k < v->nr_exits && k < top; k++) {
-			const struct vms_exit_stats *e = &v->exits[k];
-			char name[48];
-			reason_name(e->isa, e->reason, name, sizeof name);
-			uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
-			fprintf(f, "      %-24s %9llu %5.1f%% %12s %5.1f%% %10s %10s %10s\n", name,
-				(unsigned long long)n, pct(n, n_all), cli_ns(sum, b[0], 32), pct(sum, t_all),
-				cli_ns(n ? sum / n : 0, b[1], 32),
-				cli_ns(vms_dist_percentile(e->dist, 50), b[2], 32),
-				cli_ns(vms_dist_percentile(e->dist, 99), b[3], 32));
-		}
-		if (v->nr_exits > top)
-			fprintf(f, "      (%u more reasons)\n", v->nr_exits - top);
-	}
+	text_exits(f, "    ", v->exits, v->nr_exits, top);
 	if (v->nr_steal) {
 		fprintf(f, "    the CPU was taken by:\n");
 		for (uint32_t k = 0; k < v->nr_steal && k < top; k++) {
@@ -233,6 +241,14 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 				fprintf(f, "  its host is not in the traces given\n");
 		}
 		text_sync(f, m, mc);
+		uint32_t nr_gx = 0, nv = 0;
+		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);
+		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++)
+			nv += vms_analysis_vcpu(a, k)->machine == i;
+		if (nv > 1 && nr_gx) {
+			fprintf(f, "  all %u vCPUs together:\n", nv);
+			text_exits(f, "    ", gx, nr_gx, top);
+		}
 		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
 			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
 			if (v->machine == i)
@@ -261,6 +277,40 @@ static void json_dist(struct vms_json *j, const char *key, const struct vms_dist
 	vms_json_end_object(j);
 }
 
+/* An exit table: per (isa, reason), with its shares of the table's count and time. */
+static void json_exits(struct vms_json *j, const char *key, const struct vms_exit_stats *ex,
+		       uint32_t nr)
+{
+	uint64_t n_all = 0, t_all = 0;
+	for (uint32_t k = 0; k < nr; k++) {
+		n_all += vms_dist_count(ex[k].dist);
+		t_all += vms_dist_sum(ex[k].dist);
+	}
+	vms_json_begin_array(j, key);
+	for (uint32_t k = 0; k < nr; k++) {
+		const struct vms_exit_stats *e = &ex[k];
+		char name[48];
+		reason_name(e->isa, e->reason, name, sizeof name);
+		uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
+		vms_json_begin_object(j, NULL);
+		vms_json_uint(j, "isa", e->isa);
+		vms_json_uint(j, "reason", e->reason);
+		vms_json_string(j, "name", name);
+		vms_json_uint(j, "count", n);
+		vms_json_double(j, "count_share", n_all ? (double)n / (double)n_all : 0.0);
+		vms_json_uint(j, "total_ns", sum);
+		vms_json_double(j, "time_share", t_all ? (double)sum / (double)t_all : 0.0);
+		vms_json_uint(j, "min_ns", vms_dist_min(e->dist));
+		vms_json_uint(j, "max_ns", vms_dist_max(e->dist));
+		vms_json_uint(j, "mean_ns", n ? (sum + n / 2) / n : 0);
+		vms_json_uint(j, "p50_ns", vms_dist_percentile(e->dist, 50));
+		vms_json_uint(j, "p90_ns", vms_dist_percentile(e->dist, 90));
+		vms_json_uint(j, "p99_ns", vms_dist_percentile(e->dist, 99));
+		vms_json_end_object(j);
+	}
+	vms_json_end_array(j);
+}
+
 static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 		      const struct vms_vcpu_stats *v)
 {
@@ -284,34 +334,7 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 		vms_json_double(j, vms_vcpu_state_name((enum vms_vcpu_state)k),
 				span ? (double)v->ns[k] / (double)span : 0.0);
 	vms_json_end_object(j);
-	uint64_t n_all = 0, t_all = 0;
-	for (uint32_t k = 0; k < v->nr_exits; k++) {
-		n_all += vms_dist_count(v->exits[k].dist);
-		t_all += vms_dist_sum(v->exits[k].dist);
-	}
-	vms_json_begin_array(j, "exits");
-	for (uint32_t k = 0; k < v->nr_exits; k++) {
-		const struct vms_exit_stats *e = &v->exits[k];
-		char name[48];
-		reason_name(e->isa, e->reason, name, sizeof name);
-		uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
-		vms_json_begin_object(j, NULL);
-		vms_json_uint(j, "isa", e->isa);
-		vms_json_uint(j, "reason", e->reason);
-		vms_json_string(j, "name", name);
-		vms_json_uint(j, "count", n);
-		vms_json_double(j, "count_share", n_all ? (double)n / (double)n_all : 0.0);
-		vms_json_uint(j, "total_ns", sum);
-		vms_json_double(j, "time_share", t_all ? (double)sum / (double)t_all : 0.0);
-		vms_json_uint(j, "min_ns", vms_dist_min(e->dist));
-		vms_json_uint(j, "max_ns", vms_dist_max(e->dist));
-		vms_json_uint(j, "mean_ns", n ? (sum + n / 2) / n : 0);
-		vms_json_uint(j, "p50_ns", vms_dist_percentile(e->dist, 50));
-		vms_json_uint(j, "p90_ns", vms_dist_percentile(e->dist, 90));
-		vms_json_uint(j, "p99_ns", vms_dist_percentile(e->dist, 99));
-		vms_json_end_object(j);
-	}
-	vms_json_end_array(j);
+	json_exits(j, "exits", v->exits, v->nr_exits);
 	vms_json_begin_array(j, "steal");
 	for (uint32_t k = 0; k < v->nr_steal; k++) {
 		vms_json_begin_object(j, NULL);
@@ -395,6 +418,9 @@ static void json_report(FILE *f, struct vms_session *s)
 			vms_json_null(&j, "containment");
 		}
 		vms_json_end_object(&j);
+		uint32_t nr_gx = 0;
+		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);
+		json_exits(&j, "exits", gx, nr_gx);
 		vms_json_begin_array(&j, "vcpus");
 		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
 			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
