@@ -5,6 +5,7 @@
  * each field that kind needs — so no libtraceevent call happens per record. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <traceevent/event-parse.h>
 
@@ -82,11 +83,49 @@ static bool format_line(const uint8_t *t, uint64_t len, const char *key, const u
 
 static void map_type(struct td_type *t, struct tep_event *ev);
 
+static bool is_ident(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* Whether every REC->NAME of the print format names a field declared before it ("... NAME;"
+ * or "... NAME[N];" on a field: line). libtraceevent 1.7 dereferences a NULL field when
+ * __print_flags() or __print_symbolic() refers to an unknown field (found by fuzzing,
+ * tests/fuzz/regress/tracedat/), and a kernel never writes such a format, so a format that
+ * does is refused before libtraceevent sees it. */
+static bool print_refs_known(const uint8_t *t, uint64_t len)
+{
+	static const char pf[] = "print fmt:";
+	uint64_t start = 0;
+	while (start + sizeof pf - 1 <= len && memcmp(t + start, pf, sizeof pf - 1) != 0)
+		start++;
+	if (start + sizeof pf - 1 > len)
+		return true;   /* no print format: nothing refers to a field */
+	for (uint64_t i = start; i + 5 <= len; i++) {
+		if (memcmp(t + i, "REC->", 5) != 0)
+			continue;
+		uint64_t n = i + 5, e = n;
+		while (e < len && is_ident(t[e]))
+			e++;
+		if (e == n)
+			return false;
+		bool found = false;
+		for (uint64_t j = 1; !found && j + (e - n) < start; j++)
+			found = !is_ident(t[j - 1]) && memcmp(t + j, t + n, e - n) == 0 &&
+				(t[j + (e - n)] == ';' || t[j + (e - n)] == '[');
+		if (!found)
+			return false;
+		i = e - 1;
+	}
+	return true;
+}
+
 /* Let libtraceevent parse one registered format; 0 when it could. */
 static int tep_parse_type(struct td_formats *fm, struct td_type *t)
 {
 	t->tried = true;
-	if (!t->text || t->id < 0)
+	if (!t->text || t->id < 0 || !print_refs_known(t->text, t->text_len))
 		return -1;
 	/* A format libtraceevent cannot parse is not fatal (trace-cmd also warns and goes on):
 	 * its records keep their type and kind OTHER but no fields. */
