@@ -110,6 +110,10 @@ struct vms_analysis {
 	struct an_vcpu *v;
 	uint32_t nr_v;
 	struct vms_keymap gthread_idx; /* (machine, tid) -> index in gthreads */
+	/* host thread -> its vCPU (or none), a direct-mapped cache in front of the model's hash
+	 * map: a CPU runs the same few threads event after event, and the model does not change
+	 * during the pass */
+	struct { uint64_t key; struct an_vcpu *v; } thread_cache[256];
 	struct an_gthread *gthreads;
 	uint32_t nr_gthreads, cap_gthreads;
 	bool started, finished;

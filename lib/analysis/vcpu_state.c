@@ -100,15 +100,29 @@ struct an_cpu *an_host_cpu(struct vms_analysis *a, uint32_t h, uint32_t cpu)
 	return &am->cpu[cpu];
 }
 
-static struct an_vcpu *vcpu_of_thread(struct vms_analysis *a, uint32_t h, int64_t tid)
+static struct an_vcpu *vcpu_of_thread_slow(struct vms_analysis *a, uint32_t h, int64_t tid)
 {
 	uint32_t g, n;
-	if (tid < 0 || tid > INT32_MAX ||
-	    vms_model_vcpu_of(a->model, h, (int32_t)tid, &g, &n) != 0)
+	if (vms_model_vcpu_of(a->model, h, (int32_t)tid, &g, &n) != 0)
 		return NULL;
 	if (g >= a->nr_mach || n >= a->mach[g].nr_vcpus)
 		return NULL;
 	return &a->v[a->mach[g].vcpu_base + n];
+}
+
+static struct an_vcpu *vcpu_of_thread(struct vms_analysis *a, uint32_t h, int64_t tid)
+{
+	if (tid < 0 || tid > INT32_MAX)
+		return NULL;
+	/* key + 1 so that the zeroed cache holds no valid entry */
+	uint64_t key = ((uint64_t)h << 32 | (uint64_t)tid) + 1;
+	size_t slot = (size_t)((uint64_t)tid ^ h) & 255;
+	if (a->thread_cache[slot].key == key)
+		return a->thread_cache[slot].v;
+	struct an_vcpu *v = vcpu_of_thread_slow(a, h, tid);
+	a->thread_cache[slot].key = key;
+	a->thread_cache[slot].v = v;
+	return v;
 }
 
 void an_on_guest_switch(struct vms_analysis *a, uint32_t m, const struct vms_event *ev,

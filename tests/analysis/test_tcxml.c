@@ -305,7 +305,7 @@ static void test_mutations(void **state)
 		s->ops->close(s);
 	}
 	assert_true(refused > 0);
-	print_message("mutations: %u opened, %u refused\n", opened, refused);
+	print_message("# mutations: %u opened, %u refused\n", opened, refused);
 }
 
 int main(void)

@@ -33,7 +33,7 @@ static inline const char *vms_test_trace(const char *rel)
 #define VMS_REQUIRE_TRACE(path)                                                        \
 	do {                                                                           \
 		if (access((path), R_OK) != 0) {                                       \
-			print_message("shared trace %s missing: skipped\n", (path));   \
+			print_message("# shared trace %s missing: skipped\n", (path));   \
 			skip();                                                        \
 		}                                                                      \
 	} while (0)

@@ -31,7 +31,7 @@ static int generate(const char *h, const char *g, uint64_t seed, const char *sce
 	struct vms_error err = { 0 };
 	int rc = vms_synth_run(&c, t, &err);
 	if (rc)
-		print_message("synth: %s\n", err.msg);
+		print_message("# synth: %s\n", err.msg);
 	return rc;
 }
 
@@ -43,7 +43,7 @@ static char *capture(const char *fmt, const char *file)
 	long errb;
 	char *out = run_capture(cmd, &st, &errb);
 	if (out && (st != 0 || errb != 0)) {
-		print_message("'%s': status %d, %ld bytes on stderr\n", cmd, st, errb);
+		print_message("# '%s': status %d, %ld bytes on stderr\n", cmd, st, errb);
 		free(out);
 		return NULL;
 	}
@@ -83,7 +83,7 @@ static int teardown(void **state)
 #define NEED_TRACECMD()                                                       \
 	do {                                                                  \
 		if (!have_tracecmd) {                                         \
-			print_message("trace-cmd is not installed: skipped\n"); \
+			print_message("# trace-cmd is not installed: skipped\n"); \
 			skip();                                               \
 		}                                                             \
 	} while (0)
@@ -570,7 +570,7 @@ static void test_cli(void **state)
 	char exe[4200];
 	snprintf(exe, sizeof exe, "%s/tools/vmscope/vmscope", vms_test_build());
 	if (access(exe, X_OK)) {
-		print_message("%s not built: skipped\n", exe);
+		print_message("# %s not built: skipped\n", exe);
 		skip();
 	}
 	char cmd[16000];

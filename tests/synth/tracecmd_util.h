@@ -8,7 +8,7 @@
 #define VMS_REQUIRE_TRACECMD()                                                          \
 	do {                                                                            \
 		if (system("command -v trace-cmd >/dev/null 2>&1") != 0) {               \
-			print_message("trace-cmd is not installed: skipped\n");         \
+			print_message("# trace-cmd is not installed: skipped\n");         \
 			skip();                                                         \
 		}                                                                       \
 	} while (0)

@@ -119,7 +119,7 @@ static uint64_t count_missing(const struct found *f)
 static void read_babeltrace(const char *dir, struct found *f)
 {
 	if (system("babeltrace2 --version >/dev/null 2>&1") != 0) {
-		print_message("babeltrace2 is not installed (Debian: babeltrace2): skipped\n");
+		print_message("# babeltrace2 is not installed (Debian: babeltrace2): skipped\n");
 		skip();
 	}
 	char cmd[8300], errf[4200];
