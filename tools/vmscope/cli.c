@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "vmscope/writers.h"
 #include "cmds.h"
 
 static int add_guest(struct cli *c, const char *arg)
@@ -298,4 +299,23 @@ int cli_end(struct cli *c, int status)
 	c->s = NULL;
 	cli_free(c);
 	return status;
+}
+
+void cli_json_sync_members(struct vms_json *j, struct vms_model *m,
+			   const struct vms_sync_info *si)
+{
+	vms_json_string(j, "reference", cli_machine_name(m, si->reference));
+	vms_json_string(j, "method", vms_sync_method_name(si->method));
+	vms_json_double(j, "slope", si->slope);
+	vms_json_double(j, "offset_ns", si->offset_ns);
+	vms_json_string(j, "quality", vms_sync_quality_name(si->quality));
+	vms_json_uint(j, "pairs", si->pairs);
+	if (si->has_containment) {
+		vms_json_begin_object(j, "containment");
+		vms_json_uint(j, "inside", si->contained);
+		vms_json_uint(j, "total", si->contain_total);
+		vms_json_end_object(j);
+	} else {
+		vms_json_null(j, "containment");
+	}
 }

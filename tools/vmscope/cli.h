@@ -51,6 +51,12 @@ int cli_fail(const struct cli *c, const struct vms_error *err);
 /* Where the command's output goes (-o FILE, else stdout). NULL after printing an error. */
 FILE *cli_output(const struct cli *c);
 
+/* The members of a machine's sync object (spec §8: reference, method, slope, offset_ns,
+ * quality, pairs, containment), written into the JSON object the caller has opened. */
+struct vms_json;
+void cli_json_sync_members(struct vms_json *j, struct vms_model *m,
+			   const struct vms_sync_info *si);
+
 /* Human formatting */
 const char *cli_ns(uint64_t ns, char *buf, size_t len);   /* "1.23 ms" */
 const char *cli_machine_name(struct vms_model *m, uint32_t i);

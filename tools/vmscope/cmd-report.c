@@ -401,22 +401,8 @@ static void json_report(FILE *f, struct vms_session *s)
 				vms_json_null(&j, "host_pid");
 			vms_json_string(&j, "host_link", vms_link_how_name(mc->host_how));
 		}
-		const struct vms_sync_info *si = &mc->sync;
 		vms_json_begin_object(&j, "sync");
-		vms_json_string(&j, "reference", cli_machine_name(m, si->reference));
-		vms_json_string(&j, "method", vms_sync_method_name(si->method));
-		vms_json_double(&j, "slope", si->slope);
-		vms_json_double(&j, "offset_ns", si->offset_ns);
-		vms_json_string(&j, "quality", vms_sync_quality_name(si->quality));
-		vms_json_uint(&j, "pairs", si->pairs);
-		if (si->has_containment) {
-			vms_json_begin_object(&j, "containment");
-			vms_json_uint(&j, "inside", si->contained);
-			vms_json_uint(&j, "total", si->contain_total);
-			vms_json_end_object(&j);
-		} else {
-			vms_json_null(&j, "containment");
-		}
+		cli_json_sync_members(&j, m, &mc->sync);
 		vms_json_end_object(&j);
 		uint32_t nr_gx = 0;
 		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);

@@ -39,20 +39,7 @@ int cmd_sync(int argc, char **argv)
 		if (c.json) {
 			vms_json_begin_object(&j, NULL);
 			vms_json_string(&j, "machine", mc->name);
-			vms_json_string(&j, "reference", ref);
-			vms_json_string(&j, "method", vms_sync_method_name(si->method));
-			vms_json_double(&j, "slope", si->slope);
-			vms_json_double(&j, "offset_ns", si->offset_ns);
-			vms_json_string(&j, "quality", vms_sync_quality_name(si->quality));
-			vms_json_uint(&j, "pairs", si->pairs);
-			if (si->has_containment) {
-				vms_json_begin_object(&j, "containment");
-				vms_json_uint(&j, "inside", si->contained);
-				vms_json_uint(&j, "total", si->contain_total);
-				vms_json_end_object(&j);
-			} else {
-				vms_json_null(&j, "containment");
-			}
+			cli_json_sync_members(&j, m, si);
 			vms_json_end_object(&j);
 		} else {
 			fprintf(f, "%s: %s", mc->name, vms_sync_method_name(si->method));
