@@ -56,7 +56,7 @@ if [ -r "$HOST" ]; then
   else notok "truncated trace.dat" "status $st: $err"; fi
 
   "$VMS" sync --json "$HOST" "$GUEST" > "$TMP/sync.json" 2>"$TMP/sync.err"; st=$?
-  if [ $st -eq 0 ] && python3 - "$TMP/sync.json" <<'PY'
+  if [ $st -eq 0 ] && python3 - "$TMP/sync.json" "$GUEST" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert isinstance(d, list) and len(d) >= 2, d
@@ -67,8 +67,35 @@ g = [m for m in d if m["method"] == "timeshift"]
 assert len(g) == 1, d
 c = g[0]["containment"]
 assert c and c["total"] > 1000 and c["inside"] / c["total"] > 0.95, c
-# TIME_SHIFT: 2 samples, scaling 1: slope 1 exactly
+# TIME_SHIFT: 2 samples with one offset, scaling 1: slope 1 exactly, and offset_ns is that
+# offset (host cycles) converted by TSC2NSEC (mult 735842807, shift 31, formats.md); the
+# offset is read here from the guest file's options by a walk of their own (not vmscope's)
+import struct, zlib
+data = open(sys.argv[2], 'rb').read()
+p = data.index(b'\0', 10) + 1 + 6
+p = data.index(b'\0', data.index(b'\0', p) + 1) + 1
+(off,) = struct.unpack_from('<Q', data, p)
+offsets = []
+while off:
+    sid, flags, _, size = struct.unpack_from('<HHIQ', data, off)
+    body = data[off + 16:off + 16 + size]
+    if flags & 1:
+        csize, usize = struct.unpack_from('<II', body, 0)
+        body = zlib.decompress(body[8:8 + csize])
+    q, off = 0, 0
+    while q < len(body):
+        oid, osz = struct.unpack_from('<HI', body, q)
+        od = body[q + 6:q + 6 + osz]
+        q += 6 + osz
+        if oid == 0:
+            (off,) = struct.unpack_from('<Q', od, 0)
+            break
+        if oid == 12:
+            n = struct.unpack_from('<I', od, 16)[0]
+            offsets = list(struct.unpack_from('<%dq' % n, od, 20 + 8 * n))
+assert len(offsets) == 2 and offsets[0] == offsets[1], offsets
 assert abs(g[0]["slope"] - 1.0) < 1e-9, g[0]
+assert abs(g[0]["offset_ns"] - offsets[0] * 735842807 / 2**31) < 2, (g[0], offsets)
 PY
   then ok "kvm-hip24 sync --json: guest by TIME_SHIFT, slope 1, containment > 95%"; else notok "kvm-hip24 sync --json" "$(cat "$TMP/sync.err")"; fi
 
