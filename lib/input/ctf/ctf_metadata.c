@@ -337,6 +337,11 @@ static int parse_clock(struct lex *l, struct ctf_meta *m)
 		if ((rc = expect(l, ";")))
 			return rc;
 	}
+	/* The reader turns the offset into int64 ns: |offset_s| and offset / freq each below
+	 * 2^32 s keep the sum representable (an epoch offset is ~2^31; found by fuzzing). */
+	if (m->offset_s < -(1ll << 32) || m->offset_s > (1ll << 32) ||
+	    (m->freq && (long double)m->offset / (long double)m->freq > 4294967296.0L))
+		return lex_fail(l, "clock offset out of range");
 	return expect(l, ";");
 }
 

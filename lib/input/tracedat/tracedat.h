@@ -149,6 +149,8 @@ struct td_type {
 	uint32_t text_len;
 	int32_t id;            /* event id, -1 when the format has none */
 	bool tried;            /* libtraceevent was asked to parse it */
+	bool no_print;         /* its print format is not safe to evaluate (see
+				  tracedat_formats.c): format_event does not render it */
 	const char *sys;
 	char *name;            /* "system:name", moved to meta at finish */
 };
@@ -275,6 +277,7 @@ struct td_source {
 	struct td_buffer *buffers;
 	bool wanted[VMS_K_COUNT];
 	int version;
+	uint8_t *print_rec;     /* format_event's zero-padded copy of a record (TD_PRINT_REC) */
 };
 
 int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev);
@@ -293,6 +296,12 @@ void td_prefetch_rewind(struct td_source *ts);
 void td_prefetch_stop(struct td_source *ts);
 void td_stream_reset(struct td_stream *s);
 int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t len);
+/* libtraceevent reads fields at the offsets the format declares and dynamic arrays at the
+ * 16-bit offset and length the record holds, without checking them against the record's
+ * size: format_event hands it a copy of the record in a zeroed buffer that holds any such
+ * reach (format fields are limited to TD_PRINT_FIELD_END at parse time). */
+#define TD_PRINT_FIELD_END 65536u
+#define TD_PRINT_REC (4 * 65536u)
 
 /* The buffer (instance) name of a stream: "" for the top buffer. Internal to vmscope. */
 const char *vms_tracedat_stream_buffer(const struct vms_source *src, uint32_t stream);

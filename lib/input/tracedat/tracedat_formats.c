@@ -89,13 +89,66 @@ static bool is_ident(uint8_t c)
 	       c == '_';
 }
 
-/* Whether every REC->NAME of the print format names a field declared before it ("... NAME;"
- * or "... NAME[N];" on a field: line). libtraceevent 1.7 dereferences a NULL field when
- * __print_flags() or __print_symbolic() refers to an unknown field (found by fuzzing,
- * tests/fuzz/regress/tracedat/), and a kernel never writes such a format, so a format that
- * does is refused before libtraceevent sees it. */
-static bool print_refs_known(const uint8_t *t, uint64_t len)
+/* libtraceevent folds constant operations while it parses a print format and divides
+ * without checking the divisor (SIGFPE on "1 / 0", found by fuzzing). In the arguments of
+ * the print format (outside string literals), a division or remainder must be by REC->field
+ * (checked when printing, see print_arg_safe) or by a non-zero number, and there is no
+ * assignment. */
+static bool print_args_ok(const uint8_t *t, uint64_t len)
 {
+	uint64_t i = 0;
+	while (i < len && t[i] != '"')
+		i++;
+	for (; i < len; i++) {
+		if (t[i] == '"') {   /* a string literal (the format itself, or a delimiter) */
+			for (i++; i < len && t[i] != '"'; i++)
+				if (t[i] == '\\')
+					i++;
+			continue;
+		}
+		/* an assignment: libtraceevent takes '=' as an operator and dereferences NULL
+		 * after a ?: (found by fuzzing); a kernel's print arguments only compare */
+		if (t[i] == '=' && !(i > 0 && strchr("=!<>", t[i - 1])) &&
+		    !(i + 1 < len && t[i + 1] == '='))
+			return false;
+		if (t[i] != '/' && t[i] != '%')
+			continue;
+		uint64_t k = i + 1;
+		while (k < len && (t[k] == ' ' || t[k] == '\t'))
+			k++;
+		if (len - k >= 5 && memcmp(t + k, "REC->", 5) == 0)
+			continue;
+		unsigned long long v = 0;
+		uint64_t e = k;
+		bool hex = len - k > 2 && t[k] == '0' && (t[k + 1] == 'x' || t[k + 1] == 'X');
+		for (e = hex ? k + 2 : k; e < len && is_ident(t[e]); e++) {
+			int d = t[e] >= '0' && t[e] <= '9' ? t[e] - '0' :
+				hex && t[e] >= 'a' && t[e] <= 'f' ? t[e] - 'a' + 10 :
+				hex && t[e] >= 'A' && t[e] <= 'F' ? t[e] - 'A' + 10 : -1;
+			if (d < 0)
+				return false;
+			v = v * (hex ? 16 : 10) + (unsigned)d;
+			if (v > 0xffffffffu)
+				v = 0xffffffffu;   /* only zero matters */
+		}
+		if (e == k || v == 0)
+			return false;
+	}
+	return true;
+}
+
+/* Whether a format text is one libtraceevent 1.7 can be given. Found by fuzzing
+ * (tests/fuzz/regress/tracedat/), it dereferences NULL
+ *  - on a byte outside printable ASCII (its tokenizer has no class for it), and
+ *  - when __print_flags() or __print_symbolic() refers to an unknown field,
+ * and a kernel writes neither, so such a format is refused before libtraceevent sees it:
+ * every byte is printable ASCII, tab or newline, and every REC->NAME of the print format
+ * names a field declared before it ("... NAME;" or "... NAME[N];" on a field: line). */
+static bool format_text_ok(const uint8_t *t, uint64_t len)
+{
+	for (uint64_t i = 0; i < len; i++)
+		if ((t[i] < 0x20 && t[i] != '\t' && t[i] != '\n') || t[i] > 0x7e)
+			return false;
 	static const char pf[] = "print fmt:";
 	uint64_t start = 0;
 	while (start + sizeof pf - 1 <= len && memcmp(t + start, pf, sizeof pf - 1) != 0)
@@ -118,6 +171,76 @@ static bool print_refs_known(const uint8_t *t, uint64_t len)
 			return false;
 		i = e - 1;
 	}
+	return print_args_ok(t + start, len - start);
+}
+
+/* Whether libtraceevent can evaluate the print arguments of a parsed format on any record:
+ * it divides without checking the divisor (SIGFPE on "REC->a / REC->b" with b = 0, found by
+ * fuzzing), so a division or remainder is only accepted by a non-zero constant. Fields must
+ * end within TD_PRINT_FIELD_END (see td_format_event). Depth is bounded against hostile
+ * nesting. */
+static bool print_arg_safe(const struct tep_print_arg *a, int depth)
+{
+	for (; a; a = a->next) {
+		if (depth > 32)
+			return false;
+		switch (a->type) {
+		case TEP_PRINT_OP:
+			if (a->op.op && (strcmp(a->op.op, "/") == 0 || strcmp(a->op.op, "%") == 0)) {
+				const struct tep_print_arg *r = a->op.right;
+				if (!r || r->type != TEP_PRINT_ATOM || !r->atom.atom ||
+				    strtoull(r->atom.atom, NULL, 0) == 0)
+					return false;
+			}
+			if (!print_arg_safe(a->op.left, depth + 1) ||
+			    !print_arg_safe(a->op.right, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_TYPE:
+			if (!print_arg_safe(a->typecast.item, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_FLAGS:
+			if (!print_arg_safe(a->flags.field, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_SYMBOL:
+			if (!print_arg_safe(a->symbol.field, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_HEX:
+		case TEP_PRINT_HEX_STR:
+			if (!print_arg_safe(a->hex.field, depth + 1) ||
+			    !print_arg_safe(a->hex.size, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_INT_ARRAY:
+			if (!print_arg_safe(a->int_array.field, depth + 1) ||
+			    !print_arg_safe(a->int_array.count, depth + 1) ||
+			    !print_arg_safe(a->int_array.el_size, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_DYNAMIC_ARRAY:
+			if (!print_arg_safe(a->dynarray.index, depth + 1))
+				return false;
+			break;
+		case TEP_PRINT_FUNC:
+			if (!print_arg_safe(a->func.args, depth + 1))
+				return false;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
+static bool fields_within(struct tep_format_field *fd)
+{
+	for (; fd; fd = fd->next)
+		if (fd->offset < 0 || fd->size < 0 ||
+		    (uint64_t)fd->offset + (uint64_t)fd->size > TD_PRINT_FIELD_END)
+			return false;
 	return true;
 }
 
@@ -125,12 +248,16 @@ static bool print_refs_known(const uint8_t *t, uint64_t len)
 static int tep_parse_type(struct td_formats *fm, struct td_type *t)
 {
 	t->tried = true;
-	if (!t->text || t->id < 0 || !print_refs_known(t->text, t->text_len))
+	if (!t->text || t->id < 0 || !format_text_ok(t->text, t->text_len))
 		return -1;
 	/* A format libtraceevent cannot parse is not fatal (trace-cmd also warns and goes on):
 	 * its records keep their type and kind OTHER but no fields. */
 	tep_parse_event(fm->tep, (const char *)t->text, t->text_len, t->sys);
 	t->tev = tep_find_event(fm->tep, t->id);
+	if (t->tev)
+		t->no_print = !print_arg_safe(t->tev->print_fmt.args, 0) ||
+			      !fields_within(t->tev->format.common_fields) ||
+			      !fields_within(t->tev->format.fields);
 	return t->tev ? 0 : -1;
 }
 
@@ -224,7 +351,7 @@ struct tep_event *td_formats_tep_event(struct td_formats *fm, uint32_t type)
 	struct td_type *t = &fm->types[type];
 	if (!t->tried)
 		tep_parse_type(fm, t);
-	return t->tev;
+	return t->no_print ? NULL : t->tev;
 }
 
 static bool field_at(struct td_field *out, struct tep_event *ev, const char *const *names,

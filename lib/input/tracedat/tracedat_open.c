@@ -4,6 +4,7 @@
  * options sections. Both end up in the same place: event formats in libtraceevent (then in
  * td_formats), the options in meta, and one stream per CPU of each buffer (top buffer first,
  * then the instances in the order of their BUFFER options). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -445,15 +446,37 @@ static int parse_cmdlines(struct opener *o, const uint8_t *p, uint64_t n)
 	return 0;
 }
 
+/* A printk format line as the kernel writes it: ADDR : "TEXT" with at least two bytes of
+ * TEXT. libtraceevent 1.7 reads and writes outside its copy of a shorter or otherwise shaped
+ * line (found by fuzzing), so only such lines are given to it. */
+static bool printk_line_ok(const uint8_t *l, uint64_t n)
+{
+	uint64_t k = 0;
+	while (k < n && (isxdigit(l[k]) || l[k] == 'x'))
+		k++;
+	return k > 0 && n >= k + 3 + 4 && memcmp(l + k, " : \"", 4) == 0 && l[n - 1] == '"';
+}
+
 static int parse_printk(struct opener *o, const uint8_t *p, uint64_t n)
 {
 	/* only for format_event's rendering of bprint events */
 	char *t = malloc(n + 1);
 	if (!t)
 		return nomem(o);
-	memcpy(t, p, n);
-	t[n] = '\0';
-	if (n)
+	uint64_t w = 0;
+	for (uint64_t i = 0; i < n;) {
+		uint64_t e = i;
+		while (e < n && p[e] != '\n')
+			e++;
+		if (printk_line_ok(p + i, e - i)) {
+			memcpy(t + w, p + i, e - i);
+			w += e - i;
+			t[w++] = '\n';
+		}
+		i = e + 1;
+	}
+	t[w] = '\0';
+	if (w)
 		tep_parse_printk_formats(o->ts->fm.tep, t);
 	free(t);
 	return 0;
@@ -757,6 +780,7 @@ static void td_close(struct vms_source *src)
 		free(ts->buffers[b].clock);
 	}
 	free(ts->buffers);
+	free(ts->print_rec);
 	td_formats_free(&ts->fm);
 	td_file_close(&ts->f);
 	vms_trace_meta_free(&src->meta);

@@ -457,17 +457,25 @@ int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t l
 		snprintf(buf, len, "unknown event (%u bytes)", s->last_len);
 		return 0;
 	}
+	/* a zero-padded copy: libtraceevent does not check its reads against the record size
+	 * (see TD_PRINT_REC); the buffer is all zero between calls */
+	if (!ts->print_rec && !(ts->print_rec = calloc(1, TD_PRINT_REC)))
+		return -1;
+	/* at most half: the zeros after it end any string libtraceevent reads from it */
+	uint32_t n = s->last_len < TD_PRINT_REC / 2 ? s->last_len : TD_PRINT_REC / 2;
+	memcpy(ts->print_rec, s->last_rec, n);
 	struct trace_seq sq;
 	trace_seq_init(&sq);
 	struct tep_record rec;
 	memset(&rec, 0, sizeof rec);
 	rec.ts = s->last_ts;
 	rec.cpu = (int)s->cpu;
-	rec.size = (int)s->last_len;
-	rec.data = (void *)s->last_rec;
+	rec.size = (int)n;
+	rec.data = ts->print_rec;
 	tep_print_event(ts->fm.tep, &sq, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
 	trace_seq_terminate(&sq);
 	snprintf(buf, len, "%s", sq.buffer ? sq.buffer : "");
 	trace_seq_destroy(&sq);
+	memset(ts->print_rec, 0, n);
 	return 0;
 }

@@ -1,0 +1,100 @@
+#!/bin/sh
+# Seed corpora for the fuzzers, written into a build directory (never into git):
+#   tests/fuzz/make-corpus.sh BUILD_DIR [OUT_DIR]     (OUT_DIR default BUILD_DIR/fuzz-corpus)
+# BUILD_DIR must hold tools/vmscope/vmscope and examples/vmm-demo (any build, fuzz or not).
+# Sources: `vmscope synth` in the three compressions, the tracer's CTF from vmm-demo, the
+# shared traces (cuts of the first 64 KiB and the small XML files, read in place), and
+# hand-made simpletrace files (QEMU's v4 layout, written here by python3).
+set -eu
+build=$(cd "$1" && pwd)
+out=${2:-$build/fuzz-corpus}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+shared=${VMS_SHARED_DIR:-$src/../shared}/traces
+vmscope=$build/tools/vmscope/vmscope
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$out/tracedat" "$out/tcxml" "$out/simpletrace" "$out/ctf"
+
+# trace.dat: small synthetic pairs (v7, TSC2NSEC, GUEST, TIME_SHIFT) in every compression
+for c in zstd zlib none; do
+	for ev in 1000 2000; do
+		"$vmscope" synth --events $ev --compression $c --seed 7 --out "$tmp/synth-$c-$ev" >/dev/null 2>&1
+		cp "$tmp/synth-$c-$ev/host.dat" "$out/tracedat/synth-$c-$ev-host.dat"
+		cp "$tmp/synth-$c-$ev/guest.dat" "$out/tracedat/synth-$c-$ev-guest.dat"
+	done
+done
+"$vmscope" synth --events 2000 --no-tsc-scaling --compression none --out "$tmp/synth-noscale" >/dev/null 2>&1
+cp "$tmp/synth-noscale/guest.dat" "$out/tracedat/synth-noscale-guest.dat"
+# real trace-cmd files (v6 and v7, other options): their first 64 KiB
+for f in kvm-hip24/host.dat kvm-hip24/guest-Salamander4.dat local/sched-syscalls-2cpu.dat; do
+	[ -f "$shared/$f" ] && head -c 65536 "$shared/$f" >"$out/tracedat/shared-$(echo "$f" | tr / -)"
+done
+
+# Trace Compass XML: the shared stubs are small, whole
+for f in "$shared"/tracecompass-vm/*/*.xml; do
+	[ -f "$f" ] && cat "$f" >"$out/tcxml/$(basename "$(dirname "$f")")-$(basename "$f")"
+done
+printf '<trace><event timestamp="1" name="sched_switch"><field name="cpu" value="0" type="int"/></event></trace>\n' \
+	>"$out/tcxml/tiny.xml"
+
+# CTF from the tracer (vmm-demo for a moment, small buffers so that there are several packets)
+rm -rf "$tmp/ctf"
+VMSCOPE_TRACE="enable=*,file=$tmp/ctf,bufsize=16k,subbufs=4" "$build/examples/vmm-demo" 1 2 >/dev/null 2>&1
+# packed as tests/fuzz/fuzz_harness.h says, cut at packet boundaries to stay small
+python3 - "$tmp/ctf" "$out/ctf" <<'PY'
+import os, struct, sys
+d, out = sys.argv[1], sys.argv[2]
+meta = open(os.path.join(d, 'metadata'), 'rb').read()
+threads = b''
+if os.path.exists(os.path.join(d, '.vmst-threads')):
+    threads = open(os.path.join(d, '.vmst-threads'), 'rb').read()
+streams = sorted(f for f in os.listdir(d) if f.startswith('stream-'))
+def packets(data, limit):
+    # packet_size (bits) is the u64 at byte 48 of the packet header (tracer/metadata.c)
+    off = 0
+    while off + 80 <= len(data):
+        size = struct.unpack_from('<Q', data, off + 48)[0] // 8
+        if size < 80 or off + size > len(data) or off + size > limit and off > 0:
+            break
+        off += size
+    return data[:off]
+def pack(name, s1, s2, closed, thr=threads, m=meta):
+    flags = (1 if closed else 0) | (2 if s2 is not None else 0)
+    body = struct.pack('<IIBI', len(m), len(thr), flags, len(s1)) + m + thr + s1 + (s2 or b'')
+    open(os.path.join(out, name), 'wb').write(body)
+data = [open(os.path.join(d, s), 'rb').read() for s in streams]
+a = packets(data[0], 12288) if data else b''
+b = packets(data[1], 12288) if len(data) > 1 else b''
+pack('one-closed', a, None, True)
+pack('two-closed', a, b, True)
+pack('one-killed-cut', a + (data[0][len(a):len(a) + 100] if data else b''), None, False)
+pack('no-threads', a, None, True, thr=b'')
+pack('meta-only', b'', None, True)
+PY
+
+# simpletrace v4 (QEMU trace/simple.c layout; the names match the harness's events file)
+python3 - "$out/simpletrace" <<'PY'
+import os, struct, sys
+out = sys.argv[1]
+def header(): return struct.pack('<QQQ', 2**64 - 1, 0xf2b177cb0aa429b4, 4)
+def mapping(i, name): return struct.pack('<QQI', 0, i, len(name)) + name
+def event(i, ts, args, pid=4242):
+    body = b''
+    for a in args:
+        body += struct.pack('<I', len(a)) + a if isinstance(a, bytes) else struct.pack('<Q', a)
+    return struct.pack('<QQQII', 1, i, ts, 24 + len(body), pid) + body
+def dropped(ts, n): return struct.pack('<QQQIIQ', 1, 2**64 - 2, ts, 32, 4242, n)
+names = [b'foo_start', b'bar_tick', b'baz_ptr', b'name_pair', b'ten', b'strs']
+maps = b''.join(mapping(i, n) for i, n in enumerate(names))
+evs = [event(0, 1000, [3, b'/tmp/disk.img', 0x100000]), event(1, 1500, []),
+       event(2, 2000, [0xffff888012345678, 7]), dropped(2100, 5), event(1, 2070, []),
+       event(3, 3000, [b'', b'x\ty\\']), event(4, 3100, list(range(10))),
+       event(5, 3200, [b'a', b'bb', b'ccc']), event(70000, 3500, [99])]
+open(os.path.join(out, 'sample'), 'wb').write(header() + maps + b''.join(evs))
+open(os.path.join(out, 'header-only'), 'wb').write(header())
+open(os.path.join(out, 'no-mapping'), 'wb').write(header() + b''.join(evs[:3]))
+open(os.path.join(out, 'late-mapping'), 'wb').write(header() + evs[1] + mapping(1, b'bar_tick') + evs[1])
+many = header() + maps + b''.join(event(i % 6, 5000 + i, [i, b's%d' % i, i]) for i in range(300))
+open(os.path.join(out, 'many'), 'wb').write(many)
+PY
+for f in "$out"/*; do echo "$(basename "$f"): $(ls "$f" | wc -l) inputs, $(du -sk "$f" | cut -f1) KiB"; done
