@@ -203,6 +203,21 @@ static int check_struct(struct lex *l, const char *const *want, size_t nwant, co
 	return 0;
 }
 
+/* The next "KEY <token>" of a { ... } block: 1 with the key in key[] and l->tok the token
+ * after it, 0 at the closing brace, or a negative status ("unterminated" names the block). */
+static int block_key(struct lex *l, char *key, size_t len, const char *unterminated)
+{
+	int rc = next(l);
+	if (rc <= 0)
+		return rc < 0 ? rc : lex_fail(l, unterminated);
+	if (!strcmp(l->tok, "}"))
+		return 0;
+	snprintf(key, len, "%s", l->tok);
+	if ((rc = next(l)) <= 0)
+		return rc < 0 ? rc : lex_fail(l, "unexpected end");
+	return 1;
+}
+
 static int parse_stream(struct lex *l)
 {
 	static const char *const ctx[] = {
@@ -216,15 +231,8 @@ static int parse_stream(struct lex *l)
 	int rc, seen = 0;
 	if ((rc = expect(l, "{")))
 		return rc;
-	for (;;) {
-		if ((rc = next(l)) <= 0)
-			return rc < 0 ? rc : lex_fail(l, "unterminated stream block");
-		if (!strcmp(l->tok, "}"))
-			break;
-		char key[256];
-		snprintf(key, sizeof key, "%s", l->tok);
-		if ((rc = next(l)) <= 0)
-			return rc < 0 ? rc : lex_fail(l, "unexpected end");
+	char key[256];
+	while ((rc = block_key(l, key, sizeof key, "unterminated stream block")) > 0) {
 		if (!strcmp(key, "id") && !strcmp(l->tok, "=")) {
 			if ((rc = expect(l, "0")) || (rc = expect(l, ";")))
 				return rc;
@@ -248,6 +256,8 @@ static int parse_stream(struct lex *l)
 			return lex_fail(l, "unexpected stream attribute");
 		}
 	}
+	if (rc < 0)
+		return rc;
 	if (seen != 7)
 		return lex_fail(l, "stream block without packet.context, event.header or event.context");
 	return expect(l, ";");
@@ -259,15 +269,8 @@ static int parse_trace(struct lex *l, struct ctf_meta *m, int *seen)
 	int rc;
 	if ((rc = expect(l, "{")))
 		return rc;
-	for (;;) {
-		if ((rc = next(l)) <= 0)
-			return rc < 0 ? rc : lex_fail(l, "unterminated trace block");
-		if (!strcmp(l->tok, "}"))
-			break;
-		char key[256];
-		snprintf(key, sizeof key, "%s", l->tok);
-		if ((rc = next(l)) <= 0)
-			return rc < 0 ? rc : lex_fail(l, "unexpected end");
+	char key[256];
+	while ((rc = block_key(l, key, sizeof key, "unterminated trace block")) > 0) {
 		if (!strcmp(key, "packet.header") && !strcmp(l->tok, ":=")) {
 			/* uint8_t uuid[16] has an array suffix: check it by hand */
 			if ((rc = expect(l, "struct")) || (rc = expect(l, "{")) ||
@@ -306,6 +309,8 @@ static int parse_trace(struct lex *l, struct ctf_meta *m, int *seen)
 		if ((rc = expect(l, ";")))
 			return rc;
 	}
+	if (rc < 0)
+		return rc;
 	return expect(l, ";");
 }
 
@@ -314,15 +319,10 @@ static int parse_clock(struct lex *l, struct ctf_meta *m)
 	int rc;
 	if ((rc = expect(l, "{")))
 		return rc;
-	for (;;) {
-		if ((rc = next(l)) <= 0)
-			return rc < 0 ? rc : lex_fail(l, "unterminated clock block");
-		if (!strcmp(l->tok, "}"))
-			break;
-		char key[256];
-		snprintf(key, sizeof key, "%s", l->tok);
-		if ((rc = expect(l, "=")))
-			return rc;
+	char key[256];
+	while ((rc = block_key(l, key, sizeof key, "unterminated clock block")) > 0) {
+		if (strcmp(l->tok, "="))
+			return lex_fail(l, "expected '='");
 		if ((rc = next(l)) <= 0)
 			return rc < 0 ? rc : lex_fail(l, "unexpected end");
 		if (!strcmp(key, "freq") && (!parse_u64(l->tok, &m->freq) || m->freq == 0 ||
@@ -337,6 +337,8 @@ static int parse_clock(struct lex *l, struct ctf_meta *m)
 		if ((rc = expect(l, ";")))
 			return rc;
 	}
+	if (rc < 0)
+		return rc;
 	/* The reader turns the offset into int64 ns: |offset_s| and offset / freq each below
 	 * 2^32 s keep the sum representable (an epoch offset is ~2^31; found by fuzzing). */
 	if (m->offset_s < -(1ll << 32) || m->offset_s > (1ll << 32) ||
@@ -353,15 +355,10 @@ static int parse_field_type(struct lex *l, struct ctf_field *f, bool is_int)
 		return rc;
 	uint64_t size = 0, align = 8, base = 10;
 	f->is_signed = false;
-	for (;;) {
-		if ((rc = next(l)) <= 0)
-			return rc < 0 ? rc : lex_fail(l, "unterminated field type");
-		if (!strcmp(l->tok, "}"))
-			break;
-		char key[256];
-		snprintf(key, sizeof key, "%s", l->tok);
-		if ((rc = expect(l, "=")))
-			return rc;
+	char key[256];
+	while ((rc = block_key(l, key, sizeof key, "unterminated field type")) > 0) {
+		if (strcmp(l->tok, "="))
+			return lex_fail(l, "expected '='");
 		if ((rc = next(l)) <= 0)
 			return rc < 0 ? rc : lex_fail(l, "unexpected end");
 		bool ok = true;
@@ -382,6 +379,8 @@ static int parse_field_type(struct lex *l, struct ctf_field *f, bool is_int)
 		if ((rc = expect(l, ";")))
 			return rc;
 	}
+	if (rc < 0)
+		return rc;
 	if (is_int) {
 		if ((size != 8 && size != 16 && size != 32 && size != 64) || align != 8)
 			return lex_fail(l, "integer field other than 8/16/32/64 bits byte-aligned");
@@ -403,15 +402,8 @@ static int parse_event(struct lex *l, struct ctf_meta *m)
 	int64_t id = -1;
 	struct ctf_event_class ec;
 	memset(&ec, 0, sizeof ec);
-	for (;;) {
-		if ((rc = next(l)) <= 0)
-			return rc < 0 ? rc : lex_fail(l, "unterminated event block");
-		if (!strcmp(l->tok, "}"))
-			break;
-		char key[256];
-		snprintf(key, sizeof key, "%s", l->tok);
-		if ((rc = next(l)) <= 0)
-			return rc < 0 ? rc : lex_fail(l, "unexpected end");
+	char key[256];
+	while ((rc = block_key(l, key, sizeof key, "unterminated event block")) > 0) {
 		if (!strcmp(key, "fields") && !strcmp(l->tok, ":=")) {
 			if ((rc = expect(l, "struct")) || (rc = expect(l, "{")))
 				return rc;
@@ -456,6 +448,8 @@ static int parse_event(struct lex *l, struct ctf_meta *m)
 		if ((rc = expect(l, ";")))
 			return rc;
 	}
+	if (rc < 0)
+		return rc;
 	if ((rc = expect(l, ";")))
 		return rc;
 	if (id < 0 || !name[0])
