@@ -12,6 +12,7 @@
 #include "vmscope/error.h"
 #include "vmscope/event.h"
 #include "vmscope/model.h"
+#include "vmscope/observe.h"
 #include "vmscope/source.h"
 
 #ifdef __cplusplus
@@ -53,6 +54,11 @@ typedef void (*vms_event_fn)(void *ctx, const struct vms_event *ev, uint64_t t);
  * runs again only when the events link more than the metadata said). */
 int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks,
 		    vms_event_fn on_event, void *on_event_ctx, struct vms_error *err);
+/* Subscribe an observer (vmscope/observe.h) to every later vms_session_run. Observers are
+ * treated like streaming sinks: the run takes the model pass, so each observer sees the
+ * stream exactly once. The observer's struct is copied; its ctx must outlive the runs.
+ * Returns 0, or -1 when out of memory. */
+int vms_session_observe(struct vms_session *s, const struct vms_observer *o);
 /* The analysis of the last run (results valid until the session is freed). */
 struct vms_analysis *vms_session_analysis(struct vms_session *s);
 

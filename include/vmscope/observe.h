@@ -1,0 +1,131 @@
+/* vmscope: what the vCPU state machine publishes.
+ *
+ * The analysis stage is one publisher and many consumers. The vCPU state machine
+ * (lib/analysis/vcpu_state.c) is the only code that interprets scheduler and KVM events of
+ * hosts and guests (docs/vm-analysis.md §3); it publishes what happens, in reference-time
+ * order, as the observations below. Every other analysis (overlays and guest-thread totals,
+ * exit tables, steal and run-queue latency, containment) and every view (the fused
+ * physical-CPU view, the Perfetto and HTML exporters, latency blame) is a consumer: it
+ * subscribes with vms_analysis_observe(), keeps its own state, and never calls back into the
+ * state machine. A consumer that needs something the state machine knows gets it from an
+ * observation, never by reaching into another consumer.
+ *
+ * Order guarantees: observations are delivered synchronously while vms_analysis_event()
+ * processes an event, all with the event's reference time t (non-decreasing across calls).
+ * For one event, the order is: cpu_run (the CPU's occupant changed), then vcpu_mode / exit,
+ * then guest_switch, then vcpu_state, then event (the raw event, last). At
+ * vms_analysis_finish(t_end), every open exit is published as unfinished (exit_end with
+ * VMS_EXIT_UNFINISHED), then `finish` is called with t_end, after which nothing is
+ * published: consumers close their open intervals there. */
+#ifndef VMSCOPE_OBSERVE_H
+#define VMSCOPE_OBSERVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmscope/analysis.h"
+#include "vmscope/event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A vCPU's shown state changed at t (status = Trace Compass's numeric encoding). Published
+ * only on a change of (status, state), so consecutive observations of one vCPU are the
+ * boundaries of maximal intervals. */
+struct vms_obs_vcpu_state {
+	uint32_t machine, vcpu;          /* the guest and its vCPU */
+	uint64_t t;
+	uint32_t status, old_status;
+	enum vms_vcpu_state state, old_state;
+	int32_t gtid;                    /* guest thread current on the vCPU: -1 unknown, 0 idle */
+	int32_t host;                    /* host machine, -1 none */
+	int32_t host_tid;                /* the vCPU's host thread, -1 unknown */
+	int32_t host_cpu;                /* preempted/halted: the physical CPU its thread left;
+	                                    otherwise the one it runs on; -1 unknown */
+	int32_t exit_reason;             /* VMM: the pending exit's reason, else -1 */
+	uint32_t isa;                    /* VMM: 1 VMX, 2 SVM, else 0 */
+};
+
+/* The guest thread current on a vCPU changed (guest sched_switch on guest CPU vcpu). */
+struct vms_obs_guest_switch {
+	uint32_t machine, vcpu;
+	uint64_t t;
+	int32_t prev_tid, next_tid;      /* 0 = the guest's idle task */
+	const char *prev_comm, *next_comm; /* valid during the call only */
+	uint64_t prev_state;             /* kernel bits; 0 = runnable */
+};
+
+/* A VM exit of a vCPU: begin at kvm_exit; end at the kvm_entry that closes it. */
+struct vms_obs_exit {
+	uint32_t machine, vcpu;          /* the guest and its vCPU */
+	uint32_t host;                   /* the host machine */
+	int32_t host_tid;                /* the vCPU thread */
+	uint32_t host_cpu;               /* the physical CPU of the kvm_exit */
+	uint64_t t;                      /* begin: the kvm_exit; end: the closing time */
+	uint64_t begin;                  /* end only: the exit's kvm_exit time */
+	uint32_t isa, reason;
+	uint64_t guest_rip, info1, info2;
+	enum vms_exit_end {
+		VMS_EXIT_ENDED = 0,      /* closed by its kvm_entry: duration = t - begin */
+		VMS_EXIT_UNFINISHED,     /* the trace ended (or the coverage of the host did) */
+		VMS_EXIT_LOST,           /* a gap (lost events) closed it: no duration known */
+	} how;
+	int32_t gtid;                    /* guest thread current on the vCPU, -1 unknown */
+};
+
+/* A host physical CPU's occupant changed: from now on `tid` runs on (host, cpu). Guest mode
+ * on that CPU is published by vcpu_mode. tid 0 is the host's idle; -1 unknown. */
+struct vms_obs_cpu_run {
+	uint32_t host, cpu;
+	uint64_t t;
+	int32_t tid;
+	const char *comm;                /* valid during the call only; may be "" */
+	int32_t prev_tid;
+	uint64_t prev_state;             /* kernel bits of the thread that left; 0 = runnable */
+	int32_t guest, vcpu;             /* when tid is a vCPU thread: its guest and vCPU, else -1 */
+};
+
+/* A vCPU thread entered (kvm_entry) or left (kvm_exit) guest mode on a physical CPU. */
+struct vms_obs_vcpu_mode {
+	uint32_t machine, vcpu;
+	uint32_t host, host_cpu;
+	int32_t host_tid;
+	uint64_t t;
+	bool guest_mode;
+};
+
+/* A vCPU thread was woken on the host (sched_wakeup of the thread of vCPU (machine, vcpu)). */
+struct vms_obs_vcpu_wakeup {
+	uint32_t machine, vcpu;
+	uint32_t host;
+	int32_t host_tid;
+	uint64_t t;
+};
+
+/* The subscriber. Any callback may be NULL. */
+struct vms_observer {
+	void *ctx;
+	void (*vcpu_state)(void *ctx, const struct vms_obs_vcpu_state *o);
+	void (*guest_switch)(void *ctx, const struct vms_obs_guest_switch *o);
+	void (*exit_begin)(void *ctx, const struct vms_obs_exit *o);
+	void (*exit_end)(void *ctx, const struct vms_obs_exit *o);
+	void (*cpu_run)(void *ctx, const struct vms_obs_cpu_run *o);
+	void (*vcpu_mode)(void *ctx, const struct vms_obs_vcpu_mode *o);
+	void (*vcpu_wakeup)(void *ctx, const struct vms_obs_vcpu_wakeup *o);
+	/* every event of the merged stream, after the state machine processed it */
+	void (*event)(void *ctx, const struct vms_event *ev, uint64_t t);
+	/* the first event's time (before anything else is published) */
+	void (*start)(void *ctx, uint64_t t0);
+	/* the end: close what is open at t_end; nothing is published after it */
+	void (*finish)(void *ctx, uint64_t t_end);
+};
+
+/* Subscribe before the first vms_analysis_event(); observers are called in the order they
+ * were added, after the built-in consumers. Returns 0, or -1 when out of memory. */
+int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
