@@ -9,6 +9,7 @@
 #include "an_test.h"
 
 #include "vmscope/pcpu_view.h"
+#include "vmscope/session.h"
 
 #define PV_MAX 64
 
@@ -204,11 +205,86 @@ static void test_migration(void **state)
 	free_fx(&fx);
 }
 
+/* Trace Compass's OneQemuKvm pair through the whole pipeline (session, state machine,
+ * observations). Derived by hand from ../shared/traces/tracecompass-vm/OneQemuKvm/{host,
+ * guest}.xml (the event list is in test_onequemukvm.c; every event is on CPU 0, the guest's
+ * clock is the host's: no sync pairs, offset 0, so t_ref = t). Host thread 31 "qemucpu1"
+ * runs guest "guest"'s vCPU 0; host thread 30 is "any"; guest threads 130 "any" and
+ * 131 "any2".
+ *
+ *   t=1   host sched_switch 30 -> 31, the first host event: CPU 0 runs 31 from 1
+ *   t=5   kvm_entry: guest mode; the guest has recorded nothing yet: thread unknown
+ *   t=10  the guest's first event, sched_switch 130 -> 131: 131 from 10
+ *   t=35  guest 131 -> 130          t=45  kvm_exit: host thread 31
+ *   t=60  kvm_entry (130 current)   t=75  guest 130 -> 131    t=95  kvm_exit
+ *   t=100 host 31 -> 30             t=150 host 30 -> 31       t=155 kvm_entry (131 current)
+ *   t=175 guest 131 -> 130          t=195 kvm_exit            t=210 kvm_entry
+ *   t=225 guest 130 -> 131          t=245 kvm_exit            t=260 kvm_entry
+ *   t=275 guest 131 -> 130          t=295 kvm_exit            t=300 host 31 -> 30
+ *   t=350 host 30 -> 31             t=355 kvm_entry (130)     t=375 guest 130 -> 131, the
+ *   last event: the trace ends at 375 (the switch at 375 makes only an empty interval).
+ * So CPU 0 of the host shows (guest rows: machine "guest" = 1, vCPU 0): */
+static const struct { uint64_t s, e; int32_t guest, tid; const char *comm; } want_oqk[] = {
+	{1, 5, -1, 31, "qemucpu1"},
+	{5, 10, 1, -1, ""},
+	{10, 35, 1, 131, "any2"},
+	{35, 45, 1, 130, "any"},
+	{45, 60, -1, 31, "qemucpu1"},
+	{60, 75, 1, 130, "any"},
+	{75, 95, 1, 131, "any2"},
+	{95, 100, -1, 31, "qemucpu1"},
+	{100, 150, -1, 30, "any"},
+	{150, 155, -1, 31, "qemucpu1"},
+	{155, 175, 1, 131, "any2"},
+	{175, 195, 1, 130, "any"},
+	{195, 210, -1, 31, "qemucpu1"},
+	{210, 225, 1, 130, "any"},
+	{225, 245, 1, 131, "any2"},
+	{245, 260, -1, 31, "qemucpu1"},
+	{260, 275, 1, 131, "any2"},
+	{275, 295, 1, 130, "any"},
+	{295, 300, -1, 31, "qemucpu1"},
+	{300, 350, -1, 30, "any"},
+	{350, 355, -1, 31, "qemucpu1"},
+	{355, 375, 1, 130, "any"},
+};
+
+static void test_onequemukvm(void **state)
+{
+	(void)state;
+	const char *paths[2] = {vms_test_trace("tracecompass-vm/OneQemuKvm/host.xml"),
+				vms_test_trace("tracecompass-vm/OneQemuKvm/guest.xml")};
+	VMS_REQUIRE_TRACE(paths[0]);
+	VMS_REQUIRE_TRACE(paths[1]);
+	struct vms_error err = {0};
+	struct vms_session *s = vms_session_open(paths, 2, NULL, &err);
+	if (!s)
+		fail_msg("%s", err.msg);
+	assert_int_equal(vms_session_build_model(s, &err), 0);
+	static struct pv_rec r;
+	memset(&r, 0, sizeof r);
+	struct vms_pcpu_view *pv = vms_pcpu_view_new(vms_session_model(s), rec_pcpu, &r);
+	assert_non_null(pv);
+	struct vms_observer o = vms_pcpu_view_observer(pv);
+	assert_int_equal(vms_session_observe(s, &o), 0);
+	if (vms_session_run(s, NULL, NULL, NULL, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.n, sizeof want_oqk / sizeof want_oqk[0]);
+	for (uint32_t i = 0; i < r.n; i++) {
+		int32_t g = want_oqk[i].guest;
+		check(&r.iv[i], 0, want_oqk[i].s, want_oqk[i].e, g, g < 0 ? -1 : 0, want_oqk[i].tid,
+		      want_oqk[i].comm);
+	}
+	vms_pcpu_view_free(pv);
+	vms_session_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_by_hand),
 		cmocka_unit_test(test_migration),
+		cmocka_unit_test(test_onequemukvm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
