@@ -269,24 +269,45 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* Run `vmscope ctl ARGS...` (PATH stands for the socket) against a hostile server of the
+ * given kind; its stdout and stderr (static buffers) and its exit status. */
+struct ctl_run {
+	int status;
+	long rss_kb;
+	char out[1 << 16], err[1 << 16];
+};
+
+static void against(enum hostile mode, const char *tag, const char *const *args,
+		    struct ctl_run *r)
+{
+	const char *path = ctl_test_path(tag);
+	struct hostile_server h;
+	hostile_start(&h, mode, path);
+	char outf[4200], errf[4200];
+	snprintf(outf, sizeof outf, "%s.out", path);
+	snprintf(errf, sizeof errf, "%s.err", path);
+	const char *a[16];
+	int n = 0;
+	for (; args[n] && n < 15; n++)
+		a[n] = strcmp(args[n], "PATH") ? args[n] : path;
+	a[n] = NULL;
+	r->status = run_ctl(a, outf, errf, &r->rss_kb);
+	snprintf(r->out, sizeof r->out, "%s", slurp(outf));
+	snprintf(r->err, sizeof r->err, "%s", slurp(errf));
+	hostile_stop(&h, path);
+	unlink(outf);
+	unlink(errf);
+}
+
 /* A server that sends a byte every 200 ms never ends its reply: the client's deadline is for
  * the whole exchange, so it gives up (the old client waited up to 10 s per read, forever). */
 static void test_server_trickles(void **state)
 {
 	(void)state;
-	const char *path = ctl_test_path("trickle.sock");
-	struct hostile_server h;
-	hostile_start(&h, TRICKLE, path);
-	char outf[4200], errf[4200];
-	snprintf(outf, sizeof outf, "%s.out", path);
-	snprintf(errf, sizeof errf, "%s.err", path);
-	long rss;
-	const char *args[] = { "--timeout", "1", path, "stats", NULL };
-	assert_int_equal(run_ctl(args, outf, errf, &rss), 1);
-	assert_non_null(strstr(slurp(errf), "no reply: timed out"));
-	hostile_stop(&h, path);
-	unlink(outf);
-	unlink(errf);
+	static struct ctl_run r;
+	against(TRICKLE, "trickle.sock", (const char *[]){ "--timeout", "1", "PATH", "stats", NULL }, &r);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "no reply: timed out"));
 }
 
 /* A 60 MB reply of 30 million values is refused at 8 MiB, and the client stays small (the old
@@ -295,21 +316,12 @@ static void test_server_trickles(void **state)
 static void test_server_sends_huge_reply(void **state)
 {
 	(void)state;
-	const char *path = ctl_test_path("huge.sock");
-	struct hostile_server h;
-	hostile_start(&h, HUGE, path);
-	char outf[4200], errf[4200];
-	snprintf(outf, sizeof outf, "%s.out", path);
-	snprintf(errf, sizeof errf, "%s.err", path);
-	long rss;
-	const char *args[] = { path, "stats", NULL };
-	assert_int_equal(run_ctl(args, outf, errf, &rss), 1);
-	assert_non_null(strstr(slurp(errf), "reply longer than 8388608 bytes"));
-	print_message("# peak RSS of vmscope ctl against a 60 MB reply: %ld KiB\n", rss);
-	assert_true(rss < 256 * 1024);
-	hostile_stop(&h, path);
-	unlink(outf);
-	unlink(errf);
+	static struct ctl_run r;
+	against(HUGE, "huge.sock", (const char *[]){ "PATH", "stats", NULL }, &r);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "reply longer than 8388608 bytes"));
+	print_message("# peak RSS of vmscope ctl against a 60 MB reply: %ld KiB\n", r.rss_kb);
+	assert_true(r.rss_kb < 256 * 1024);
 }
 
 /* 200,000 distinct keys in one object are accepted (the duplicate check is linear; the old
@@ -317,20 +329,11 @@ static void test_server_sends_huge_reply(void **state)
 static void test_server_sends_many_keys(void **state)
 {
 	(void)state;
-	const char *path = ctl_test_path("keys.sock");
-	struct hostile_server h;
-	hostile_start(&h, MANY_KEYS, path);
-	char outf[4200], errf[4200];
-	snprintf(outf, sizeof outf, "%s.out", path);
-	snprintf(errf, sizeof errf, "%s.err", path);
-	long rss;
-	const char *args[] = { path, "raw", "{\"execute\":\"query-trace-stats\"}", NULL };
-	assert_int_equal(run_ctl(args, outf, errf, &rss), 0);
-	const char *out = slurp(outf);
-	assert_int_equal(strncmp(out, "{\"return\":{\"k0\":0,\"k1\":0,", 25), 0);
-	hostile_stop(&h, path);
-	unlink(outf);
-	unlink(errf);
+	static struct ctl_run r;
+	against(MANY_KEYS, "keys.sock",
+		(const char *[]){ "PATH", "raw", "{\"execute\":\"query-trace-stats\"}", NULL }, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(strncmp(r.out, "{\"return\":{\"k0\":0,\"k1\":0,", 25), 0);
 }
 
 /* Names from the server cannot drive the terminal or fake lines: ESC, the C1 CSI and the
@@ -338,19 +341,10 @@ static void test_server_sends_many_keys(void **state)
 static void test_server_sends_escapes(void **state)
 {
 	(void)state;
-	const char *path = ctl_test_path("esc.sock");
-	struct hostile_server h;
-	hostile_start(&h, ESCAPES, path);
-	char outf[4200], errf[4200];
-	snprintf(outf, sizeof outf, "%s.out", path);
-	snprintf(errf, sizeof errf, "%s.err", path);
-	long rss;
-	const char *args[] = { path, "get", "*", NULL };
-	assert_int_equal(run_ctl(args, outf, errf, &rss), 0);
-	assert_string_equal(slurp(outf), "a?[2Jb?c?d enabled\n");
-	hostile_stop(&h, path);
-	unlink(outf);
-	unlink(errf);
+	static struct ctl_run r;
+	against(ESCAPES, "esc.sock", (const char *[]){ "PATH", "get", "*", NULL }, &r);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "a?[2Jb?c?d enabled\n");
 }
 
 int main(void)
