@@ -29,9 +29,16 @@ struct vms_session_opts {
 	uint32_t *map_vcpu;
 	int32_t *map_tid;
 	bool progress;               /* progress on stderr (the CLI sets it when it is a tty) */
+	bool no_hull;                /* no clock sync from matched events (vms_model_set_hull) */
+	const char *reference;       /* --reference NAME: the reference timebase, else the first
+	                                host, else the first trace */
+	/* every matched message pair (machine own ns) as the model pass finds it (may be NULL) */
+	void (*on_pair)(void *ctx, const struct vms_sync_pair *pair);
+	void *on_pair_ctx;
 };
 
 struct vms_session;
+struct vms_sync_pair;
 
 /* Open every trace (paths given positionally, plus host/guests of opts). */
 struct vms_session *vms_session_open(const char *const *paths, uint32_t nr_paths,
