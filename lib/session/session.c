@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "vmscope/session.h"
+#include "vmscope/sync.h"
 #include "core/merge.h"
 #include "core/progress.h"
 
@@ -300,6 +301,21 @@ static int finish_model(struct vms_session *s, struct vms_model *m, struct vms_e
 	return 0;
 }
 
+/* Will matched events set clocks? Then the metadata's model cannot be the right one, and the
+ * model pass (which decodes only the linking kinds) is cheaper than a second analysis. */
+static bool syncs_from_events(const struct vms_session *s)
+{
+	if (s->opts.no_hull || s->nr_src < 2)
+		return false;
+	bool match[VMS_K_COUNT] = { false };
+	for (int k = 0; k < VMS_K_COUNT; k++)
+		match[k] = vms_match_kind((enum vms_kind)k);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		n += has_wanted_type(s->src[i], match);
+	return n >= 2;
+}
+
 static bool any_linking_source(const struct vms_session *s)
 {
 	for (uint32_t i = 0; i < s->nr_src; i++)
@@ -438,7 +454,7 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 	bool streaming = on_event || s->nr_obs ||
 			 (sinks && (sinks->vcpu_interval || sinks->thread_interval));
 	struct vms_model *given = NULL;
-	if (!s->model_built && !streaming && any_linking_source(s)) {
+	if (!s->model_built && !streaming && any_linking_source(s) && !syncs_from_events(s)) {
 		/* the checked single pass needs a model from the metadata alone; when it cannot
 		 * be made (a --map naming a host that only its events reveal), the model pass
 		 * decides, and reports what is really wrong */
