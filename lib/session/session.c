@@ -176,13 +176,61 @@ static bool has_linking_type(const struct vms_session *s, const struct vms_sourc
 	return has_wanted_type(src, link);
 }
 
-/* The model pass reads the sources that hold linking kinds, merged by their own clocks: the
- * matcher (vmscope/sync.h) remembers unmatched events in bounded tables, so a message's two
- * events must come near each other, which reading one trace after the other would not give. */
+/* Does the source hold events that matching pairs across machines (vmscope/sync.h)? */
+static bool has_match_type(const struct vms_source *src)
+{
+	bool match[VMS_K_COUNT] = { false };
+	for (int k = 0; k < VMS_K_COUNT; k++)
+		match[k] = vms_match_kind((enum vms_kind)k);
+	return has_wanted_type(src, match);
+}
+
+/* Will matched events set clocks? Then the metadata's model cannot be the right one, and the
+ * model pass (which decodes only the linking kinds) is cheaper than a second analysis. */
+static bool syncs_from_events(const struct vms_session *s)
+{
+	if (s->opts.no_hull || s->nr_src < 2)
+		return false;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		n += has_match_type(s->src[i]);
+	return n >= 2;
+}
+
+/* One source of the model pass, stream after stream. */
+static int observe_source(struct vms_session *s, uint32_t i, const bool *wanted,
+			  struct vms_progress *prog, uint64_t *n, struct vms_error *err)
+{
+	struct vms_source *src = s->src[i];
+	uint32_t ns = src->ops->nr_streams(src);
+	for (uint32_t j = 0; j < ns; j++) {
+		struct vms_event ev;
+		int r;
+		while ((r = src->ops->next(src, j, &ev)) > 0) {
+			vms_progress_maybe(prog, ++*n);
+			if (ev.kind == VMS_K_OTHER || !wanted[ev.kind])
+				continue;
+			ev.machine = i;
+			ev.stream = j;
+			vms_model_observe(s->model, &ev);
+		}
+		if (r < 0)
+			return vms_error_set(err, src->err.status ? src->err.status : VMS_ERR_FORMAT,
+					     "%s", src->err.msg);
+	}
+	return 0;
+}
+
+/* The model pass reads the sources that hold linking kinds, each stream after the other;
+ * but when matched events synchronize clocks, the sources that hold them are read merged by
+ * their own clocks: the matcher (vmscope/sync.h) remembers unmatched events in bounded
+ * tables, so a message's two events must come near each other, which reading one trace after
+ * the other would not give. */
 static int model_pass(struct vms_session *s, struct vms_error *err)
 {
 	bool wanted[VMS_K_COUNT] = { false };
 	vms_model_wanted_kinds(wanted);
+	bool merge = syncs_from_events(s);
 	uint32_t k = 0;
 	size_t cap = s->nr_src ? s->nr_src : 1;
 	struct vms_source **srcs = calloc(cap, sizeof *srcs);
@@ -196,23 +244,31 @@ static int model_pass(struct vms_session *s, struct vms_error *err)
 		free(clocks);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
-	for (uint32_t i = 0; i < s->nr_src; i++) {
+	struct vms_progress prog;
+	vms_progress_start(&prog, s->opts.progress, "linking pass");
+	uint64_t n = 0;
+	int r = 0;
+	for (uint32_t i = 0; i < s->nr_src && r >= 0; i++) {
 		struct vms_source *src = s->src[i];
 		if (!has_linking_type(s, src))
 			continue;
 		if (src->ops->set_wanted)
 			src->ops->set_wanted(src, wanted);
-		vms_clock_from_meta(&own[k], &src->meta, false, NULL);
-		clocks[k] = &own[k];
-		index[k] = i;
-		srcs[k++] = src;
+		if (merge && has_match_type(src)) {
+			vms_clock_from_meta(&own[k], &src->meta, false, NULL);
+			clocks[k] = &own[k];
+			index[k] = i;
+			srcs[k++] = src;
+			continue;
+		}
+		r = observe_source(s, i, wanted, &prog, &n, err);
+		if (src->ops->set_wanted)
+			src->ops->set_wanted(src, NULL);
+		if (r >= 0 && src->ops->rewind(src) < 0)
+			r = vms_error_set(err, VMS_ERR_IO, "%s", src->err.msg);
 	}
-	struct vms_progress prog;
-	vms_progress_start(&prog, s->opts.progress, "linking pass");
-	uint64_t n = 0;
 	struct vms_merge mg;
-	int r = k ? vms_merge_init(&mg, srcs, clocks, k, err) : 0;
-	if (k && r == 0) {
+	if (k && r >= 0 && (r = vms_merge_init(&mg, srcs, clocks, k, err)) == 0) {
 		const struct vms_event *e;
 		uint64_t t;
 		while ((r = vms_merge_next(&mg, &e, &t)) > 0) {
@@ -299,21 +355,6 @@ static int finish_model(struct vms_session *s, struct vms_model *m, struct vms_e
 	for (uint32_t i = 0; i < s->nr_src; i++)
 		fit_timeshift(vms_model_machine(m, i), &s->src[i]->meta);
 	return 0;
-}
-
-/* Will matched events set clocks? Then the metadata's model cannot be the right one, and the
- * model pass (which decodes only the linking kinds) is cheaper than a second analysis. */
-static bool syncs_from_events(const struct vms_session *s)
-{
-	if (s->opts.no_hull || s->nr_src < 2)
-		return false;
-	bool match[VMS_K_COUNT] = { false };
-	for (int k = 0; k < VMS_K_COUNT; k++)
-		match[k] = vms_match_kind((enum vms_kind)k);
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < s->nr_src; i++)
-		n += has_wanted_type(s->src[i], match);
-	return n >= 2;
 }
 
 static bool any_linking_source(const struct vms_session *s)
