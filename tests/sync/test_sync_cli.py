@@ -65,7 +65,7 @@ def run_sync(paths, *opts):
                            capture_output=True, text=True)
         pairs = [(int(r['from']), int(r['to']), int(r['t_send_ns']), int(r['t_recv_ns']))
                  for r in csv.DictReader(open(pf.name))] if p.returncode == 0 else []
-    return p, (json.loads(p.stdout) if p.returncode == 0 else None), pairs
+    return p, (json.loads(p.stdout)['machines'] if p.returncode == 0 else None), pairs
 
 
 def apply(tr, t):

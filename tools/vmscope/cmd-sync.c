@@ -1,8 +1,9 @@
 /* vmscope sync: how each machine's clock was brought to the reference (spec §8), and whether
- * the result can be trusted (the containment check). --json is a list, one object per
- * machine: machine, reference, method, slope, offset_ns, quality, pairs, containment; for the
- * convex hull also accuracy, applied, hull sizes, the path in the tree, the exact transform
- * and (--refine) the refinement.
+ * the result can be trusted (the containment check). --json is one object: the header and
+ * "machines", one object per machine: machine, reference, method, slope, offset_ns, quality,
+ * pairs, containment; for the convex hull also accuracy, applied, hull sizes, the path in the
+ * tree, the exact transform and (--refine) the refinement. The text shows slope and offset
+ * exactly (%.17g: they read back to the same doubles).
  *
  * The options of this command alone (--reference, --refine, --pairs) are taken out of argv
  * here before the common parser sees the rest. */
@@ -18,21 +19,25 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope sync [--json] [--reference NAME] [--refine] [--pairs FILE] [-o FILE]\n"
-	"                    [--host FILE] [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
+	"usage: vmscope sync [--json] [-o FILE] [--reference NAME] [--refine] [--pairs FILE]\n"
+	"                    [--tsc-hz HZ] [--host FILE] [--guest NAME=FILE]\n"
+	"                    [--map NAME:VCPU=TID,...] TRACE...\n"
 	"\n"
 	"For every machine: the transform t_reference = slope * t_machine + offset_ns, the method\n"
 	"that found it (reference, timeshift, convex-hull, user, none), its quality (absent,\n"
 	"incomplete, approximate, accurate, fail, exact) and the number of pairs or samples used,\n"
 	"and the containment check: the share of guest events on vCPU n that fall inside a\n"
 	"guest-mode window (kvm_entry -> kvm_exit) of vCPU n's host thread.\n"
+	"Slope and offset are printed exactly.\n"
 	"\n"
-	"  --reference NAME  the machine whose clock is the reference (default: the first host,\n"
-	"                    else the first trace)\n"
-	"  --refine          for every guest synchronized by the convex hull, search within the\n"
-	"                    hull's bounds the offset that maximises containment, and use it\n"
-	"  --pairs FILE      write the matched message pairs as CSV (from,to,t_send_ns,t_recv_ns;\n"
-	"                    machines by index, times in each machine's own ns)\n";
+	"  --json              one JSON object: the header (schema_version, time_unit), machines\n"
+	"  --reference NAME    the machine whose clock is the reference (default: the first\n"
+	"                      host, else the first trace)\n"
+	"  --refine            for every guest synchronized by the convex hull, search within the\n"
+	"                      hull's bounds the offset that maximises containment, and use it\n"
+	"  --pairs FILE        write the matched message pairs as CSV (from,to,t_send_ns,\n"
+	"                      t_recv_ns; machines by index, times in each machine's own ns)\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 struct sync_opts {
 	const char *reference;
@@ -100,8 +105,11 @@ static int containment_at(struct cli *c, struct vms_machine *g, const struct vms
 {
 	g->clock.lin = *base;
 	g->clock.lin.out0 += shift;
-	if (cli_run(c, NULL))
+	struct vms_error err = { 0 };
+	if (vms_session_run(c->s, NULL, NULL, NULL, &err) < 0) {
+		cli_fail(c, &err);
 		return -1;
+	}
 	*in = g->sync.contained;
 	*total = g->sync.contain_total;
 	return 0;
@@ -203,14 +211,14 @@ static void json_hull(struct vms_json *j, struct vms_model *m, const struct vms_
 		vms_json_null(j, "transform");
 	}
 	if (si->has_range) {
-		vms_json_begin_object(j, "range_ns");
+		vms_json_begin_object(j, cli_key("range"));
 		vms_json_double(j, "min", si->range_lo_ns);
 		vms_json_double(j, "max", si->range_hi_ns);
 		vms_json_end_object(j);
 	}
 	if (si->refined) {
 		vms_json_begin_object(j, "refine");
-		vms_json_double(j, "moved_ns", si->refine_shift_ns);
+		vms_json_double(j, cli_key("moved"), si->refine_shift_ns);
 		vms_json_uint(j, "inside", si->refine_contained);
 		vms_json_uint(j, "total", si->refine_total);
 		vms_json_end_object(j);
@@ -220,11 +228,19 @@ static void json_hull(struct vms_json *j, struct vms_model *m, const struct vms_
 static void text_line(FILE *f, struct vms_model *m, const struct vms_machine *mc, bool before)
 {
 	const struct vms_sync_info *si = &mc->sync;
+	if (mc->source < 0) {
+		/* an untraced guest: its times are its host's thread events */
+		fprintf(f, "%s: untraced, seen in %s's timebase\n", mc->name,
+			mc->host >= 0 ? cli_machine_name(m, (uint32_t)mc->host) : "?");
+		return;
+	}
 	fprintf(f, "%s: %s", mc->name, vms_sync_method_name(si->method));
 	if (si->method != VMS_SYNC_REFERENCE)
-		fprintf(f, " to %s, t_ref = %.15g * t + %.15g ns, quality %s, %llu pairs",
-			cli_machine_name(m, si->reference), si->slope, si->offset_ns,
-			vms_sync_quality_name(si->quality), (unsigned long long)si->pairs);
+		fprintf(f, " to %s, t_ref = %.17g * t %c %.17g %s, quality %s, %llu %s",
+			cli_machine_name(m, si->reference), si->slope, si->offset_ns < 0 ? '-' : '+',
+			fabs(si->offset_ns), cli_unit(), vms_sync_quality_name(si->quality),
+			(unsigned long long)si->pairs,
+			si->method == VMS_SYNC_TIMESHIFT ? "samples" : "pairs");
 	if (si->method == VMS_SYNC_HULL) {
 		fprintf(f, ", accuracy %.3g, hulls %u/%u points", si->accuracy, si->hull_above,
 			si->hull_below);
@@ -240,8 +256,8 @@ static void text_line(FILE *f, struct vms_model *m, const struct vms_machine *mc
 			p < 90.0 ? " -- LOW: the sync is probably wrong" : "");
 	}
 	if (si->refined)
-		fprintf(f, "; refined: moved %+.0f ns, containment %.2f%% (%llu of %llu)",
-			si->refine_shift_ns, pct(si->refine_contained, si->refine_total),
+		fprintf(f, "; refined: moved %+.0f %s, containment %.2f%% (%llu of %llu)",
+			si->refine_shift_ns, cli_unit(), pct(si->refine_contained, si->refine_total),
 			(unsigned long long)si->refine_contained, (unsigned long long)si->refine_total);
 	fputc('\n', f);
 }
@@ -252,36 +268,22 @@ int cmd_sync(int argc, char **argv)
 	int st = take_own_options(&argc, argv, &o);
 	if (st)
 		return st;
-	struct cli c;
-	st = cli_parse(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_OUT, usage);
-	if (st) {
-		cli_free(&c);
-		return st - 1000;
-	}
 	FILE *pf = NULL;
-	if (o.pairs) {
-		if (!(pf = fopen(o.pairs, "w"))) {
-			fprintf(stderr, "vmscope sync: cannot write %s: %s\n", o.pairs, strerror(errno));
-			cli_free(&c);
-			return VMS_EXIT_FAIL;
-		}
-		fputs("from,to,t_send_ns,t_recv_ns\n", pf);
-		c.sopts.on_pair = write_pair;
-		c.sopts.on_pair_ctx = pf;
+	if (o.pairs && !(pf = fopen(o.pairs, "w"))) {
+		fprintf(stderr, "vmscope sync: cannot write %s: %s\n", o.pairs, strerror(errno));
+		return VMS_EXIT_FAIL;
 	}
-	c.sopts.reference = o.reference;
-	c.s = cli_session(&c, &st);
-	if (!c.s) {
+	struct cli c;
+	st = cli_begin(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_OUT, usage);
+	if (st != CLI_GO) {
 		if (pf)
 			fclose(pf);
-		cli_free(&c);
 		return st;
 	}
-	c.f = cli_output(&c);
-	if (!c.f)
-		st = VMS_EXIT_FAIL;
-	else
-		st = cli_run(&c, NULL);
+	if (pf)
+		fputs("from,to,t_send_ns,t_recv_ns\n", pf);
+	vms_session_set_sync(c.s, o.reference, pf ? write_pair : NULL, pf);
+	st = cli_run(&c, NULL);
 	if (pf && fclose(pf) != 0 && !st) {
 		fprintf(stderr, "vmscope sync: cannot write %s\n", o.pairs);
 		st = VMS_EXIT_FAIL;
@@ -323,7 +325,9 @@ int cmd_sync(int argc, char **argv)
 	struct vms_json j;
 	if (c.json) {
 		vms_json_init(&j, f, true);
-		vms_json_begin_array(&j, NULL);
+		vms_json_begin_object(&j, NULL);
+		cli_json_header(&j, "sync");
+		vms_json_begin_array(&j, "machines");
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
@@ -340,6 +344,7 @@ int cmd_sync(int argc, char **argv)
 	}
 	if (c.json) {
 		vms_json_end_array(&j);
+		vms_json_end_object(&j);
 		vms_json_finish(&j);
 	}
 	return cli_end(&c, VMS_EXIT_OK);
