@@ -289,6 +289,36 @@ def test_refine(tmp):
     ok(js[1]['containment'] == m['containment'], 'KVM stubs --refine: the hull\'s own containment still reported')
 
 
+def match_dumps(paths):
+    """TCP pairs from each trace's own `vmscope dump` text (seconds with microseconds), by the
+    rules of the man page, written again here: in time order, an event whose key waits on the
+    other side completes a pair (ignored within one machine), else it waits unless its key
+    already does (the first wins)."""
+    evs = []
+    for m, p in enumerate(paths):
+        out = subprocess.run([VMS, 'dump', p], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            w = line.split()
+            if len(w) < 4 or w[3] not in ('inet_sock_local_out:', 'inet_sock_local_in:'):
+                continue
+            f = dict(x.split('=', 1) for x in w[4:] if '=' in x)
+            key = (int(f['seq'], 0), int(f['ack_seq'], 0), int(f['flags'], 0))
+            sec, us = w[0].split('.')
+            evs.append((int(sec) * 10**6 + int(us), m, w[3] == 'inet_sock_local_out:', key))
+    evs.sort(key=lambda e: (e[0], e[1]))
+    wait = {True: {}, False: {}}
+    pairs = []
+    for t, m, out, key in evs:
+        other = wait[not out]
+        if key in other:
+            om, ot = other.pop(key)
+            if om != m:
+                pairs.append((m, om, t, ot) if out else (om, m, ot, t))
+        elif key not in wait[out]:
+            wait[out][key] = (m, t)
+    return sorted(pairs)
+
+
 def test_scp():
     src = os.path.join(SHARED, 'traces/tcp-sync/scp_src')
     dst = os.path.join(SHARED, 'traces/tcp-sync/scp_dest')
@@ -301,7 +331,13 @@ def test_scp():
         for _ in range(4):
             skip('scp traces', 'vmscope cannot read LTTng CTF yet: ' + (p.stderr.strip().splitlines() or [''])[0])
         return
-    ok(len(pairs) > 1000, f'scp: {len(pairs)} matched TCP messages')
+    want = match_dumps([src, dst])
+    got = sorted((f, t, s / 1000, r / 1000) for f, t, s, r in pairs)
+    same = len(got) == len(want) and all(
+        g[:2] == w[:2] and abs(g[2] - w[2]) <= 1 and abs(g[3] - w[3]) <= 1 for g, w in zip(got, want))
+    ok(len(want) > 20 and same,
+       f'scp: the {len(pairs)} matched TCP messages are those a matching written here finds in '
+       f'`vmscope dump` of each trace (times to the microsecond)', f'{len(want)} expected')
     check_fit('scp', js, pairs, 0, 1)
 
 
