@@ -74,6 +74,8 @@ struct vms_hull_pt {
 	int64_t x, y;            /* relative to the hull's origin */
 };
 
+#define VMS_HULL_MAX_POINTS 65536 /* per hull: bounds memory and the cost of an insertion */
+
 struct vms_hull {
 	bool has_origin;
 	uint64_t x0, y0;         /* the first point: coordinates are kept relative to it */
@@ -84,6 +86,8 @@ struct vms_hull {
 	uint32_t nup, capup;
 	uint64_t above, below;   /* points seen in each direction */
 	uint64_t out_of_range;   /* points 2^62 ns or more from the origin: not used */
+	uint64_t dropped;        /* points that would have made a hull larger than
+	                            VMS_HULL_MAX_POINTS (real hulls have tens): not used */
 	bool nomem;
 };
 

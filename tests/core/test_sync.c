@@ -238,6 +238,42 @@ static void test_hull_brute_force(void **state)
 	vms_hull_free(&h2);
 }
 
+/* Hulls as large as the points: the points above on a convex curve, those below on a concave
+ * one (every point is a vertex), inserted in reverse order; against the brute force. */
+static void test_hull_all_vertices(void **state)
+{
+	(void)state;
+	enum { N = 1500 };
+	struct vms_hull h;
+	vms_hull_init(&h);
+	static int64_t p[2 * N][3];
+	for (int i = N - 1; i >= 0; i--) {
+		int64_t x = (int64_t)i * 1000, d = (int64_t)(i - N / 2) * (i - N / 2);
+		p[2 * i][0] = x, p[2 * i][1] = x + 50000 + d, p[2 * i][2] = 1;
+		p[2 * i + 1][0] = x + 7, p[2 * i + 1][1] = x - 50000 - d, p[2 * i + 1][2] = 0;
+		vms_hull_add(&h, (uint64_t)x + (1ull << 40), (uint64_t)(x + 50000 + d) + (1ull << 41), true);
+		vms_hull_add(&h, (uint64_t)x + 7 + (1ull << 40), (uint64_t)(x - 50000 - d) + (1ull << 41), false);
+	}
+	struct vms_hull_fit f;
+	vms_hull_solve(&h, false, &f);
+	assert_int_equal(f.hull_above, N);
+	assert_int_equal(f.hull_below, N);
+	assert_int_equal(f.quality, VMS_SYNC_Q_ACCURATE);
+	__int128 mxy = 0, mxx = 0, mny = 0, mnx = 0;
+	bool hmx = false, hmn = false;
+	for (int i = 1; i < 2 * N; i += 2)
+		for (int j = 0; j < 2 * N; j += 2) {
+			__int128 dx = (__int128)p[j][0] - p[i][0], dy = (__int128)p[j][1] - p[i][1];
+			if (dx > 0 && (!hmx || less(dy, dx, mxy, mxx)))
+				mxy = dy, mxx = dx, hmx = true;
+			if (dx < 0 && (!hmn || less(mny, mnx, -dy, -dx)))
+				mny = -dy, mnx = -dx, hmn = true;
+		}
+	NEAR(f.alpha_max, (long double)mxy / (long double)mxx);
+	NEAR(f.alpha_min, (long double)mny / (long double)mnx);
+	vms_hull_free(&h);
+}
+
 static void test_matcher_rules(void **state)
 {
 	(void)state;
@@ -349,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_hull_approximate),
 		cmocka_unit_test(test_hull_fail),
 		cmocka_unit_test(test_hull_brute_force),
+		cmocka_unit_test(test_hull_all_vertices),
 		cmocka_unit_test(test_matcher_rules),
 		cmocka_unit_test(test_matcher_bound),
 		cmocka_unit_test(test_tree),
