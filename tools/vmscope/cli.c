@@ -461,9 +461,10 @@ void cli_warn_model(const struct cli *c)
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		const struct vms_sync_info *si = &mc->sync;
-		if (mc->source >= 0 && si->method == VMS_SYNC_NONE && vms_model_nr_machines(m) > 1)
+		if (mc->source >= 0 && vms_model_nr_machines(m) > 1 &&
+		    (si->method == VMS_SYNC_NONE || (si->method == VMS_SYNC_HULL && !si->applied)))
 			fprintf(stderr, "vmscope %s: warning: %s shares no clock with %s (no TIME_SHIFT, "
-					"no vmsync pairs): its times are taken as they are and cannot be "
+					"no usable matched pairs: see vmscope sync): its times are taken as they are and cannot be "
 					"compared with the reference\n", c->cmd, mc->name,
 				cli_machine_name(m, si->reference));
 		if (si->has_containment && si->contain_total &&
