@@ -77,8 +77,9 @@ struct vms_obs_exit {
 	int32_t gtid;                    /* guest thread current on the vCPU, -1 unknown */
 };
 
-/* A host physical CPU's occupant changed: from now on `tid` runs on (host, cpu). Guest mode
- * on that CPU is published by vcpu_mode. tid 0 is the host's idle; -1 unknown. */
+/* A host physical CPU's occupant: from now on `tid` runs on (host, cpu). Published at every
+ * host sched_switch (even when tid does not change). Guest mode on that CPU is published by
+ * vcpu_mode. tid 0 is the host's idle; -1 unknown. */
 struct vms_obs_cpu_run {
 	uint32_t host, cpu;
 	uint64_t t;
@@ -86,7 +87,8 @@ struct vms_obs_cpu_run {
 	const char *comm;                /* valid during the call only; may be "" */
 	int32_t prev_tid;
 	uint64_t prev_state;             /* kernel bits of the thread that left; 0 = runnable */
-	int32_t guest, vcpu;             /* when tid is a vCPU thread: its guest and vCPU, else -1 */
+	int32_t guest, vcpu, vidx;       /* when tid is a vCPU thread: its guest, vCPU and vidx,
+	                                    else -1 */
 };
 
 /* A vCPU thread entered (kvm_entry) or left (kvm_exit) guest mode on a physical CPU. */
