@@ -16,6 +16,7 @@ static const struct command commands[] = {
 	{ "info", cmd_info, "what a trace is: format, role, clock, CPUs, events, options" },
 	{ "report", cmd_report, "the truth per guest and vCPU: run, VMM, preempted, exits, steal" },
 	{ "vcpus", cmd_vcpus, "vCPU state intervals (text, CSV or JSON Lines)" },
+	{ "pcpus", cmd_pcpus, "what really ran on each physical CPU: host thread or guest thread" },
 	{ "threads", cmd_threads, "when a guest thread its guest thought running was stopped" },
 	{ "exits", cmd_exits, "VM exits per guest, vCPU and reason with cost percentiles" },
 	{ "sync", cmd_sync, "how each machine's clock was brought to the reference" },
