@@ -279,12 +279,12 @@ if [ -r "$SHARED/kvm-hip24/host.dat" ]; then
   bad=""
   for fmt in "" --csv --json; do
     "$VMS" vcpus $fmt "$SHARED/kvm-hip24/host.dat" "$SHARED/kvm-hip24/guest-Salamander4.dat" 2>"$TMP/pipe.err" | head -1 >/dev/null
-    [ -s "$TMP/pipe.err" ] && bad="$bad sigpipe$fmt"
+    grep -v ": warning: " "$TMP/pipe.err" | grep -q . && bad="$bad sigpipe$fmt"
     (trap '' PIPE; "$VMS" vcpus $fmt "$SHARED/kvm-hip24/host.dat" "$SHARED/kvm-hip24/guest-Salamander4.dat" 2>"$TMP/pipe.err" | head -1 >/dev/null)
-    [ -s "$TMP/pipe.err" ] && bad="$bad epipe$fmt"
+    grep -v ": warning: " "$TMP/pipe.err" | grep -q . && bad="$bad epipe$fmt"
   done
   (trap '' PIPE; "$VMS" dump "$SHARED/kvm-hip24/host.dat" 2>"$TMP/pipe.err" | head -1 >/dev/null)
-  [ -s "$TMP/pipe.err" ] && bad="$bad dump"
+  grep -v ": warning: " "$TMP/pipe.err" | grep -q . && bad="$bad dump"
   if [ -z "$bad" ]; then ok "closed pipe: quiet (text, CSV, JSON, dump)"; else notok "closed pipe" "$bad: $(cat "$TMP/pipe.err")"; fi
 else skip "closed pipe" "shared traces missing"; fi
 # unsupported inputs are named, with the formats vmscope reads: hand-made an LTTng CTF
@@ -347,7 +347,7 @@ if [ $st -eq 0 ] && [ "$(head -1 <<<"$out")" = "$want" ] && grep -q ",1,30,IO_IN
   ok "x86-tsc without TSC2NSEC: exits in cycles, labelled, with the --tsc-hz hint"; else notok "cycles" "$out $(cat "$TMP/tsc.err")"; fi
 out=$("$VMS" exits --csv --tsc-hz 2G "$TMP/tsc.dat" 2>"$TMP/tsc.err")
 if grep -q "total_ns" <<<"$out" && grep -q ",1,30,IO_INSTRUCTION,2,1500,500,1000,750," <<<"$out" \
-   && grep -q ",1,1,EXTERNAL_INTERRUPT,1,3000,3000,3000,3000," <<<"$out" && [ ! -s "$TMP/tsc.err" ]; then
+   && grep -q ",1,1,EXTERNAL_INTERRUPT,1,3000,3000,3000,3000," <<<"$out" && ! grep -q "cycles" "$TMP/tsc.err"; then
   ok "--tsc-hz 2G: a tick is 0.5 ns"; else notok "--tsc-hz" "$out"; fi
 out=$("$VMS" report "$TMP/tsc.dat" 2>/dev/null)
 if grep -q "9000 cycles in the hypervisor" <<<"$out" && ! grep -qE "[0-9] (s|ms|us|ns)\b" <<<"$out"; then
@@ -365,8 +365,10 @@ for c in info report vcpus pcpus threads exits sync dump; do
   [ $c = dump ] || grep -q "trace-cmd record -e kvm -e sched" <<<"$err" || bad="$bad nokvm-$c"
   err=$("$VMS" $c "$TMP/ns.dat" "$TMP/ns.dat" 2>&1 >/dev/null)
   [ $c = dump ] || grep -q "is the same file as" <<<"$err" || bad="$bad twice-$c"
+  # mk_trace's host has kvm events and no sched_switch: preemption cannot be seen
+  [ $c = dump ] || grep -q "ns recorded no sched_switch" <<<"$err" || bad="$bad nosched-$c"
 done
-if [ -z "$bad" ]; then ok "no KVM events and the same file twice: warned on stderr by every command"; else notok "warnings" "$bad"; fi
+if [ -z "$bad" ]; then ok "no KVM events, no sched_switch, the same file twice: warned on stderr by every command"; else notok "warnings" "$bad"; fi
 n1=$("$VMS" report --json "$TMP/ns.dat" 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["machines"]))')
 n2=$("$VMS" report --json "$TMP/ns.dat" "$TMP/ns.dat" 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["machines"]))')
 if [ "$n1" = 2 ] && [ "$n2" = 2 ]; then ok "the same file twice is read once"; else notok "same file twice" "$n1 $n2"; fi
