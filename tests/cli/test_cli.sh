@@ -339,6 +339,8 @@ for m in d["machines"]:
             assert isinstance(e["count"], int) and isinstance(e["total_ns"], int), e
 PY
 then ok "JSON: schema_version everywhere, JSON Lines for vcpus/threads, floats stay floats"; else notok "JSON shapes"; fi
+if "$VMS" synth --events 2000 --out "$TMP/truth" --truth - 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["schema_version"] == 1 and d["command"] == "synth-truth", d'; then
+  ok "synth --truth: its document says its schema version"; else notok "synth truth schema_version"; fi
 # cycles are not nanoseconds: the hand-made x86-tsc trace (no TSC2NSEC), values from mk_trace.c
 out=$("$VMS" exits --csv "$TMP/tsc.dat" 2>"$TMP/tsc.err"); st=$?
 want='machine,vcpu,isa,reason,name,count,total_cycles,min_cycles,max_cycles,mean_cycles,p50_cycles,p90_cycles,p99_cycles,unfinished'
