@@ -132,7 +132,8 @@ void vms_trace_meta_free(struct vms_trace_meta *meta);
  * "not this format"). */
 struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err);
 struct vms_source *vms_tcxml_open(const char *path, struct vms_error *err);
-/* A CTF 1.8 directory written by vmscope's tracer library (lib/input/ctf). */
+/* A CTF 1.8 trace directory (LTTng kernel or UST, libvmstrace, any producer), or an LTTng
+ * session directory holding several: one machine (lib/input/ctf). */
 struct vms_source *vms_ctf_open(const char *path, struct vms_error *err);
 
 #ifdef __cplusplus

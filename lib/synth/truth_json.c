@@ -95,6 +95,12 @@ int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
 			s->guest_tsc, s->host_tsc, s->entry_tsc, s->exit_tsc,
 			i + 1 < t->nr_samples ? "," : "");
 	}
-	fprintf(f, "  ]\n}\n");
+	fprintf(f, "  ]");
+	if (t->lttng)
+		fprintf(f, ",\n  \"lttng\": {\"guest_boot_ns\": %" PRIu64 ", \"host_epoch_ns\": %" PRId64
+			", \"clock_error_ns\": %" PRId64 ", \"vm_uid\": %" PRIu64
+			", \"vmsync_pairs\": %" PRIu64 "}", t->guest_boot_ns, t->host_epoch_ns,
+			t->clock_error_ns, t->vm_uid, t->vmsync_pairs);
+	fprintf(f, "\n}\n");
 	return ferror(f) ? VMS_ERR_IO : VMS_OK;
 }
