@@ -144,6 +144,11 @@ struct vms_observer {
 	void (*start)(void *ctx, uint64_t t0);
 	/* the end: close what is open at t_end; nothing is published after it */
 	void (*finish)(void *ctx, uint64_t t_end);
+	/* Optional: start afresh for a pass with this model. An observer that has it can take
+	 * part in a session's checked single pass (which may run the analysis again with the
+	 * model the events revealed): the session calls it before every analysis pass. One
+	 * without it is treated like a streaming sink (the session takes the model pass). */
+	void (*reset)(void *ctx, const struct vms_model *model);
 };
 
 /* Subscribe before the first vms_analysis_event(); observers are called in the order they

@@ -441,16 +441,33 @@ static void on_finish(void *ctx, uint64_t t_end)
 	qsort(l->out, l->nr_th, sizeof *l->out, cmp_thread);
 }
 
-struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn fn, void *ctx,
-				    struct vms_observer *o)
+/* Everything a pass accumulates, released (the layout too). */
+static void clear(struct vms_latency *l)
 {
-	struct vms_latency *l = calloc(1, sizeof *l);
-	if (!l)
-		return NULL;
-	l->model = model;
-	l->fn = fn;
-	l->ctx = ctx;
+	for (uint32_t i = 0; i < l->nr_th; i++)
+		vms_dist_free(l->th[i].dist);
+	for (uint32_t i = 0; l->v && i < l->nr_v; i++)
+		free(l->v[i].h);
+	free(l->th);
+	free(l->out);
+	free(l->v);
+	free(l->vbase);
+	free(l->nvcpus);
+	vms_keymap_free(&l->idx);
+	l->th = NULL;
+	l->out = NULL;
+	l->v = NULL;
+	l->vbase = l->nvcpus = NULL;
+	l->nr_th = l->cap_th = l->nr_v = l->nr_mach = 0;
 	vms_keymap_init(&l->idx);
+}
+
+/* The layout of the model's vCPUs (the analysis stage's vidx order). */
+static int layout(struct vms_latency *l, const struct vms_model *model)
+{
+	l->model = model;
+	if (!model)
+		return 0;
 	l->nr_mach = vms_model_nr_machines(model);
 	l->vbase = calloc(l->nr_mach ? l->nr_mach : 1, sizeof *l->vbase);
 	l->nvcpus = calloc(l->nr_mach ? l->nr_mach : 1, sizeof *l->nvcpus);
@@ -473,30 +490,45 @@ struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn
 			v->vcpu = n;
 			v->gtid = v->instead_tid = v->exit_reason = -1;
 		}
+	return 0;
+fail:
+	clear(l);
+	return -1;
+}
+
+static void on_reset(void *ctx, const struct vms_model *model)
+{
+	struct vms_latency *l = ctx;
+	clear(l);
+	layout(l, model); /* out of memory: no vCPU, nothing measured */
+}
+
+struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn fn, void *ctx,
+				    struct vms_observer *o)
+{
+	struct vms_latency *l = calloc(1, sizeof *l);
+	if (!l)
+		return NULL;
+	l->fn = fn;
+	l->ctx = ctx;
+	vms_keymap_init(&l->idx);
+	if (layout(l, model) < 0) {
+		vms_latency_free(l);
+		return NULL;
+	}
 	*o = (struct vms_observer){
 		.ctx = l, .vcpu_state = on_state, .vcpu_instead = on_instead,
 		.exit_begin = on_exit_begin, .guest_switch = on_guest_switch, .event = on_event,
-		.finish = on_finish,
+		.finish = on_finish, .reset = on_reset,
 	};
 	return l;
-fail:
-	vms_latency_free(l);
-	return NULL;
 }
 
 void vms_latency_free(struct vms_latency *l)
 {
 	if (!l)
 		return;
-	for (uint32_t i = 0; i < l->nr_th; i++)
-		vms_dist_free(l->th[i].dist);
-	for (uint32_t i = 0; l->v && i < l->nr_v; i++)
-		free(l->v[i].h);
-	free(l->th);
-	free(l->out);
-	free(l->v);
-	free(l->vbase);
-	free(l->nvcpus);
+	clear(l);
 	vms_keymap_free(&l->idx);
 	free(l);
 }

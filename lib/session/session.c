@@ -517,6 +517,9 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 		clocks[i] = &vms_model_machine(s->model, i)->clock;
 	if (s->an)
 		vms_analysis_free(s->an);
+	for (uint32_t i = 0; i < s->nr_obs; i++)
+		if (s->obs[i].reset)
+			s->obs[i].reset(s->obs[i].ctx, s->model);
 	s->an = vms_analysis_new(s->model, sinks);
 	for (uint32_t i = 0; s->an && i < s->nr_obs; i++)
 		if (vms_analysis_observe(s->an, &s->obs[i]) < 0) {
@@ -539,7 +542,10 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_event_fn on_event,
 		    void *on_event_ctx, struct vms_error *err)
 {
-	bool streaming = on_event || s->nr_obs ||
+	bool streaming_obs = false;
+	for (uint32_t i = 0; i < s->nr_obs; i++)
+		streaming_obs |= !s->obs[i].reset;
+	bool streaming = on_event || streaming_obs ||
 			 (sinks && (sinks->vcpu_interval || sinks->thread_interval));
 	struct vms_model *given = NULL;
 	if (!s->model_built && !streaming && any_linking_source(s) && !syncs_from_events(s)) {

@@ -77,4 +77,26 @@ PY
 else
   for x in 1 2 3 4 5 6; do skip "kvm-hip24 latency/by-rip $x" "shared traces missing"; done
 fi
+# findings first, on synthesized pairs: the noisy neighbour the generator planted (its truth's
+# biggest thief) must lead; a quiet pair has no steal finding
+for scn in noisy-neighbour quiet; do
+  d=$TMP/$scn; mkdir -p "$d"
+  "$VMS" synth --scenario $scn --events 200000 --out "$d" --truth "$d/truth.json" >/dev/null 2>&1
+  "$VMS" report --json "$d/host.dat" "$d/guest.dat" > "$d/r.json" 2>/dev/null
+  if python3 - "$d/r.json" "$d/truth.json" "$scn" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2])); scn = sys.argv[3]
+F = r["findings"]
+thieves = [(s["ns"], s["tid"], v["vcpu"]) for v in t["guests"][0]["vcpus"] for s in v["steal"]]
+steals = [f for f in F if f["kind"] == "steal"]
+if scn == "noisy-neighbour":
+    ns, tid, vcpu = max(thieves)
+    assert F and F[0]["kind"] == "steal" and F[0]["tid"] == tid and F[0]["vcpu"] == vcpu, (F[:1], tid, vcpu)
+    assert "stress-ng" in F[0]["text"], F[0]
+    assert F[0]["start_ns"] < F[0]["end_ns"]
+else:
+    assert not steals, steals
+PY
+  then ok "report findings on the $scn pair: the planted culprit first (or no steal)"; else notok "findings $scn" "$(head -c 600 "$d/r.json")"; fi
+done
 echo "1..$n"

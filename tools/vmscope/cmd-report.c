@@ -5,6 +5,8 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "vmscope/findings.h"
+#include "vmscope/latency.h"
 #include "vmscope/writers.h"
 
 static const char usage[] =
@@ -238,7 +240,53 @@ static void text_threads(FILE *f, struct vms_analysis *a, uint32_t machine, unsi
 	free(list);
 }
 
-static void text_report(FILE *f, struct vms_session *s, unsigned top)
+/* The findings, ranked (include/vmscope/findings.h has the rules). */
+static void text_findings(FILE *f, const struct vms_findings *fd, unsigned top)
+{
+	uint32_t n = vms_findings_count(fd);
+	if (!n) {
+		fprintf(f, "\nFindings: nothing stands out (no steal, exit storm, halt polling, wake-up "
+			   "latency tail, sync doubt or lost events above the thresholds of "
+			   "vmscope-report(1))\n");
+		return;
+	}
+	fprintf(f, "\nFindings, the costliest first:\n");
+	for (uint32_t i = 0; i < n && i < top; i++)
+		fprintf(f, "  %u. %s\n", i + 1, vms_findings_get(fd, i)->text);
+	if (n > top)
+		fprintf(f, "  (%u more; --top N)\n", n - top);
+}
+
+static void json_findings(struct vms_json *j, struct vms_model *m, const struct vms_findings *fd)
+{
+	vms_json_begin_array(j, "findings");
+	for (uint32_t i = 0; i < vms_findings_count(fd); i++) {
+		const struct vms_finding *x = vms_findings_get(fd, i);
+		vms_json_begin_object(j, NULL);
+		vms_json_string(j, "kind", x->kind);
+		vms_json_string(j, "text", x->text);
+		vms_json_string(j, "machine", cli_machine_name(m, x->machine));
+		if (x->vcpu >= 0)
+			vms_json_int(j, "vcpu", x->vcpu);
+		else
+			vms_json_null(j, "vcpu");
+		if (x->tid >= 0)
+			vms_json_int(j, "tid", x->tid);
+		else
+			vms_json_null(j, "tid");
+		if (x->end) {
+			vms_json_uint(j, cli_key("start"), x->start);
+			vms_json_uint(j, cli_key("end"), x->end);
+		} else {
+			vms_json_null(j, cli_key("start"));
+			vms_json_null(j, cli_key("end"));
+		}
+		vms_json_end_object(j);
+	}
+	vms_json_end_array(j);
+}
+
+static void text_report(FILE *f, struct vms_session *s, unsigned top, const struct vms_findings *fd)
 {
 	struct vms_model *m = vms_session_model(s);
 	struct vms_analysis *a = vms_session_analysis(s);
@@ -253,6 +301,7 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 	if (vms_session_backwards(s))
 		fprintf(f, "note: %llu events had timestamps earlier than their predecessor's\n",
 			(unsigned long long)vms_session_backwards(s));
+	text_findings(f, fd, top);
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		struct vms_source *src = mc->source >= 0 ? vms_session_source(s, (uint32_t)mc->source) : NULL;
@@ -422,7 +471,7 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	vms_json_end_object(j);
 }
 
-static void json_report(FILE *f, struct vms_session *s)
+static void json_report(FILE *f, struct vms_session *s, const struct vms_findings *fd)
 {
 	struct vms_model *m = vms_session_model(s);
 	struct vms_analysis *a = vms_session_analysis(s);
@@ -434,6 +483,7 @@ static void json_report(FILE *f, struct vms_session *s)
 	vms_json_uint(&j, "backwards", vms_session_backwards(s));
 	vms_json_uint(&j, cli_key("first"), vms_session_first_ts(s));
 	vms_json_uint(&j, cli_key("last"), vms_session_last_ts(s));
+	json_findings(&j, m, fd);
 	vms_json_begin_array(&j, "machines");
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
@@ -516,13 +566,31 @@ int cmd_report(int argc, char **argv)
 	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_TOP | CLI_OUT, usage);
 	if (st != CLI_GO)
 		return st;
-	if ((st = cli_run(&c, NULL)))
-		return cli_end(&c, st);
-	struct vms_session *s = c.s;
-	FILE *f = c.f;
-	if (c.json)
-		json_report(f, s);
-	else
-		text_report(f, s, c.top);
-	return cli_end(&c, VMS_EXIT_OK);
+	/* findings first: the latency consumer and the findings' own, made for each pass */
+	struct vms_observer lo, fo;
+	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
+	struct vms_findings *fd = vms_findings_new(NULL, &fo);
+	if (!lat || !fd || vms_session_observe(c.s, &lo) || vms_session_observe(c.s, &fo)) {
+		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
+		st = VMS_EXIT_FAIL;
+	} else {
+		st = cli_run(&c, NULL);
+	}
+	if (!st) {
+		struct vms_session *s = c.s;
+		uint32_t ns = vms_session_nr_sources(s);
+		struct vms_source **srcs = calloc(ns ? ns : 1, sizeof *srcs);
+		for (uint32_t i = 0; srcs && i < ns; i++)
+			srcs[i] = vms_session_source(s, i);
+		vms_findings_compute(fd, vms_session_analysis(s), lat, srcs, srcs ? ns : 0);
+		free(srcs);
+		if (c.json)
+			json_report(c.f, s, fd);
+		else
+			text_report(c.f, s, c.top, fd);
+	}
+	st = cli_end(&c, st);
+	vms_latency_free(lat);
+	vms_findings_free(fd);
+	return st;
 }

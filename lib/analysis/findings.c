@@ -1,0 +1,434 @@
+/* Findings (include/vmscope/findings.h): a consumer for the when and where the tables do not
+ * keep, then the rules over the tables at the end. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+#include "vmscope/findings.h"
+
+#define F_THIEVES 8
+#define F_STORM_WINDOW 100000000ull   /* 100 ms */
+#define F_STORM_MIN 5000
+#define F_RIPS 4
+
+struct thief { int32_t tid; char comm[24]; uint64_t first, last; };
+
+struct f_vcpu {
+	enum vms_vcpu_state state;
+	int32_t tid;                   /* who runs instead, while preempted */
+	char comm[24];
+	uint64_t since;
+	struct thief th[F_THIEVES];
+	uint32_t nth;
+	int32_t kvm_cpu;               /* the host CPU of its last kvm event */
+	uint64_t poll_first, poll_last;
+};
+
+struct f_storm {
+	uint32_t machine, isa, reason;
+	uint64_t win, count;           /* the current window */
+	struct { uint64_t rip, count; } rip[F_RIPS];
+	uint64_t best_count, best_start, best_rip;
+	int32_t best_vcpu;
+	int32_t vcpu;                  /* the vCPU of the current window's first exit */
+};
+
+struct vms_findings {
+	const struct vms_model *model;
+	struct f_vcpu *v;
+	uint32_t nr_v;
+	uint32_t *vbase;
+	struct f_storm *storm;
+	uint32_t nr_storm, cap_storm;
+	struct vms_finding *out;
+	uint32_t nr_out, cap_out;
+};
+
+static const char *fmt_ns(uint64_t ns, char *buf, size_t len)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	return buf;
+}
+
+/* a preempted stretch [since, t) by the current thief ends */
+static void thief_close(struct f_vcpu *v, uint64_t t)
+{
+	if (v->state != VMS_STATE_PREEMPTED || v->tid < 0 || t <= v->since)
+		return;
+	uint32_t i;
+	for (i = 0; i < v->nth; i++)
+		if (v->th[i].tid == v->tid)
+			break;
+	if (i == v->nth) {
+		if (v->nth == F_THIEVES)
+			return;
+		v->th[i] = (struct thief){ .tid = v->tid, .first = v->since };
+		an_copy_comm(v->th[i].comm, v->comm);
+		v->nth++;
+	}
+	v->th[i].last = t;
+}
+
+static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+{
+	struct vms_findings *f = ctx;
+	if (o->vidx >= f->nr_v)
+		return;
+	struct f_vcpu *v = &f->v[o->vidx];
+	thief_close(v, o->t);
+	v->state = o->state;
+	v->since = o->t;
+	if (o->state != VMS_STATE_PREEMPTED)
+		v->tid = -1;
+	if (o->halt_polling) {
+		if (!v->poll_first)
+			v->poll_first = o->t;
+		v->poll_last = o->t;
+	}
+}
+
+static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+{
+	struct vms_findings *f = ctx;
+	if (o->vidx >= f->nr_v)
+		return;
+	struct f_vcpu *v = &f->v[o->vidx];
+	thief_close(v, o->t);
+	v->tid = o->tid;
+	an_copy_comm(v->comm, o->comm);
+	v->since = o->t;
+}
+
+static void on_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
+{
+	struct vms_findings *f = ctx;
+	if (o->vidx < f->nr_v)
+		f->v[o->vidx].kvm_cpu = (int32_t)o->host_cpu;
+}
+
+static void storm_close(struct f_storm *s)
+{
+	if (s->count <= s->best_count)
+		return;
+	s->best_count = s->count;
+	s->best_start = s->win * F_STORM_WINDOW;
+	s->best_vcpu = s->vcpu;
+	uint64_t top = 0;
+	for (int i = 0; i < F_RIPS; i++)
+		if (s->rip[i].count > top) {
+			top = s->rip[i].count;
+			s->best_rip = s->rip[i].rip;
+		}
+}
+
+static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
+{
+	struct vms_findings *f = ctx;
+	struct f_storm *s = NULL;
+	for (uint32_t i = 0; i < f->nr_storm; i++)
+		if (f->storm[i].machine == o->machine && f->storm[i].isa == o->isa &&
+		    f->storm[i].reason == o->reason) {
+			s = &f->storm[i];
+			break;
+		}
+	if (!s) {
+		if (f->nr_storm == f->cap_storm) {
+			uint32_t nc = f->cap_storm ? f->cap_storm * 2 : 16;
+			struct f_storm *ns = realloc(f->storm, nc * sizeof *ns);
+			if (!ns)
+				return;
+			f->storm = ns;
+			f->cap_storm = nc;
+		}
+		s = &f->storm[f->nr_storm++];
+		memset(s, 0, sizeof *s);
+		s->machine = o->machine;
+		s->isa = o->isa;
+		s->reason = o->reason;
+		s->win = UINT64_MAX;
+	}
+	uint64_t w = o->t / F_STORM_WINDOW;
+	if (w != s->win) {
+		if (s->win != UINT64_MAX)
+			storm_close(s);
+		s->win = w;
+		s->count = 0;
+		s->vcpu = (int32_t)o->vcpu;
+		memset(s->rip, 0, sizeof s->rip);
+	}
+	s->count++;
+	/* the window's most frequent RIP: a small space-saving tally */
+	int slot = -1, low = 0;
+	for (int i = 0; i < F_RIPS; i++) {
+		if (s->rip[i].count && s->rip[i].rip == o->guest_rip) {
+			slot = i;
+			break;
+		}
+		if (s->rip[i].count < s->rip[low].count)
+			low = i;
+	}
+	if (slot < 0) {
+		slot = low;
+		s->rip[slot].rip = o->guest_rip;
+	}
+	s->rip[slot].count++;
+}
+
+static void on_finish(void *ctx, uint64_t t_end)
+{
+	struct vms_findings *f = ctx;
+	for (uint32_t i = 0; i < f->nr_v; i++)
+		thief_close(&f->v[i], t_end);
+	for (uint32_t i = 0; i < f->nr_storm; i++)
+		storm_close(&f->storm[i]);
+}
+
+static int layout(struct vms_findings *f, const struct vms_model *model)
+{
+	free(f->v);
+	free(f->vbase);
+	f->v = NULL;
+	f->vbase = NULL;
+	f->nr_v = 0;
+	f->nr_storm = 0;
+	f->nr_out = 0;
+	f->model = model;
+	if (!model)
+		return 0;
+	uint32_t nm = vms_model_nr_machines(model);
+	f->vbase = calloc(nm ? nm : 1, sizeof *f->vbase);
+	if (!f->vbase)
+		return -1;
+	for (uint32_t m = 0; m < nm; m++) {
+		const struct vms_machine *mc = vms_model_machine_c(model, m);
+		f->vbase[m] = f->nr_v;
+		f->nr_v += (mc->role & VMS_ROLE_GUEST) ? mc->nr_vcpus : 0;
+	}
+	f->v = calloc(f->nr_v ? f->nr_v : 1, sizeof *f->v);
+	if (!f->v) {
+		f->nr_v = 0;
+		return -1;
+	}
+	for (uint32_t i = 0; i < f->nr_v; i++)
+		f->v[i].tid = f->v[i].kvm_cpu = -1;
+	return 0;
+}
+
+static void on_reset(void *ctx, const struct vms_model *model)
+{
+	layout(ctx, model);
+}
+
+struct vms_findings *vms_findings_new(const struct vms_model *model, struct vms_observer *o)
+{
+	struct vms_findings *f = calloc(1, sizeof *f);
+	if (!f)
+		return NULL;
+	if (layout(f, model) < 0) {
+		vms_findings_free(f);
+		return NULL;
+	}
+	*o = (struct vms_observer){ .ctx = f, .vcpu_state = on_state, .vcpu_instead = on_instead,
+				    .vcpu_mode = on_mode, .exit_begin = on_exit_begin, .finish = on_finish,
+				    .reset = on_reset };
+	return f;
+}
+
+void vms_findings_free(struct vms_findings *f)
+{
+	if (!f)
+		return;
+	free(f->v);
+	free(f->vbase);
+	free(f->storm);
+	free(f->out);
+	free(f);
+}
+
+static struct vms_finding *add(struct vms_findings *f, const char *kind, uint32_t machine,
+			       int32_t vcpu, int32_t tid, uint64_t start, uint64_t end,
+			       uint64_t score)
+{
+	if (f->nr_out == f->cap_out) {
+		uint32_t nc = f->cap_out ? f->cap_out * 2 : 16;
+		struct vms_finding *n = realloc(f->out, nc * sizeof *n);
+		if (!n)
+			return NULL;
+		f->out = n;
+		f->cap_out = nc;
+	}
+	struct vms_finding *x = &f->out[f->nr_out++];
+	*x = (struct vms_finding){ .kind = kind, .machine = machine, .vcpu = vcpu, .tid = tid,
+				   .start = start, .end = end, .score = score };
+	return x;
+}
+
+static const char *mname(const struct vms_model *m, uint32_t i)
+{
+	const struct vms_machine *mc = vms_model_machine_c(m, i);
+	return mc && mc->name ? mc->name : "?";
+}
+
+static int cmp_finding(const void *a, const void *b)
+{
+	const struct vms_finding *x = a, *y = b;
+	return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
+}
+
+uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis *a,
+			      const struct vms_latency *lat, struct vms_source *const *srcs,
+			      uint32_t nr_srcs)
+{
+	f->nr_out = 0;
+	const struct vms_model *m = f->model;
+	char b[4][32];
+	uint64_t t0 = 0;
+	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a); i++) {
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+		if (!t0 || v->first < t0)
+			t0 = v->first;
+	}
+	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a) && i < f->nr_v; i++) {
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+		uint64_t span = 0;
+		for (int k = 0; k < VMS_STATE_COUNT; k++)
+			span += v->ns[k];
+		if (!span)
+			continue;
+		/* steal: the top thief */
+		if (v->nr_steal && v->steal[0].ns * 20 >= span && v->steal[0].ns >= 1000000) {
+			const struct vms_steal_entry *e = &v->steal[0];
+			uint64_t first = v->first, last = v->last;
+			for (uint32_t k = 0; k < f->v[i].nth; k++)
+				if (f->v[i].th[k].tid == e->host_tid) {
+					first = f->v[i].th[k].first;
+					last = f->v[i].th[k].last;
+				}
+			struct vms_finding *x = add(f, "steal", v->machine, (int32_t)v->vcpu, e->host_tid,
+						    first, last, e->ns);
+			if (x)
+				snprintf(x->text, sizeof x->text,
+					 "%s vCPU %u lost %.0f%% of its time (%s) to host thread %s (tid %d) "
+					 "between %.3f s and %.3f s", mname(m, v->machine), v->vcpu,
+					 100.0 * (double)e->ns / (double)span, fmt_ns(e->ns, b[0], 32),
+					 e->comm[0] ? e->comm : "?", e->host_tid,
+					 (double)(first - t0) / 1e9, (double)(last - t0) / 1e9);
+		}
+		/* halt polling */
+		if (v->halt_poll_ns * 20 >= span && v->halt_poll_ns >= 1000000) {
+			struct vms_finding *x = add(f, "halt-poll", v->machine, (int32_t)v->vcpu, -1,
+						    f->v[i].poll_first, f->v[i].poll_last, v->halt_poll_ns);
+			if (x) {
+				char cpu[32] = "its host CPU";
+				if (f->v[i].kvm_cpu >= 0)
+					snprintf(cpu, sizeof cpu, "host CPU %d", f->v[i].kvm_cpu);
+				snprintf(x->text, sizeof x->text,
+					 "halt polling burnt %.0f%% of %s (%s) for %s vCPU %u: the guest was "
+					 "idle, the CPU was not", 100.0 * (double)v->halt_poll_ns / (double)span,
+					 cpu, fmt_ns(v->halt_poll_ns, b[0], 32), mname(m, v->machine), v->vcpu);
+			}
+		}
+	}
+	/* exit storms */
+	for (uint32_t i = 0; i < f->nr_storm; i++) {
+		const struct f_storm *s = &f->storm[i];
+		if (s->best_count < F_STORM_MIN)
+			continue;
+		const char *rn = vms_exit_reason_name(s->isa, s->reason);
+		char rname[24], where[200];
+		snprintf(rname, sizeof rname, "%s", rn ? rn : "?");
+		const struct vms_machine *mc = vms_model_machine_c(m, s->machine);
+		struct vms_source *src = mc && mc->source >= 0 && (uint32_t)mc->source < nr_srcs
+						 ? srcs[mc->source] : NULL;
+		char sym[160];
+		vms_ksyms_format(src ? src->meta.ksyms : NULL, s->best_rip, sym, sizeof sym);
+		snprintf(where, sizeof where, "%s", sym);
+		struct vms_finding *x = add(f, "exit-storm", s->machine, s->best_vcpu, -1, s->best_start,
+					    s->best_start + F_STORM_WINDOW,
+					    s->best_count * 1000 /* ~1 us of host time each */);
+		if (x)
+			snprintf(x->text, sizeof x->text,
+				 "%s storm: %llu exits in 100 ms in %s, most from %s (at %.3f s)", rname,
+				 (unsigned long long)s->best_count, mname(m, s->machine), where,
+				 (double)(s->best_start > t0 ? s->best_start - t0 : 0) / 1e9);
+	}
+	/* wake-up latency tails */
+	for (uint32_t i = 0; lat && i < vms_latency_nr_threads(lat); i++) {
+		const struct vms_latency_thread *t = vms_latency_thread(lat, i);
+		uint64_t n = vms_dist_count(t->dist);
+		uint64_t p50 = vms_dist_percentile(t->dist, 50), p99 = vms_dist_percentile(t->dist, 99);
+		if (n < 20 || !(p99 >= 1000000 || (p99 >= 200000 && p99 >= 10 * p50)))
+			continue;
+		uint64_t sum = 0;
+		int top = VMS_CAUSE_UNKNOWN;
+		for (int k = 0; k < VMS_CAUSE_COUNT; k++) {
+			sum += t->tail_ns[k];
+			if (t->tail_ns[k] > t->tail_ns[top])
+				top = k;
+		}
+		struct vms_finding *x = add(f, "latency", t->machine, -1, t->tid, 0, 0,
+					    sum ? sum : p99);
+		if (!x)
+			continue;
+		int w = snprintf(x->text, sizeof x->text, "%s (tid %d) in %s: p99 wake-up latency %s "
+				 "(p50 %s, %llu wake-ups)", t->comm[0] ? t->comm : "?", t->tid,
+				 mname(m, t->machine), fmt_ns(p99, b[0], 32), fmt_ns(p50, b[1], 32),
+				 (unsigned long long)n);
+		if (sum && w > 0 && (size_t)w < sizeof x->text)
+			snprintf(x->text + w, sizeof x->text - (size_t)w, ", %.0f%% of the tail is %s%s%s%s",
+				 100.0 * (double)t->tail_ns[top] / (double)sum,
+				 vms_cause_name((enum vms_cause)top), t->tail_culprit[0] ? " (" : "",
+				 t->tail_culprit, t->tail_culprit[0] ? ")" : "");
+	}
+	/* sync and lost events, per machine */
+	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
+		const struct vms_machine *mc = vms_model_machine_c(m, i);
+		const struct vms_sync_info *si = &mc->sync;
+		if (si->has_containment && si->contain_total &&
+		    si->contained * 100 < si->contain_total * 99) {
+			double pct = 100.0 * (double)si->contained / (double)si->contain_total;
+			/* below 99% the timeline is suspect: rank it above everything it could skew */
+			struct vms_finding *x = add(f, "sync", i, -1, -1, 0, 0, UINT64_MAX / 2);
+			if (x)
+				snprintf(x->text, sizeof x->text,
+					 "sync: containment %.1f%% for %s: %llu of its %llu events fall outside "
+					 "guest mode, so its times may be off (see vmscope sync; --refine)", pct,
+					 mname(m, i), (unsigned long long)(si->contain_total - si->contained),
+					 (unsigned long long)si->contain_total);
+		}
+		struct vms_source *src = mc->source >= 0 && (uint32_t)mc->source < nr_srcs
+						 ? srcs[mc->source] : NULL;
+		if (src && (src->meta.lost_events || src->meta.lost_events_unknown ||
+			    src->meta.ended_abruptly)) {
+			struct vms_finding *x = add(f, "lost", i, -1, -1, 0, 0, UINT64_MAX / 4);
+			if (x)
+				snprintf(x->text, sizeof x->text, "%s's trace %s%s%s: what happened then is "
+					 "unknown", mname(m, i),
+					 src->meta.lost_events || src->meta.lost_events_unknown ? "lost events"
+												 : "",
+					 (src->meta.lost_events || src->meta.lost_events_unknown) &&
+					 src->meta.ended_abruptly ? " and " : "",
+					 src->meta.ended_abruptly ? "ended abruptly" : "");
+		}
+	}
+	qsort(f->out, f->nr_out, sizeof *f->out, cmp_finding);
+	return f->nr_out;
+}
+
+uint32_t vms_findings_count(const struct vms_findings *f)
+{
+	return f->nr_out;
+}
+
+const struct vms_finding *vms_findings_get(const struct vms_findings *f, uint32_t i)
+{
+	return i < f->nr_out ? &f->out[i] : NULL;
+}
