@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{ "vcpus", cmd_vcpus, "vCPU state intervals (CSV)" },
 	{ "pcpus", cmd_pcpus, "what really ran on each physical CPU: host thread or guest thread" },
 	{ "threads", cmd_threads, "guest thread overlay intervals: when a running thread was not" },
+	{ "export", cmd_export, "the timeline for Perfetto UI (.pftrace) or as Chrome JSON" },
 	{ "exits", cmd_exits, "VM exits per guest, vCPU and reason with cost percentiles" },
 	{ "sync", cmd_sync, "how each machine's clock was brought to the reference" },
 	{ "synth", cmd_synth, "write a realistic simulated host + guest trace.dat pair" },
