@@ -52,6 +52,16 @@ def parse_text(path):
     return root.get("packet", [])
 
 
+def rows_of(path):
+    """CSV rows; the time columns named start/end (vcpus and threads say start_ns/end_ns)."""
+    rows = list(csv.DictReader(open(path)))
+    for r in rows:
+        for k in ("start", "end"):
+            if k + "_ns" in r:
+                r[k] = r[k + "_ns"]
+    return rows
+
+
 def one(d, k, default=None):
     v = d.get(k)
     return v[0] if v else default
@@ -119,7 +129,7 @@ def main():
     kinds = collections.Counter()
 
     # host CPUs: the fused view
-    P = list(csv.DictReader(open(pcpus_csv)))
+    P = rows_of(pcpus_csv)
     want = collections.defaultdict(list)
     for r in P:
         want[(r["host"], "CPU " + r["cpu"])].append((int(r["start"]), int(r["end"])))
@@ -131,7 +141,7 @@ def main():
     assert cpu_tracks == set(want), (cpu_tracks ^ set(want))
 
     # vCPUs: states, exits, counters
-    V = list(csv.DictReader(open(vcpus_csv)))
+    V = rows_of(vcpus_csv)
     vw = collections.defaultdict(list)
     for r in V:
         vw[(r["machine"], "vCPU " + r["vcpu"])].append((int(r["start"]), int(r["end"]), r["state"]))
@@ -143,6 +153,7 @@ def main():
     vtracks = {k for k in by_name if k[1].startswith("vCPU ") and k[1].count(" ") == 1}
     assert vtracks == set(vw), vtracks ^ set(vw)
     E = json.load(open(exits_json))
+    E = E["rows"] if isinstance(E, dict) else E
     ecount = collections.Counter()
     for r in E:
         ecount[(r["machine"], "vCPU %d" % r["vcpu"])] += r["count"]
@@ -166,7 +177,7 @@ def main():
             kinds["counters"] += 1
 
     # guest threads: every overlay nested in a running slice of its thread
-    T = list(csv.DictReader(open(threads_csv)))
+    T = rows_of(threads_csv)
     ov = collections.defaultdict(list)
     for r in T:
         ov[(r["machine"], int(r["tid"]))].append((int(r["start"]), int(r["end"]), r["reason"]))
