@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "vmscope/analysis.h"
+#include "vmscope/filter.h"
 #include "vmscope/model.h"
 #include "vmscope/observe.h"
 
@@ -36,6 +37,8 @@ enum vms_export_format { VMS_EXPORT_PERFETTO, VMS_EXPORT_CHROME_JSON };
 struct vms_export_opts {
 	enum vms_export_format format;
 	uint64_t counter_period_ns;   /* 0: 10 ms */
+	struct vms_filter filter;     /* the rows to keep (machine/vcpu -1: all; a zeroed
+	                                 struct keeps machine 0's vCPU 0 only) */
 };
 
 struct vms_export;

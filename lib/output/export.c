@@ -24,8 +24,10 @@
 
 struct xv {                      /* per vCPU */
 	uint32_t machine, vcpu;
+	bool kept;                   /* by the filter: its tracks exist */
 	uint32_t state_tr, exits_tr, rate_tr, steal_tr;
 	int32_t run_gtid;            /* guest thread whose running slice is open, -1 none */
+	char run_name[32];           /* "running on vCPU n" */
 	/* steal: who runs where its thread left while preempted */
 	bool preempted;
 	uint64_t pre_since;
@@ -38,6 +40,18 @@ struct xv {                      /* per vCPU */
 	double last_rate, last_steal;
 };
 
+struct xname {                   /* the last names written on a CPU track (they alternate) */
+	int32_t guest, vcpu, tid;
+	char comm[24];
+	char name[96];
+};
+
+struct xcpu {
+	uint32_t tr;
+	struct xname last[2];
+	unsigned next;
+};
+
 struct xlane {                   /* one track of a host thread that stole time */
 	uint32_t tr;
 	uint32_t busy;               /* how many vCPUs are charging it now */
@@ -45,6 +59,7 @@ struct xlane {                   /* one track of a host thread that stole time *
 
 struct vms_export {
 	const struct vms_model *m;
+	struct vms_filter f;
 	struct vms_tl *tl;
 	uint64_t period;
 	uint32_t nr_mach;
@@ -52,7 +67,9 @@ struct vms_export {
 	uint32_t *vbase;
 	struct xv *v;
 	uint32_t nr_v;
-	struct vms_keymap cpu_tr;    /* (host, cpu) -> track + 1 */
+	struct vms_keymap cpu_tr;    /* (host, cpu) -> index in cpus + 1 */
+	struct xcpu *cpus;
+	uint32_t nr_cpus, cap_cpus;
 	struct vms_keymap gthread_tr; /* (guest, tid) -> track + 1 */
 	struct vms_keymap steal_lane; /* (host, tid) << 8 | lane -> index in lanes + 1 */
 	struct xlane *lanes;
@@ -103,24 +120,69 @@ static uint32_t track_for(struct vms_export *x, struct vms_keymap *map, uint64_t
 
 /* ---- the fused view ---- */
 
+static struct xcpu *cpu_track(struct vms_export *x, uint32_t host, uint32_t cpu)
+{
+	uint64_t key = (uint64_t)host << 32 | cpu;
+	uint64_t *v = vms_keymap_get(&x->cpu_tr, key);
+	if (v)
+		return &x->cpus[*v - 1];
+	if (x->nr_cpus == x->cap_cpus) {
+		uint32_t cap = x->cap_cpus ? x->cap_cpus * 2 : 16;
+		struct xcpu *nc = realloc(x->cpus, cap * sizeof *nc);
+		if (!nc)
+			goto fail;
+		x->cpus = nc;
+		x->cap_cpus = cap;
+	}
+	char name[32];
+	snprintf(name, sizeof name, "CPU %u", cpu);
+	struct xcpu *c = &x->cpus[x->nr_cpus];
+	memset(c, 0, sizeof *c);
+	c->last[0].guest = c->last[1].guest = INT32_MIN;
+	c->tr = vms_tl_track(x->tl, x->group[host], name, (int32_t)cpu);
+	if (c->tr == UINT32_MAX || !vms_keymap_put(&x->cpu_tr, key, x->nr_cpus + 1, NULL))
+		goto fail;
+	return &x->cpus[x->nr_cpus++];
+fail:
+	x->failed = true;
+	return NULL;
+}
+
 static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 {
 	struct vms_export *x = ctx;
-	if (iv->host >= x->nr_mach)
+	if (iv->host >= x->nr_mach || !vms_filter_pcpu(&x->f, iv->host, iv->guest, iv->vcpu))
 		return;
-	char name[96];
-	snprintf(name, sizeof name, "CPU %u", iv->cpu);
-	uint32_t tr = track_for(x, &x->cpu_tr, (uint64_t)iv->host << 32 | iv->cpu,
-				x->group[iv->host], name, (int32_t)iv->cpu);
-	/* the name says it all (no arguments: this is the biggest kind of slice) */
-	if (iv->guest >= 0 && iv->tid >= 0)
-		snprintf(name, sizeof name, "%s vCPU %d: %s (%d)", mname(x, (uint32_t)iv->guest),
-			 iv->vcpu, iv->comm, iv->tid);
-	else if (iv->guest >= 0)
-		snprintf(name, sizeof name, "%s vCPU %d: ?", mname(x, (uint32_t)iv->guest), iv->vcpu);
-	else
-		snprintf(name, sizeof name, "%s (%d)", iv->comm[0] ? iv->comm : "?", iv->tid);
-	vms_tl_slice(x->tl, tr, iv->start, iv->end, name, NULL, 0);
+	struct xcpu *c = cpu_track(x, iv->host, iv->cpu);
+	if (!c)
+		return;
+	/* the name says it all (no arguments: this is the biggest kind of slice); a CPU goes
+	 * back and forth between a few occupants, so their names are kept */
+	struct xname *nm = NULL;
+	for (unsigned i = 0; i < 2 && !nm; i++) {
+		struct xname *l = &c->last[i];
+		if (l->guest == iv->guest && l->vcpu == iv->vcpu && l->tid == iv->tid &&
+		    !strcmp(l->comm, iv->comm))
+			nm = l;
+	}
+	if (!nm) {
+		nm = &c->last[c->next];
+		c->next ^= 1;
+		nm->guest = iv->guest;
+		nm->vcpu = iv->vcpu;
+		nm->tid = iv->tid;
+		snprintf(nm->comm, sizeof nm->comm, "%s", iv->comm);
+		if (iv->guest >= 0 && iv->tid >= 0)
+			snprintf(nm->name, sizeof nm->name, "%s vCPU %d: %s (%d)",
+				 mname(x, (uint32_t)iv->guest), iv->vcpu, iv->comm, iv->tid);
+		else if (iv->guest >= 0)
+			snprintf(nm->name, sizeof nm->name, "%s vCPU %d: ?",
+				 mname(x, (uint32_t)iv->guest), iv->vcpu);
+		else
+			snprintf(nm->name, sizeof nm->name, "%s (%d)", iv->comm[0] ? iv->comm : "?",
+				 iv->tid);
+	}
+	vms_tl_slice(x->tl, c->tr, iv->start, iv->end, nm->name, NULL, 0);
 }
 
 /* ---- counters ---- */
@@ -224,7 +286,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	struct vms_export *x = ctx;
 	struct xv *v = xv_of(x, o->machine, o->vcpu);
-	if (!v || !v->preempted || o->host >= x->nr_mach)
+	if (!v || !v->preempted || o->host >= x->nr_mach || !v->kept)
 		return;
 	if (v->steal_tid == o->tid && o->tid >= 0)
 		return;
@@ -318,12 +380,9 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 		vms_tl_close(x->tl, gthread_track(x, o->machine, v->run_gtid, NULL), o->t, NULL,
 			     0);
 	v->run_gtid = -1;
-	if (o->next_tid > 0) {
-		char name[32];
-		snprintf(name, sizeof name, "running on vCPU %u", o->vcpu);
-		struct vms_tl_arg a = { .key = "vcpu", .type = VMS_TL_UINT, .u = o->vcpu };
+	if (o->next_tid > 0 && v->kept) {
 		vms_tl_open(x->tl, gthread_track(x, o->machine, o->next_tid, o->next_comm), o->t,
-			    name, &a, 1);
+			    v->run_name, NULL, 0);
 		v->run_gtid = o->next_tid;
 	}
 }
@@ -331,7 +390,7 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 static void thread_row(void *ctx, const struct vms_thread_interval *iv)
 {
 	struct vms_export *x = ctx;
-	if (iv->machine >= x->nr_mach)
+	if (iv->machine >= x->nr_mach || x->group[iv->machine] == UINT32_MAX)
 		return;
 	char name[64], instead[64];
 	if (iv->reason == VMS_OVERLAY_VMM) {
@@ -435,7 +494,8 @@ static int make_tracks(struct vms_export *x)
 	for (uint32_t m = 0; m < x->nr_mach; m++) {
 		const struct vms_machine *mc = vms_model_machine_c(x->m, m);
 		x->group[m] = UINT32_MAX;
-		if (!(mc->role & (VMS_ROLE_HOST | VMS_ROLE_GUEST)))
+		if (!(mc->role & (VMS_ROLE_HOST | VMS_ROLE_GUEST)) ||
+		    (!vms_filter_machine(&x->f, m) && !(mc->role & VMS_ROLE_HOST)))
 			continue;
 		char name[96];
 		snprintf(name, sizeof name, "%s (%s)", mname(x, m), vms_role_name(mc->role));
@@ -446,6 +506,11 @@ static int make_tracks(struct vms_export *x)
 	for (uint32_t i = 0; i < x->nr_v; i++) {
 		struct xv *v = &x->v[i];
 		uint32_t g = x->group[v->machine];
+		v->kept = g != UINT32_MAX && vms_filter_vcpu(&x->f, v->machine, v->vcpu);
+		if (!v->kept) {
+			v->state_tr = v->exits_tr = v->rate_tr = v->steal_tr = UINT32_MAX;
+			continue;
+		}
 		int32_t r = 4 * (int32_t)v->vcpu;
 		char name[64];
 		snprintf(name, sizeof name, "vCPU %u", v->vcpu);
@@ -471,6 +536,7 @@ struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
 		return NULL;
 	x->m = model;
 	x->period = opts && opts->counter_period_ns ? opts->counter_period_ns : DEFAULT_PERIOD;
+	x->f = opts ? opts->filter : (struct vms_filter){ -1, -1 };
 	vms_keymap_init(&x->cpu_tr);
 	vms_keymap_init(&x->gthread_tr);
 	vms_keymap_init(&x->steal_lane);
@@ -492,6 +558,7 @@ struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
 			v->machine = m;
 			v->vcpu = n;
 			v->run_gtid = v->steal_tid = -1;
+			snprintf(v->run_name, sizeof v->run_name, "running on vCPU %u", n);
 		}
 	x->tl = vms_tl_new(f, opts && opts->format == VMS_EXPORT_CHROME_JSON ? VMS_TL_CHROME_JSON
 									      : VMS_TL_PERFETTO);
@@ -534,6 +601,7 @@ void vms_export_free(struct vms_export *x)
 	vms_tl_free(x->tl);
 	vms_pcpu_view_free(x->pv);
 	vms_keymap_free(&x->cpu_tr);
+	free(x->cpus);
 	vms_keymap_free(&x->gthread_tr);
 	vms_keymap_free(&x->steal_lane);
 	free(x->lanes);

@@ -197,7 +197,7 @@ def main():
 
     # steal: host threads that ran instead of a preempted vCPU
     R = json.load(open(report_json))
-    hosts = {m["name"] for m in R["machines"] if "host" in m["roles"]}
+    hosts = {g.rsplit(" (", 1)[0] for g in groups.values() if "host" in g.rsplit(" (", 1)[1]}
     want_steal = collections.Counter()
     for m in R["machines"]:
         for v in m.get("vcpus") or []:

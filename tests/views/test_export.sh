@@ -50,5 +50,7 @@ if [ -r "$OQK/host.xml" ]; then check OneQemuKvm "$OQK/host.xml" "$OQK/guest.xml
 else skip "OneQemuKvm export" "shared traces missing"; fi
 if "$VMS" synth --events 20000 --out "$TMP/synth" >/dev/null 2>&1; then
   check synth "$TMP/synth/host.dat" "$TMP/synth/guest.dat"
+  # a window and a filter: every command gets the same options, so they still agree
+  check synth-window --from +0.3s --to +0.6s --machine demo-guest "$TMP/synth/host.dat" "$TMP/synth/guest.dat"
 else notok "synth pair for the export test"; fi
 echo "1..$n"

@@ -17,7 +17,8 @@ static const char usage[] =
 	"gets the Chrome JSON trace format, anything else Perfetto's protobuf format: open it at\n"
 	"https://ui.perfetto.dev (Open trace file; it stays in the browser).\n"
 	"\n"
-	"  --format F   perfetto or json, whatever FILE's name\n";
+	"  --format F          perfetto or json, whatever FILE's name\n"
+	CLI_HELP_WINDOW;
 
 int cmd_export(int argc, char **argv)
 {
@@ -38,7 +39,7 @@ int cmd_export(int argc, char **argv)
 	argc = n;
 	argv[argc] = NULL;
 	struct cli c;
-	int st = cli_begin(&c, argc, argv, CLI_ROLES | CLI_OUT, usage);
+	int st = cli_begin(&c, argc, argv, CLI_ROLES | CLI_OUT | CLI_WINDOW, usage);
 	if (st != CLI_GO)
 		return st;
 	struct vms_export_opts opts = { .format = VMS_EXPORT_PERFETTO };
@@ -56,6 +57,12 @@ int cmd_export(int argc, char **argv)
 	struct vms_error err = { 0 };
 	if (vms_session_build_model(c.s, &err) != 0)
 		return cli_end(&c, cli_fail(&c, &err));
+	const struct vms_filter *filter = vms_session_filter(c.s);
+	if (!filter) {
+		fprintf(stderr, "vmscope %s: --machine %s: no such machine\n", c.cmd, c.sopts.machine);
+		return cli_end(&c, VMS_EXIT_USAGE);
+	}
+	opts.filter = *filter;
 	struct vms_export *x = vms_export_new(vms_session_model(c.s), c.f, &opts);
 	struct vms_observer obs = x ? vms_export_observer(x) : (struct vms_observer){ 0 };
 	if (!x || vms_session_observe(c.s, &obs) != 0) {
