@@ -154,15 +154,17 @@ def main():
     assert vtracks == set(vw), vtracks ^ set(vw)
     E = json.load(open(exits_json))
     E = E["rows"] if isinstance(E, dict) else E
-    ecount = collections.Counter()
+    ecount, unfinished = collections.Counter(), collections.Counter()
     for r in E:
         ecount[(r["machine"], "vCPU %d" % r["vcpu"])] += r["count"]
+        unfinished[(r["machine"], "vCPU %d" % r["vcpu"])] += r.get("unfinished", 0)
     for k in vw:
         ex = slices[by_name[(k[0], k[1] + " exits")]]
-        # `exits` counts the exits that ended; one still open when the trace ends or whose
-        # end was lost says so in its "end" argument
+        # `exits` counts every exit; one still open when the trace ends or whose end was
+        # lost says so in its "end" argument, and is "unfinished" in `exits`
         ended = [x for x in ex if "end" not in x[4]]
-        assert len(ended) == ecount[k], (k, len(ex), len(ended), ecount[k])
+        assert len(ex) == ecount[k], (k, len(ex), ecount[k])
+        assert len(ex) - len(ended) == unfinished[k], (k, len(ex), len(ended), unfinished[k])
         kinds["exit slices"] += len(ex)
         # counters: sum(value x time) against the tables
         for cname, total in (("exits/s", len(ex)),   # every exit begun

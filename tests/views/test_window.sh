@@ -56,11 +56,12 @@ same "pcpus --from +50ns --to 200" "$TMP/pcpus.want" "$VMS" pcpus --csv --from +
 grep -e '^host,cpu' -e ',guest,' "$TMP/pcpus.want" > "$TMP/pcpus-guest.want"
 same "pcpus --machine guest: the guest's rows only" "$TMP/pcpus-guest.want" "$VMS" pcpus --csv --machine guest --from +50ns --to 200 "${X[@]}"
 
-# exits ending inside [50,200): 45->60 (15 ns, begun before the window: full cost) and
-# 95->155 (60 ns); the exit at 195 is still open at 200
+# exits in [50,200): the one pending at 50 (since 45) ends at 60 (15 ns, its whole cost),
+# 95->155 (60 ns), and the one at 195 is still open at 200: 3 exits, 2 costs (total 75, mean
+# 37.5 -> 38, nearest-rank p50 15, p90/p99 60), 1 unfinished
 cat > "$TMP/exits.want" <<'CSV'
-machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns
-guest,0,1,32,MSR_WRITE,2,75,15,60,38,15,60,60
+machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns,unfinished
+guest,0,1,32,MSR_WRITE,3,75,15,60,38,15,60,60,1
 CSV
 same "exits --from 50 --to 200" "$TMP/exits.want" "$VMS" exits --csv --from 50 --to 200 "${X[@]}"
 
