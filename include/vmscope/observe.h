@@ -154,6 +154,11 @@ struct vms_observer {
 /* Subscribe before the first vms_analysis_event(); observers are called in the order they
  * were added, after the built-in consumers. Returns 0, or -1 when out of memory. */
 int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o);
+/* A time window from `from` (reference ns): before it the state machine runs but nothing is
+ * published; at the first observation at or after it, every consumer gets start(from) and the
+ * state known at that instant (lib/analysis/window.c), then everything. Call before the first
+ * event. Returns 0, or -1 (out of memory, or too late). */
+int vms_analysis_window(struct vms_analysis *a, uint64_t from);
 /* The number of vCPUs of all guests (the range of vidx). */
 uint32_t vms_analysis_nr_vcpu_slots(const struct vms_analysis *a);
 

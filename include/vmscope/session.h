@@ -11,6 +11,7 @@
 #include "vmscope/analysis.h"
 #include "vmscope/error.h"
 #include "vmscope/event.h"
+#include "vmscope/filter.h"
 #include "vmscope/model.h"
 #include "vmscope/observe.h"
 #include "vmscope/source.h"
@@ -37,6 +38,10 @@ struct vms_session_opts {
 	void *on_pair_ctx;
 	double tsc_hz;               /* --tsc-hz: the rate of a counter clock that has no
 	                              * TSC2NSEC (0: such timestamps stay in cycles) */
+	struct vms_time_bound from, to; /* --from, --to: the time window (vmscope/filter.h) */
+	const char *machine;         /* --machine NAME: only its rows (NULL: all) */
+	bool has_vcpu;               /* --vcpu N: only that vCPU's rows */
+	uint32_t vcpu;
 };
 
 struct vms_session;
@@ -72,6 +77,9 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks,
  * stream exactly once. The observer's struct is copied; its ctx must outlive the runs.
  * Returns 0, or -1 when out of memory. */
 int vms_session_observe(struct vms_session *s, const struct vms_observer *o);
+/* The rows to keep (--machine, --vcpu), valid after the model is built; NULL when the
+ * machine named is not one of the model's (the run fails with a usage error then). */
+const struct vms_filter *vms_session_filter(struct vms_session *s);
 /* The analysis of the last run (results valid until the session is freed). */
 struct vms_analysis *vms_session_analysis(struct vms_session *s);
 

@@ -32,6 +32,8 @@ void vms_json_double(struct vms_json *j, const char *key, double v);  /* %.17g, 
                                                                         * non-finite -> null */
 void vms_json_bool(struct vms_json *j, const char *key, bool v);
 void vms_json_null(struct vms_json *j, const char *key);
+/* a value written as given: a number the caller formatted (e.g. exact decimals) */
+void vms_json_raw(struct vms_json *j, const char *key, const char *text);
 void vms_json_finish(struct vms_json *j);  /* final newline */
 
 /* CSV (RFC 4180): a field is quoted when it holds a comma, a quote or a line break. */

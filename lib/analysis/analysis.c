@@ -19,6 +19,10 @@ struct vms_analysis {
 	struct an_exits *exits;
 	struct an_steal *steal;
 	struct an_contain *contain;
+	struct an_gate *gate;      /* the time window, NULL when none */
+	uint64_t from;             /* its start */
+	struct vms_observer gate_obs;
+	uint32_t one;
 	bool started, finished;
 	uint64_t t0, t_last;
 	/* results (after finish) */
@@ -47,9 +51,25 @@ int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o)
 			return -1;
 		a->obs = no;
 		a->cap_obs = ncap;
-		an_sm_set_observers(a->sm, a->obs, &a->nr_obs);
+		if (a->gate)
+			an_gate_set_observers(a->gate, a->obs, &a->nr_obs);
+		else
+			an_sm_set_observers(a->sm, a->obs, &a->nr_obs);
 	}
 	a->obs[a->nr_obs++] = *o;
+	return 0;
+}
+
+int vms_analysis_window(struct vms_analysis *a, uint64_t from)
+{
+	if (a->started || a->gate)
+		return -1;
+	a->gate = an_gate_new(a->L.nr_v, from, a->obs, &a->nr_obs, &a->gate_obs);
+	if (!a->gate)
+		return -1;
+	a->one = 1;
+	a->from = from;
+	an_sm_set_observers(a->sm, &a->gate_obs, &a->one);
 	return 0;
 }
 
@@ -170,7 +190,7 @@ void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end)
 		s->machine = L->v[i].machine;
 		s->vcpu = L->v[i].vcpu;
 		s->host_tid = L->v[i].host_tid;
-		s->first = a->t0;
+		s->first = a->gate && a->from > a->t0 ? (a->from < t_end ? a->from : t_end) : a->t0;
 		s->last = t_end;
 		memcpy(s->ns, an_vtime_ns(a->vtime, i), sizeof s->ns);
 		s->halt_poll_ns = an_vtime_poll_ns(a->vtime, i);
@@ -193,6 +213,7 @@ void vms_analysis_free(struct vms_analysis *a)
 {
 	if (!a)
 		return;
+	an_gate_free(a->gate);
 	for (uint32_t i = 0; a->vstats && i < a->L.nr_v; i++)
 		free(a->vstats[i].exits);
 	for (uint32_t m = 0; a->guest_exits && m < a->L.nr_mach; m++)

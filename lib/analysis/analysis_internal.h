@@ -123,4 +123,12 @@ struct an_exit_table {
 	uint32_t last;             /* index of the last hit: exits come in runs of one reason */
 };
 
+/* window.c: the time window's gate between the state machine and the consumers */
+struct an_gate;
+struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct vms_observer *obs,
+			    const uint32_t *nr_obs, struct vms_observer *out);
+void an_gate_set_observers(struct an_gate *g, const struct vms_observer *obs,
+			   const uint32_t *nr_obs);
+void an_gate_free(struct an_gate *g);
+
 #endif

@@ -112,7 +112,8 @@ static void on_finish(void *ctx, uint64_t t_end)
 {
 	(void)t_end;
 	struct vms_exit_rips *r = ctx;
-	qsort(r->row, r->n, sizeof *r->row, cmp_row);
+	if (r->n > 1)
+		qsort(r->row, r->n, sizeof *r->row, cmp_row);
 	free(r->slot);   /* the rows moved: no lookups after the end */
 	r->slot = NULL;
 	r->nslot = 0;

@@ -419,7 +419,8 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 					 src->meta.ended_abruptly ? "ended abruptly" : "");
 		}
 	}
-	qsort(f->out, f->nr_out, sizeof *f->out, cmp_finding);
+	if (f->nr_out > 1)
+		qsort(f->out, f->nr_out, sizeof *f->out, cmp_finding);
 	return f->nr_out;
 }
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis_internal.h"
 #include "vmscope/pcpu_view.h"
 
 #define PV_MAX_CPUS 4096   /* physical CPUs of one host; beyond is damage */
@@ -64,25 +65,16 @@ struct vms_pcpu_view {
 	uint32_t nr_v;
 };
 
-static void copy_comm(char dst[24], const char *src)
-{
-	size_t i = 0;
-	if (src)
-		for (; i < 23 && src[i]; i++)
-			dst[i] = src[i];
-	dst[i] = '\0';
-}
-
 /* A thread's name: the event's when it has one, else what the model learnt. */
 static void name_of(const struct vms_pcpu_view *pv, uint32_t machine, int32_t tid,
 		    const char *given, char dst[24])
 {
 	if (given && *given) {
-		copy_comm(dst, given);
+		an_copy_comm(dst, given);
 		return;
 	}
 	const struct vms_thread_info *ti = vms_model_thread(pv->model, machine, tid);
-	copy_comm(dst, ti && ti->comm[0] ? ti->comm : tid == 0 ? "idle" : NULL);
+	an_copy_comm(dst, ti && ti->comm[0] ? ti->comm : tid == 0 ? "idle" : NULL);
 }
 
 static bool is_host(const struct vms_pcpu_view *pv, uint32_t m)
@@ -167,11 +159,11 @@ static void what_now(const struct vms_pcpu_view *pv, const struct pv_cpu *c, str
 		w->guest = (int32_t)v->machine;
 		w->vcpu = (int32_t)v->vcpu;
 		w->tid = v->gtid;
-		copy_comm(w->comm, v->gtid == 0 ? "idle" : v->gcomm);
+		an_copy_comm(w->comm, v->gtid == 0 ? "idle" : v->gcomm);
 	} else {
 		w->guest = w->vcpu = -1;
 		w->tid = c->tid;
-		copy_comm(w->comm, c->comm);
+		an_copy_comm(w->comm, c->comm);
 	}
 }
 
@@ -187,7 +179,7 @@ static void refresh(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu, struct p
 	what_now(pv, c, &w);
 	if (c->cur.open && same(&c->cur.w, &w)) {
 		if (!c->cur.w.comm[0])
-			copy_comm(c->cur.w.comm, w.comm);
+			an_copy_comm(c->cur.w.comm, w.comm);
 		return;
 	}
 	close_cur(pv, h, cpu, c, t);

@@ -127,6 +127,12 @@ void vms_json_null(struct vms_json *j, const char *key)
 	fputs("null", j->f);
 }
 
+void vms_json_raw(struct vms_json *j, const char *key, const char *text)
+{
+	prefix(j, key);
+	fputs(text, j->f);
+}
+
 void vms_json_finish(struct vms_json *j)
 {
 	fputc('\n', j->f);

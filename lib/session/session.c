@@ -37,6 +37,10 @@ struct vms_session {
 	struct vms_observer *obs;  /* vms_session_observe: subscribed to every analysis run */
 	uint32_t nr_obs;
 	bool stop;               /* vms_session_stop: the pass under way ends after this event */
+	struct vms_filter filter; /* --machine, --vcpu, resolved by vms_session_filter */
+	uint64_t win_end;        /* the window's end when the last pass stopped there, else 0 */
+	/* the sinks of a run, filtered */
+	const struct vms_sinks *user_sinks;
 };
 
 void vms_session_stop(struct vms_session *s) { s->stop = true; }
@@ -449,7 +453,34 @@ static void stream_ended(void *ctx, uint32_t source, uint32_t stream, uint64_t t
 		vms_analysis_machine_end(an, source, t);
 }
 
-/* One merged pass. With an analysis, every event also goes to it. */
+const struct vms_filter *vms_session_filter(struct vms_session *s)
+{
+	s->filter.machine = -1;
+	s->filter.vcpu = s->opts.has_vcpu ? (int32_t)s->opts.vcpu : -1;
+	if (s->opts.machine) {
+		s->filter.machine = s->model ? vms_model_find(s->model, s->opts.machine) : -1;
+		if (s->filter.machine < 0)
+			return NULL;
+	}
+	return &s->filter;
+}
+
+static void filtered_vcpu(void *ctx, const struct vms_vcpu_interval *iv)
+{
+	struct vms_session *s = ctx;
+	if (vms_filter_vcpu(&s->filter, iv->machine, iv->vcpu) && s->user_sinks->vcpu_interval)
+		s->user_sinks->vcpu_interval(s->user_sinks->ctx, iv);
+}
+
+static void filtered_thread(void *ctx, const struct vms_thread_interval *iv)
+{
+	struct vms_session *s = ctx;
+	if (vms_filter_vcpu(&s->filter, iv->machine, iv->vcpu) && s->user_sinks->thread_interval)
+		s->user_sinks->thread_interval(s->user_sinks->ctx, iv);
+}
+
+/* One merged pass. With an analysis, every event also goes to it; the window's start is
+ * given to the analysis at the first event, and the pass stops at its end. */
 static int merged_pass(struct vms_session *s, const struct vms_clock *const *clocks,
 		       struct vms_analysis *an, struct vms_model *observer, vms_event_fn fn,
 		       void *ctx, struct vms_error *err)
@@ -474,9 +505,23 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	const struct vms_event *ev;
 	uint64_t t, n = 0, first = 0, last = 0;
 	s->stop = false;
+	s->win_end = 0;
+	uint64_t to = UINT64_MAX;
 	while (!s->stop && (r = vms_merge_next(&m, &ev, &t)) > 0) {
-		if (n == 0)
+		if (n == 0) {
 			first = t;
+			if (an && s->opts.to.set)
+				to = vms_time_bound_at(&s->opts.to, t);
+			if (an && s->opts.from.set &&
+			    vms_analysis_window(an, vms_time_bound_at(&s->opts.from, t)) < 0) {
+				r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+				break;
+			}
+		}
+		if (t >= to) {
+			s->win_end = to;
+			break;
+		}
 		last = t;
 		n++;
 		if (ev->type < s->src[ev->machine]->meta.nr_types)
@@ -520,6 +565,19 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 	for (uint32_t i = 0; i < s->nr_obs; i++)
 		if (s->obs[i].reset)
 			s->obs[i].reset(s->obs[i].ctx, s->model);
+	if (!vms_session_filter(s)) {
+		free(clocks);
+		return vms_error_set(err, VMS_ERR_USAGE, "--machine %s: no such machine",
+				     s->opts.machine);
+	}
+	struct vms_sinks fs;
+	if (sinks && (s->filter.machine >= 0 || s->filter.vcpu >= 0)) {
+		s->user_sinks = sinks;
+		fs = (struct vms_sinks){ .ctx = s,
+			.vcpu_interval = sinks->vcpu_interval ? filtered_vcpu : NULL,
+			.thread_interval = sinks->thread_interval ? filtered_thread : NULL };
+		sinks = &fs;
+	}
 	s->an = vms_analysis_new(s->model, sinks);
 	for (uint32_t i = 0; s->an && i < s->nr_obs; i++)
 		if (vms_analysis_observe(s->an, &s->obs[i]) < 0) {
@@ -535,7 +593,7 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 	if (r < 0)
 		return r;
 	/* (vms_analysis_finish also writes the containment check into each guest's sync info) */
-	vms_analysis_finish(s->an, s->last);
+	vms_analysis_finish(s->an, s->win_end ? s->win_end : s->last);
 	return rewind_all(s, err);
 }
 
@@ -545,7 +603,8 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 	bool streaming_obs = false;
 	for (uint32_t i = 0; i < s->nr_obs; i++)
 		streaming_obs |= !s->obs[i].reset;
-	bool streaming = on_event || streaming_obs ||
+	/* a window stops the pass early: the model must come from a pass of its own */
+	bool streaming = on_event || streaming_obs || s->opts.from.set || s->opts.to.set ||
 			 (sinks && (sinks->vcpu_interval || sinks->thread_interval));
 	struct vms_model *given = NULL;
 	if (!s->model_built && !streaming && any_linking_source(s) && !syncs_from_events(s)) {

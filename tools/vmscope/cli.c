@@ -98,8 +98,8 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	c->cmd = argv[0];
 	c->top = 10;
 	c->sopts.progress = isatty(STDERR_FILENO);
-	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_TSC_HZ, O_RAW, O_THREAD, O_BY,
-	       O_KALLSYMS };
+	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_TSC_HZ, O_RAW, O_FROM, O_TO,
+	       O_MACHINE, O_VCPU, O_THREAD, O_BY, O_KALLSYMS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
@@ -112,6 +112,10 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		{ "output", required_argument, NULL, 'o' },
 		{ "tsc-hz", required_argument, NULL, O_TSC_HZ },
 		{ "raw", no_argument, NULL, O_RAW },
+		{ "from", required_argument, NULL, O_FROM },
+		{ "to", required_argument, NULL, O_TO },
+		{ "machine", required_argument, NULL, O_MACHINE },
+		{ "vcpu", required_argument, NULL, O_VCPU },
 		{ "thread", required_argument, NULL, O_THREAD },
 		{ "by", required_argument, NULL, O_BY },
 		{ "kallsyms", required_argument, NULL, O_KALLSYMS },
@@ -219,6 +223,38 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 				return 1002;
 			} else
 				c->top = (unsigned)v;
+			break;
+		}
+		case O_FROM:
+		case O_TO: {
+			struct vms_time_bound *b = o == O_FROM ? &c->sopts.from : &c->sopts.to;
+			if (!(allow & CLI_WINDOW))
+				bad = o == O_FROM ? "--from" : "--to";
+			else if (vms_time_bound_parse(optarg, b) < 0) {
+				fprintf(stderr, "vmscope %s: %s wants reference ns (22149949585938) or a time "
+					"after the trace's start (+1.5s, +250ms, +10us), not '%s'\n", c->cmd,
+					o == O_FROM ? "--from" : "--to", optarg);
+				return 1002;
+			}
+			break;
+		}
+		case O_MACHINE:
+			if (!(allow & CLI_WINDOW))
+				bad = "--machine";
+			c->sopts.machine = optarg;
+			break;
+		case O_VCPU: {
+			long long v;
+			if (!(allow & CLI_WINDOW))
+				bad = "--vcpu";
+			else if (!parse_int(optarg, 0, 4095, &v)) {
+				fprintf(stderr, "vmscope %s: --vcpu wants a vCPU number, not '%s'\n", c->cmd,
+					optarg);
+				return 1002;
+			} else {
+				c->sopts.has_vcpu = true;
+				c->sopts.vcpu = (uint32_t)v;
+			}
 			break;
 		}
 		case ':':

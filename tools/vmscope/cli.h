@@ -18,6 +18,7 @@ enum cli_allow {
 	CLI_OUT = 1u << 4,     /* -o FILE */
 	CLI_PER_GUEST = 1u << 5, /* --per-guest */
 	CLI_RAW = 1u << 6,     /* --raw */
+	CLI_WINDOW = 1u << 7,  /* --from, --to, --machine, --vcpu */
 	CLI_THREAD = 1u << 10, /* --thread TID|COMM */
 	CLI_BY = 1u << 11,     /* --by rip, --kallsyms NAME=FILE */
 };
@@ -37,6 +38,12 @@ enum cli_allow {
 	CLI_HELP_HOST_GUEST                                                              \
 	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID (replaces\n" \
 	"                      the link the data gave)\n"
+
+#define CLI_HELP_WINDOW                                                                  \
+	"  --from T, --to T    only the time from T / up to T: reference ns, or after the\n" \
+	"                      trace's start (+1.5s, +250ms, +10us)\n"                     \
+	"  --machine NAME      only the rows of this machine (a host: its CPUs)\n"         \
+	"  --vcpu N            only the rows of vCPU N\n"
 
 struct cli {
 	const char *cmd;

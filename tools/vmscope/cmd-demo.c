@@ -14,7 +14,28 @@ static const char usage[] =
 	"usage: vmscope demo [--events N] [--seed N] [--scenario NAME] [--dir DIR]\n"
 	"\n"
 	"Writes a simulated host + guest trace.dat pair with `vmscope synth` (into DIR, default a\n"
-	"fresh directory under $TMPDIR) and runs `vmscope report` on it.\n";
+	"fresh directory under $TMPDIR), runs `vmscope report` on it and writes its timeline\n"
+	"beside it, DIR/demo.pftrace, for the Perfetto UI (`vmscope export`).\n";
+
+/* The timeline beside the report, and how to look at it. */
+static int demo_timeline(const char *dir, char *host, char *guest)
+{
+	char out[PATH_MAX + 16];
+	snprintf(out, sizeof out, "%s/demo.pftrace", dir);
+	char *xargv[] = { "export", "-o", out, host, guest, NULL };
+	fflush(stdout);
+	int st = cmd_export(5, xargv);
+	if (st != VMS_EXIT_OK)
+		return st;
+	printf("\nThe timeline: %s\n"
+	       "Open https://ui.perfetto.dev in a browser, click \"Open trace file\" and pick it (it\n"
+	       "stays in your browser). Each machine is a group: the host's CPU tracks show what really\n"
+	       "ran (host thread, or guest vCPU and guest thread); the guest's vCPU tracks show its\n"
+	       "states and VM exits (click one: reason, guest RIP, host CPU), with exits/s and\n"
+	       "steal %% counters; each guest thread shows when it ran and why it did not.\n",
+	       out);
+	return VMS_EXIT_OK;
+}
 
 int cmd_demo(int argc, char **argv)
 {
@@ -93,5 +114,8 @@ int cmd_demo(int argc, char **argv)
 	       dir, host, guest);
 	fflush(stdout);
 	char *rargv[] = { "report", host, guest, NULL };
-	return cmd_report(3, rargv);
+	st = cmd_report(3, rargv);
+	if (st != VMS_EXIT_OK)
+		return st;
+	return demo_timeline(dir, host, guest);
 }

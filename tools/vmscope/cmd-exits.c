@@ -32,7 +32,7 @@ static const char usage[] =
 	"                      from the guest trace's kallsyms: count, unfinished, total, mean\n"
 	"  --kallsyms NAME=FILE  symbols of guest NAME (a copy of its /proc/kallsyms)\n"
 	"  --top N             rows of the --by rip text (default 10)\n"
-	CLI_HELP_OUTPUT CLI_HELP_ROLES;
+	CLI_HELP_OUTPUT CLI_HELP_ROLES CLI_HELP_WINDOW;
 
 static void name_of(const struct vms_exit_stats *e, char *buf, size_t len)
 {
@@ -247,7 +247,7 @@ int cmd_exits(int argc, char **argv)
 {
 	struct cli c;
 	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT | CLI_PER_GUEST |
-				  CLI_BY | CLI_TOP, usage);
+				  CLI_BY | CLI_TOP | CLI_WINDOW, usage);
 	if (st != CLI_GO)
 		return st;
 	if (c.by)
@@ -273,9 +273,12 @@ int cmd_exits(int argc, char **argv)
 		fprintf(f, "%-16s %4s %3s %-24s %9s %12s %10s %10s %10s %10s %10s\n", "machine", "vcpu",
 			"isa", "reason", "count", "total", "min", "mean", "p50", "p99", "max");
 	}
+	const struct vms_filter *flt = vms_session_filter(c.s);
 	if (c.per_guest) {
 		for (uint32_t g = 0; g < vms_model_nr_machines(model); g++) {
 			uint32_t nr = 0;
+			if (!vms_filter_machine(flt, g))
+				continue;
 			const struct vms_exit_stats *ex = vms_analysis_guest_exits(a, g, &nr);
 			for (uint32_t k = 0; k < nr; k++)
 				put_row(&c, f, &j, cli_machine_name(model, g), -1, &ex[k]);
@@ -283,6 +286,8 @@ int cmd_exits(int argc, char **argv)
 	} else {
 		for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a); i++) {
 			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+			if (!vms_filter_vcpu(flt, v->machine, v->vcpu))
+				continue;
 			const char *mname = cli_machine_name(model, v->machine);
 			for (uint32_t k = 0; k < v->nr_exits; k++)
 				put_row(&c, f, &j, mname, (int64_t)v->vcpu, &v->exits[k]);

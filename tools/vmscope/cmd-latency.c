@@ -9,11 +9,13 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "vmscope/filter.h"
 #include "vmscope/latency.h"
 #include "vmscope/writers.h"
 
 static const char usage[] =
 	"usage: vmscope latency [--csv | --json] [--thread TID|COMM] [--top N] [-o FILE]\n"
+	"                       [--from T] [--to T] [--machine NAME] [--vcpu N]\n"
 	"                       [--tsc-hz HZ] [--host FILE] [--guest NAME=FILE]\n"
 	"                       [--map NAME:VCPU=TID,...] TRACE...\n"
 	"\n"
@@ -29,7 +31,7 @@ static const char usage[] =
 	"\n"
 	"  --thread TID|COMM   only this guest thread (by tid, or by name)\n"
 	"  --top N             threads listed (default 10)\n"
-	CLI_HELP_OUTPUT CLI_HELP_ROLES;
+	CLI_HELP_OUTPUT CLI_HELP_ROLES CLI_HELP_WINDOW;
 
 struct out {
 	struct cli *c;
@@ -60,7 +62,8 @@ static void json_causes(struct vms_json *j, const uint64_t *ns)
 static void wakeup_row(void *ctx, const struct vms_wakeup *w)
 {
 	struct out *o = ctx;
-	if (!wanted(o->c, w->tid, w->comm))
+	if (!wanted(o->c, w->tid, w->comm) ||
+	    !vms_filter_vcpu(vms_session_filter(o->c->s), w->machine, w->vcpu))
 		return;
 	o->rows++;
 	const char *mach = cli_machine_name(o->m, w->machine);
@@ -109,7 +112,8 @@ static const struct vms_latency_thread **sorted_threads(struct vms_latency *l, c
 		return NULL;
 	for (uint32_t i = 0; i < total; i++) {
 		const struct vms_latency_thread *x = vms_latency_thread(l, i);
-		if (vms_dist_count(x->dist) && wanted(c, x->tid, x->comm))
+		if (vms_dist_count(x->dist) && wanted(c, x->tid, x->comm) &&
+		    vms_filter_machine(vms_session_filter(c->s), x->machine))
 			t[(*n)++] = x;
 	}
 	/* slowest p99 first (insertion sort: a few hundred threads at most in practice) */
@@ -192,7 +196,7 @@ int cmd_latency(int argc, char **argv)
 {
 	struct cli c;
 	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT | CLI_TOP |
-				  CLI_THREAD, usage);
+				  CLI_THREAD | CLI_WINDOW, usage);
 	if (st != CLI_GO)
 		return st;
 	struct vms_error err = { 0 };

@@ -24,17 +24,20 @@ static const char usage[] =
 	"  --csv               CSV: host,cpu,start_ns,end_ns,machine,vcpu,tid,comm\n"
 	"  --json              JSON Lines: a header object (schema_version, time_unit), then\n"
 	"                      one object per interval, written as it closes\n"
-	CLI_HELP_OUTPUT CLI_HELP_ROLES;
+	CLI_HELP_OUTPUT CLI_HELP_ROLES CLI_HELP_WINDOW;
 
 struct out {
 	FILE *f;
 	struct vms_model *m;
 	struct cli *c;
+	const struct vms_filter *filter;
 };
 
 static void row(void *ctx, const struct vms_pcpu_interval *iv)
 {
 	struct out *o = ctx;
+	if (!vms_filter_pcpu(o->filter, iv->host, iv->guest, iv->vcpu))
+		return;
 	const char *host = cli_machine_name(o->m, iv->host);
 	const char *mach = iv->guest >= 0 ? cli_machine_name(o->m, (uint32_t)iv->guest) : host;
 	if (o->c->json) {
@@ -90,13 +93,19 @@ static void row(void *ctx, const struct vms_pcpu_interval *iv)
 int cmd_pcpus(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT, usage);
+	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT | CLI_WINDOW,
+			   usage);
 	if (st != CLI_GO)
 		return st;
 	struct vms_error err = { 0 };
 	if (vms_session_build_model(c.s, &err) != 0)
 		return cli_end(&c, cli_fail(&c, &err));
-	struct out o = { .f = c.f, .m = vms_session_model(c.s), .c = &c };
+	struct out o = { .f = c.f, .m = vms_session_model(c.s), .c = &c,
+			 .filter = vms_session_filter(c.s) };
+	if (!o.filter) {
+		fprintf(stderr, "vmscope %s: --machine %s: no such machine\n", c.cmd, c.sopts.machine);
+		return cli_end(&c, VMS_EXIT_USAGE);
+	}
 	struct vms_pcpu_view *pv = vms_pcpu_view_new(o.m, row, &o);
 	struct vms_observer obs = pv ? vms_pcpu_view_observer(pv) : (struct vms_observer){ 0 };
 	if (!pv || vms_session_observe(c.s, &obs) != 0) {

@@ -21,7 +21,7 @@ static const char usage[] =
 	"  --json              the same data as one JSON object (schema_version, time_unit)\n"
 	"  --top N             rows per table: exit reasons, stealing threads, guest threads\n"
 	"                      (default 10)\n"
-	CLI_HELP_OUTPUT CLI_HELP_ROLES;
+	CLI_HELP_OUTPUT CLI_HELP_ROLES CLI_HELP_WINDOW;
 
 static const enum vms_vcpu_state shown[] = {
 	VMS_STATE_RUNNING, VMS_STATE_IDLE, VMS_STATE_VMM, VMS_STATE_PREEMPTED, VMS_STATE_HALTED,
@@ -302,8 +302,11 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 		fprintf(f, "note: %llu events had timestamps earlier than their predecessor's\n",
 			(unsigned long long)vms_session_backwards(s));
 	text_findings(f, fd, top);
+	const struct vms_filter *flt = vms_session_filter(s);
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
+		if (!vms_filter_machine(flt, i))
+			continue;
 		struct vms_source *src = mc->source >= 0 ? vms_session_source(s, (uint32_t)mc->source) : NULL;
 		fprintf(f, "\n%s (%s", mc->name, role_name(mc->role));
 		if (src)
@@ -346,7 +349,7 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 		}
 		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
 			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
-			if (v->machine == i)
+			if (v->machine == i && vms_filter_vcpu(flt, i, v->vcpu))
 				text_vcpu(f, m, v, top);
 		}
 		text_threads(f, a, i, top);
@@ -485,8 +488,11 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 	vms_json_uint(&j, cli_key("last"), vms_session_last_ts(s));
 	json_findings(&j, m, fd);
 	vms_json_begin_array(&j, "machines");
+	const struct vms_filter *flt = vms_session_filter(s);
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
+		if (!vms_filter_machine(flt, i))
+			continue;
 		struct vms_source *src = mc->source >= 0 ? vms_session_source(s, (uint32_t)mc->source) : NULL;
 		vms_json_begin_object(&j, NULL);
 		vms_json_string(&j, "name", mc->name);
@@ -521,7 +527,7 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 		vms_json_begin_array(&j, "vcpus");
 		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
 			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
-			if (v->machine == i)
+			if (v->machine == i && vms_filter_vcpu(flt, i, v->vcpu))
 				json_vcpu(&j, mc, v);
 		}
 		vms_json_end_array(&j);
@@ -563,7 +569,7 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 int cmd_report(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_TOP | CLI_OUT, usage);
+	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_TOP | CLI_OUT | CLI_WINDOW, usage);
 	if (st != CLI_GO)
 		return st;
 	/* findings first: the latency consumer and the findings' own, made for each pass */

@@ -20,7 +20,7 @@ static const char usage[] =
 	"  --csv               CSV: machine,vcpu,start_ns,end_ns,status,state\n"
 	"  --json              JSON Lines: a header object (schema_version, time_unit), then\n"
 	"                      one object per interval, written as it closes\n"
-	CLI_HELP_OUTPUT CLI_HELP_ROLES;
+	CLI_HELP_OUTPUT CLI_HELP_ROLES CLI_HELP_WINDOW;
 
 struct out {
 	FILE *f;
@@ -59,7 +59,7 @@ static void row(void *ctx, const struct vms_vcpu_interval *iv)
 int cmd_vcpus(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT, usage);
+	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT | CLI_WINDOW, usage);
 	if (st != CLI_GO)
 		return st;
 	struct out o = { .s = c.s, .c = &c, .f = c.f };

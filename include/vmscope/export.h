@@ -1,0 +1,60 @@
+/* vmscope: the timeline export (Perfetto protobuf trace, Chrome JSON trace format).
+ *
+ * A consumer of the vCPU state machine's observations (vmscope/observe.h) and of the
+ * analyses' streamed intervals (vms_sinks): make it, subscribe its observer and pass its
+ * sinks to the run, then vms_export_finish. The file is written while the run goes; memory is
+ * bounded by the model (one track per host CPU, vCPU, guest thread, host thread that stole
+ * time), never by the trace's length.
+ *
+ * Tracks, one group per machine:
+ *   host:  "CPU n" per physical CPU: the fused view (vmscope/pcpu_view.h);
+ *          "<comm> (<tid>)" per host thread that ran where a preempted vCPU's thread left
+ *          (slices "instead of <guest> vCPU n"; a second lane "... #2" when it stole from
+ *          two vCPUs at once);
+ *   guest: "vCPU n" (slices named by state), "vCPU n exits" (one slice per VM exit named by
+ *          its reason; args guest_rip, info1, info2, host_cpu, isa; an exit whose end was
+ *          lost is a zero-length slice), counters "vCPU n exits/s" and "vCPU n steal %"
+ *          (per period, default 10 ms), and "<comm> (<tid>)" per guest thread (slices
+ *          "running on vCPU n", inside them the overlays "vmm: REASON" / "preempted" /
+ *          "halted" with who ran instead). */
+#ifndef VMSCOPE_EXPORT_H
+#define VMSCOPE_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vmscope/analysis.h"
+#include "vmscope/filter.h"
+#include "vmscope/model.h"
+#include "vmscope/observe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum vms_export_format { VMS_EXPORT_PERFETTO, VMS_EXPORT_CHROME_JSON };
+
+struct vms_export_opts {
+	enum vms_export_format format;
+	uint64_t counter_period_ns;   /* 0: 10 ms */
+	struct vms_filter filter;     /* the rows to keep (machine/vcpu -1: all; a zeroed
+	                                 struct keeps machine 0's vCPU 0 only) */
+};
+
+struct vms_export;
+
+/* An export of the machines of `model` (complete, built before the run; it must outlive the
+ * export) into f (not closed). NULL when out of memory. */
+struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
+				  const struct vms_export_opts *opts);
+struct vms_observer vms_export_observer(struct vms_export *x);
+struct vms_sinks vms_export_sinks(struct vms_export *x);
+/* After the run: ends the file (if the run did not reach its end). 0, or -1 when writing
+ * failed or memory ran out. */
+int vms_export_finish(struct vms_export *x);
+void vms_export_free(struct vms_export *x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

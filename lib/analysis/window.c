@@ -1,0 +1,295 @@
+/* The time window's gate (vms_analysis_window): between the vCPU state machine and every
+ * consumer, so that the analyses and views see the trace as if it began at `from`, with
+ * everything the state machine knew at that instant.
+ *
+ * Before `from` the state machine runs as always (its state must be right at `from`), but
+ * nothing reaches the consumers; the gate only keeps the last word on each thing: the
+ * occupant of each host CPU (cpu_run), and per vCPU its state, its guest thread, its mode, its
+ * pending exit and who runs instead. At the first observation at or after `from` (or at the
+ * finish) the gate says start(from), then repeats those last words at `from`, in the order
+ * of one event (cpu_run, vcpu_mode, exit_begin, guest_switch, vcpu_state, vcpu_instead), and
+ * from then on passes everything through. An exit pending at `from` keeps its real begin
+ * (vms_obs_exit.begin) for the cost; its slice starts at `from`. Raw events and wakeups
+ * before `from` are dropped. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+struct gw_vcpu {
+	bool has_state, has_switch, has_mode, has_exit, has_instead;
+	struct vms_obs_vcpu_state state;
+	struct vms_obs_guest_switch sw;
+	char comm[24];
+	struct vms_obs_vcpu_mode mode;
+	struct vms_obs_exit exit;
+	struct vms_obs_vcpu_instead instead;
+	char instead_comm[24];
+};
+
+struct gw_cpu {
+	bool known;
+	struct vms_obs_cpu_run run;
+	char comm[24];
+};
+
+struct an_gate {
+	uint64_t from;
+	bool open;
+	const struct vms_observer *obs;  /* the consumers */
+	const uint32_t *nr_obs;
+	struct gw_vcpu *v;
+	uint32_t nr_v;
+	struct gw_cpu *cpu;              /* grown on demand: (host, cpu) pairs in a list */
+	uint32_t nr_cpu, cap_cpu;
+};
+
+#define EACH(g, cb, ...)                                                      \
+	do {                                                                  \
+		for (uint32_t i_ = 0; i_ < *(g)->nr_obs; i_++)                \
+			if ((g)->obs[i_].cb)                                   \
+				(g)->obs[i_].cb((g)->obs[i_].ctx, __VA_ARGS__); \
+	} while (0)
+
+static void replay(struct an_gate *g, uint64_t t)
+{
+	g->open = true;
+	EACH(g, start, t);
+	for (uint32_t i = 0; i < g->nr_cpu; i++)
+		if (g->cpu[i].known) {
+			struct vms_obs_cpu_run o = g->cpu[i].run;
+			o.t = t;
+			o.comm = g->cpu[i].comm;
+			o.prev_tid = -1;
+			EACH(g, cpu_run, &o);
+		}
+	for (uint32_t i = 0; i < g->nr_v; i++) {
+		struct gw_vcpu *v = &g->v[i];
+		if (v->has_mode && v->mode.guest_mode) {
+			struct vms_obs_vcpu_mode o = v->mode;
+			o.t = t;
+			EACH(g, vcpu_mode, &o);
+		}
+		if (v->has_exit) {
+			struct vms_obs_exit o = v->exit;
+			o.t = t;
+			EACH(g, exit_begin, &o);
+		}
+		if (v->has_switch) {
+			struct vms_obs_guest_switch o = v->sw;
+			o.t = t;
+			o.prev_tid = -1;
+			o.prev_comm = "";
+			o.next_comm = v->comm;
+			EACH(g, guest_switch, &o);
+		}
+		if (v->has_state && (v->state.status || v->state.state != VMS_STATE_UNKNOWN)) {
+			struct vms_obs_vcpu_state o = v->state;
+			o.t = t;
+			o.old_status = 0;
+			o.old_state = VMS_STATE_UNKNOWN;
+			EACH(g, vcpu_state, &o);
+		}
+		if (v->has_instead) {
+			struct vms_obs_vcpu_instead o = v->instead;
+			o.t = t;
+			o.comm = v->instead_comm;
+			EACH(g, vcpu_instead, &o);
+		}
+	}
+}
+
+/* true when the observation at t goes through (the gate opens at the first one >= from) */
+static bool pass(struct an_gate *g, uint64_t t)
+{
+	if (!g->open && t >= g->from)
+		replay(g, g->from);
+	return g->open;
+}
+
+static struct gw_vcpu *gv(struct an_gate *g, uint32_t vidx)
+{
+	return vidx < g->nr_v ? &g->v[vidx] : NULL;
+}
+
+static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, o->t)) {
+		EACH(g, vcpu_state, o);
+		return;
+	}
+	struct gw_vcpu *v = gv(g, o->vidx);
+	if (v) {
+		v->state = *o;
+		v->has_state = true;
+		if (o->state != VMS_STATE_PREEMPTED && o->state != VMS_STATE_HALTED)
+			v->has_instead = false;
+	}
+}
+
+static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, o->t)) {
+		EACH(g, guest_switch, o);
+		return;
+	}
+	struct gw_vcpu *v = gv(g, o->vidx);
+	if (v) {
+		v->sw = *o;
+		an_copy_comm(v->comm, o->next_comm);
+		v->has_switch = true;
+	}
+}
+
+static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, o->t)) {
+		EACH(g, exit_begin, o);
+		return;
+	}
+	struct gw_vcpu *v = gv(g, o->vidx);
+	if (v) {
+		v->exit = *o;
+		v->exit.begin = o->t;
+		v->has_exit = true;
+	}
+}
+
+static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, o->t)) {
+		EACH(g, exit_end, o);
+		return;
+	}
+	struct gw_vcpu *v = gv(g, o->vidx);
+	if (v)
+		v->has_exit = false;
+}
+
+static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, o->t)) {
+		EACH(g, cpu_run, o);
+		return;
+	}
+	struct gw_cpu *c = NULL;
+	for (uint32_t i = 0; i < g->nr_cpu && !c; i++)
+		if (g->cpu[i].run.host == o->host && g->cpu[i].run.cpu == o->cpu)
+			c = &g->cpu[i];
+	if (!c) {
+		if (g->nr_cpu == g->cap_cpu) {
+			uint32_t cap = g->cap_cpu ? g->cap_cpu * 2 : 16;
+			struct gw_cpu *nc = realloc(g->cpu, cap * sizeof *nc);
+			if (!nc)
+				return;
+			g->cpu = nc;
+			g->cap_cpu = cap;
+		}
+		c = &g->cpu[g->nr_cpu++];
+	}
+	c->run = *o;
+	an_copy_comm(c->comm, o->comm);
+	c->known = o->tid >= 0;
+}
+
+static void on_vcpu_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, o->t)) {
+		EACH(g, vcpu_mode, o);
+		return;
+	}
+	struct gw_vcpu *v = gv(g, o->vidx);
+	if (v) {
+		v->mode = *o;
+		v->has_mode = true;
+	}
+}
+
+static void on_vcpu_wakeup(void *ctx, const struct vms_obs_vcpu_wakeup *o)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, o->t))
+		EACH(g, vcpu_wakeup, o);
+}
+
+static void on_vcpu_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, o->t)) {
+		EACH(g, vcpu_instead, o);
+		return;
+	}
+	struct gw_vcpu *v = gv(g, o->vidx);
+	if (v) {
+		v->instead = *o;
+		an_copy_comm(v->instead_comm, o->comm);
+		v->has_instead = true;
+	}
+}
+
+static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, t))
+		EACH(g, event, ev, t);
+}
+
+static void on_start(void *ctx, uint64_t t0)
+{
+	(void)ctx;
+	(void)t0;   /* the consumers start at `from` (replay) */
+}
+
+static void on_finish(void *ctx, uint64_t t_end)
+{
+	struct an_gate *g = ctx;
+	if (!g->open)
+		replay(g, g->from < t_end ? g->from : t_end);
+	EACH(g, finish, t_end);
+}
+
+struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct vms_observer *obs,
+			    const uint32_t *nr_obs, struct vms_observer *out)
+{
+	struct an_gate *g = calloc(1, sizeof *g);
+	if (!g)
+		return NULL;
+	g->v = calloc(nr_v ? nr_v : 1, sizeof *g->v);
+	if (!g->v) {
+		free(g);
+		return NULL;
+	}
+	g->nr_v = nr_v;
+	g->from = from;
+	an_gate_set_observers(g, obs, nr_obs);
+	*out = (struct vms_observer){
+		.ctx = g, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
+		.exit_begin = on_exit_begin, .exit_end = on_exit_end, .cpu_run = on_cpu_run,
+		.vcpu_mode = on_vcpu_mode, .vcpu_wakeup = on_vcpu_wakeup,
+		.vcpu_instead = on_vcpu_instead, .event = on_event, .start = on_start,
+		.finish = on_finish,
+	};
+	return g;
+}
+
+void an_gate_set_observers(struct an_gate *g, const struct vms_observer *obs,
+			   const uint32_t *nr_obs)
+{
+	g->obs = obs;
+	g->nr_obs = nr_obs;
+}
+
+void an_gate_free(struct an_gate *g)
+{
+	if (!g)
+		return;
+	free(g->v);
+	free(g->cpu);
+	free(g);
+}

@@ -1,0 +1,612 @@
+/* The timeline export (vmscope/export.h): a consumer of the state machine's observations and
+ * of the analyses' intervals, writing tracks through the timeline writer (timeline.h).
+ *
+ * Where each kind of slice comes from:
+ *   CPU n               the fused view (pcpu_view.c), whose observer this one feeds
+ *   vCPU n              the vcpu_interval sink (maximal intervals, as `vmscope vcpus`)
+ *   vCPU n exits        exit_begin opens, exit_end closes (as `vmscope exits` counts them)
+ *   guest thread        guest_switch opens/closes "running on vCPU n"; the thread_interval
+ *                       sink (as `vmscope threads`) writes the overlays, which close before
+ *                       (or when) the running slice closes and so nest inside it
+ *   host thread         vcpu_state (preempted) and vcpu_instead: who runs where the vCPU's
+ *                       thread left, while it is preempted (not halted: that is no steal)
+ *   counters            per period: exits begun / period, preempted time / period */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/keymap.h"
+#include "timeline.h"
+#include "vmscope/export.h"
+#include "vmscope/pcpu_view.h"
+
+#define DEFAULT_PERIOD 10000000ull   /* 10 ms */
+#define RANK_THREADS 1000000
+
+struct xv {                      /* per vCPU */
+	uint32_t machine, vcpu;
+	bool kept;                   /* by the filter: its tracks exist */
+	uint32_t state_tr, exits_tr, rate_tr, steal_tr;
+	int32_t run_gtid;            /* guest thread whose running slice is open, -1 none */
+	char run_name[32];           /* "running on vCPU n" */
+	/* steal: who runs where its thread left while preempted */
+	bool preempted;
+	uint64_t pre_since;
+	int32_t steal_tid;           /* host thread charged now, -1 none */
+	uint32_t lane;               /* its lane (index in lanes) */
+	uint64_t steal_since;
+	/* counters */
+	uint64_t b_start, b_exits, b_steal;
+	bool emitted;
+	double last_rate, last_steal;
+};
+
+struct xname {                   /* the last names written on a CPU track (they alternate) */
+	int32_t guest, vcpu, tid;
+	char comm[24];
+	char name[96];
+};
+
+struct xcpu {
+	uint32_t tr;
+	struct xname last[2];
+	unsigned next;
+};
+
+struct xlane {                   /* one track of a host thread that stole time */
+	uint32_t tr;
+	uint32_t busy;               /* how many vCPUs are charging it now */
+};
+
+struct vms_export {
+	const struct vms_model *m;
+	struct vms_filter f;
+	struct vms_tl *tl;
+	uint64_t period;
+	uint32_t nr_mach;
+	uint32_t *group;             /* [nr_mach], UINT32_MAX when none */
+	uint32_t *vbase;
+	struct xv *v;
+	uint32_t nr_v;
+	struct vms_keymap cpu_tr;    /* (host, cpu) -> index in cpus + 1 */
+	struct xcpu *cpus;
+	uint32_t nr_cpus, cap_cpus;
+	struct vms_keymap gthread_tr; /* (guest, tid) -> track + 1 */
+	struct vms_keymap steal_lane; /* (host, tid) << 8 | lane -> index in lanes + 1 */
+	struct xlane *lanes;
+	uint32_t nr_lanes, cap_lanes;
+	struct vms_pcpu_view *pv;
+	struct vms_observer pvo;
+	bool started, finished, failed;
+	uint64_t t_last;
+};
+
+static const char *mname(const struct vms_export *x, uint32_t m)
+{
+	const struct vms_machine *mc = vms_model_machine_c(x->m, m);
+	return mc && mc->name ? mc->name : "?";
+}
+
+static void thread_name(const struct vms_export *x, uint32_t machine, int32_t tid,
+			const char *given, char *buf, size_t len)
+{
+	const struct vms_thread_info *ti = vms_model_thread(x->m, machine, tid);
+	const char *c = given && *given ? given : ti && ti->comm[0] ? ti->comm : "?";
+	snprintf(buf, len, "%s (%d)", c, tid);
+}
+
+static struct xv *xv_of(struct vms_export *x, uint32_t machine, uint32_t vcpu)
+{
+	if (machine >= x->nr_mach)
+		return NULL;
+	uint32_t i = x->vbase[machine] + vcpu;
+	uint32_t end = machine + 1 < x->nr_mach ? x->vbase[machine + 1] : x->nr_v;
+	return i < end ? &x->v[i] : NULL;
+}
+
+/* A track looked up in map by key, made by name when absent. */
+static uint32_t track_for(struct vms_export *x, struct vms_keymap *map, uint64_t key,
+			  uint32_t group, const char *name, int32_t rank)
+{
+	uint64_t *v = vms_keymap_get(map, key);
+	if (v)
+		return (uint32_t)(*v - 1);
+	uint32_t tr = vms_tl_track(x->tl, group, name, rank);
+	if (tr == UINT32_MAX || !vms_keymap_put(map, key, (uint64_t)tr + 1, NULL)) {
+		x->failed = true;
+		return UINT32_MAX;
+	}
+	return tr;
+}
+
+/* ---- the fused view ---- */
+
+static struct xcpu *cpu_track(struct vms_export *x, uint32_t host, uint32_t cpu)
+{
+	uint64_t key = (uint64_t)host << 32 | cpu;
+	uint64_t *v = vms_keymap_get(&x->cpu_tr, key);
+	if (v)
+		return &x->cpus[*v - 1];
+	if (x->nr_cpus == x->cap_cpus) {
+		uint32_t cap = x->cap_cpus ? x->cap_cpus * 2 : 16;
+		struct xcpu *nc = realloc(x->cpus, cap * sizeof *nc);
+		if (!nc)
+			goto fail;
+		x->cpus = nc;
+		x->cap_cpus = cap;
+	}
+	char name[32];
+	snprintf(name, sizeof name, "CPU %u", cpu);
+	struct xcpu *c = &x->cpus[x->nr_cpus];
+	memset(c, 0, sizeof *c);
+	c->last[0].guest = c->last[1].guest = INT32_MIN;
+	c->tr = vms_tl_track(x->tl, x->group[host], name, (int32_t)cpu);
+	if (c->tr == UINT32_MAX || !vms_keymap_put(&x->cpu_tr, key, x->nr_cpus + 1, NULL))
+		goto fail;
+	return &x->cpus[x->nr_cpus++];
+fail:
+	x->failed = true;
+	return NULL;
+}
+
+static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
+{
+	struct vms_export *x = ctx;
+	if (iv->host >= x->nr_mach || !vms_filter_pcpu(&x->f, iv->host, iv->guest, iv->vcpu))
+		return;
+	struct xcpu *c = cpu_track(x, iv->host, iv->cpu);
+	if (!c)
+		return;
+	/* the name says it all (no arguments: this is the biggest kind of slice); a CPU goes
+	 * back and forth between a few occupants, so their names are kept */
+	struct xname *nm = NULL;
+	for (unsigned i = 0; i < 2 && !nm; i++) {
+		struct xname *l = &c->last[i];
+		if (l->guest == iv->guest && l->vcpu == iv->vcpu && l->tid == iv->tid &&
+		    !strcmp(l->comm, iv->comm))
+			nm = l;
+	}
+	if (!nm) {
+		nm = &c->last[c->next];
+		c->next ^= 1;
+		nm->guest = iv->guest;
+		nm->vcpu = iv->vcpu;
+		nm->tid = iv->tid;
+		snprintf(nm->comm, sizeof nm->comm, "%s", iv->comm);
+		if (iv->guest >= 0 && iv->tid >= 0)
+			snprintf(nm->name, sizeof nm->name, "%s vCPU %d: %s (%d)",
+				 mname(x, (uint32_t)iv->guest), iv->vcpu, iv->comm, iv->tid);
+		else if (iv->guest >= 0)
+			snprintf(nm->name, sizeof nm->name, "%s vCPU %d: ?",
+				 mname(x, (uint32_t)iv->guest), iv->vcpu);
+		else
+			snprintf(nm->name, sizeof nm->name, "%s (%d)", iv->comm[0] ? iv->comm : "?",
+				 iv->tid);
+	}
+	vms_tl_slice(x->tl, c->tr, iv->start, iv->end, nm->name, NULL, 0);
+}
+
+/* ---- counters ---- */
+
+static void count_emit(struct vms_export *x, struct xv *v, uint64_t t, uint64_t len)
+{
+	double rate = (double)v->b_exits * 1e9 / (double)len;
+	double steal = 100.0 * (double)v->b_steal / (double)len;
+	if (!v->emitted || rate != v->last_rate)
+		vms_tl_count(x->tl, v->rate_tr, t, rate);
+	if (!v->emitted || steal != v->last_steal)
+		vms_tl_count(x->tl, v->steal_tr, t, steal);
+	v->emitted = true;
+	v->last_rate = rate;
+	v->last_steal = steal;
+}
+
+static void add_steal(struct xv *v, uint64_t until)
+{
+	if (v->preempted) {
+		uint64_t from = v->pre_since > v->b_start ? v->pre_since : v->b_start;
+		if (until > from)
+			v->b_steal += until - from;
+	}
+}
+
+/* Close the periods of v that end at or before t. Runs of periods in which nothing
+ * happened get one value. */
+static void advance(struct vms_export *x, struct xv *v, uint64_t t)
+{
+	while (t >= v->b_start + x->period) {
+		uint64_t end = v->b_start + x->period;
+		add_steal(v, end);
+		count_emit(x, v, v->b_start, x->period);
+		v->b_start = end;
+		v->b_exits = v->b_steal = 0;
+		if (t >= v->b_start + x->period) {
+			v->b_steal = v->preempted ? x->period : 0;
+			count_emit(x, v, v->b_start, x->period);
+			v->b_steal = 0;
+			v->b_start += (t - v->b_start) / x->period * x->period;
+		}
+	}
+}
+
+/* ---- steal: host threads that ran instead ---- */
+
+static void steal_close(struct vms_export *x, struct xv *v, uint64_t t)
+{
+	if (v->steal_tid < 0)
+		return;
+	char name[96];
+	snprintf(name, sizeof name, "instead of %s vCPU %u", mname(x, v->machine), v->vcpu);
+	struct xlane *l = &x->lanes[v->lane];
+	vms_tl_slice(x->tl, l->tr, v->steal_since, t, name, NULL, 0);
+	if (l->busy)
+		l->busy--;
+	v->steal_tid = -1;
+}
+
+/* The first lane of host thread tid that no other vCPU is charging now (its index in lanes),
+ * UINT32_MAX when out of memory. */
+static uint32_t steal_lane(struct vms_export *x, uint32_t host, int32_t tid, const char *comm)
+{
+	for (uint32_t lane = 0; lane < 256; lane++) {
+		uint64_t key = (vms_keymap_mt(host, tid) << 8) | lane;
+		uint64_t *v = vms_keymap_get(&x->steal_lane, key);
+		if (v && x->lanes[*v - 1].busy)
+			continue;
+		if (!v) {
+			if (x->nr_lanes == x->cap_lanes) {
+				uint32_t cap = x->cap_lanes ? x->cap_lanes * 2 : 16;
+				struct xlane *nl = realloc(x->lanes, cap * sizeof *nl);
+				if (!nl)
+					break;
+				x->lanes = nl;
+				x->cap_lanes = cap;
+			}
+			char name[96], base[64];
+			thread_name(x, host, tid, comm, base, sizeof base);
+			if (lane)
+				snprintf(name, sizeof name, "%s #%u", base, lane + 1);
+			else
+				snprintf(name, sizeof name, "%s", base);
+			uint32_t tr = vms_tl_track(x->tl, x->group[host], name,
+						   RANK_THREADS + tid);
+			if (tr == UINT32_MAX || !vms_keymap_put(&x->steal_lane, key, x->nr_lanes + 1,
+								NULL))
+				break;
+			x->lanes[x->nr_lanes++] = (struct xlane){ .tr = tr };
+			v = vms_keymap_get(&x->steal_lane, key);
+		}
+		x->lanes[*v - 1].busy++;
+		return (uint32_t)(*v - 1);
+	}
+	x->failed = true;
+	return UINT32_MAX;
+}
+
+static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+{
+	struct vms_export *x = ctx;
+	struct xv *v = xv_of(x, o->machine, o->vcpu);
+	if (!v || !v->preempted || o->host >= x->nr_mach || !v->kept)
+		return;
+	if (v->steal_tid == o->tid && o->tid >= 0)
+		return;
+	steal_close(x, v, o->t);
+	if (o->tid > 0) {
+		v->lane = steal_lane(x, o->host, o->tid, o->comm);
+		if (v->lane == UINT32_MAX)
+			return;
+		v->steal_tid = o->tid;
+		v->steal_since = o->t;
+	}
+}
+
+static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
+{
+	struct vms_export *x = ctx;
+	struct xv *v = xv_of(x, o->machine, o->vcpu);
+	if (!v)
+		return;
+	advance(x, v, o->t);
+	bool pre = o->state == VMS_STATE_PREEMPTED;
+	if (v->preempted && !pre) {
+		add_steal(v, o->t);
+		steal_close(x, v, o->t);
+	}
+	if (pre && !v->preempted)
+		v->pre_since = o->t;
+	v->preempted = pre;
+}
+
+/* ---- exits ---- */
+
+static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
+{
+	struct vms_export *x = ctx;
+	struct xv *v = xv_of(x, o->machine, o->vcpu);
+	if (!v)
+		return;
+	advance(x, v, o->t);
+	v->b_exits++;
+	char name[48];
+	const char *rn = vms_exit_reason_name(o->isa, o->reason);
+	if (!rn) {
+		snprintf(name, sizeof name, "exit %u", o->reason);
+		rn = name;
+	}
+	struct vms_tl_arg a[] = {
+		{ .key = "guest_rip", .type = VMS_TL_HEX, .u = o->guest_rip },
+		{ .key = "info1", .type = VMS_TL_HEX, .u = o->info1 },
+		{ .key = "info2", .type = VMS_TL_HEX, .u = o->info2 },
+		{ .key = "host_cpu", .type = VMS_TL_UINT, .u = o->host_cpu },
+		{ .key = "isa", .type = VMS_TL_UINT, .u = o->isa },
+	};
+	vms_tl_open(x->tl, v->exits_tr, o->t, rn, a, sizeof a / sizeof a[0]);
+}
+
+static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
+{
+	struct vms_export *x = ctx;
+	struct xv *v = xv_of(x, o->machine, o->vcpu);
+	if (!v)
+		return;
+	/* lost: nothing is known of its end, nothing is claimed (zero length) */
+	struct vms_tl_arg a = { .key = "end", .type = VMS_TL_STR,
+				.s = o->how == VMS_EXIT_LOST ? "lost (events lost before its entry)"
+							     : "unfinished (the trace ends)" };
+	vms_tl_close(x->tl, v->exits_tr, o->how == VMS_EXIT_LOST ? o->begin : o->t, &a,
+		     o->how == VMS_EXIT_ENDED ? 0 : 1);
+}
+
+/* ---- guest threads ---- */
+
+static uint32_t gthread_track(struct vms_export *x, uint32_t guest, int32_t tid,
+			      const char *comm)
+{
+	char name[64] = "";
+	uint64_t key = vms_keymap_mt(guest, tid);
+	if (!vms_keymap_get(&x->gthread_tr, key))
+		thread_name(x, guest, tid, comm, name, sizeof name);
+	return track_for(x, &x->gthread_tr, key, x->group[guest], name, RANK_THREADS + tid);
+}
+
+static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
+{
+	struct vms_export *x = ctx;
+	x->pvo.guest_switch(x->pvo.ctx, o);
+	struct xv *v = xv_of(x, o->machine, o->vcpu);
+	if (!v)
+		return;
+	if (v->run_gtid > 0)
+		vms_tl_close(x->tl, gthread_track(x, o->machine, v->run_gtid, NULL), o->t, NULL,
+			     0);
+	v->run_gtid = -1;
+	if (o->next_tid > 0 && v->kept) {
+		vms_tl_open(x->tl, gthread_track(x, o->machine, o->next_tid, o->next_comm), o->t,
+			    v->run_name, NULL, 0);
+		v->run_gtid = o->next_tid;
+	}
+}
+
+static void thread_row(void *ctx, const struct vms_thread_interval *iv)
+{
+	struct vms_export *x = ctx;
+	if (iv->machine >= x->nr_mach || x->group[iv->machine] == UINT32_MAX)
+		return;
+	char name[64], instead[64];
+	if (iv->reason == VMS_OVERLAY_VMM) {
+		const char *rn = iv->exit_reason >= 0
+			? vms_exit_reason_name(iv->isa, (uint32_t)iv->exit_reason) : NULL;
+		if (rn)
+			snprintf(name, sizeof name, "vmm: %s", rn);
+		else if (iv->exit_reason >= 0)
+			snprintf(name, sizeof name, "vmm: exit %d", iv->exit_reason);
+		else
+			snprintf(name, sizeof name, "vmm");
+	} else {
+		snprintf(name, sizeof name, "%s", vms_overlay_reason_name(iv->reason));
+	}
+	struct vms_tl_arg a[3] = {
+		{ .key = "vcpu", .type = VMS_TL_UINT, .u = iv->vcpu },
+	};
+	unsigned n = 1;
+	const struct vms_machine *g = vms_model_machine_c(x->m, iv->machine);
+	if (iv->host_tid >= 0 && g && g->host >= 0) {
+		thread_name(x, (uint32_t)g->host, iv->host_tid, NULL, instead, sizeof instead);
+		a[n++] = (struct vms_tl_arg){ .key = "instead", .type = VMS_TL_STR, .s = instead };
+		a[n++] = (struct vms_tl_arg){ .key = "instead_tid", .type = VMS_TL_INT,
+					      .i = iv->host_tid };
+	}
+	vms_tl_slice(x->tl, gthread_track(x, iv->machine, iv->tid, NULL), iv->start, iv->end,
+		     name, a, n);
+}
+
+/* ---- vCPU states ---- */
+
+static void vcpu_row(void *ctx, const struct vms_vcpu_interval *iv)
+{
+	struct vms_export *x = ctx;
+	struct xv *v = xv_of(x, iv->machine, iv->vcpu);
+	if (!v)
+		return;
+	vms_tl_slice(x->tl, v->state_tr, iv->start, iv->end, vms_vcpu_state_name(iv->state), NULL,
+		     0);
+}
+
+/* ---- the rest of the observer: forwarded to the fused view ---- */
+
+static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
+{
+	struct vms_export *x = ctx;
+	x->pvo.cpu_run(x->pvo.ctx, o);
+}
+
+static void on_vcpu_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
+{
+	struct vms_export *x = ctx;
+	x->pvo.vcpu_mode(x->pvo.ctx, o);
+}
+
+static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
+{
+	struct vms_export *x = ctx;
+	x->pvo.event(x->pvo.ctx, ev, t);
+	x->t_last = t;
+}
+
+static void on_start(void *ctx, uint64_t t0)
+{
+	struct vms_export *x = ctx;
+	x->started = true;
+	for (uint32_t i = 0; i < x->nr_v; i++)
+		x->v[i].b_start = t0;
+}
+
+static void on_finish(void *ctx, uint64_t t_end)
+{
+	struct vms_export *x = ctx;
+	if (x->finished)
+		return;
+	x->pvo.finish(x->pvo.ctx, t_end);
+	for (uint32_t i = 0; i < x->nr_v; i++) {
+		struct xv *v = &x->v[i];
+		if (v->run_gtid > 0)
+			vms_tl_close(x->tl, gthread_track(x, v->machine, v->run_gtid, NULL), t_end,
+				     NULL, 0);
+		if (v->preempted)
+			steal_close(x, v, t_end);
+		if (!x->started)
+			continue;
+		advance(x, v, t_end);
+		if (t_end > v->b_start) {   /* the last, partial period */
+			add_steal(v, t_end);
+			count_emit(x, v, v->b_start, t_end - v->b_start);
+		}
+	}
+	if (vms_tl_finish(x->tl, t_end) != 0)
+		x->failed = true;
+	x->finished = true;
+}
+
+/* ---- life ---- */
+
+static int make_tracks(struct vms_export *x)
+{
+	for (uint32_t m = 0; m < x->nr_mach; m++) {
+		const struct vms_machine *mc = vms_model_machine_c(x->m, m);
+		x->group[m] = UINT32_MAX;
+		if (!(mc->role & (VMS_ROLE_HOST | VMS_ROLE_GUEST)) ||
+		    (!vms_filter_machine(&x->f, m) && !(mc->role & VMS_ROLE_HOST)))
+			continue;
+		char name[96];
+		snprintf(name, sizeof name, "%s (%s)", mname(x, m), vms_role_name(mc->role));
+		x->group[m] = vms_tl_group(x->tl, name, (int32_t)m);
+		if (x->group[m] == UINT32_MAX)
+			return -1;
+	}
+	for (uint32_t i = 0; i < x->nr_v; i++) {
+		struct xv *v = &x->v[i];
+		uint32_t g = x->group[v->machine];
+		v->kept = g != UINT32_MAX && vms_filter_vcpu(&x->f, v->machine, v->vcpu);
+		if (!v->kept) {
+			v->state_tr = v->exits_tr = v->rate_tr = v->steal_tr = UINT32_MAX;
+			continue;
+		}
+		int32_t r = 4 * (int32_t)v->vcpu;
+		char name[64];
+		snprintf(name, sizeof name, "vCPU %u", v->vcpu);
+		v->state_tr = vms_tl_track(x->tl, g, name, r);
+		snprintf(name, sizeof name, "vCPU %u exits", v->vcpu);
+		v->exits_tr = vms_tl_track(x->tl, g, name, r + 1);
+		snprintf(name, sizeof name, "vCPU %u exits/s", v->vcpu);
+		v->rate_tr = vms_tl_counter(x->tl, g, name, "exits/s", r + 2);
+		snprintf(name, sizeof name, "vCPU %u steal %%", v->vcpu);
+		v->steal_tr = vms_tl_counter(x->tl, g, name, "%", r + 3);
+		if (v->state_tr == UINT32_MAX || v->exits_tr == UINT32_MAX ||
+		    v->rate_tr == UINT32_MAX || v->steal_tr == UINT32_MAX)
+			return -1;
+	}
+	return 0;
+}
+
+struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
+				  const struct vms_export_opts *opts)
+{
+	struct vms_export *x = calloc(1, sizeof *x);
+	if (!x)
+		return NULL;
+	x->m = model;
+	x->period = opts && opts->counter_period_ns ? opts->counter_period_ns : DEFAULT_PERIOD;
+	x->f = opts ? opts->filter : (struct vms_filter){ -1, -1 };
+	vms_keymap_init(&x->cpu_tr);
+	vms_keymap_init(&x->gthread_tr);
+	vms_keymap_init(&x->steal_lane);
+	x->nr_mach = vms_model_nr_machines(model);
+	x->group = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->group);
+	x->vbase = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->vbase);
+	if (!x->group || !x->vbase)
+		goto fail;
+	for (uint32_t m = 0; m < x->nr_mach; m++) {
+		x->vbase[m] = x->nr_v;
+		x->nr_v += vms_model_machine_c(model, m)->nr_vcpus;
+	}
+	x->v = calloc(x->nr_v ? x->nr_v : 1, sizeof *x->v);
+	if (!x->v)
+		goto fail;
+	for (uint32_t m = 0; m < x->nr_mach; m++)
+		for (uint32_t n = 0; n < vms_model_machine_c(model, m)->nr_vcpus; n++) {
+			struct xv *v = &x->v[x->vbase[m] + n];
+			v->machine = m;
+			v->vcpu = n;
+			v->run_gtid = v->steal_tid = -1;
+			snprintf(v->run_name, sizeof v->run_name, "running on vCPU %u", n);
+		}
+	x->tl = vms_tl_new(f, opts && opts->format == VMS_EXPORT_CHROME_JSON ? VMS_TL_CHROME_JSON
+									      : VMS_TL_PERFETTO);
+	x->pv = vms_pcpu_view_new(model, pcpu_row, x);
+	if (!x->tl || !x->pv || make_tracks(x) != 0)
+		goto fail;
+	x->pvo = vms_pcpu_view_observer(x->pv);
+	return x;
+fail:
+	vms_export_free(x);
+	return NULL;
+}
+
+struct vms_observer vms_export_observer(struct vms_export *x)
+{
+	return (struct vms_observer){
+		.ctx = x, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
+		.exit_begin = on_exit_begin, .exit_end = on_exit_end, .cpu_run = on_cpu_run,
+		.vcpu_mode = on_vcpu_mode, .vcpu_instead = on_instead, .event = on_event,
+		.start = on_start, .finish = on_finish,
+	};
+}
+
+struct vms_sinks vms_export_sinks(struct vms_export *x)
+{
+	return (struct vms_sinks){ .ctx = x, .vcpu_interval = vcpu_row, .thread_interval = thread_row };
+}
+
+int vms_export_finish(struct vms_export *x)
+{
+	if (!x->finished)
+		on_finish(x, x->t_last);
+	return x->failed ? -1 : 0;
+}
+
+void vms_export_free(struct vms_export *x)
+{
+	if (!x)
+		return;
+	vms_tl_free(x->tl);
+	vms_pcpu_view_free(x->pv);
+	vms_keymap_free(&x->cpu_tr);
+	free(x->cpus);
+	vms_keymap_free(&x->gthread_tr);
+	vms_keymap_free(&x->steal_lane);
+	free(x->lanes);
+	free(x->group);
+	free(x->vbase);
+	free(x->v);
+	free(x);
+}

@@ -1,0 +1,52 @@
+/* vmscope internal: a timeline writer, tracks of slices and counters, written as a Perfetto
+ * protobuf trace or as the Chrome JSON trace format, streaming (nothing is kept per slice).
+ *
+ * A group is a machine (a Perfetto process track, a Chrome JSON process); tracks and counters
+ * belong to a group. A track has at most one open slice at a time (vms_tl_open ..
+ * vms_tl_close: Perfetto gets the begin when it happens, Chrome JSON one complete event at
+ * the close) and any number of closed ones written with vms_tl_slice, which must nest in
+ * what is open on that track. Names of slices and of arguments are interned in the Perfetto
+ * output (written once, then referred to by number). Time is in ns. */
+#ifndef VMS_TIMELINE_H
+#define VMS_TIMELINE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum vms_tl_format { VMS_TL_PERFETTO, VMS_TL_CHROME_JSON };
+
+enum vms_tl_arg_type { VMS_TL_UINT, VMS_TL_INT, VMS_TL_HEX, VMS_TL_STR };
+struct vms_tl_arg {
+	const char *key;              /* a name that stays valid (a literal) */
+	enum vms_tl_arg_type type;
+	uint64_t u;                   /* UINT, HEX */
+	int64_t i;                    /* INT */
+	const char *s;                /* STR (copied when needed) */
+};
+#define VMS_TL_MAX_ARGS 6
+
+struct vms_tl;
+
+struct vms_tl *vms_tl_new(FILE *f, enum vms_tl_format fmt);
+/* Close open slices at t_end, end the file, free; 0, or -1 when a write or an allocation
+ * failed (somewhere in the life of the writer). */
+int vms_tl_finish(struct vms_tl *tl, uint64_t t_end);
+void vms_tl_free(struct vms_tl *tl);
+
+/* Handles are small integers; UINT32_MAX when out of memory (every call accepts it and does
+ * nothing). rank orders siblings (groups among groups, tracks within a group). */
+uint32_t vms_tl_group(struct vms_tl *tl, const char *name, int32_t rank);
+uint32_t vms_tl_track(struct vms_tl *tl, uint32_t group, const char *name, int32_t rank);
+uint32_t vms_tl_counter(struct vms_tl *tl, uint32_t group, const char *name, const char *unit,
+			int32_t rank);
+
+void vms_tl_open(struct vms_tl *tl, uint32_t track, uint64_t t, const char *name,
+		 const struct vms_tl_arg *args, unsigned nargs);
+/* args (may be NULL) are added to the slice's (Perfetto: on its end event) */
+void vms_tl_close(struct vms_tl *tl, uint32_t track, uint64_t t, const struct vms_tl_arg *args,
+		  unsigned nargs);
+void vms_tl_slice(struct vms_tl *tl, uint32_t track, uint64_t start, uint64_t end,
+		  const char *name, const struct vms_tl_arg *args, unsigned nargs);
+void vms_tl_count(struct vms_tl *tl, uint32_t counter, uint64_t t, double v);
+
+#endif

@@ -1,0 +1,89 @@
+/* vmscope export: the timeline as a Perfetto trace (.pftrace) or a Chrome JSON trace. */
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vmscope/export.h"
+
+static const char usage[] =
+	"usage: vmscope export -o FILE [--format perfetto|json] [--host FILE]\n"
+	"                      [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
+	"\n"
+	"Write the timeline: per host, one track per physical CPU (what really ran there); per\n"
+	"guest, per vCPU its states, its VM exits (named by reason, with guest RIP, info and\n"
+	"host CPU) and counters (exits/s, steal %), one track per guest thread (running and why\n"
+	"it did not run) and one per host thread that took a vCPU's CPU. FILE ending in .json\n"
+	"gets the Chrome JSON trace format, anything else Perfetto's protobuf format: open it at\n"
+	"https://ui.perfetto.dev (Open trace file; it stays in the browser).\n"
+	"\n"
+	"  --format F          perfetto or json, whatever FILE's name\n"
+	CLI_HELP_WINDOW;
+
+int cmd_export(int argc, char **argv)
+{
+	/* --format is this command's own: taken out before the shared parser sees argv */
+	const char *format = NULL;
+	int n = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--format") && i + 1 < argc && i > 0) {
+			format = argv[++i];
+			continue;
+		}
+		if (!strncmp(argv[i], "--format=", 9) && i > 0) {
+			format = argv[i] + 9;
+			continue;
+		}
+		argv[n++] = argv[i];
+	}
+	argc = n;
+	argv[argc] = NULL;
+	struct cli c;
+	int st = cli_begin(&c, argc, argv, CLI_ROLES | CLI_OUT | CLI_WINDOW, usage);
+	if (st != CLI_GO)
+		return st;
+	struct vms_export_opts opts = { .format = VMS_EXPORT_PERFETTO };
+	size_t len = strlen(c.out ? c.out : "");
+	if (format ? !strcmp(format, "json")
+		   : len >= 5 && !strcmp(c.out + len - 5, ".json"))
+		opts.format = VMS_EXPORT_CHROME_JSON;
+	if (!c.out || !strcmp(c.out, "-") || (format && strcmp(format, "json") &&
+					      strcmp(format, "perfetto"))) {
+		fprintf(stderr, "vmscope %s: %s\n%s", c.cmd,
+			c.out && strcmp(c.out, "-") ? "--format is perfetto or json"
+						    : "-o FILE is needed (a trace file)", usage);
+		return cli_end(&c, VMS_EXIT_USAGE);
+	}
+	struct vms_error err = { 0 };
+	if (vms_session_build_model(c.s, &err) != 0)
+		return cli_end(&c, cli_fail(&c, &err));
+	const struct vms_filter *filter = vms_session_filter(c.s);
+	if (!filter) {
+		fprintf(stderr, "vmscope %s: --machine %s: no such machine\n", c.cmd, c.sopts.machine);
+		return cli_end(&c, VMS_EXIT_USAGE);
+	}
+	opts.filter = *filter;
+	struct vms_export *x = vms_export_new(vms_session_model(c.s), c.f, &opts);
+	struct vms_observer obs = x ? vms_export_observer(x) : (struct vms_observer){ 0 };
+	if (!x || vms_session_observe(c.s, &obs) != 0) {
+		vms_export_free(x);
+		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
+		return cli_end(&c, VMS_EXIT_FAIL);
+	}
+	struct vms_sinks sinks = vms_export_sinks(x);
+	st = cli_run(&c, &sinks);
+	if (st == 0 && vms_export_finish(x) != 0) {
+		fprintf(stderr, "vmscope %s: cannot write %s\n", c.cmd, c.out);
+		st = VMS_EXIT_FAIL;
+	}
+	const char *out = c.out;
+	st = cli_end(&c, st);
+	vms_export_free(x);
+	struct stat sb;
+	if (st == 0 && stat(out, &sb) == 0)
+		fprintf(stderr, "vmscope export: wrote %s (%.1f MiB)%s\n", out,
+			(double)sb.st_size / (1024.0 * 1024.0),
+			opts.format == VMS_EXPORT_PERFETTO
+				? "; open it at https://ui.perfetto.dev (Open trace file)" : "");
+	return st;
+}
