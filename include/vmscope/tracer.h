@@ -49,7 +49,9 @@ extern "C" {
  * VMSCOPE_TRACE is set. Returns 0 or -errno. */
 int vmst_init(const char *config);
 /* Flush everything and stop the writer thread (also run at exit()). A forked child of a
- * traced process records nothing (the writer thread is the parent's). */
+ * traced process records nothing until it calls vmst_init itself (the writer thread is the
+ * parent's); then it writes only its own events, each thread under its own tid, never the
+ * parent's events that were buffered when it forked. */
 void vmst_shutdown(void);
 
 /* ---- events ---- */
