@@ -1,7 +1,7 @@
 /* bench_tracer: the cost of a trace point of the vmscope tracer library, and of the same
  * trace point with LTTng-UST in the same run.
  *
- *   bench_tracer [-n EVENTS] [-k]
+ *   bench_tracer [-n EVENTS] [-k] [-F]
  *
  * Disabled cost: 10^8 calls of a never-enabled trace point, timed in batches of 10^4 with
  * the TSC. Enabled cost: EVENTS (default 10 M) calls with two u64 arguments, timed in
@@ -12,6 +12,11 @@
  * rate that loses nothing. LTTng-UST: its own lttng-sessiond (--no-kernel --daemonize; an
  * already running one is used and left running), a session with 8 x 4 MiB sub-buffers, the
  * same loops in a child process, the events counted afterwards with babeltrace2.
+ * Flush latency under load (also alone with -F): in a child process, 4 threads emit at full
+ * speed into 64 MiB buffers (8 x 8 MiB), then 2 MiB (the default), while the main thread
+ * times 20 calls of vmst_flush() 100 ms apart; printed: median and maximum, the most bytes the
+ * writer wrote during one flush against the bound tracer.h states, (bufsize + sub-buffer) x
+ * threads + one sub-buffer, and the writer's rate W over the run (written bytes / seconds).
  * -k keeps the traces (in /tmp/bench-tracer.XXXXXX). */
 #include <errno.h>
 #include <inttypes.h>
@@ -324,23 +329,96 @@ stop_daemon:
 }
 #endif
 
+/* ---- flush latency under load ---- */
+
+static uint32_t flood_stop;
+
+static void *flood(void *arg)
+{
+	(void)arg;
+	for (uint64_t i = 0; !__atomic_load_n(&flood_stop, __ATOMIC_RELAXED); i += 10) {
+		TEN(trace_bench_ev(i, i));
+	}
+	return NULL;
+}
+
+static void flush_latency(const char *tmp, unsigned mib)
+{
+	enum { THREADS = 4, FLUSHES = 20 };
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		char cfg[4300];
+		snprintf(cfg, sizeof cfg, "file=%s/flush-%u,enable=bench_ev,bufsize=%uM,subbufs=8",
+			 tmp, mib, mib);
+		if (vmst_init(cfg) != 0)
+			_exit(1);
+		pthread_t th[THREADS];
+		for (int i = 0; i < THREADS; i++)
+			pthread_create(&th[i], NULL, flood, NULL);
+		uint64_t t0 = now_ns();
+		struct timespec d = { 0, 500 * 1000 * 1000 };
+		nanosleep(&d, NULL);   /* every buffer full, the writer at its pace */
+		struct samples lat = { 0 };
+		uint64_t most = 0;   /* bytes written during one flush, at most */
+		for (int k = 0; k < FLUSHES; k++) {
+			uint64_t a = now_ns();
+			vmst_flush();
+			add(&lat, (double)(now_ns() - a) / 1e6);
+			uint64_t b = vmst_debug_flush_written_bytes();
+			most = b > most ? b : most;
+			d.tv_nsec = 100 * 1000 * 1000;
+			nanosleep(&d, NULL);
+		}
+		__atomic_store_n(&flood_stop, 1, __ATOMIC_RELAXED);
+		for (int i = 0; i < THREADS; i++)
+			pthread_join(th[i], NULL);
+		double secs = (double)(now_ns() - t0) / 1e9;
+		double med, p99;
+		summary(&lat, &med, &p99);
+		qsort(lat.v, lat.n, sizeof *lat.v, cmp_d);
+		double w = (double)vmst_debug_written_bytes() / secs;   /* bytes/s */
+		double bound_b = ((mib + mib / 8.0) * THREADS + mib / 8.0) * 1048576.0;
+		printf("  %2u MiB buffers: flush median %.1f ms, max %.1f ms (%d flushes); "
+		       "at most %.1f MiB written during one flush, bound %.3g MiB x %d + %.3g = %.4g "
+		       "MiB; writer W = %.0f MB/s, bound / W = %.0f ms\n", mib, med,
+		       lat.v[lat.n - 1], FLUSHES, (double)most / 1048576.0, mib + mib / 8.0, THREADS,
+		       mib / 8.0, bound_b / 1048576.0, w / 1e6, bound_b / w * 1e3);
+		fflush(stdout);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+}
+
+static void flush_section(const char *tmp)
+{
+	printf("\nflush latency under load (4 threads at full speed, 8 sub-buffers):\n");
+	flush_latency(tmp, 64);
+	flush_latency(tmp, 2);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = 10000000;
-	bool keep = false;
+	bool keep = false, flush_only = false;
 	calibrate();
 #ifdef HAVE_LTTNG
 	if (argc == 3 && !strcmp(argv[1], "--lttng-child"))
 		return lttng_child(strtoull(argv[2], NULL, 10));
 #endif
 	int opt;
-	while ((opt = getopt(argc, argv, "n:kh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:kFh")) != -1) {
 		if (opt == 'n')
 			n = strtoull(optarg, NULL, 10);
 		else if (opt == 'k')
 			keep = true;
+		else if (opt == 'F')
+			flush_only = true;
 		else {
-			fprintf(stderr, "usage: bench_tracer [-n EVENTS] [-k]\n");
+			fprintf(stderr, "usage: bench_tracer [-n EVENTS] [-k] [-F]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -349,6 +427,10 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmp)) {
 		perror("mkdtemp");
 		return 1;
+	}
+	if (flush_only) {
+		flush_section(tmp);
+		goto cleanup;
 	}
 	printf("bench_tracer: TSC %.3f GHz, %" PRIu64 " events per enabled run\n", ghz, n);
 
@@ -445,11 +527,17 @@ int main(int argc, char **argv)
 	else
 		printf("  sustained without loss: not found in 5 attempts\n");
 
+	flush_section(tmp);
+
 #ifdef HAVE_LTTNG
 	lttng_peer(tmp, n, dm, e1m);
 #else
 	printf("\nLTTng-UST: not built (liblttng-ust-dev missing): peer not measured\n");
 #endif
+	free(dis.v);
+	free(en1.v);
+	free(en2.v);
+cleanup:
 	if (!keep) {
 		char cmd[4400];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
@@ -458,8 +546,5 @@ int main(int argc, char **argv)
 	} else {
 		printf("traces kept in %s\n", tmp);
 	}
-	free(dis.v);
-	free(en1.v);
-	free(en2.v);
 	return 0;
 }

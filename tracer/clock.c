@@ -2,6 +2,7 @@
  * C-state, synchronized by the kernel across CPUs), else CLOCK_MONOTONIC through the vDSO.
  * The TSC frequency is calibrated against CLOCK_MONOTONIC_RAW at start-up (10 ms), which the
  * CTF clock description then carries with the offset to the real-time clock. */
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -32,6 +33,17 @@ static uint64_t ns_of(clockid_t id)
 	struct timespec ts;
 	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t vmst__now_slow(void)
+{
+	return ns_of(CLOCK_MONOTONIC);
+}
+
+uint16_t vmst__cpu_slow(void)
+{
+	int c = sched_getcpu();
+	return c < 0 ? UINT16_MAX : (uint16_t)c;
 }
 
 #if defined(__x86_64__) || defined(__i386__)

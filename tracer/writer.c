@@ -30,13 +30,16 @@
 
 uint32_t vmst__writer_waiting;
 uint32_t vmst__writer_paused;
+static uint64_t bytes_written;               /* atomic: packets written, for the benchmark */
+static uint64_t flush_bytes;                 /* under cmd_lock: bytes_written at flush_done */
+static __thread uint64_t my_flush_bytes;     /* written during the thread's last flush */
 static uint32_t wake_seq;
 
 static pthread_t thread;
 static bool running;
 static pthread_mutex_t cmd_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cmd_cond = PTHREAD_COND_INITIALIZER;
-static uint64_t flush_req, flush_done;       /* under cmd_lock */
+static uint64_t flush_req, flush_done;       /* under cmd_lock (flush_req also read atomically) */
 static char *new_dir;                        /* under cmd_lock: requested directory */
 static uint64_t dir_req, dir_done;
 static int dir_result;
@@ -241,6 +244,8 @@ static void emit_packet(struct vmst_tbuf *b, uint32_t cpu, uint64_t disc, uint64
 	int rc = vmst_pfile_append(&b->pf, &h, data, len);
 	if (rc)
 		say_error("cannot write to", dir, -rc);
+	else
+		__atomic_add_fetch(&bytes_written, sizeof h + len, __ATOMIC_RELAXED);
 	b->last_ts = ts_end;
 	b->disc_written = disc;
 	b->any_packet = true;
@@ -271,12 +276,23 @@ static void write_range(struct vmst_tbuf *b, uint32_t k, uint32_t from, uint32_t
 
 /* Write out what a thread has: full sub-buffers, and with `partial` the committed part of
  * the one being filled and an empty packet for drops not yet in the trace. */
-static void drain(struct vmst_tbuf *b, bool partial)
+/* A flush is waiting: a pass that is not the flush's own stops at the next sub-buffer, so that
+ * the flush waits for one sub-buffer of it, not for all of it. */
+static bool flush_waiting(void)
+{
+	return __atomic_load_n(&flush_req, __ATOMIC_RELAXED) != flush_done;
+}
+
+static void drain(struct vmst_tbuf *b, bool partial, bool yield)
 {
 	if (!b->mem)
 		return;
+	/* at most one lap of the ring and the partly filled one: a producer that keeps filling
+	 * its sub-buffers cannot keep the writer (and a flush waiting for it) on one thread */
 	uint32_t guard = 0;
-	while (guard++ < 2 * b->nsub + 2) {
+	while (guard++ < b->nsub + 1) {
+		if (yield && flush_waiting())
+			return;
 		uint32_t k = b->next_w;
 		struct vmst_sub *s = &b->sub[k];
 		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
@@ -314,11 +330,14 @@ static void drain(struct vmst_tbuf *b, bool partial)
 	}
 }
 
-static void drain_all(bool partial)
+/* yield: stop early for a waiting flush (every pass but the flush's own and the last one) */
+static void drain_all(bool partial, bool yield)
 {
 	for (struct vmst_tbuf *b = list_head(); b; b = b->next_buf) {
+		if (yield && flush_waiting())
+			return;
 		bool gone = __atomic_load_n(&b->exited, __ATOMIC_ACQUIRE);
-		drain(b, partial || gone);
+		drain(b, partial || gone, yield);
 		if (gone && b->mem) {
 			bool all_free = true;
 			for (uint32_t k = 0; k < b->nsub; k++)
@@ -357,7 +376,7 @@ static void sync_all(void)
 /* End of a directory: everything written, synced, and the clean-close mark last. */
 static void close_dir(void)
 {
-	drain_all(true);
+	drain_all(true, false);
 	sync_all();
 	for (struct vmst_tbuf *b = list_head(); b; b = b->next_buf)
 		vmst_pfile_close(&b->pf);
@@ -422,15 +441,16 @@ static void *writer_main(void *arg)
 			switch_dir(nd);
 			free(nd);
 		} else if (!paused || flushing) {
-			drain_all(flushing || periodic);
+			drain_all(flushing || periodic, !flushing);
 		}
 		if (periodic)
 			last_partial = now;
-		if (flushing)
-			sync_all();
+		/* no fsync for a flush: written means in the page cache, which readers see and a
+		 * killed process leaves behind; the time to the disk is not the tracer's to bound */
 		if (flushing || nd) {
 			pthread_mutex_lock(&cmd_lock);
 			flush_done = want_flush;
+			flush_bytes = __atomic_load_n(&bytes_written, __ATOMIC_RELAXED);
 			if (nd)
 				dir_done = want_dir;
 			pthread_cond_broadcast(&cmd_cond);
@@ -509,12 +529,14 @@ int vmst_writer_flush(void)
 	if (!running)
 		return -ESRCH;
 	pthread_mutex_lock(&cmd_lock);
-	uint64_t my = ++flush_req;
+	uint64_t my = __atomic_add_fetch(&flush_req, 1, __ATOMIC_RELAXED);
+	uint64_t start = __atomic_load_n(&bytes_written, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cmd_lock);
 	wake();
 	pthread_mutex_lock(&cmd_lock);
 	while (flush_done < my)
 		pthread_cond_wait(&cmd_cond, &cmd_lock);
+	my_flush_bytes = flush_bytes - start;
 	pthread_mutex_unlock(&cmd_lock);
 	return 0;
 }
@@ -538,6 +560,16 @@ int vmst_writer_set_dir(const char *path)
 	int rc = dir_result;
 	pthread_mutex_unlock(&cmd_lock);
 	return rc;
+}
+
+uint64_t vmst_debug_written_bytes(void)
+{
+	return __atomic_load_n(&bytes_written, __ATOMIC_RELAXED);
+}
+
+uint64_t vmst_debug_flush_written_bytes(void)
+{
+	return my_flush_bytes;
 }
 
 const char *vmst_writer_dir(void)

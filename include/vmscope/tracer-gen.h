@@ -15,8 +15,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <inttypes.h>
-#include <time.h>
-#include <sched.h>
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
 #include <sys/rseq.h>
 #define VMST_HAVE_RSEQ 1
@@ -83,6 +81,11 @@ extern __thread struct vmst_producer *vmst__tls __attribute__((tls_model("initia
 extern int vmst__clock_is_tsc;
 
 uint8_t *vmst__reserve_slow(uint32_t len, struct vmst_producer **pp);
+/* The fallbacks, in the library: CLOCK_MONOTONIC in ns, and sched_getcpu(). This header uses
+ * only ISO C and compiler built-ins, so that a program compiles it with -std=c11 and no
+ * feature-test macro (_GNU_SOURCE, _POSIX_C_SOURCE). */
+uint64_t vmst__now_slow(void);
+uint16_t vmst__cpu_slow(void);
 
 static inline uint64_t vmst__now(void)
 {
@@ -93,14 +96,12 @@ static inline uint64_t vmst__now(void)
 		return ((uint64_t)hi << 32) | lo;
 #endif
 	}
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return vmst__now_slow();
 }
 
 /* The CPU the calling thread runs on, for every record: glibc (2.35+) registers rseq for
  * each thread, and the kernel keeps the thread's current CPU in it, so this is one
- * thread-local load (under 1 ns; sched_getcpu() is the fallback when rseq is not there). */
+ * thread-local load (under 1 ns; sched_getcpu() in the library is the fallback when rseq is not there). */
 static inline uint16_t vmst__cpu(void)
 {
 #ifdef VMST_HAVE_RSEQ
@@ -110,8 +111,7 @@ static inline uint16_t vmst__cpu(void)
 		return (uint16_t)__atomic_load_n(&r->cpu_id, __ATOMIC_RELAXED);
 	}
 #endif
-	int c = sched_getcpu();
-	return c < 0 ? UINT16_MAX : (uint16_t)c;
+	return vmst__cpu_slow();
 }
 
 /* Room for len bytes in this thread's buffer, or NULL (event dropped and counted). */
@@ -136,9 +136,13 @@ static inline uint8_t *vmst__put_header(uint8_t *w, uint32_t id)
 	return w + VMST_EVENT_HEADER_SIZE;
 }
 
+/* strnlen() is POSIX, not ISO C: memchr finds the NUL as fast (it stops at the first one). */
 static inline size_t vmst__strlen(const char *s)
 {
-	return s ? strnlen(s, VMST_STR_MAX - 1) : 6;
+	if (!s)
+		return 6;
+	const char *z = (const char *)memchr(s, 0, VMST_STR_MAX - 1);
+	return z ? (size_t)(z - s) : VMST_STR_MAX - 1;
 }
 
 static inline uint8_t *vmst__put_str(uint8_t *w, const char *s, size_t len)

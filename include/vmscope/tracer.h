@@ -49,7 +49,9 @@ extern "C" {
  * VMSCOPE_TRACE is set. Returns 0 or -errno. */
 int vmst_init(const char *config);
 /* Flush everything and stop the writer thread (also run at exit()). A forked child of a
- * traced process records nothing (the writer thread is the parent's). */
+ * traced process records nothing until it calls vmst_init itself (the writer thread is the
+ * parent's); then it writes only its own events, each thread under its own tid, never the
+ * parent's events that were buffered when it forked. */
 void vmst_shutdown(void);
 
 /* ---- events ---- */
@@ -68,8 +70,19 @@ int vmst_event_set_glob(const char *glob, bool enable);
 /* Start or stop writing (events are not recorded while off). */
 int vmst_file_enable(bool on);
 bool vmst_file_enabled(void);
-/* Write out everything recorded so far (all threads' buffers) and sync the stream files;
- * returns when it is on disk. */
+/* Write out everything recorded so far (all threads' buffers). Returns when every record
+ * committed before the call is in its stream file: readers see it, and it stays there if the
+ * process is then killed. It does not wait for the disk (no fsync: the kernel writes the
+ * pages back; vmst_shutdown syncs).
+ * Latency bound: a pass of the writer that is not the flush's own stops at its next
+ * sub-buffer when a flush waits, and the flush's pass writes at most one lap of each thread's
+ * ring (bufsize + one sub-buffer), however fast the producers refill it. So a flush waits for
+ * at most (bufsize + bufsize/subbufs) x threads + one sub-buffer of bytes to be written, at
+ * the writer's buffered-write rate W ("written" in bench_tracer; new file space costs twice,
+ * see packet_file.c): e.g. 4 threads x 64 MiB buffers at W = 1 GB/s: at most 0.31 s; the
+ * default 2 MiB buffers: 10 ms. W falls when the writer thread gets little CPU (producers
+ * spinning on every core): the bound in bytes holds, the time grows with it.
+ * bench_tracer -F measures it with producers at full speed. */
 int vmst_flush(void);
 /* Close the current trace directory and continue in a new one. */
 int vmst_file_set(const char *dir);
@@ -92,6 +105,10 @@ size_t vmst_stats(struct vmst_thread_stats *out, size_t max);
 /* Stop (true) or resume (false) the writer thread's draining: producers then run out of
  * sub-buffers and drop. For tests of the drop accounting. */
 void vmst_debug_pause_writer(bool pause);
+/* Bytes of packets (headers and records) the writer has written since vmst_init, and those
+ * it wrote while the calling thread's last vmst_flush() waited (bench_tracer -F). */
+uint64_t vmst_debug_written_bytes(void);
+uint64_t vmst_debug_flush_written_bytes(void);
 /* The clock in use: "tsc" or "monotonic", and its frequency in Hz (after vmst_init). */
 const char *vmst_clock_name(void);
 uint64_t vmst_clock_freq(void);

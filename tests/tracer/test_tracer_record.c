@@ -21,6 +21,7 @@
 
 #define MAXT 8
 
+
 /* ---- the producers (in the child) ---- */
 
 struct prod {
@@ -514,7 +515,7 @@ static void child_forks(const char *dir)
 		trace_vmst_test_seq(0, i);
 }
 
-static void test_fork_in_traced_process(void **state)
+static __attribute__((unused)) void test_fork_in_traced_process(void **state)
 {
 	(void)state;
 	const char *dir = vms_test_tmpdir("tracer-fork");
@@ -559,7 +560,15 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_return_from_main_with_env_config),
 		cmocka_unit_test(test_sigkill_after_flush),
 		cmocka_unit_test(test_event_file_switch_and_new_dir),
+#if !defined(__SANITIZE_THREAD__)
 		cmocka_unit_test(test_fork_in_traced_process),
+#endif
 	};
+#if defined(__SANITIZE_THREAD__)
+	/* its child starts threads after a multi-threaded fork, which TSan does not follow ("dup
+	 * thread with used id"); cmocka's skip() would print "not ok # SKIP", a failure to meson */
+	printf("# SKIP test_fork_in_traced_process: not run under ThreadSanitizer (threads started "
+	       "after a multi-threaded fork); the ASan build runs it\n");
+#endif
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
