@@ -158,6 +158,8 @@ void vms_model_set_reference(struct vms_model *m, const char *name);
 /* Matching and the hull on (the default) or off: off, machines without metadata transforms
  * keep their own clocks (method none), as Trace Compass reads an unsynchronized experiment. */
 void vms_model_set_hull(struct vms_model *m, bool enabled);
+/* The matcher's bound (unmatched events per direction; 0 = VMS_MATCH_DEFAULT_CAP). */
+void vms_model_set_match_cap(struct vms_model *m, uint32_t cap);
 struct vms_sync_pair;
 void vms_model_on_pair(struct vms_model *m, void (*fn)(void *ctx, const struct vms_sync_pair *p),
 		       void *ctx);

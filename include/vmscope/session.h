@@ -31,6 +31,8 @@ struct vms_session_opts {
 	int32_t *map_tid;
 	bool progress;               /* progress on stderr (the CLI sets it when it is a tty) */
 	bool no_hull;                /* no clock sync from matched events (vms_model_set_hull) */
+	uint32_t match_cap;          /* unmatched events remembered per direction (0: the
+	                                default, VMS_MATCH_DEFAULT_CAP; tests set it small) */
 	const char *reference;       /* --reference NAME: the reference timebase, else the first
 	                                host, else the first trace */
 	/* every matched message pair (machine own ns) as the model pass finds it (may be NULL) */

@@ -23,6 +23,11 @@ void vms_model_set_hull(struct vms_model *m, bool enabled)
 	m->no_hull = !enabled;
 }
 
+void vms_model_set_match_cap(struct vms_model *m, uint32_t cap)
+{
+	m->match_cap = cap;
+}
+
 void vms_model_on_pair(struct vms_model *m, void (*fn)(void *ctx, const struct vms_sync_pair *p),
 		       void *ctx)
 {

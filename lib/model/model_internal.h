@@ -62,6 +62,7 @@ struct vms_model {
 	struct vms_sync_set *sync_set; /* created at the first matching event */
 	char *reference_name;          /* --reference, NULL when none */
 	bool no_hull;                  /* vms_model_set_hull(m, false) */
+	uint32_t match_cap;            /* 0: VMS_MATCH_DEFAULT_CAP */
 	vms_sync_pair_fn on_pair;
 	void *on_pair_ctx;
 	struct vms_sync_tree tree;

@@ -26,7 +26,9 @@ static void observe_match(struct vms_model *m, const struct vms_event *ev)
 {
 	if (m->nr_sources < 2 || m->no_hull)
 		return;
-	if (!m->sync_set && !(m->sync_set = vms_sync_set_new(m->nr_sources, VMS_MATCH_DEFAULT_CAP)))
+	if (!m->sync_set &&
+	    !(m->sync_set = vms_sync_set_new(m->nr_sources,
+					     m->match_cap ? m->match_cap : VMS_MATCH_DEFAULT_CAP)))
 		return;
 	uint64_t t = vms_clock_to_ns(&m->priv[ev->machine].own, ev->cpu, ev->ts);
 	struct vms_sync_pair pair;

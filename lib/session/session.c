@@ -234,6 +234,57 @@ static bool syncs_from_events(const struct vms_session *s)
 	return n >= 2;
 }
 
+/* The own-clock time of a source's first event (the earliest first event of its streams),
+ * or UINT64_MAX when it has none; the source is rewound. */
+static int first_time(struct vms_source *src, const struct vms_clock *own, uint64_t *first,
+		      struct vms_error *err)
+{
+	*first = UINT64_MAX;
+	for (uint32_t j = 0; j < src->ops->nr_streams(src); j++) {
+		struct vms_event ev;
+		int r = src->ops->next(src, j, &ev);
+		if (r < 0)
+			return vms_error_set(err, src->err.status ? src->err.status : VMS_ERR_FORMAT,
+					     "%s", src->err.msg);
+		uint64_t t = r > 0 ? vms_clock_to_ns(own, ev.cpu, ev.ts) : UINT64_MAX;
+		if (t < *first)
+			*first = t;
+	}
+	if (src->ops->rewind(src) < 0)
+		return vms_error_set(err, VMS_ERR_IO, "%s", src->err.msg);
+	return 0;
+}
+
+/* Sources whose own clocks start more than a minute apart do not share a timebase (boot
+ * clocks, unsynchronized machines) or were not recorded together: merged as they are, a
+ * message's two events would come that far apart and the matcher's bound would forget them.
+ * Such a source is read shifted so that it starts with the first one; within a minute the
+ * own clocks are trusted (NTP'd realtime clocks, one host's TSC). Only the reading order of
+ * the model pass changes: matched times stay the machines' own. */
+#define ALIGN_BEYOND_NS 60000000000ll
+
+static int align_starts(struct vms_source **srcs, struct vms_clock *own, uint32_t k,
+			struct vms_error *err)
+{
+	uint64_t first0 = UINT64_MAX;
+	for (uint32_t j = 0; j < k; j++) {
+		uint64_t f;
+		int r = first_time(srcs[j], &own[j], &f, err);
+		if (r < 0)
+			return r;
+		if (j == 0)
+			first0 = f;
+		if (f == UINT64_MAX || first0 == UINT64_MAX)
+			continue;
+		long double d = (long double)first0 - (long double)f;
+		if (d > ALIGN_BEYOND_NS || d < -ALIGN_BEYOND_NS) {
+			own[j].linear = true;
+			vms_linear_set_slope_offset(&own[j].lin, 1.0L, d);
+		}
+	}
+	return 0;
+}
+
 /* One source of the model pass, stream after stream. */
 static int observe_source(struct vms_session *s, uint32_t i, const bool *wanted,
 			  struct vms_progress *prog, uint64_t *n, struct vms_error *err)
@@ -304,6 +355,8 @@ static int model_pass(struct vms_session *s, struct vms_error *err)
 		if (r >= 0 && src->ops->rewind(src) < 0)
 			r = vms_error_set(err, VMS_ERR_IO, "%s", src->err.msg);
 	}
+	if (k && r >= 0)
+		r = align_starts(srcs, own, k, err);
 	struct vms_merge mg;
 	if (k && r >= 0 && (r = vms_merge_init(&mg, srcs, clocks, k, err)) == 0) {
 		const struct vms_event *e;
@@ -377,6 +430,7 @@ static struct vms_model *new_model(struct vms_session *s, struct vms_error *err)
 	if (s->opts.reference)
 		vms_model_set_reference(m, s->opts.reference);
 	vms_model_set_hull(m, !s->opts.no_hull);
+	vms_model_set_match_cap(m, s->opts.match_cap);
 	vms_model_on_pair(m, s->opts.on_pair, s->opts.on_pair_ctx);
 	return m;
 fail:
