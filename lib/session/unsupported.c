@@ -92,7 +92,7 @@ const char *vms_unsupported_kind(const char *path)
 		case 2:
 			return "LTTng CTF trace (not supported yet)";
 		case 1:
-			return "CTF trace not written by libvmstrace (not supported yet)";
+			return "CTF trace of another tracer (not supported yet)";
 		default:
 			return "is a directory, not a trace";
 		}
