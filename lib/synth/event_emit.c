@@ -66,6 +66,8 @@ int vms_emit_ctf_classes(struct vms_emitter *e, struct vms_error *err)
 		FLD("ppid", S32), FLD("vppid", S32), FLD("name", COMM), FLD("type", S32),
 		FLD("mode", S32), FLD("submode", S32), FLD("status", S32), FLD("ns_level", U32)};
 	static const struct vms_ctfw_field vs[] = {FLD("cnt", U64), FLD("vm_uid", U64)};
+	static const struct vms_ctfw_field vw[] = {FLD("ns", U64), FLD("waited", U8),
+						   FLD("valid", U8)};
 	static const struct {
 		const char *name;
 		const struct vms_ctfw_field *f;
@@ -76,6 +78,7 @@ int vms_emit_ctf_classes(struct vms_emitter *e, struct vms_error *err)
 		{"lttng_statedump_start", NULL, 0}, {"lttng_statedump_process_state", sd, 12},
 		{"lttng_statedump_end", NULL, 0}, {"vmsync_gh_guest", vs, 2},
 		{"vmsync_gh_host", vs, 2}, {"vmsync_hg_host", vs, 2}, {"vmsync_hg_guest", vs, 2},
+		{"kvm_vcpu_wakeup", vw, 3},
 	};
 	for (int i = 0; i < VMS_CE_N; i++) {
 		int rc = vms_ctfw_add_event(e->cw, cl[i].name, cl[i].f, cl[i].n, &e->cid[i], err);
@@ -213,6 +216,11 @@ void vms_emit_kvm_exit(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const s
 void vms_emit_kvm_vcpu_wakeup(struct vms_emitter *e, uint32_t cpu, uint64_t ts,
 			      const struct vms_task *t, uint64_t ns, int waited)
 {
+	if (e->cw) {
+		uint64_t v[] = {ns, waited ? 1 : 0, 1};
+		ctf_put(e, cpu, ts, VMS_SYNTH_EV_KVM_VCPU_WAKEUP, VMS_CE_VCPU_WAKEUP, t->tid, v, NULL);
+		return;
+	}
 	struct vms_ev_kvm_vcpu_wakeup ev;
 	memset(&ev, 0, sizeof ev);
 	common(&ev.c, e->id[VMS_SYNTH_EV_KVM_VCPU_WAKEUP], 0x01, 0, t->tid);

@@ -20,7 +20,8 @@ struct vms_task {
 /* The LTTng event classes of `synth --format lttng` (ids in vms_emitter.cid). */
 enum vms_ctf_event {
 	VMS_CE_SWITCH, VMS_CE_WAKEUP, VMS_CE_ENTRY, VMS_CE_EXIT, VMS_CE_SD_START, VMS_CE_SD_PROC,
-	VMS_CE_SD_END, VMS_CE_GH_GUEST, VMS_CE_GH_HOST, VMS_CE_HG_HOST, VMS_CE_HG_GUEST, VMS_CE_N
+	VMS_CE_SD_END, VMS_CE_GH_GUEST, VMS_CE_GH_HOST, VMS_CE_HG_HOST, VMS_CE_HG_GUEST,
+	VMS_CE_VCPU_WAKEUP, VMS_CE_N
 };
 
 struct vms_emitter {
