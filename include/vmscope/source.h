@@ -16,6 +16,7 @@
 
 #include "vmscope/error.h"
 #include "vmscope/event.h"
+#include "vmscope/ksyms.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,6 +82,8 @@ struct vms_trace_meta {
 	uint32_t nr_comms;
 	int32_t *comm_tid;
 	char **comm_name;
+
+	struct vms_ksyms *ksyms; /* kernel symbols recorded with the trace, or NULL */
 
 	uint64_t lost_events;    /* missed-event counts the source could read */
 	bool lost_events_unknown;/* events were lost but the count is not recorded */

@@ -38,7 +38,9 @@ static void file_json(FILE *f, const char *key, const struct vms_synth_file_trut
 
 int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
 {
-	fprintf(f, "{\n  \"simulated\": true,\n  \"generator\": \"vmscope synth\",\n");
+	/* schema_version: raised when a member changes meaning or goes away */
+	fprintf(f, "{\n  \"simulated\": true,\n  \"schema_version\": 1,\n  \"command\": \"synth-truth\",\n"
+		   "  \"generator\": \"vmscope synth\",\n");
 	fprintf(f, "  \"scenario\": \"%s\",\n  \"seed\": %" PRIu64 ",\n", t->scenario, t->seed);
 	fprintf(f, "  \"timebase\": \"host ns = (host_tsc * mult) >> shift; guest events at the exact "
 		"inverse of their guest TSC\",\n");
