@@ -18,17 +18,26 @@ TMP=$(mktemp -d /tmp/bench-lttng.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 command -v babeltrace2 >/dev/null || { echo "babeltrace2 is not installed (Debian: babeltrace2)"; exit 77; }
 
-# median wall seconds of RUNS runs of "$@" (output discarded; a failure stops the bench)
+# "WALL CPU": median wall seconds and median CPU seconds (user + system) of RUNS runs of
+# "$@" (output discarded; a failure stops the bench). On a loaded machine CPU is the fairer
+# figure: both tools are single-threaded here.
 median() {
-  local ts=()
+  local w=() c=()
   for _ in $(seq "$RUNS"); do
-    local a b
-    a=$(date +%s.%N)
-    "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
-    b=$(date +%s.%N)
-    ts+=("$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b - a}')")
+    /usr/bin/time -f "%e %U %S" -o "$TMP/time" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
+    read -r e u s <"$TMP/time"
+    w+=("$e")
+    c+=("$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.2f", u + s}')")
   done
-  printf '%s\n' "${ts[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"
+  local m=$(( (RUNS + 1) / 2 ))
+  echo "$(printf '%s\n' "${w[@]}" | sort -n | sed -n "${m}p") $(printf '%s\n' "${c[@]}" | sort -n | sed -n "${m}p")"
+}
+row() { # LABEL "WALL CPU"
+  printf '  %-48s wall %7s s   cpu %7s s\n' "$1" ${2% *} ${2#* }
+}
+ratio() { # "WALL CPU" of babeltrace2, of vmscope
+  awk -v a="$1" -v b="$2" 'BEGIN {split(a, x, " "); split(b, y, " ");
+    printf "  ratio (babeltrace2 / vmscope): wall %.1fx, cpu %.1fx\n", x[1] / y[1], x[2] / y[2]}'
 }
 
 "$VMS" synth --format lttng --events "$EVENTS" --out "$TMP/pair" 2>/dev/null
@@ -37,9 +46,9 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 echo "synthesized LTTng pair: $n events ($(du -sh "$TMP/pair" | cut -f1))"
 v=$(median "$VMS" report "$TMP/pair/host" "$TMP/pair/guest")
 b=$(median babeltrace2 "$TMP/pair/host" "$TMP/pair/guest" -o dummy)
-echo "  vmscope report (whole analysis)                  $v s"
-echo "  babeltrace2 HOST GUEST -o dummy (bare reading)   $b s"
-echo "  ratio: vmscope's whole analysis is $(awk -v a="$b" -v b="$v" 'BEGIN {printf "%.1f", a / b}')x faster than babeltrace2's bare reading"
+row "vmscope report (whole analysis)" "$v"
+row "babeltrace2 HOST GUEST -o dummy (bare reading)" "$b"
+ratio "$b" "$v"
 
 scp=$SHARED/tcp-sync/scp_src
 if [ -d "$scp" ]; then
@@ -47,9 +56,9 @@ if [ -d "$scp" ]; then
   v=$(median "$VMS" report "$scp")
   b=$(median babeltrace2 run --component=src:source.ctf.fs --params="inputs=[\"$scp\"]" \
         --component=sink:sink.utils.dummy --connect=src:sink)
-  echo "  vmscope report (whole analysis)                  $v s"
-  echo "  babeltrace2 source.ctf.fs -> dummy (no muxer)    $b s"
-  echo "  ratio: $(awk -v a="$b" -v b="$v" 'BEGIN {printf "%.1f", a / b}')x"
+  row "vmscope report (whole analysis)" "$v"
+  row "babeltrace2 source.ctf.fs -> dummy (no muxer)" "$b"
+  ratio "$b" "$v"
 else
   echo "scp_src: ../shared/traces missing, skipped"
 fi

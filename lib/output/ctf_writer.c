@@ -191,6 +191,9 @@ int vms_ctfw_event(struct vms_ctfw *w, uint32_t cpu, uint64_t ts, uint32_t id, i
 				put(ev, &n, &x, 4);
 				break;
 			}
+			case VMS_CTFW_U8:
+				ev[n++] = (uint8_t)v;
+				break;
 			case VMS_CTFW_COMM: {
 				char cm[16] = {0};
 				strncpy(cm, comms[ci++], 15);
@@ -223,6 +226,8 @@ static const char *type_text(uint8_t t)
 		return "integer { size = 64; align = 8; signed = 1; encoding = none; base = 10; }";
 	case VMS_CTFW_U64:
 		return "integer { size = 64; align = 8; signed = 0; encoding = none; base = 10; }";
+	case VMS_CTFW_U8:
+		return "integer { size = 8; align = 8; signed = 0; encoding = none; base = 10; }";
 	default:
 		return "integer { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; }";
 	}

@@ -12,7 +12,8 @@
 
 #include "vmscope/error.h"
 
-enum vms_ctfw_type { VMS_CTFW_S32, VMS_CTFW_U32, VMS_CTFW_S64, VMS_CTFW_U64, VMS_CTFW_COMM };
+enum vms_ctfw_type { VMS_CTFW_S32, VMS_CTFW_U32, VMS_CTFW_S64, VMS_CTFW_U64, VMS_CTFW_COMM,
+		     VMS_CTFW_U8 };
 
 struct vms_ctfw_field {
 	const char *name;          /* written with LTTng's leading '_' */

@@ -66,8 +66,8 @@ int vms_emit_ctf_classes(struct vms_emitter *e, struct vms_error *err)
 		FLD("ppid", S32), FLD("vppid", S32), FLD("name", COMM), FLD("type", S32),
 		FLD("mode", S32), FLD("submode", S32), FLD("status", S32), FLD("ns_level", U32)};
 	static const struct vms_ctfw_field vs[] = {FLD("cnt", U64), FLD("vm_uid", U64)};
-	static const struct vms_ctfw_field vw[] = {FLD("ns", U64), FLD("waited", S32),
-						   FLD("valid", S32)};
+	static const struct vms_ctfw_field vw[] = {FLD("ns", U64), FLD("waited", U8),
+						   FLD("valid", U8)};
 	static const struct {
 		const char *name;
 		const struct vms_ctfw_field *f;

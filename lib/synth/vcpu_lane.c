@@ -157,7 +157,8 @@ static uint64_t to_guest(const struct vms_vcpu_lane *L, uint64_t ts)
 static void kvm_entry(struct vms_vcpu_lane *L, uint64_t ts)
 {
 	struct vms_synth_ctx *x = L->x;
-	bool sync = x->vmsync && L->nwin++ % 32 == 0 && !L->sync_pending;
+	/* not in the first windows: the guest's coverage starts with its own events, as in trace.dat */
+	bool sync = x->vmsync && L->nwin++ % 32 == 16 && !L->sync_pending && !L->gstopped;
 	if (sync)
 		vms_emit_vmsync(&x->host, L->cpu, ts, &L->vthr, VMS_CE_HG_HOST, x->vm_uid, ++x->cnt_hg);
 	vms_emit_kvm_entry(&L->x->host, L->cpu, ts, &L->vthr, L->vcpu, L->rip, L->inject);
@@ -206,6 +207,8 @@ static void kvm_exit(struct vms_vcpu_lane *L, uint64_t ts, const struct exit_kin
 		break;
 	}
 	struct vms_synth_ctx *x = L->x;
+	if (L->sync_pending && L->gstopped)
+		L->sync_pending = false; /* the guest stopped recording: no reply */
 	if (L->sync_pending)
 		vms_emit_vmsync(&x->guest, L->vcpu, to_guest(L, ts - cyc(L, 100)), &L->gidle,
 				VMS_CE_GH_GUEST, x->vm_uid, ++x->cnt_gh);

@@ -72,6 +72,85 @@ pack('no-threads', a, None, True, thr=b'')
 pack('meta-only', b'', None, True)
 PY
 
+# CTF in LTTng's layouts, written here (the decoder's test traces, tests/ctf/test_ctf_decode.c):
+# the compact header (5-bit id + 27-bit timestamp), the extended one, variants, sequences, a
+# big-endian field, char arrays, events_discarded; plain and packetized metadata; and the
+# shared LTTng traces' metadata (read in place) with the first 8 KiB of their stream
+python3 - "$out/ctf" "$shared" <<'PY'
+import os, struct, sys
+out, shared = sys.argv[1], sys.argv[2]
+meta = b"""/* CTF 1.8 */
+typealias integer { size = 8; align = 8; signed = false; } := uint8_t;
+typealias integer { size = 32; align = 8; signed = false; } := uint32_t;
+typealias integer { size = 64; align = 8; signed = false; } := uint64_t;
+typealias integer { size = 5; align = 1; signed = false; } := uint5_t;
+typealias integer { size = 27; align = 1; signed = false; map = clock.monotonic.value; } := uint27_clock_t;
+typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := uint64_clock_t;
+trace { major = 1; minor = 8; uuid = "00112233-4455-6677-8899-aabbccddeeff"; byte_order = le;
+  packet.header := struct { uint32_t magic; uint8_t uuid[16]; uint32_t stream_id; }; };
+env { domain = "kernel"; tracer_name = "lttng-modules"; };
+clock { name = monotonic; freq = 1000000000; offset_s = 100; offset = 0; };
+struct packet_context { uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end;
+  uint64_t content_size; uint64_t packet_size; uint64_t events_discarded; uint32_t cpu_id; };
+struct event_header_compact { enum : uint5_t { compact = 0 ... 30, extended = 31 } id;
+  variant <id> { struct { uint27_clock_t timestamp; } compact;
+    struct { uint32_t id; uint64_clock_t timestamp; } extended; } v; } align(8);
+stream { id = 0; event.header := struct event_header_compact;
+  packet.context := struct packet_context;
+  event.context := struct { integer { size = 32; align = 8; signed = 1; } _tid; }; };
+event { name = probe; id = 1; stream_id = 0; fields := struct {
+  integer { size = 16; align = 8; signed = 0; byte_order = be; base = 16; } _be16;
+  string _s; integer { size = 8; align = 8; signed = 0; } _n; uint32_t _seq[ _n ];
+  integer { size = 3; align = 1; signed = 1; } _b3; integer { size = 5; align = 1; signed = 0; } _b5;
+  enum : uint8_t { small = 0, big = 1 ... 9 } _sel; variant <_sel> { uint8_t small; uint64_t big; } _val;
+  floating_point { exp_dig = 11; mant_dig = 53; align = 8; } _d; }; };
+event { name = sched_switch; id = 2; stream_id = 0; fields := struct {
+  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _prev_comm[16];
+  integer { size = 32; align = 8; signed = 1; } _prev_tid; integer { size = 32; align = 8; signed = 1; } _prev_prio;
+  integer { size = 64; align = 8; signed = 1; } _prev_state;
+  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _next_comm[16];
+  integer { size = 32; align = 8; signed = 1; } _next_tid; integer { size = 32; align = 8; signed = 1; } _next_prio; }; };
+event { name = kvm_x86_exit; id = 3; stream_id = 0; fields := struct {
+  integer { size = 32; align = 8; signed = 0; } _exit_reason; uint64_t _guest_rip; uint32_t _isa;
+  uint64_t _info1; uint64_t _info2; }; };
+"""
+uuid = bytes.fromhex('00112233445566778899aabbccddeeff')
+def packet(begin, disc, events):
+    body = b''.join(events)
+    size = 68 + len(body)
+    return struct.pack('<I16sIQQQQQI', 0xC1FC1FC1, uuid, 0, begin, begin, size * 8, size * 8, disc, 1) + body
+def compact(i, ts27, tid): return struct.pack('<Ii', i | ts27 << 5, tid)
+def extended(i, ts, tid): return struct.pack('<BIQi', 31, i, ts, tid)
+def probe(sel): return (b'\x12\x34hi\x00\x02' + struct.pack('<II', 100, 101) + bytes([0x5 | 17 << 3, sel])
+                        + (b'\x2a' if sel == 0 else struct.pack('<Q', 1 << 40)) + struct.pack('<d', 1.5))
+def switch(p, n): return b'prev\x00' + b'\x00' * 11 + struct.pack('<iiq', p, 20, 1) + b'next-thread-name' + struct.pack('<ii', n, 20)
+kexit = struct.pack('<IQIQQ', 48, 0xffffffff81000000, 1, 0x181, 0)
+s1 = (packet(1000, 0, [compact(1, 1500, 7) + probe(0), compact(2, 100, 7) + switch(7, 9),
+                       extended(1, 1 << 40, 9) + probe(3), compact(3, 200, 9) + kexit])
+      + packet((1 << 40) + 10, 5, [compact(2, 20, 9) + switch(9, 0)]))
+s2 = packet(500, 0, [compact(3, 600, 4) + kexit] * 20)
+def packetize(text, chunk=4096):
+    outb = b''
+    for i in range(0, len(text), chunk):
+        t = text[i:i + chunk]
+        size = (37 + len(t)) * 8
+        outb += struct.pack('<I16sIIIBBBBB', 0x75D11D57, uuid, 0, size, size, 0, 0, 0, 1, 8) + t
+    return outb
+def pack(name, m, a, b=None, closed=True):
+    flags = (1 if closed else 0) | (2 if b is not None else 0)
+    open(os.path.join(out, name), 'wb').write(struct.pack('<IIBI', len(m), 0, flags, len(a)) + m + a + (b or b''))
+pack('lttng-one', meta, s1)
+pack('lttng-two', meta, s1, s2)
+pack('lttng-packetized', packetize(meta), s1, s2)
+pack('lttng-cut', meta, s1[:len(s1) - 9])
+for t in ('tcp-sync/scp_src', 'tcp-sync/scp_dest'):
+    d = os.path.join(shared, t)
+    if os.path.isdir(d):
+        m = open(os.path.join(d, 'metadata'), 'rb').read()
+        st = open(os.path.join(d, 'channel0_0'), 'rb').read(8192)
+        pack('shared-' + os.path.basename(t), m, st, closed=False)
+PY
+
 # simpletrace v4 (QEMU trace/simple.c layout; the names match the harness's events file)
 python3 - "$out/simpletrace" <<'PY'
 import os, struct, sys

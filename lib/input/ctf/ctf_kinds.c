@@ -44,7 +44,7 @@ static const struct rule rules[] = {
 	{"kvm_x86_exit", VMS_K_KVM_EXIT,
 	 {F("exit_reason", "reason"), F("isa"), F("guest_rip", "rip"), F("info1"), F("info2")},
 	 {{NULL}}, 1, false},
-	{"kvm_vcpu_wakeup", VMS_K_KVM_VCPU_WAKEUP, {F("ns"), F("waited"), F("valid")}, {{NULL}}, 1,
+	{"kvm_vcpu_wakeup", VMS_K_KVM_VCPU_WAKEUP, {F("ns"), F("waited"), F("valid")}, {{NULL}}, 3,
 	 false},
 	{"vmsync_gh_guest", VMS_K_VMSYNC_GH_GUEST, {F("vm_uid"), F("cnt")}, {{NULL}}, 3, false},
 	{"vmsync_gh_host", VMS_K_VMSYNC_GH_HOST, {F("vm_uid"), F("cnt")}, {{NULL}}, 3, false},

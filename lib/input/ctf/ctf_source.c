@@ -321,7 +321,7 @@ static int read_packet(struct vms_source *src, struct ctf *c, struct cstream *s,
 	uint64_t avail = limit - off;
 	uint64_t end = avail > (UINT64_MAX >> 4) ? UINT64_MAX >> 1 : avail * 8, pos = 0;
 	struct plan_rf *rf = &c->rf;
-	rf->cur++;
+	plan_next_gen(rf);
 	const struct sclass *sc = &tr->sc[0];
 	int rc = plan_exec(&sc->ph, buf, &pos, end, rf);
 	if (rc == PLAN_E_END && avail < 4096)
@@ -417,6 +417,10 @@ static int scan_stream(struct vms_source *src, struct ctf *c, struct cstream *s)
 	}
 	s->valid_end = off;
 	src->meta.lost_events += disc;
+	/* the walk faulted in pages around every header (fault-around, read-around): give them
+	 * back now, the reading maps what it needs */
+	if (s->map)
+		madvise((void *)s->map, s->size, MADV_DONTNEED);
 	return 0;
 }
 
@@ -485,11 +489,7 @@ static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct
 	struct plan_rf *rf = &c->rf;
 	const uint8_t *buf = s->map + s->pkt_off;
 	uint64_t start = s->pos;
-	rf->cur++;
-	if (rf->cur == 0) {
-		memset(rf->gen, 0, rf->n * sizeof *rf->gen);
-		rf->cur = 1;
-	}
+	plan_next_gen(rf);
 	int rc = plan_exec(&sc->eh, buf, &s->pos, s->end, rf);
 	if (rc) {
 		fail(src, s->path, s->pkt_off + s->pos / 8, plan_err_text(rc));

@@ -120,10 +120,13 @@ static uint32_t resolve(struct cc *c, const char *ref)
 	return PLAN_NOREG;
 }
 
-static uint64_t minbits(const struct tsdl_type *ty, int depth)
+/* The least bits a value of `ty` takes; 0 (may be empty) when the walk is too deep or too
+ * long (*work: nodes left; aliases make type trees DAGs whose walk can be exponential). */
+static uint64_t minbits(const struct tsdl_type *ty, int depth, uint32_t *work)
 {
-	if (depth > PLAN_MAX_DEPTH)
+	if (depth > PLAN_MAX_DEPTH || *work == 0)
 		return 0;
+	(*work)--;
 	switch (ty->kind) {
 	case TSDL_INT:
 	case TSDL_ENUM:
@@ -134,20 +137,20 @@ static uint64_t minbits(const struct tsdl_type *ty, int depth)
 	case TSDL_STRUCT: {
 		uint64_t s = 0;
 		for (uint32_t i = 0; i < ty->nr_fields && s < (1ull << 40); i++)
-			s += minbits(ty->fields[i].type, depth + 1);
+			s += minbits(ty->fields[i].type, depth + 1, work);
 		return s;
 	}
 	case TSDL_VARIANT: {
 		uint64_t m = UINT64_MAX;
 		for (uint32_t i = 0; i < ty->nr_fields; i++) {
-			uint64_t b = minbits(ty->fields[i].type, depth + 1);
+			uint64_t b = minbits(ty->fields[i].type, depth + 1, work);
 			if (b < m)
 				m = b;
 		}
 		return ty->nr_fields ? m : 0;
 	}
 	case TSDL_ARRAY: {
-		uint64_t e = minbits(ty->elem, depth + 1);
+		uint64_t e = minbits(ty->elem, depth + 1, work);
 		return e && ty->length > (1ull << 40) / e ? 1ull << 40 : e * ty->length;
 	}
 	default:
@@ -196,7 +199,8 @@ static int compile_loop(struct cc *c, const struct tsdl_type *ty, const char *na
 	uint32_t at;
 	struct plan_op op = {.code = ty->kind == TSDL_ARRAY ? PLAN_ARRAY : PLAN_SEQ,
 			     .reg = PLAN_NOREG, .a = lenreg, .n = ty->length};
-	uint64_t mb = minbits(el, 0);
+	uint32_t work = 100000;
+	uint64_t mb = minbits(el, 0, &work);
 	op.minbits = mb > UINT32_MAX ? UINT32_MAX : (uint32_t)mb;
 	if ((rc = emit(c, op, &at)))
 		return rc;
@@ -504,7 +508,10 @@ int plan_run(const struct plan *pl, uint32_t from, uint32_t to, const uint8_t *b
 		case PLAN_ARRAY:
 		case PLAN_SEQ: {
 			uint64_t n = o->code == PLAN_ARRAY ? o->n : rf->val[o->a];
-			if (o->minbits ? n > (end - p) / o->minbits : n > 65536) {
+			/* elements that may take no bits: bounded by a budget per event that nested
+			 * loops share (n * m iterations of nothing would otherwise spin) */
+			if (o->minbits ? n > (end - p) / o->minbits
+				       : n > PLAN_MAX_EMPTY || (rf->spin += n) > PLAN_MAX_EMPTY) {
 				rc = PLAN_E_LENGTH;
 				goto out;
 			}

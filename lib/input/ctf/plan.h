@@ -21,6 +21,7 @@
 #define PLAN_MAX_REGS 8192
 #define PLAN_MAX_DEPTH 64
 #define PLAN_NOREG UINT32_MAX
+#define PLAN_MAX_EMPTY (1u << 20)  /* elements of loops whose elements may be empty, per event */
 
 enum plan_code {
 	PLAN_ALIGN,   /* a = alignment in bits */
@@ -99,6 +100,7 @@ struct plan_rf {
 	uint32_t *aux;
 	uint32_t *gen;
 	uint32_t cur;       /* generation of the event being decoded (never 0) */
+	uint32_t spin;      /* iterations of possibly empty elements so far (reset per event) */
 	uint32_t n;
 };
 
@@ -118,6 +120,17 @@ static inline int plan_exec(const struct plan *pl, const uint8_t *buf, uint64_t 
 			    uint64_t end, struct plan_rf *rf)
 {
 	return pl->nops ? plan_run(pl, 0, pl->nops, buf, pos, end, rf) : 0;
+}
+
+/* A new generation: registers set before no longer count (wraps without a false match). */
+static inline void plan_next_gen(struct plan_rf *rf)
+{
+	if (++rf->cur == 0) {
+		for (uint32_t i = 0; i < rf->n; i++)
+			rf->gen[i] = 0;
+		rf->cur = 1;
+	}
+	rf->spin = 0;
 }
 
 /* The register's value if the current event set it. */
