@@ -41,16 +41,22 @@ static void puts_(struct text *t, const char *s)
 	put(t, s, strlen(s));
 }
 
-static struct vms_tdw *open_host(const char *path, uint32_t cpus, struct vms_error *err)
+static struct vms_tdw *open_trace(const char *path, uint32_t cpus, uint64_t trace_id,
+				   struct vms_error *err)
 {
 	struct vms_tdw_config c = {
 		.path = path, .compression = VMS_TDW_ZSTD, .nr_cpus = cpus,
 		.header_page = vms_synth_header_page, .header_event = vms_synth_header_event,
 		.buffer_clock = "local", .trace_clock = "[local] global",
-		.version = "hostile shape", .trace_id = 0x1234,
+		.version = "hostile shape", .trace_id = trace_id,
 	};
 	struct vms_tdw *w = NULL;
 	return vms_tdw_open(&w, &c, err) == 0 ? w : NULL;
+}
+
+static struct vms_tdw *open_host(const char *path, uint32_t cpus, struct vms_error *err)
+{
+	return open_trace(path, cpus, 0x1234, err);
 }
 
 static int add_format(struct vms_tdw *w, const char *sys, const char *name, int id,
@@ -539,11 +545,28 @@ static int names_escape(const char *path, uint64_t n)
 	int r = add_formats(w, NULL, &err) ||
 		vms_tdw_add_cmdline(w, 10, "\x1b]0;pwn\x07\xff", &err) ||
 		vms_tdw_add_cmdline(w, 11, "=cmd|' /C calc'!A0", &err) ||
-		vms_tdw_add_guest(w, "vm\n[fake] line\xc3\x28", 0x5678, 1, tids, &err) ||
+		vms_tdw_add_guest(w, "=cmd|' /C calc'!A0\n[fake] line\x1b[31m\xc3\x28", 0x5678, 1,
+				  tids, &err) ||
 		switch_event(w, 0, 1000, 10, "\x1b[2J\xfe", 11, "=1+2\r\n", &err);
 	struct vms_ev_kvm_entry e = {.c = {.type = ID_ENTRY, .pid = 77}};
 	r = r || vms_tdw_event(w, 0, 2000, &e, sizeof e, &err) ||
 	    switch_event(w, 0, 3000, 11, "=1+2\r\n", 77, "\"q\\\x01", &err);
+	return finish(w, &err, r);
+}
+
+/* the guest of names-escape (TRACEID 0x5678, named by the host's GUEST option), whose own
+ * threads have such names */
+static int names_escape_guest(const char *path, uint64_t n)
+{
+	(void)n;
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_trace(path, 1, 0x5678, &err);
+	if (!w)
+		return -1;
+	int r = add_formats(w, NULL, &err) ||
+		switch_event(w, 0, 1000, 0, "swapper", 500, "\x1b[2J\xfe", &err) ||
+		switch_event(w, 0, 2500, 500, "\x1b[2J\xfe", 501, "@SUM(1+1)\n", &err) ||
+		switch_event(w, 0, 3000, 501, "@SUM(1+1)\n", 0, "swapper", &err);
 	return finish(w, &err, r);
 }
 
@@ -570,6 +593,7 @@ const struct hostile_shape hostile_shapes[] = {
 	{"date-overflow", "a DATE option of INT64_MAX microseconds", date_overflow, 1, 1},
 	{"names-escape", "names holding escape sequences, newlines, non-UTF-8, =cmd|",
 	 names_escape, 1, 1},
+	{"names-escape-guest", "the guest of names-escape", names_escape_guest, 1, 1},
 };
 const unsigned hostile_nr_shapes = sizeof hostile_shapes / sizeof hostile_shapes[0];
 

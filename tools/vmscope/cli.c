@@ -254,6 +254,17 @@ const char *cli_ns(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+const char *cli_text(const char *s)
+{
+	static char buf[16][512];
+	static unsigned next;
+	if (!s || vms_text_is_safe(s))
+		return s ? s : "";
+	char *b = buf[next++ % 16];
+	vms_text_escape(b, sizeof buf[0], s);
+	return b;
+}
+
 const char *cli_machine_name(struct vms_model *m, uint32_t i)
 {
 	const struct vms_machine *mc = vms_model_machine_c(m, i);

@@ -60,5 +60,8 @@ void cli_json_sync_members(struct vms_json *j, struct vms_model *m,
 /* Human formatting */
 const char *cli_ns(uint64_t ns, char *buf, size_t len);   /* "1.23 ms" */
 const char *cli_machine_name(struct vms_model *m, uint32_t i);
+/* Text from a trace (a name, a comm, a path, a format) escaped for a terminal, see
+ * vms_text_escape: one of 16 rotating buffers, so that several can be in one printf. */
+const char *cli_text(const char *s);
 
 #endif

@@ -17,6 +17,7 @@
 #include "cmds.h"
 #include "vmscope/simpletrace.h"
 #include "vmscope/source.h"
+#include "vmscope/writers.h"
 
 #define OUT_CAP (1u << 20)
 #define OUT_MIN_ROOM (64u << 10)   /* below this, flush before formatting a line */
@@ -105,6 +106,31 @@ static int render(struct vms_source *src, uint32_t stream, const struct vms_even
 	return generic_line(src, ev, buf, len);
 }
 
+/* Names, comms and string arguments come from the trace: a line holding a control character,
+ * an escape sequence or bytes that are not UTF-8 is shown escaped (vms_text_escape), so that
+ * a trace can neither fake lines nor drive the terminal. At most `max` bytes are kept. */
+static size_t escape_line(char *line, size_t n, size_t max)
+{
+	size_t i = 0;
+	while (i < n && (unsigned char)line[i] >= 0x20 && (unsigned char)line[i] < 0x7f &&
+	       line[i] != '\\')
+		i++;
+	if (i == n)
+		return n;
+	line[n] = '\0';
+	char *tmp = malloc(4 * n + 1);
+	if (!tmp) {
+		/* no room to escape: keep the safe part only */
+		return i;
+	}
+	size_t e = vms_text_escape(tmp, 4 * n + 1, line);
+	if (e > max)
+		e = max;
+	memcpy(line, tmp, e);
+	free(tmp);
+	return e;
+}
+
 /* Append one event's line (with its newline). */
 static void emit(struct out *o, struct vms_source *src, uint32_t stream, const struct vms_event *ev,
 		 bool complete)
@@ -125,8 +151,57 @@ static void emit(struct out *o, struct vms_source *src, uint32_t stream, const s
 	}
 	if ((size_t)n >= room - 1)
 		n = (int)(room - 2);   /* cut at OUT_CAP */
+	if (!complete)   /* simpletrace escapes its strings itself (as simpletrace.py) */
+		n = (int)escape_line(o->buf + o->len, (size_t)n, room - 2);
 	o->len += (size_t)n;
 	o->buf[o->len++] = '\n';
+}
+
+struct heap {
+	uint32_t *idx;
+	const struct vms_event *head;
+	uint32_t n;
+};
+
+static bool before(const struct heap *h, uint32_t a, uint32_t b)
+{
+	uint64_t ta = h->head[a].ts, tb = h->head[b].ts;
+	return ta < tb || (ta == tb && a < b);
+}
+
+static void heap_down(struct heap *h, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < h->n && before(h, h->idx[l], h->idx[m]))
+			m = l;
+		if (r < h->n && before(h, h->idx[r], h->idx[m]))
+			m = r;
+		if (m == i)
+			return;
+		uint32_t t = h->idx[i];
+		h->idx[i] = h->idx[m];
+		h->idx[m] = t;
+		i = m;
+	}
+}
+
+static void heap_push(struct heap *h, uint32_t s)
+{
+	uint32_t i = h->n++;
+	h->idx[i] = s;
+	while (i > 0 && before(h, h->idx[i], h->idx[(i - 1) / 2])) {
+		uint32_t p = (i - 1) / 2, t = h->idx[i];
+		h->idx[i] = h->idx[p];
+		h->idx[p] = t;
+		i = p;
+	}
+}
+
+static void heap_pop(struct heap *h)
+{
+	h->idx[0] = h->idx[--h->n];
+	heap_down(h, 0);
 }
 
 static int exit_for(int status)
@@ -187,9 +262,9 @@ int cmd_dump(int argc, char **argv)
 	struct out o = { malloc(OUT_CAP), 0, 0 };
 	uint32_t ns = src->ops->nr_streams(src);
 	struct vms_event *head = calloc(ns ? ns : 1, sizeof *head);
-	unsigned char *live = calloc(ns ? ns : 1, 1);
+	uint32_t *heap_idx = calloc(ns ? ns : 1, sizeof *heap_idx);
 	int rc = VMS_EXIT_OK, st = 0;
-	if (!o.buf || !head || !live) {
+	if (!o.buf || !head || !heap_idx) {
 		fprintf(stderr, "vmscope dump: out of memory\n");
 		rc = VMS_EXIT_FAIL;
 		goto done;
@@ -208,22 +283,23 @@ int cmd_dump(int argc, char **argv)
 			printed++;
 		}
 	} else {
+		/* a min-heap of the live streams by their head's time (ties: the lower stream),
+		 * O(log streams) per event: a trace may have thousands of CPUs */
+		struct heap h = {heap_idx, head, 0};
 		for (uint32_t s = 0; s < ns && st >= 0; s++) {
 			st = src->ops->next(src, s, &head[s]);
-			live[s] = st > 0;
+			if (st > 0)
+				heap_push(&h, s);
 		}
-		while (st >= 0 && printed < limit && !o.failed) {
-			/* the earliest head; streams are few, a scan beats a heap here */
-			uint32_t best = UINT32_MAX;
-			for (uint32_t s = 0; s < ns; s++)
-				if (live[s] && (best == UINT32_MAX || head[s].ts < head[best].ts))
-					best = s;
-			if (best == UINT32_MAX)
-				break;
+		while (st >= 0 && printed < limit && !o.failed && h.n) {
+			uint32_t best = h.idx[0];
 			emit(&o, src, best, &head[best], complete);
 			printed++;
 			st = src->ops->next(src, best, &head[best]);
-			live[best] = st > 0;
+			if (st > 0)
+				heap_down(&h, 0);
+			else
+				heap_pop(&h);
 		}
 	}
 	out_flush(&o);
@@ -239,7 +315,7 @@ int cmd_dump(int argc, char **argv)
 done:
 	free(o.buf);
 	free(head);
-	free(live);
+	free(heap_idx);
 	vms_source_close(src);
 	return rc;
 }

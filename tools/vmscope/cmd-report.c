@@ -103,7 +103,7 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 	fprintf(f, "  vCPU %u", v->vcpu);
 	if (v->host_tid >= 0)
 		fprintf(f, "  host thread %d%s%s%s", v->host_tid, ht && ht->comm[0] ? " (" : "",
-			ht && ht->comm[0] ? ht->comm : "", ht && ht->comm[0] ? ")" : "");
+			ht && ht->comm[0] ? cli_text(ht->comm) : "", ht && ht->comm[0] ? ")" : "");
 	if (g && v->vcpu < g->nr_vcpus)
 		fprintf(f, "  linked by %s", vms_link_how_name(g->vcpus[v->vcpu].how));
 	fputc('\n', f);
@@ -124,7 +124,7 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 			if (e->host_pid >= 0)
 				snprintf(pid, sizeof pid, "%d", e->host_pid);
 			fprintf(f, "      %-20s pid %-8s tid %-8d %12s  %.1f%% of the time\n",
-				e->comm[0] ? e->comm : "?", pid, e->host_tid,
+				e->comm[0] ? cli_text(e->comm) : "?", pid, e->host_tid,
 				cli_ns(e->ns, b[0], 32), pct(e->ns, span));
 		}
 	}
@@ -145,7 +145,7 @@ static void text_sync(FILE *f, struct vms_model *m, const struct vms_machine *mc
 		return;
 	}
 	fprintf(f, "  clock: %s to %s (quality %s", vms_sync_method_name(si->method),
-		cli_machine_name(m, si->reference), vms_sync_quality_name(si->quality));
+		cli_text(cli_machine_name(m, si->reference)), vms_sync_quality_name(si->quality));
 	if (si->pairs)
 		fprintf(f, ", %llu %s", (unsigned long long)si->pairs,
 			si->method == VMS_SYNC_TIMESHIFT ? "samples" : "pairs");
@@ -192,7 +192,7 @@ static void text_threads(FILE *f, struct vms_analysis *a, uint32_t machine, unsi
 			if (t->nr_reasons)
 				reason_name(t->reasons[0].isa, t->reasons[0].reason, ex, sizeof ex);
 			fprintf(f, "    %-8d %-16s %12s %12s %12s %12s  %s\n", t->tid,
-				t->comm[0] ? t->comm : "?", cli_ns(t->ns_running, b[0], 32),
+				t->comm[0] ? cli_text(t->comm) : "?", cli_ns(t->ns_running, b[0], 32),
 				cli_ns(t->ns_vmm, b[1], 32), cli_ns(t->ns_preempted, b[2], 32),
 				cli_ns(t->ns_halted, b[3], 32), ex);
 		}
@@ -215,10 +215,11 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		struct vms_source *src = mc->source >= 0 ? vms_session_source(s, (uint32_t)mc->source) : NULL;
-		fprintf(f, "\n%s (%s", mc->name, role_name(mc->role));
+		fprintf(f, "\n%s (%s", cli_text(mc->name), role_name(mc->role));
 		if (src)
-			fprintf(f, ", %s, %s, %u CPUs, clock %s)", src->path, src->meta.format,
-				src->meta.nr_cpus, src->meta.clock[0] ? src->meta.clock : "?");
+			fprintf(f, ", %s, %s, %u CPUs, clock %s)", cli_text(src->path),
+				cli_text(src->meta.format), src->meta.nr_cpus,
+				src->meta.clock[0] ? cli_text(src->meta.clock) : "?");
 		else
 			fprintf(f, ", not traced: seen from its host's vCPU threads)");
 		fputc('\n', f);
@@ -231,11 +232,11 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 		if (mc->role & VMS_ROLE_GUEST || mc->source < 0) {
 			if (mc->host >= 0 && mc->host_pid >= 0)
 				fprintf(f, "  runs on %s as process %d (linked by %s)\n",
-					cli_machine_name(m, (uint32_t)mc->host), mc->host_pid,
+					cli_text(cli_machine_name(m, (uint32_t)mc->host)), mc->host_pid,
 					vms_link_how_name(mc->host_how));
 			else if (mc->host >= 0)
 				fprintf(f, "  runs on %s, process unknown (linked by %s)\n",
-					cli_machine_name(m, (uint32_t)mc->host),
+					cli_text(cli_machine_name(m, (uint32_t)mc->host)),
 					vms_link_how_name(mc->host_how));
 			else
 				fprintf(f, "  its host is not in the traces given\n");

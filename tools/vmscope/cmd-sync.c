@@ -42,10 +42,10 @@ int cmd_sync(int argc, char **argv)
 			cli_json_sync_members(&j, m, si);
 			vms_json_end_object(&j);
 		} else {
-			fprintf(f, "%s: %s", mc->name, vms_sync_method_name(si->method));
+			fprintf(f, "%s: %s", cli_text(mc->name), vms_sync_method_name(si->method));
 			if (si->method != VMS_SYNC_REFERENCE)
 				fprintf(f, " to %s, t_ref = %.12g * t + %.12g ns, quality %s, %llu pairs",
-					ref, si->slope, si->offset_ns, vms_sync_quality_name(si->quality),
+					cli_text(ref), si->slope, si->offset_ns, vms_sync_quality_name(si->quality),
 					(unsigned long long)si->pairs);
 			if (si->has_containment && si->contain_total) {
 				double pct = 100.0 * (double)si->contained / (double)si->contain_total;
