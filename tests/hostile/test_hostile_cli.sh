@@ -105,4 +105,24 @@ assert extra.get("host") is None and not any(v.get("host_tid") for v in extra.ge
 ' "$TMP/once.json" "$TMP/twice.json"; then
   ok "the same guest twice: one warning, linked once, the same numbers"
 else notok "the same guest twice" "status $st: $(cat "$TMP/twice.err")"; fi
+# synth --out (issue 7.11): a host.dat symlink planted in the output directory is replaced,
+# its target left as it was; a cluster of unknown options names the option; a name longer
+# than NAME_MAX is a usage error
+mkdir -p "$TMP/out" && printf 'precious\n' > "$TMP/victim" && ln -sf "$TMP/victim" "$TMP/out/host.dat"
+ln -sf "$TMP/victim" "$TMP/truth.json"
+"$VMS" synth --events 1000 --out "$TMP/out" >/dev/null 2>&1; st=$?
+if [ $st -eq 0 ] && [ "$(cat "$TMP/victim")" = precious ] && [ -f "$TMP/out/host.dat" ] &&
+   [ ! -L "$TMP/out/host.dat" ] && "$VMS" info "$TMP/out/host.dat" >/dev/null 2>&1; then
+  ok "synth --out: a planted host.dat symlink is replaced, its target untouched"
+else notok "synth --out symlink" "status $st, victim: $(head -c 50 "$TMP/victim")"; fi
+"$VMS" synth --events 1000 --out "$TMP/out" --truth "$TMP/truth.json" >/dev/null 2>&1; st=$?
+if [ $st -ne 0 ] && [ "$(cat "$TMP/victim")" = precious ]; then ok "synth --truth: not written through a symlink"
+else notok "synth --truth symlink" "status $st"; fi
+err=$("$VMS" synth -rf.dat 2>&1 >/dev/null); st=$?
+if [ $st -eq 2 ] && grep -q "unknown option '-r'" <<<"$err"; then ok "synth -rf.dat: exit 2 naming -r"
+else notok "synth -rf.dat" "status $st: $err"; fi
+long=$(printf 'n%.0s' $(seq 1 300))
+err=$("$VMS" synth --events 1000 --out "$TMP/$long" 2>&1 >/dev/null); st=$?
+if [ $st -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ]; then ok "synth --out NAME longer than NAME_MAX: one line, exit 2"
+else notok "synth --out long name" "status $st: $err"; fi
 echo "1..$n"
