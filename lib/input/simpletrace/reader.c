@@ -539,7 +539,7 @@ struct vms_source *vms_simpletrace_open(const char *path, const char *events_fil
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		vms_error_set(err, VMS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		vms_error_open(err, path, errno, 0);
 		return NULL;
 	}
 	struct stat st;
@@ -587,7 +587,10 @@ struct vms_source *vms_simpletrace_open(const char *path, const char *events_fil
 	close(fd);
 	if (map == MAP_FAILED) {
 		r->size = 0;
-		vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+		if (errno == ENOMEM)
+			vms_error_open(err, path, ENOMEM, 0);
+		else
+			vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
 		st_close(src);
 		return NULL;
 	}

@@ -58,7 +58,7 @@ int td_file_open(struct td_file *f, const char *path, struct vms_error *err)
 	f->err = err;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return vms_error_set(err, VMS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return vms_error_open(err, path, errno, 0);
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
@@ -72,7 +72,9 @@ int td_file_open(struct td_file *f, const char *path, struct vms_error *err)
 	void *m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
-		return vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+		return errno == ENOMEM ? vms_error_open(err, path, ENOMEM, 0)
+				       : vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path,
+						       strerror(errno));
 	madvise(m, f->size, MADV_SEQUENTIAL);
 	f->base = m;
 	return 0;
