@@ -171,15 +171,71 @@ static int cmp_gthread(const void *a, const void *b)
 	return lx < ly ? 1 : lx > ly ? -1 : (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static void text_threads(FILE *f, struct vms_analysis *a, uint32_t machine, unsigned top)
+/* The vCPU and guest-thread rows of each machine, grouped once (a stable counting sort):
+ * per-machine loops over all rows were quadratic with a hostile host whose 200,000 vCPU
+ * threads are 200,000 untraced guests. Rows of machine i: idx[start[i] .. start[i + 1]). */
+struct rows {
+	uint32_t *vstart, *vidx, *gstart, *gidx;
+};
+
+static void group(uint32_t nr_mach, uint32_t n, uint32_t (*machine_of)(struct vms_analysis *,
+		  uint32_t), struct vms_analysis *a, uint32_t *start, uint32_t *idx)
 {
-	uint32_t n = 0, total = vms_analysis_nr_gthreads(a);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t mc = machine_of(a, k);
+		if (mc < nr_mach)
+			start[mc + 1]++;
+	}
+	for (uint32_t i = 0; i < nr_mach; i++)
+		start[i + 1] += start[i];
+	uint32_t *fill = idx + n;   /* scratch: the next free place of each machine */
+	memcpy(fill, start, nr_mach * sizeof *fill);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t mc = machine_of(a, k);
+		if (mc < nr_mach)
+			idx[fill[mc]++] = k;
+	}
+}
+
+static uint32_t vcpu_machine(struct vms_analysis *a, uint32_t k)
+{
+	return vms_analysis_vcpu(a, k)->machine;
+}
+
+static uint32_t gthread_machine(struct vms_analysis *a, uint32_t k)
+{
+	return vms_analysis_gthread(a, k)->machine;
+}
+
+static int rows_group(struct rows *r, struct vms_analysis *a, uint32_t nr_mach)
+{
+	uint32_t nv = vms_analysis_nr_vcpus(a), ng = vms_analysis_nr_gthreads(a);
+	r->vstart = calloc(nr_mach + 1, sizeof *r->vstart);
+	r->gstart = calloc(nr_mach + 1, sizeof *r->gstart);
+	r->vidx = malloc((nv + nr_mach + 1) * sizeof *r->vidx);
+	r->gidx = malloc((ng + nr_mach + 1) * sizeof *r->gidx);
+	if (!r->vstart || !r->gstart || !r->vidx || !r->gidx)
+		return -1;
+	group(nr_mach, nv, vcpu_machine, a, r->vstart, r->vidx);
+	group(nr_mach, ng, gthread_machine, a, r->gstart, r->gidx);
+	return 0;
+}
+
+static void rows_free(struct rows *r)
+{
+	free(r->vstart), free(r->vidx), free(r->gstart), free(r->gidx);
+}
+
+static void text_threads(FILE *f, struct vms_analysis *a, const struct rows *rows,
+			 uint32_t machine, unsigned top)
+{
+	uint32_t n = 0, total = rows->gstart[machine + 1] - rows->gstart[machine];
 	const struct vms_gthread_stats **list = calloc(total ? total : 1, sizeof *list);
 	if (!list)
 		return;
-	for (uint32_t i = 0; i < total; i++) {
-		const struct vms_gthread_stats *t = vms_analysis_gthread(a, i);
-		if (t->machine == machine && t->tid != 0)
+	for (uint32_t k = rows->gstart[machine]; k < rows->gstart[machine + 1]; k++) {
+		const struct vms_gthread_stats *t = vms_analysis_gthread(a, rows->gidx[k]);
+		if (t->tid != 0)
 			list[n++] = t;
 	}
 	if (n) {
@@ -214,6 +270,12 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 	if (vms_session_backwards(s))
 		fprintf(f, "note: %llu events had timestamps earlier than their predecessor's\n",
 			(unsigned long long)vms_session_backwards(s));
+	struct rows rows = {0};
+	if (rows_group(&rows, a, vms_model_nr_machines(m)) != 0) {
+		rows_free(&rows);
+		fprintf(stderr, "vmscope report: out of memory\n");
+		return;
+	}
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		struct vms_source *src = mc->source >= 0 ? vms_session_source(s, (uint32_t)mc->source) : NULL;
@@ -245,21 +307,17 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 				fprintf(f, "  its host is not in the traces given\n");
 		}
 		text_sync(f, m, mc);
-		uint32_t nr_gx = 0, nv = 0;
+		uint32_t nr_gx = 0, nv = rows.vstart[i + 1] - rows.vstart[i];
 		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);
-		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++)
-			nv += vms_analysis_vcpu(a, k)->machine == i;
 		if (nv > 1 && nr_gx) {
 			fprintf(f, "  all %u vCPUs together:\n", nv);
 			text_exits(f, "    ", gx, nr_gx, top);
 		}
-		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
-			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
-			if (v->machine == i)
-				text_vcpu(f, m, v, top);
-		}
-		text_threads(f, a, i, top);
+		for (uint32_t k = rows.vstart[i]; k < rows.vstart[i + 1]; k++)
+			text_vcpu(f, m, vms_analysis_vcpu(a, rows.vidx[k]), top);
+		text_threads(f, a, &rows, i, top);
 	}
+	rows_free(&rows);
 }
 
 /* ---------------- JSON ---------------- */
@@ -377,6 +435,12 @@ static void json_report(FILE *f, struct vms_session *s)
 	vms_json_uint(&j, cli_key("first"), vms_session_first_ts(s));
 	vms_json_uint(&j, cli_key("last"), vms_session_last_ts(s));
 	vms_json_begin_array(&j, "machines");
+	struct rows rows = {0};
+	if (rows_group(&rows, a, vms_model_nr_machines(m)) != 0) {
+		rows_free(&rows);
+		fprintf(stderr, "vmscope report: out of memory\n");
+		return;
+	}
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		struct vms_source *src = mc->source >= 0 ? vms_session_source(s, (uint32_t)mc->source) : NULL;
@@ -411,17 +475,12 @@ static void json_report(FILE *f, struct vms_session *s)
 		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);
 		json_exits(&j, "exits", gx, nr_gx);
 		vms_json_begin_array(&j, "vcpus");
-		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
-			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
-			if (v->machine == i)
-				json_vcpu(&j, mc, v);
-		}
+		for (uint32_t k = rows.vstart[i]; k < rows.vstart[i + 1]; k++)
+			json_vcpu(&j, mc, vms_analysis_vcpu(a, rows.vidx[k]));
 		vms_json_end_array(&j);
 		vms_json_begin_array(&j, "threads");
-		for (uint32_t k = 0; k < vms_analysis_nr_gthreads(a); k++) {
-			const struct vms_gthread_stats *t = vms_analysis_gthread(a, k);
-			if (t->machine != i)
-				continue;
+		for (uint32_t k = rows.gstart[i]; k < rows.gstart[i + 1]; k++) {
+			const struct vms_gthread_stats *t = vms_analysis_gthread(a, rows.gidx[k]);
 			vms_json_begin_object(&j, NULL);
 			vms_json_int(&j, "tid", t->tid);
 			vms_json_string(&j, "comm", t->comm);
@@ -449,6 +508,7 @@ static void json_report(FILE *f, struct vms_session *s)
 	}
 	vms_json_end_array(&j);
 	vms_json_end_object(&j);
+	rows_free(&rows);
 	vms_json_finish(&j);
 }
 
