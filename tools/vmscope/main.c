@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{ "vcpus", cmd_vcpus, "vCPU state intervals (text, CSV or JSON Lines)" },
 	{ "pcpus", cmd_pcpus, "what really ran on each physical CPU: host thread or guest thread" },
 	{ "threads", cmd_threads, "when a guest thread its guest thought running was stopped" },
+	{ "latency", cmd_latency, "why guest threads were late: each wake-up split into causes" },
 	{ "exits", cmd_exits, "VM exits per guest, vCPU and reason with cost percentiles" },
 	{ "sync", cmd_sync, "how each machine's clock was brought to the reference" },
 	{ "synth", cmd_synth, "write a realistic simulated host + guest trace.dat pair" },
@@ -31,9 +32,9 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "   %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nOptions may come before or after the traces; --opt=value and --opt value are "
-		   "alike.\n'vmscope help <command>' or 'vmscope <command> --help' tells more; "
-		   "'man vmscope-<command>' tells all.\n'vmscope --version' (on any command) prints "
-		   "the version.\nExit status: 0 success, 1 failure, 2 bad input or usage.\n");
+		   "alike.\n'vmscope help <command>' tells more, 'man vmscope-<command>' tells all;\n"
+		   "'vmscope --version' (on any command) prints the version.\n"
+		   "Exit status: 0 success, 1 failure, 2 bad input or usage.\n");
 }
 
 static const struct command *find(const char *name)
