@@ -5,6 +5,7 @@
 #define VMSCOPE_ERROR_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +31,10 @@ int vms_error_set(struct vms_error *err, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int vms_error_vset(struct vms_error *err, int status, const char *fmt, va_list ap);
 void vms_error_clear(struct vms_error *err);
+/* A file that cannot be opened or mapped (errnum: errno), said as what it is: out of file
+ * descriptors is "too many streams open", out of memory is "out of memory at byte offset
+ * OFF", anything else "cannot open: REASON" (a missing file is a usage error). */
+int vms_error_open(struct vms_error *err, const char *path, int errnum, uint64_t off);
 
 #ifdef __cplusplus
 }

@@ -155,7 +155,11 @@ void vms_clock_from_meta(struct vms_clock *c, const struct vms_trace_meta *meta,
 		c->shift = ns_meta->tsc_shift;
 		c->tsc_offset = ns_meta->tsc_offset;
 	}
-	c->add_ns = meta->offset_ns + (meta->has_date ? meta->date_offset_ns : 0);
+	/* readers refuse an OFFSET + DATE that does not fit (tracedat_open.c); saturate for any
+	 * other source of meta rather than overflow */
+	if (__builtin_add_overflow(meta->offset_ns, meta->has_date ? meta->date_offset_ns : 0,
+				   &c->add_ns))
+		c->add_ns = meta->offset_ns < 0 ? INT64_MIN : INT64_MAX;
 }
 
 uint64_t vms_timeshift_to_guest(int64_t offset, uint64_t scaling, uint64_t frac,
@@ -191,6 +195,19 @@ static uint64_t inverse(uint64_t guest, int64_t offset, uint64_t scaling, uint64
 	return h > (u128)UINT64_MAX ? UINT64_MAX : (uint64_t)h;
 }
 
+/* d * num / den, rounded toward zero like C's division, for num <= den (samples out of order
+ * in a hostile file give num > den: no extrapolation past the next sample): |d| < 2^65 and
+ * num < 2^64, so d * num itself may not fit in 128 bits; split d = q * den + r instead. */
+static s128 scale_between(s128 d, uint64_t num, uint64_t den)
+{
+	if (num > den)
+		num = den;
+	u128 a = d < 0 ? (u128)0 - (u128)d : (u128)d;
+	u128 q = a / den, r = a % den;
+	u128 v = q * num + r * num / den;   /* q * num < 2^65, r * num < 2^128 */
+	return d < 0 ? -(s128)v : (s128)v;
+}
+
 uint64_t vms_timeshift_to_host(const struct vms_timeshift *ts, uint32_t cpu, uint64_t tsc)
 {
 	if (!ts || ts->nr_cpus == 0)
@@ -219,8 +236,8 @@ uint64_t vms_timeshift_to_host(const struct vms_timeshift *ts, uint32_t cpu, uin
 		/* offset interpolated linearly between the two samples around tsc (trace-cmd's
 		 * INTERPOLATE); scaling from the earlier sample */
 		s128 d_off = (s128)c->offset[i + 1] - c->offset[i];
-		s128 span = (s128)(c->time[i + 1] - c->time[i]);
-		s128 off = c->offset[i] + d_off * (s128)(tsc - c->time[i]) / span;
+		s128 off = c->offset[i] + scale_between(d_off, tsc - c->time[i],
+							c->time[i + 1] - c->time[i]);
 		if (off > INT64_MAX)
 			off = INT64_MAX;
 		if (off < INT64_MIN)
@@ -241,7 +258,7 @@ uint64_t vms_clock_to_ns(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
 	}
 	if (c->add_ns) {
 		s128 s = (s128)t + c->add_ns;
-		t = s < 0 ? 0 : (uint64_t)s;
+		t = s < 0 ? 0 : s > (s128)UINT64_MAX ? UINT64_MAX : (uint64_t)s;
 	}
 	return t;
 }

@@ -20,31 +20,21 @@
 
 #include "model_internal.h"
 
-/* The processes (keys, see vms_model_process_key) that belong to one guest. */
+/* The processes (keys, see vms_model_process_key) that belong to one guest: a hash set, since
+ * a hostile GUEST option may name a million vCPU threads. Process keys are pids or -(tid + 1),
+ * so the flipped top bit never makes VMS_KEYMAP_EMPTY. */
 struct procset {
-	int64_t *key;
-	uint32_t n;
+	struct vms_keymap set;
 };
 
 static int procset_add(struct procset *s, int64_t key)
 {
-	for (uint32_t i = 0; i < s->n; i++)
-		if (s->key[i] == key)
-			return 0;
-	int64_t *nk = realloc(s->key, (s->n + 1) * sizeof *nk);
-	if (!nk)
-		return -1;
-	s->key = nk;
-	s->key[s->n++] = key;
-	return 0;
+	return vms_keymap_put(&s->set, (uint64_t)key ^ (1ull << 63), 0, NULL) ? 0 : -1;
 }
 
 static bool procset_has(const struct procset *s, int64_t key)
 {
-	for (uint32_t i = 0; i < s->n; i++)
-		if (s->key[i] == key)
-			return true;
-	return false;
+	return vms_keymap_get(&s->set, (uint64_t)key ^ (1ull << 63)) != NULL;
 }
 
 static bool is_host(const struct vms_model *m, uint32_t i)
@@ -71,6 +61,38 @@ static void find_roles(struct vms_model *m)
 			break;
 		}
 	}
+}
+
+/* The same guest given twice, or two guests with one TRACEID (or one vmsync vm_uid): both
+ * would be linked to the same vCPU threads and give contradictory numbers without a word.
+ * The later source is not linked by its id (a warning on stderr says so); this is the one
+ * place that decides it. */
+static bool same_guest_as_earlier(const struct vms_model *m, uint32_t g)
+{
+	const struct vms_machine_priv *gp = &m->priv[g];
+	for (uint32_t e = 0; e < g; e++) {
+		const struct vms_machine_priv *ep = &m->priv[e];
+		bool id = gp->meta && ep->meta && gp->meta->has_trace_id && ep->meta->has_trace_id &&
+			  gp->meta->trace_id == ep->meta->trace_id;
+		bool uid = gp->has_guest_uid && ep->has_guest_uid && gp->guest_uid == ep->guest_uid;
+		if (!id && !uid)
+			continue;
+		/* a session may build the model twice (the checked single pass): one warning */
+		static const void *warned[8];
+		static unsigned nwarned;
+		bool again = false;
+		for (unsigned k = 0; k < 8; k++)
+			again |= warned[k] == gp->meta;
+		if (again)
+			return true;
+		warned[nwarned++ % 8] = gp->meta;
+		fprintf(stderr, "vmscope: warning: %s has the %s 0x%llx of %s (the same guest given "
+			"twice?): it is not linked to a host by it\n", gp->path,
+			id ? "TRACEID" : "vmsync vm_uid",
+			(unsigned long long)(id ? gp->meta->trace_id : gp->guest_uid), ep->path);
+		return true;
+	}
+	return false;
 }
 
 /* (1) GUEST option of a host naming this guest's TRACEID; else TIME_SHIFT's peer. Returns
@@ -220,7 +242,7 @@ static int link_by_kvm_entry(struct vms_model *m, struct procset *ps)
 	}
 	for (uint32_t g = 0; g < m->nr_sources; g++) {
 		struct vms_machine *G = &m->mach[g];
-		if (G->host < 0 || ps[g].n == 0)
+		if (G->host < 0 || ps[g].set.len == 0)
 			continue;
 		uint32_t h = (uint32_t)G->host;
 		const struct vms_keymap *kt = &m->priv[h].kvm_threads;
@@ -351,21 +373,48 @@ static int rename_machine(struct vms_machine *mc, const char *name)
 	return 0;
 }
 
-/* Two machines never share a name (commands select machines by name). */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h == VMS_KEYMAP_EMPTY ? 0 : h;
+}
+
+/* Whether an earlier machine (< i) has this name; `seen` maps name hashes to the first
+ * machine with that hash (a rare collision of different names falls back to a scan). */
+static bool name_taken(const struct vms_model *m, const struct vms_keymap *seen, uint32_t i,
+		       const char *name)
+{
+	const uint64_t *j = vms_keymap_get(seen, name_hash(name));
+	if (!j)
+		return false;
+	if (strcmp(m->mach[*j].name, name) == 0)
+		return true;
+	for (uint32_t k = 0; k < i; k++)
+		if (strcmp(m->mach[k].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Two machines never share a name (commands select machines by name): a later one gets its
+ * index appended. Hashed: a host may show 200,000 vCPU threads, one untraced guest each. */
 static int dedupe_names(struct vms_model *m)
 {
-	for (uint32_t i = 1; i < m->nr; i++) {
-		for (uint32_t j = 0; j < i; j++) {
-			if (strcmp(m->mach[i].name, m->mach[j].name) != 0)
-				continue;
+	struct vms_keymap seen;
+	vms_keymap_init(&seen);
+	int rc = 0;
+	for (uint32_t i = 0; i < m->nr && !rc; i++) {
+		for (unsigned tries = 0; name_taken(m, &seen, i, m->mach[i].name) && !rc; tries++) {
 			char buf[512];
-			snprintf(buf, sizeof buf, "%.480s-%u", m->mach[i].name, i);
-			if (rename_machine(&m->mach[i], buf) != 0)
-				return -1;
-			break;
+			snprintf(buf, sizeof buf, "%.470s-%u%s", m->mach[i].name, i, tries ? "x" : "");
+			rc = rename_machine(&m->mach[i], buf);
 		}
+		if (!rc && !vms_keymap_put(&seen, name_hash(m->mach[i].name), i, NULL))
+			rc = -1;
 	}
-	return 0;
+	vms_keymap_free(&seen);
+	return rc;
 }
 
 int vms_model_resolve_links(struct vms_model *m, struct vms_error *err)
@@ -381,6 +430,8 @@ int vms_model_resolve_links(struct vms_model *m, struct vms_error *err)
 		goto out;
 	}
 	for (uint32_t g = 0; g < ns && !rc; g++) {
+		if (same_guest_as_earlier(m, g))
+			continue;
 		if (link_by_trace_id(m, g, &ps[g], &opt_name[g]) != 0 ||
 		    link_by_vmsync(m, g, &ps[g]) != 0)
 			rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
@@ -412,7 +463,7 @@ int vms_model_resolve_links(struct vms_model *m, struct vms_error *err)
 		rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 out:
 	for (uint32_t g = 0; ps && g < ns; g++)
-		free(ps[g].key);
+		vms_keymap_free(&ps[g].set);
 	free(ps);
 	free(opt_name);
 	return rc;

@@ -1,3 +1,4 @@
+#include <stdlib.h>
 #include <string.h>
 
 #include "vmscope/writers.h"
@@ -6,15 +7,31 @@ void vms_csv_string(FILE *f, const char *s)
 {
 	if (!s)
 		return;
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
+	char buf[1024];
+	char *e = buf;
+	size_t n = vms_text_escape(buf, sizeof buf, s);
+	if (n >= sizeof buf) {
+		e = malloc(n + 1);
+		if (!e) {
+			fputs("?", f);
+			return;
+		}
+		vms_text_escape(e, n + 1, s);
 	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
+	bool formula = strchr("=+-@", e[0]) != NULL && e[0];
+	if (!formula && !strpbrk(e, ",\"")) {
+		fputs(e, f);
+	} else {
+		fputc('"', f);
+		if (formula)
+			fputc('\'', f);
+		for (const char *p = e; *p; p++) {
+			if (*p == '"')
+				fputc('"', f);
+			fputc(*p, f);
+		}
+		fputc('"', f);
 	}
-	fputc('"', f);
+	if (e != buf)
+		free(e);
 }

@@ -30,11 +30,21 @@ static void put_escaped(FILE *f, const char *s)
 		case '\n': fputs("\\n", f); break;
 		case '\r': fputs("\\r", f); break;
 		case '\t': fputs("\\t", f); break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
+		default: {
+			/* JSON is UTF-8: a byte that does not start a valid sequence (a comm is
+			 * bytes, not text) becomes U+FFFD; controls and direction overrides are
+			 * escaped so that a terminal showing the JSON does not act on them */
+			uint32_t cp;
+			int n = vms_utf8_seq(p, &cp);
+			if (n == 0)
+				fputs("\\ufffd", f);
+			else if (vms_text_char_unsafe(cp))
+				fprintf(f, "\\u%04x", (unsigned)cp);
 			else
-				fputc(*p, f);
+				fwrite(p, 1, (size_t)n, f);
+			if (n > 1)
+				p += n - 1;
+		}
 		}
 	}
 	fputc('"', f);

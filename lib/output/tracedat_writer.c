@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -531,9 +532,21 @@ int vms_tdw_close(struct vms_tdw *w, struct vms_error *err)
 	if (!w)
 		return VMS_OK;
 	int rc = vms_spool_finish(w->spool, err);
+	/* written to a new file beside the destination (mkstemp: O_CREAT | O_EXCL, so never
+	 * through a symlink planted there), then renamed over it: an existing PATH, whatever it
+	 * is (a symlink to a file the user cares about, say), is replaced, never written through */
+	size_t pl = strlen(w->path);
+	char *tmp = malloc(pl + 8);
+	if (!rc && !tmp)
+		rc = nomem(err);
 	if (!rc) {
-		w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		memcpy(tmp, w->path, pl);
+		memcpy(tmp + pl, ".XXXXXX", 8);
+		w->fd = mkostemp(tmp, O_CLOEXEC);
 		if (w->fd < 0)
+			rc = vms_error_set(err, errno == ENAMETOOLONG ? VMS_ERR_USAGE : VMS_ERR_IO,
+					   "%s: cannot create: %s", w->path, strerror(errno));
+		else if (fchmod(w->fd, 0644) != 0)
 			rc = vms_error_set(err, VMS_ERR_IO, "%s: cannot create: %s", w->path,
 					   strerror(errno));
 	}
@@ -543,9 +556,13 @@ int vms_tdw_close(struct vms_tdw *w, struct vms_error *err)
 		if (close(w->fd) && !rc)
 			rc = vms_error_set(err, VMS_ERR_IO, "%s: write failed: %s", w->path,
 					   strerror(errno));
+		if (!rc && rename(tmp, w->path) != 0)
+			rc = vms_error_set(err, errno == ENAMETOOLONG ? VMS_ERR_USAGE : VMS_ERR_IO,
+					   "%s: cannot create: %s", w->path, strerror(errno));
 		if (rc)
-			unlink(w->path);
+			unlink(tmp);
 	}
+	free(tmp);
 	free_writer(w);
 	return rc;
 }

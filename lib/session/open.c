@@ -31,9 +31,7 @@ struct vms_source *vms_source_open(const char *path, struct vms_error *err)
 	struct stat st;
 	if (stat(path, &st) != 0) {
 		/* naming a trace that is not there is bad input (exit 2); other failures are I/O */
-		int e = errno;
-		return vms_error_set(err, e == ENOENT || e == ENOTDIR ? VMS_ERR_USAGE : VMS_ERR_IO,
-				     "%s: cannot open: %s", path, strerror(e)), NULL;
+		return vms_error_open(err, path, errno, 0), NULL;
 	}
 	for (size_t i = 0; i < sizeof openers / sizeof openers[0]; i++) {
 		struct vms_source *s = openers[i](path, err);

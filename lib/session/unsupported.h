@@ -11,12 +11,7 @@ const char *vms_unsupported_kind(const char *path);
 
 /* The formats the readers take, for the message that follows. */
 #define VMS_SUPPORTED_FORMATS                                                              \
-<<<<<<< HEAD
-	"vmscope reads trace-cmd trace.dat (v6, v7), CTF (libvmstrace's, LTTng's), QEMU " \
-	"simpletrace v4 and Trace Compass XML stub traces"
-=======
 	"vmscope reads trace-cmd trace.dat (v6, v7), CTF 1.8 (LTTng kernel and UST, "   \
 	"libvmstrace), QEMU simpletrace v4 and Trace Compass XML stub traces"
->>>>>>> lttng
 
 #endif

@@ -154,9 +154,47 @@ static void test_linear(void **state)
 	assert_int_equal(vms_clock_to_ref(&c, 0, 1), 1501);
 }
 
+/* Issue 7.8: values at the ends of the 64-bit ranges, which overflowed 128-bit arithmetic (UB
+ * under UBSan) before. Expected values by hand: */
+static void test_extremes(void **state)
+{
+	(void)state;
+	/* INTERPOLATE from INT64_MAX at t=0 to INT64_MIN at t=2^64-1 (the offset difference times
+	 * the elapsed time is ~2^128): at t=2^64-2 the offset is INT64_MAX - (2^64-1) * (2^64-2) /
+	 * (2^64-1) = 2^63-1 - 2^64+2 = -2^63+1, so host = 2^64-2 - 2^63+1 = 2^63-1 */
+	uint64_t time[2] = { 0, UINT64_MAX };
+	int64_t off[2] = { INT64_MAX, INT64_MIN };
+	uint64_t sc[2] = { 1, 1 }, fr[2] = { 0, 0 };
+	struct vms_timeshift_cpu cpu = { 2, time, off, sc, fr };
+	struct vms_timeshift ts = { 1, VMS_TIMESHIFT_INTERPOLATE, 1, &cpu };
+	assert_int_equal(vms_timeshift_to_host(&ts, 0, UINT64_MAX - 1), (uint64_t)INT64_MAX);
+	/* samples out of order ({0, 4, 2}): at t=3 sample 0 is in force, interpolated towards
+	 * sample 1 (4, 4000): offset 3000, host 3003 */
+	uint64_t t2[3] = { 0, 4, 2 };
+	int64_t o2[3] = { 0, 4000, INT64_MAX };
+	uint64_t s2[3] = { 1, 1, 1 }, f2[3] = { 0, 0, 0 };
+	struct vms_timeshift_cpu c2 = { 3, t2, o2, s2, f2 };
+	struct vms_timeshift ts2 = { 1, VMS_TIMESHIFT_INTERPOLATE, 1, &c2 };
+	uint64_t h = vms_timeshift_to_host(&ts2, 0, 3);   /* sample 0 or 1 in force: 3 + 3000 */
+	assert_int_equal(h, 3003);
+	/* OFFSET + DATE that do not fit in 64 bits saturate instead of overflowing */
+	struct vms_trace_meta m = { 0 };
+	m.offset_ns = INT64_MAX;
+	m.has_date = true;
+	m.date_offset_ns = INT64_MAX;
+	struct vms_clock c;
+	vms_clock_from_meta(&c, &m, false, NULL);
+	assert_int_equal(vms_clock_to_ref(&c, 0, UINT64_MAX), UINT64_MAX);
+	m.offset_ns = INT64_MIN;
+	m.date_offset_ns = -1;
+	vms_clock_from_meta(&c, &m, false, NULL);
+	assert_int_equal(vms_clock_to_ref(&c, 0, 5), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_extremes),
 		cmocka_unit_test(test_unscaled),
 		cmocka_unit_test(test_scaled_roundtrip),
 		cmocka_unit_test(test_forward_helper),

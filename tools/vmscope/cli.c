@@ -378,6 +378,17 @@ const char *cli_ns(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+const char *cli_text(const char *s)
+{
+	static char buf[16][512];
+	static unsigned next;
+	if (!s || vms_text_is_safe(s))
+		return s ? s : "";
+	char *b = buf[next++ % 16];
+	vms_text_escape(b, sizeof buf[0], s);
+	return b;
+}
+
 int cli_seconds(uint64_t ns, char *buf, size_t len)
 {
 	uint64_t us = ns / 1000u + (ns % 1000u >= 500u);   /* libtraceevent rounds likewise */

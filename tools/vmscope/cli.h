@@ -107,6 +107,9 @@ void cli_warn_model(const struct cli *c);
 /* Human formatting */
 const char *cli_ns(uint64_t ns, char *buf, size_t len);   /* "1.23 ms" (or "1.23 M cycles") */
 const char *cli_machine_name(struct vms_model *m, uint32_t i);
+/* Text from a trace (a name, a comm, a path, a format) escaped for a terminal, see
+ * vms_text_escape: one of 16 rotating buffers, so that several can be in one printf. */
+const char *cli_text(const char *s);
 /* ns as trace-cmd prints a timestamp: seconds with the microseconds rounded
  * ("22149.948193"). Returns the length, like snprintf. */
 int cli_seconds(uint64_t ns, char *buf, size_t len);

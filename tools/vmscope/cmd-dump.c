@@ -21,6 +21,7 @@
 #include "vmscope/session.h"
 #include "vmscope/simpletrace.h"
 #include "vmscope/source.h"
+#include "vmscope/writers.h"
 
 #define OUT_CAP (1u << 20)
 #define OUT_MIN_ROOM (64u << 10)   /* below this, flush before formatting a line */
@@ -120,6 +121,29 @@ static int render(struct vms_source *src, uint32_t stream, const struct vms_even
 	return generic_line(src, ev, buf, len, prefix);
 }
 
+/* Names, comms and string arguments come from the trace: a line holding a control character,
+ * an escape sequence or bytes that are not UTF-8 is shown escaped (vms_text_escape), so that
+ * a trace can neither fake lines nor drive the terminal. At most `max` bytes are kept. */
+static size_t escape_line(char *line, size_t n, size_t max)
+{
+	size_t i = 0;
+	while (i < n && (unsigned char)line[i] >= 0x20 && (unsigned char)line[i] < 0x7f &&
+	       line[i] != '\\')
+		i++;
+	if (i == n)
+		return n;
+	line[n] = '\0';
+	char *tmp = malloc(4 * n + 1);
+	if (!tmp)
+		return i;   /* no room to escape: keep the safe part only */
+	size_t e = vms_text_escape(tmp, 4 * n + 1, line);
+	if (e > max)
+		e = max;
+	memcpy(line, tmp, e);
+	free(tmp);
+	return e;
+}
+
 /* Append one event's line (with its newline). */
 static void emit(struct out *o, struct vms_source *src, uint32_t stream, const struct vms_event *ev,
 		 bool complete, const char *prefix)
@@ -140,6 +164,8 @@ static void emit(struct out *o, struct vms_source *src, uint32_t stream, const s
 	}
 	if ((size_t)n >= room - 1)
 		n = (int)(room - 2);   /* cut at OUT_CAP */
+	if (!complete)   /* simpletrace escapes its strings itself (as simpletrace.py) */
+		n = (int)escape_line(o->buf + o->len, (size_t)n, room - 2);
 	o->len += (size_t)n;
 	o->buf[o->len++] = '\n';
 }

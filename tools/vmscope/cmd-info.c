@@ -67,11 +67,11 @@ static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct
 	const struct vms_trace_meta *m = &src->meta;
 	struct vms_model *model = vms_session_model(s);
 	const struct vms_machine *mc = vms_model_machine_c(model, i);
-	fprintf(f, "%s\n", src->path);
-	fprintf(f, "  format       %s\n", m->format);
-	fprintf(f, "  machine      %s\n", mc->name);
+	fprintf(f, "%s\n", cli_text(src->path));
+	fprintf(f, "  format       %s\n", cli_text(m->format));
+	fprintf(f, "  machine      %s\n", cli_text(mc->name));
 	fprintf(f, "  role         %s\n", role_name(mc->role));
-	fprintf(f, "  clock        %s%s\n", m->clock[0] ? m->clock : "?",
+	fprintf(f, "  clock        %s%s\n", m->clock[0] ? cli_text(m->clock) : "?",
 		m->ts_in_ns ? " (nanoseconds)" : " (counter ticks)");
 	if (m->has_tsc2nsec)
 		fprintf(f, "  tsc2nsec     mult %u shift %u offset %" PRIu64 " (%.6f GHz)\n", m->tsc_mult,
@@ -89,7 +89,8 @@ static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct
 		fprintf(f, "  trace id     0x%016" PRIx64 "\n", m->trace_id);
 	for (uint32_t g = 0; g < m->nr_guests; g++) {
 		const struct vms_guest_map *gm = &m->guests[g];
-		fprintf(f, "  guest        \"%s\" trace id 0x%016" PRIx64 ", %u vCPUs:", gm->name, gm->trace_id,
+		fprintf(f, "  guest        \"%s\" trace id 0x%016" PRIx64 ", %u vCPUs:", cli_text(gm->name),
+			gm->trace_id,
 			gm->nr_vcpus);
 		for (uint32_t k = 0; k < gm->nr_vcpus; k++)
 			fprintf(f, " %u->%d", gm->vcpu[k], gm->host_tid[k]);
@@ -129,7 +130,7 @@ static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct
 	for (uint32_t t = 0; t < m->nr_types; t++) {
 		uint64_t n = vms_session_type_count(s, i, t);
 		if (n)
-			fprintf(f, "    %12" PRIu64 "  %s\n", n, m->type_names[t]);
+			fprintf(f, "    %12" PRIu64 "  %s\n", n, cli_text(m->type_names[t]));
 	}
 }
 

@@ -113,7 +113,7 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 	fprintf(f, "  vCPU %u", v->vcpu);
 	if (v->host_tid >= 0)
 		fprintf(f, "  host thread %d%s%s%s", v->host_tid, ht && ht->comm[0] ? " (" : "",
-			ht && ht->comm[0] ? ht->comm : "", ht && ht->comm[0] ? ")" : "");
+			ht && ht->comm[0] ? cli_text(ht->comm) : "", ht && ht->comm[0] ? ")" : "");
 	if (g && v->vcpu < g->nr_vcpus)
 		fprintf(f, "  linked by %s", vms_link_how_name(g->vcpus[v->vcpu].how));
 	fputc('\n', f);
@@ -164,7 +164,7 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 			else
 				snprintf(who, sizeof who, "tid %d", e->host_tid);
 			fprintf(f, "      %-20s %-22s %12s  %.1f%% of the time\n",
-				e->comm[0] ? e->comm : "(no name)", who, cli_ns(e->ns, b[0], 32),
+				e->comm[0] ? cli_text(e->comm) : "(no name)", who, cli_ns(e->ns, b[0], 32),
 				pct(e->ns, span));
 		}
 	}
@@ -185,7 +185,7 @@ static void text_sync(FILE *f, struct vms_model *m, const struct vms_machine *mc
 		return;
 	}
 	fprintf(f, "  clock: %s to %s (quality %s", vms_sync_method_name(si->method),
-		cli_machine_name(m, si->reference), vms_sync_quality_name(si->quality));
+		cli_text(cli_machine_name(m, si->reference)), vms_sync_quality_name(si->quality));
 	if (si->pairs)
 		fprintf(f, ", %llu %s", (unsigned long long)si->pairs,
 			si->method == VMS_SYNC_TIMESHIFT ? "samples" : "pairs");
@@ -209,15 +209,71 @@ static int cmp_gthread(const void *a, const void *b)
 	return lx < ly ? 1 : lx > ly ? -1 : (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static void text_threads(FILE *f, struct vms_analysis *a, uint32_t machine, unsigned top)
+/* The vCPU and guest-thread rows of each machine, grouped once (a stable counting sort):
+ * per-machine loops over all rows were quadratic with a hostile host whose 200,000 vCPU
+ * threads are 200,000 untraced guests. Rows of machine i: idx[start[i] .. start[i + 1]). */
+struct rows {
+	uint32_t *vstart, *vidx, *gstart, *gidx;
+};
+
+static void group(uint32_t nr_mach, uint32_t n, uint32_t (*machine_of)(struct vms_analysis *,
+		  uint32_t), struct vms_analysis *a, uint32_t *start, uint32_t *idx)
 {
-	uint32_t n = 0, total = vms_analysis_nr_gthreads(a);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t mc = machine_of(a, k);
+		if (mc < nr_mach)
+			start[mc + 1]++;
+	}
+	for (uint32_t i = 0; i < nr_mach; i++)
+		start[i + 1] += start[i];
+	uint32_t *fill = idx + n;   /* scratch: the next free place of each machine */
+	memcpy(fill, start, nr_mach * sizeof *fill);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t mc = machine_of(a, k);
+		if (mc < nr_mach)
+			idx[fill[mc]++] = k;
+	}
+}
+
+static uint32_t vcpu_machine(struct vms_analysis *a, uint32_t k)
+{
+	return vms_analysis_vcpu(a, k)->machine;
+}
+
+static uint32_t gthread_machine(struct vms_analysis *a, uint32_t k)
+{
+	return vms_analysis_gthread(a, k)->machine;
+}
+
+static int rows_group(struct rows *r, struct vms_analysis *a, uint32_t nr_mach)
+{
+	uint32_t nv = vms_analysis_nr_vcpus(a), ng = vms_analysis_nr_gthreads(a);
+	r->vstart = calloc(nr_mach + 1, sizeof *r->vstart);
+	r->gstart = calloc(nr_mach + 1, sizeof *r->gstart);
+	r->vidx = malloc((nv + nr_mach + 1) * sizeof *r->vidx);
+	r->gidx = malloc((ng + nr_mach + 1) * sizeof *r->gidx);
+	if (!r->vstart || !r->gstart || !r->vidx || !r->gidx)
+		return -1;
+	group(nr_mach, nv, vcpu_machine, a, r->vstart, r->vidx);
+	group(nr_mach, ng, gthread_machine, a, r->gstart, r->gidx);
+	return 0;
+}
+
+static void rows_free(struct rows *r)
+{
+	free(r->vstart), free(r->vidx), free(r->gstart), free(r->gidx);
+}
+
+static void text_threads(FILE *f, struct vms_analysis *a, const struct rows *rows,
+			 uint32_t machine, unsigned top)
+{
+	uint32_t n = 0, total = rows->gstart[machine + 1] - rows->gstart[machine];
 	const struct vms_gthread_stats **list = calloc(total ? total : 1, sizeof *list);
 	if (!list)
 		return;
-	for (uint32_t i = 0; i < total; i++) {
-		const struct vms_gthread_stats *t = vms_analysis_gthread(a, i);
-		if (t->machine == machine && t->tid != 0)
+	for (uint32_t k = rows->gstart[machine]; k < rows->gstart[machine + 1]; k++) {
+		const struct vms_gthread_stats *t = vms_analysis_gthread(a, rows->gidx[k]);
+		if (t->tid != 0)
 			list[n++] = t;
 	}
 	if (n) {
@@ -232,7 +288,7 @@ static void text_threads(FILE *f, struct vms_analysis *a, uint32_t machine, unsi
 			if (t->nr_reasons)
 				reason_name(t->reasons[0].isa, t->reasons[0].reason, ex, sizeof ex);
 			fprintf(f, "    %-8d %-16s %12s %12s %12s %12s  %s\n", t->tid,
-				t->comm[0] ? t->comm : "?", cli_ns(t->ns_running, b[0], 32),
+				t->comm[0] ? cli_text(t->comm) : "?", cli_ns(t->ns_running, b[0], 32),
 				cli_ns(t->ns_vmm, b[1], 32), cli_ns(t->ns_preempted, b[2], 32),
 				cli_ns(t->ns_halted, b[3], 32), ex);
 		}
@@ -303,15 +359,22 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 			(unsigned long long)vms_session_backwards(s));
 	text_findings(f, fd, top);
 	const struct vms_filter *flt = vms_session_filter(s);
+	struct rows rows = {0};
+	if (rows_group(&rows, a, vms_model_nr_machines(m)) != 0) {
+		rows_free(&rows);
+		fprintf(stderr, "vmscope report: out of memory\n");
+		return;
+	}
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		if (!vms_filter_machine(flt, i))
 			continue;
 		struct vms_source *src = mc->source >= 0 ? vms_session_source(s, (uint32_t)mc->source) : NULL;
-		fprintf(f, "\n%s (%s", mc->name, role_name(mc->role));
+		fprintf(f, "\n%s (%s", cli_text(mc->name), role_name(mc->role));
 		if (src)
-			fprintf(f, ", %s, %s, %u CPUs, clock %s)", src->path, src->meta.format,
-				src->meta.nr_cpus, src->meta.clock[0] ? src->meta.clock : "?");
+			fprintf(f, ", %s, %s, %u CPUs, clock %s)", cli_text(src->path),
+				cli_text(src->meta.format), src->meta.nr_cpus,
+				src->meta.clock[0] ? cli_text(src->meta.clock) : "?");
 		else
 			fprintf(f, ", not traced: seen from its host's vCPU threads)");
 		fputc('\n', f);
@@ -328,32 +391,30 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 				for (uint32_t v = 0; v < mc->nr_vcpus && tid < 0; v++)
 					tid = mc->vcpus[v].host_tid;
 				fprintf(f, "  runs on %s as %s (linked by %s)\n",
-					cli_machine_name(m, (uint32_t)mc->host),
+					cli_text(cli_machine_name(m, (uint32_t)mc->host)),
 					cli_process(m, mc->host, mc->host_pid, tid, proc, sizeof proc),
 					vms_link_how_name(mc->host_how));
 			} else
 				fprintf(f, "  its host is not in the traces given\n");
 		}
 		text_sync(f, m, mc);
-		uint32_t nr_gx = 0, nv = 0;
+		uint32_t nr_gx = 0, nv = rows.vstart[i + 1] - rows.vstart[i];
 		uint64_t hyp = 0;
 		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);
-		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++)
-			if (vms_analysis_vcpu(a, k)->machine == i) {
-				nv++;
-				hyp += vms_analysis_vcpu(a, k)->hypervisor_ns;
-			}
+		for (uint32_t k = rows.vstart[i]; k < rows.vstart[i + 1]; k++)
+			hyp += vms_analysis_vcpu(a, rows.vidx[k])->hypervisor_ns;
 		if (nv > 1 && nr_gx) {
 			fprintf(f, "  all %u vCPUs together:\n", nv);
 			text_exits(f, "    ", gx, nr_gx, top, hyp);
 		}
-		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
-			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
-			if (v->machine == i && vms_filter_vcpu(flt, i, v->vcpu))
+		for (uint32_t k = rows.vstart[i]; k < rows.vstart[i + 1]; k++) {
+			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, rows.vidx[k]);
+			if (vms_filter_vcpu(flt, i, v->vcpu))
 				text_vcpu(f, m, v, top);
 		}
-		text_threads(f, a, i, top);
+		text_threads(f, a, &rows, i, top);
 	}
+	rows_free(&rows);
 }
 
 /* ---------------- JSON ---------------- */
@@ -489,6 +550,12 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 	json_findings(&j, m, fd);
 	vms_json_begin_array(&j, "machines");
 	const struct vms_filter *flt = vms_session_filter(s);
+	struct rows rows = {0};
+	if (rows_group(&rows, a, vms_model_nr_machines(m)) != 0) {
+		rows_free(&rows);
+		fprintf(stderr, "vmscope report: out of memory\n");
+		return;
+	}
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		if (!vms_filter_machine(flt, i))
@@ -525,17 +592,15 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);
 		json_exits(&j, "exits", gx, nr_gx);
 		vms_json_begin_array(&j, "vcpus");
-		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
-			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
-			if (v->machine == i && vms_filter_vcpu(flt, i, v->vcpu))
+		for (uint32_t k = rows.vstart[i]; k < rows.vstart[i + 1]; k++) {
+			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, rows.vidx[k]);
+			if (vms_filter_vcpu(flt, i, v->vcpu))
 				json_vcpu(&j, mc, v);
 		}
 		vms_json_end_array(&j);
 		vms_json_begin_array(&j, "threads");
-		for (uint32_t k = 0; k < vms_analysis_nr_gthreads(a); k++) {
-			const struct vms_gthread_stats *t = vms_analysis_gthread(a, k);
-			if (t->machine != i)
-				continue;
+		for (uint32_t k = rows.gstart[i]; k < rows.gstart[i + 1]; k++) {
+			const struct vms_gthread_stats *t = vms_analysis_gthread(a, rows.gidx[k]);
 			vms_json_begin_object(&j, NULL);
 			vms_json_int(&j, "tid", t->tid);
 			vms_json_string(&j, "comm", t->comm);
@@ -563,6 +628,7 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 	}
 	vms_json_end_array(&j);
 	vms_json_end_object(&j);
+	rows_free(&rows);
 	vms_json_finish(&j);
 }
 

@@ -233,14 +233,14 @@ static void text_line(FILE *f, struct vms_model *m, const struct vms_machine *mc
 	const struct vms_sync_info *si = &mc->sync;
 	if (mc->source < 0) {
 		/* an untraced guest: its times are its host's thread events */
-		fprintf(f, "%s: untraced, seen in %s's timebase\n", mc->name,
-			mc->host >= 0 ? cli_machine_name(m, (uint32_t)mc->host) : "?");
+		fprintf(f, "%s: untraced, seen in %s's timebase\n", cli_text(mc->name),
+			mc->host >= 0 ? cli_text(cli_machine_name(m, (uint32_t)mc->host)) : "?");
 		return;
 	}
-	fprintf(f, "%s: %s", mc->name, vms_sync_method_name(si->method));
+	fprintf(f, "%s: %s", cli_text(mc->name), vms_sync_method_name(si->method));
 	if (si->method != VMS_SYNC_REFERENCE)
 		fprintf(f, " to %s, t_ref = %.17g * t %c %.17g %s, quality %s, %llu %s",
-			cli_machine_name(m, si->reference), si->slope, si->offset_ns < 0 ? '-' : '+',
+			cli_text(cli_machine_name(m, si->reference)), si->slope, si->offset_ns < 0 ? '-' : '+',
 			fabs(si->offset_ns), cli_unit(), vms_sync_quality_name(si->quality),
 			(unsigned long long)si->pairs,
 			si->method == VMS_SYNC_TIMESHIFT ? "samples" : "pairs");
@@ -248,7 +248,7 @@ static void text_line(FILE *f, struct vms_model *m, const struct vms_machine *mc
 		fprintf(f, ", accuracy %.3g, hulls %u/%u points", si->accuracy, si->hull_above,
 			si->hull_below);
 		if (si->parent >= 0 && si->parent != (int32_t)si->reference)
-			fprintf(f, ", via %s", cli_machine_name(m, (uint32_t)si->parent));
+			fprintf(f, ", via %s", cli_text(cli_machine_name(m, (uint32_t)si->parent)));
 		if (!si->applied)
 			fprintf(f, " (not used: the machine keeps its own clock)");
 	}

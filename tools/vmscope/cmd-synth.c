@@ -1,6 +1,7 @@
 /* vmscope synth: write a realistic SIMULATED host + guest trace.dat pair (and its ground
  * truth as JSON), for the demo, the benchmarks and the round-trip tests. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,7 @@ int cmd_synth(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
+	opterr = 0;   /* our messages only */
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -176,7 +178,12 @@ int cmd_synth(int argc, char **argv)
 			usage(stdout);
 			return VMS_EXIT_OK;
 		default:
-			fprintf(stderr, "vmscope synth: unknown option '%s'\n", argv[optind - 1]);
+			/* in a cluster ("-rf.dat") getopt has not moved past the argument yet: name
+			 * the option character itself */
+			if (optopt && optopt != '?')
+				fprintf(stderr, "vmscope synth: unknown option '-%c'\n", optopt);
+			else
+				fprintf(stderr, "vmscope synth: unknown option '%s'\n", argv[optind - 1]);
 			usage(stderr);
 			return VMS_EXIT_USAGE;
 		}
@@ -200,7 +207,9 @@ int cmd_synth(int argc, char **argv)
 	}
 	if (mkdir(out, 0777) && errno != EEXIST) {
 		fprintf(stderr, "vmscope synth: cannot create %s: %s\n", out, strerror(errno));
-		return VMS_EXIT_FAIL;
+		/* a name the system cannot hold is a bad argument, not a failure */
+		return errno == ENAMETOOLONG || errno == ENOTDIR || errno == ENOENT ? VMS_EXIT_USAGE
+										     : VMS_EXIT_FAIL;
 	}
 	size_t n = strlen(out) + 16;
 	char *host = malloc(n), *guest = malloc(n);
@@ -235,7 +244,12 @@ int cmd_synth(int argc, char **argv)
 		goto out;
 	}
 	if (truth_path) {
-		FILE *f = strcmp(truth_path, "-") ? fopen(truth_path, "w") : stdout;
+		/* never through a symlink at the name (O_NOFOLLOW) */
+		int fd = strcmp(truth_path, "-") ? open(truth_path, O_WRONLY | O_CREAT | O_TRUNC |
+							O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+		FILE *f = strcmp(truth_path, "-") ? (fd >= 0 ? fdopen(fd, "w") : NULL) : stdout;
+		if (!f && fd >= 0)
+			close(fd);
 		if (!f || vms_synth_truth_write_json(truth, f) || (f != stdout && fclose(f))) {
 			fprintf(stderr, "vmscope synth: cannot write %s: %s\n", truth_path, strerror(errno));
 			status = VMS_EXIT_FAIL;

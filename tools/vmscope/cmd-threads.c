@@ -78,7 +78,7 @@ static void row(void *ctx, const struct vms_thread_interval *iv)
 		char d[32], h[16] = "-";
 		if (iv->host_tid >= 0)
 			snprintf(h, sizeof h, "%d", iv->host_tid);
-		fprintf(o->f, "%-16s %8d %20llu %20llu %10s  %-9s %-22s %s\n", name, iv->tid,
+		fprintf(o->f, "%-16s %8d %20llu %20llu %10s  %-9s %-22s %s\n", cli_text(name), iv->tid,
 			(unsigned long long)iv->start, (unsigned long long)iv->end,
 			cli_ns(iv->end - iv->start, d, sizeof d), vms_overlay_reason_name(iv->reason),
 			ex[0] ? ex : "-", h);

@@ -49,7 +49,7 @@ static void row(void *ctx, const struct vms_vcpu_interval *iv)
 			(unsigned long long)iv->end, iv->status, vms_vcpu_state_name(iv->state));
 	} else {
 		char d[32];
-		fprintf(o->f, "%-16s %4u %20llu %20llu %10s  %4u %s\n", name, iv->vcpu,
+		fprintf(o->f, "%-16s %4u %20llu %20llu %10s  %4u %s\n", cli_text(name), iv->vcpu,
 			(unsigned long long)iv->start, (unsigned long long)iv->end,
 			cli_ns(iv->end - iv->start, d, sizeof d), iv->status,
 			vms_vcpu_state_name(iv->state));

@@ -272,27 +272,49 @@ static uint32_t st_nr_streams(struct vms_source *src)
 	return 1;
 }
 
+static inline uint32_t big_slot(uint64_t id, uint32_t cap)
+{
+	id ^= id >> 33;
+	id *= 0xff51afd7ed558ccdull;
+	id ^= id >> 33;
+	return (uint32_t)id & (cap - 1);
+}
+
+/* The slot of id in the big table (its own, or the empty one where it would go). */
+static inline struct vms_st_map *big_find(const struct vms_st_reader *r, uint64_t id)
+{
+	uint32_t h = big_slot(id, r->cap_big);
+	while (r->big[h].type != UINT32_MAX && r->big[h].id != id)
+		h = (h + 1) & (r->cap_big - 1);
+	return &r->big[h];
+}
+
 static int set_id(struct vms_st_reader *r, uint64_t id, uint32_t type)
 {
 	if (id < r->nr_small) {
 		r->small[id] = type + 1;
 		return 0;
 	}
-	for (uint32_t i = 0; i < r->nr_big; i++)
-		if (r->big[i].id == id) {
-			r->big[i].type = type;
-			return 0;
-		}
-	if (r->nr_big == r->cap_big) {
+	if ((r->nr_big + 1) * 2 > r->cap_big) {
 		/* bounded by the number of mapping records, known at open */
-		uint32_t cap = r->cap_big ? r->cap_big * 2 : 16;
-		struct vms_st_map *nb = realloc(r->big, cap * sizeof *nb);
+		uint32_t cap = r->cap_big ? r->cap_big * 2 : 64;
+		struct vms_st_map *old = r->big, *nb = malloc(cap * sizeof *nb);
 		if (!nb)
 			return -1;
+		for (uint32_t i = 0; i < cap; i++)
+			nb[i].type = UINT32_MAX;
+		uint32_t oc = r->cap_big;
 		r->big = nb;
 		r->cap_big = cap;
+		for (uint32_t i = 0; i < oc; i++)
+			if (old[i].type != UINT32_MAX)
+				*big_find(r, old[i].id) = old[i];
+		free(old);
 	}
-	r->big[r->nr_big++] = (struct vms_st_map){ id, type };
+	struct vms_st_map *e = big_find(r, id);
+	if (e->type == UINT32_MAX)
+		r->nr_big++;
+	*e = (struct vms_st_map){ id, type };
 	return 0;
 }
 
@@ -303,12 +325,11 @@ static inline int lookup_id(const struct vms_st_reader *r, uint64_t id, uint32_t
 		*type = t - 1;
 		return t != 0;
 	}
-	for (uint32_t i = 0; i < r->nr_big; i++)
-		if (r->big[i].id == id) {
-			*type = r->big[i].type;
-			return 1;
-		}
-	return 0;
+	if (!r->nr_big)
+		return 0;
+	const struct vms_st_map *e = big_find(r, id);
+	*type = e->type;
+	return e->type != UINT32_MAX;
 }
 
 static int fail(struct vms_source *src, struct vms_st_reader *r, int status, const char *fmt, ...)
@@ -467,6 +488,8 @@ static int st_rewind(struct vms_source *src)
 	r->have_prev = false;
 	r->have_cur = false;
 	memset(r->small, 0, (r->nr_small ? r->nr_small : 1) * sizeof *r->small);
+	for (uint32_t i = 0; i < r->cap_big; i++)
+		r->big[i].type = UINT32_MAX;
 	r->nr_big = 0;
 	vms_error_clear(&src->err);
 	return 0;
@@ -516,7 +539,7 @@ struct vms_source *vms_simpletrace_open(const char *path, const char *events_fil
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		vms_error_set(err, VMS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		vms_error_open(err, path, errno, 0);
 		return NULL;
 	}
 	struct stat st;
@@ -564,7 +587,10 @@ struct vms_source *vms_simpletrace_open(const char *path, const char *events_fil
 	close(fd);
 	if (map == MAP_FAILED) {
 		r->size = 0;
-		vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+		if (errno == ENOMEM)
+			vms_error_open(err, path, ENOMEM, 0);
+		else
+			vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
 		st_close(src);
 		return NULL;
 	}

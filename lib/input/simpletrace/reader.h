@@ -50,8 +50,9 @@ struct vms_st_reader {
 	uint32_t nr_maps;
 	uint32_t *small;                 /* id -> type + 1 (0: unmapped), ids < nr_small */
 	uint32_t nr_small;
-	struct vms_st_map *big;          /* larger ids, looked up linearly (rare) */
-	uint32_t nr_big, cap_big;
+	struct vms_st_map *big;          /* larger ids: an open-addressing table (a hostile file
+					    may map millions), type UINT32_MAX = empty slot */
+	uint32_t nr_big, cap_big;        /* cap_big: a power of two, or 0 */
 
 	/* walking state */
 	size_t pos;

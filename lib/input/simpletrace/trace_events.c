@@ -149,7 +149,7 @@ int vms_st_events_load(struct vms_st_events *ev, const char *path, struct vms_er
 	memset(ev, 0, sizeof *ev);
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return vms_error_set(err, VMS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return vms_error_open(err, path, errno, 0);
 	char *line = NULL;
 	size_t cap = 0, alloc = 0;
 	ssize_t n;

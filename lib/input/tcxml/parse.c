@@ -64,7 +64,9 @@ int tcxml_parser_open(struct tcxml_parser *p, const char *path, struct vms_error
 	p->r = xmlReaderForFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING |
 						   XML_PARSE_NOERROR | XML_PARSE_NOCDATA);
 	if (!p->r)
-		return vms_error_set(err, VMS_ERR_IO, "%s: cannot open for XML reading", path);
+		return errno == EMFILE || errno == ENFILE || errno == ENOMEM
+			? vms_error_open(err, path, errno, 0)
+			: vms_error_set(err, VMS_ERR_IO, "%s: cannot open for XML reading", path);
 	xmlTextReaderSetStructuredErrorHandler(p->r, capture_error, p);
 	return 0;
 }
@@ -204,7 +206,7 @@ int tcxml_sniff(const char *path, struct vms_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		return vms_error_set(err, VMS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return vms_error_open(err, path, errno, 0);
 	char buf[4096];
 	size_t n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);

@@ -3,6 +3,7 @@
  *   tracedat_file.c     the mapped file, bounds-checked reads, sections and decompression
  *   tracedat_open.c     the container: header, options (chained sections), buffers, meta
  *   tracedat_formats.c  event formats through libtraceevent -> one td_type per event id
+ *   tracedat_guard.c    what libtraceevent may be given (it crashes on hostile formats)
  *   tracedat_stream.c   the hot path: per-CPU chunks, ring-buffer pages, records -> vms_event
  *   tracedat_prefetch.c a thread that decompresses each stream's next chunk ahead
  *
@@ -25,6 +26,7 @@
 #define VMS_TRACEDAT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -46,6 +48,19 @@ enum td_compression { TD_COMP_NONE, TD_COMP_ZLIB, TD_COMP_ZSTD };
 #define TD_MAX_CPUS 4096u                 /* CPUs of one buffer */
 #define TD_MAX_BUFFERS 256u
 #define TD_MAX_STREAMS 16384u             /* CPUs of all buffers together */
+/* All decompressed chunk buffers of a source together (each stream holds its current chunk
+ * and up to TD_PF_DEPTH prefetched ones): at most TD_CHUNK_MEM_BASE + TD_CHUNK_MEM_PER_BYTE
+ * bytes per byte of the file, and never more than TD_CHUNK_MEM_MAX. trace-cmd's chunks are
+ * ~40 KiB and compress 5-20x, so a real trace stays far below; without the bound, 64 CPUs
+ * whose chunks claim 16 MiB of zeros each (an 18.7 KB file) took 1 GB. */
+#define TD_CHUNK_MEM_BASE (64ull << 20)
+#define TD_CHUNK_MEM_PER_BYTE 32ull
+#define TD_CHUNK_MEM_MAX (1ull << 30)
+/* Decompressed metadata sections (options, headers, formats, printk, cmdlines) of a source
+ * together, by the same rule: a kernel's formats are ~3 MB and compress ~10x. */
+#define TD_META_MEM_BASE (64ull << 20)
+#define TD_META_MEM_PER_BYTE 64ull
+#define TD_META_MEM_MAX (1ull << 30)
 
 /* Decompression state of one thread, reused for every section and chunk. */
 struct td_dctx {
@@ -66,6 +81,7 @@ struct td_file {
 	enum td_compression comp;
 	struct td_dctx dc;  /* the reading thread's */
 	struct vms_error *err;
+	uint64_t meta_mem;  /* decompressed metadata section bytes so far (td_section) */
 };
 
 static inline uint16_t td_rd16(const struct td_file *f, const uint8_t *p)
@@ -128,6 +144,15 @@ int td_fail_to(struct vms_error *err, const struct td_file *f, uint64_t off, con
  * malloc'd buffer to free (NULL when the cursor points into the mapping). */
 int td_section(struct td_file *f, uint64_t off, int want_id, const char *what,
 	       struct td_cur *c, uint8_t **owned, uint16_t *flags_out);
+
+/* Texts given to libtraceevent (tracedat_guard.c): printable ASCII, tab and newline, at most
+ * TD_FMT_MAX_LEN bytes; a print format nests at most TD_FMT_MAX_DEPTH levels, has at most
+ * TD_FMT_MAX_OPS operators and names only fields its format declares. */
+#define TD_FMT_MAX_LEN (64u << 10)
+#define TD_FMT_MAX_DEPTH 32
+#define TD_FMT_MAX_OPS 1024
+bool td_text_bytes_ok(const uint8_t *t, uint64_t len);
+bool td_format_text_ok(const uint8_t *t, uint64_t len);
 
 /* Where to find one field of a record: offset/size within the payload. */
 enum { TD_F_PRESENT = 1, TD_F_SIGNED = 2, TD_F_DYNAMIC = 4, TD_F_RELATIVE = 8 };
@@ -278,6 +303,8 @@ struct td_source {
 	bool wanted[VMS_K_COUNT];
 	int version;
 	uint8_t *print_rec;     /* format_event's zero-padded copy of a record (TD_PRINT_REC) */
+	_Atomic uint64_t chunk_mem; /* bytes of all chunk buffers (reader and prefetch thread) */
+	uint64_t chunk_budget;  /* their bound, from the file size (TD_CHUNK_MEM_*) */
 };
 
 int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev);
@@ -285,9 +312,10 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
  * then the cursor advances. 1 claimed, 0 none left, <0 error (in err). */
 int td_claim_chunk(const struct td_source *ts, struct td_stream *s, struct vms_error *err,
 		   uint64_t *at, uint32_t *csize, uint32_t *usize);
-/* Grow a chunk buffer to hold n bytes. */
-int td_chunk_room(const struct td_source *ts, uint8_t **buf, uint32_t *cap, uint32_t n,
-		  struct vms_error *err);
+/* Grow a chunk buffer to hold n bytes, within the source's chunk memory budget (`off`: the
+ * chunk's file offset, for the message when the budget is exhausted). */
+int td_chunk_room(struct td_source *ts, uint8_t **buf, uint32_t *cap, uint32_t n,
+		  uint64_t off, struct vms_error *err);
 void td_prefetch_start(struct td_source *ts);
 /* Next chunk of s through the prefetch thread: 1 loaded into s->chunk, 0 none, <0 error. */
 int td_prefetch_take(struct td_source *ts, struct td_stream *s, uint64_t *at, uint32_t *usize);

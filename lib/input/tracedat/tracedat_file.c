@@ -58,7 +58,7 @@ int td_file_open(struct td_file *f, const char *path, struct vms_error *err)
 	f->err = err;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return vms_error_set(err, VMS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return vms_error_open(err, path, errno, 0);
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
@@ -72,7 +72,9 @@ int td_file_open(struct td_file *f, const char *path, struct vms_error *err)
 	void *m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
-		return vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+		return errno == ENOMEM ? vms_error_open(err, path, ENOMEM, 0)
+				       : vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path,
+						       strerror(errno));
 	madvise(m, f->size, MADV_SEQUENTIAL);
 	f->base = m;
 	return 0;
@@ -253,9 +255,21 @@ int td_section(struct td_file *f, uint64_t off, int want_id, const char *what,
 	if (usize > TD_MAX_SECTION_USIZE || (uint64_t)usize > (uint64_t)csize * TD_MAX_RATIO + (1u << 20))
 		return td_fail(f, off + 20, "%s section uncompressed size %u is implausible", what,
 			       usize);
+	/* every section decompressed while opening counts (also those freed after use): a
+	 * chain of 64 options sections of 511 MiB each is as much work as keeping them */
+	uint64_t budget = TD_META_MEM_BASE + TD_META_MEM_PER_BYTE * f->size;
+	if (budget > TD_META_MEM_MAX)
+		budget = TD_META_MEM_MAX;
+	if (usize > budget - (f->meta_mem < budget ? f->meta_mem : budget))
+		return td_fail(f, off + 20, "%s section uncompressed size %u exceeds what is left of "
+			       "the %llu MiB bound for the metadata of a file of %llu bytes", what,
+			       usize, (unsigned long long)(budget >> 20),
+			       (unsigned long long)f->size);
+	f->meta_mem += usize;
 	uint8_t *buf = malloc(usize ? usize : 1);
 	if (!buf)
-		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %llu",
+				     f->path, (unsigned long long)off);
 	int r = td_decompress(f, h + 24, csize, buf, usize, off + 24);
 	if (r < 0) {
 		free(buf);

@@ -38,6 +38,8 @@ int td_formats_header_page(struct td_formats *fm, struct td_file *f, const uint8
 	if (len > (1u << 20))
 		return td_fail(f, off, "header_page text of %llu bytes is implausible",
 			       (unsigned long long)len);
+	if (!td_text_bytes_ok(buf, len))
+		return td_fail(f, off, "header_page text holds bytes a kernel does not write");
 	char *copy = malloc(len + 1);
 	if (!copy)
 		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
@@ -82,97 +84,6 @@ static bool format_line(const uint8_t *t, uint64_t len, const char *key, const u
 }
 
 static void map_type(struct td_type *t, struct tep_event *ev);
-
-static bool is_ident(uint8_t c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_';
-}
-
-/* libtraceevent folds constant operations while it parses a print format and divides
- * without checking the divisor (SIGFPE on "1 / 0", found by fuzzing). In the arguments of
- * the print format (outside string literals), a division or remainder must be by REC->field
- * (checked when printing, see print_arg_safe) or by a non-zero number, and there is no
- * assignment. */
-static bool print_args_ok(const uint8_t *t, uint64_t len)
-{
-	uint64_t i = 0;
-	while (i < len && t[i] != '"')
-		i++;
-	for (; i < len; i++) {
-		if (t[i] == '"') {   /* a string literal (the format itself, or a delimiter) */
-			for (i++; i < len && t[i] != '"'; i++)
-				if (t[i] == '\\')
-					i++;
-			continue;
-		}
-		/* an assignment: libtraceevent takes '=' as an operator and dereferences NULL
-		 * after a ?: (found by fuzzing); a kernel's print arguments only compare */
-		if (t[i] == '=' && !(i > 0 && strchr("=!<>", t[i - 1])) &&
-		    !(i + 1 < len && t[i + 1] == '='))
-			return false;
-		if (t[i] != '/' && t[i] != '%')
-			continue;
-		uint64_t k = i + 1;
-		while (k < len && (t[k] == ' ' || t[k] == '\t'))
-			k++;
-		if (len - k >= 5 && memcmp(t + k, "REC->", 5) == 0)
-			continue;
-		unsigned long long v = 0;
-		uint64_t e = k;
-		bool hex = len - k > 2 && t[k] == '0' && (t[k + 1] == 'x' || t[k + 1] == 'X');
-		for (e = hex ? k + 2 : k; e < len && is_ident(t[e]); e++) {
-			int d = t[e] >= '0' && t[e] <= '9' ? t[e] - '0' :
-				hex && t[e] >= 'a' && t[e] <= 'f' ? t[e] - 'a' + 10 :
-				hex && t[e] >= 'A' && t[e] <= 'F' ? t[e] - 'A' + 10 : -1;
-			if (d < 0)
-				return false;
-			v = v * (hex ? 16 : 10) + (unsigned)d;
-			if (v > 0xffffffffu)
-				v = 0xffffffffu;   /* only zero matters */
-		}
-		if (e == k || v == 0)
-			return false;
-	}
-	return true;
-}
-
-/* Whether a format text is one libtraceevent 1.7 can be given. Found by fuzzing
- * (tests/fuzz/regress/tracedat/), it dereferences NULL
- *  - on a byte outside printable ASCII (its tokenizer has no class for it), and
- *  - when __print_flags() or __print_symbolic() refers to an unknown field,
- * and a kernel writes neither, so such a format is refused before libtraceevent sees it:
- * every byte is printable ASCII, tab or newline, and every REC->NAME of the print format
- * names a field declared before it ("... NAME;" or "... NAME[N];" on a field: line). */
-static bool format_text_ok(const uint8_t *t, uint64_t len)
-{
-	for (uint64_t i = 0; i < len; i++)
-		if ((t[i] < 0x20 && t[i] != '\t' && t[i] != '\n') || t[i] > 0x7e)
-			return false;
-	static const char pf[] = "print fmt:";
-	uint64_t start = 0;
-	while (start + sizeof pf - 1 <= len && memcmp(t + start, pf, sizeof pf - 1) != 0)
-		start++;
-	if (start + sizeof pf - 1 > len)
-		return true;   /* no print format: nothing refers to a field */
-	for (uint64_t i = start; i + 5 <= len; i++) {
-		if (memcmp(t + i, "REC->", 5) != 0)
-			continue;
-		uint64_t n = i + 5, e = n;
-		while (e < len && is_ident(t[e]))
-			e++;
-		if (e == n)
-			return false;
-		bool found = false;
-		for (uint64_t j = 1; !found && j + (e - n) < start; j++)
-			found = !is_ident(t[j - 1]) && memcmp(t + j, t + n, e - n) == 0 &&
-				(t[j + (e - n)] == ';' || t[j + (e - n)] == '[');
-		if (!found)
-			return false;
-		i = e - 1;
-	}
-	return print_args_ok(t + start, len - start);
-}
 
 /* Whether libtraceevent can evaluate the print arguments of a parsed format on any record:
  * it divides without checking the divisor (SIGFPE on "REC->a / REC->b" with b = 0, found by
@@ -248,7 +159,7 @@ static bool fields_within(struct tep_format_field *fd)
 static int tep_parse_type(struct td_formats *fm, struct td_type *t)
 {
 	t->tried = true;
-	if (!t->text || t->id < 0 || !format_text_ok(t->text, t->text_len))
+	if (!t->text || t->id < 0 || !td_format_text_ok(t->text, t->text_len))
 		return -1;
 	/* A format libtraceevent cannot parse is not fatal (trace-cmd also warns and goes on):
 	 * its records keep their type and kind OTHER but no fields. */

@@ -231,6 +231,17 @@ static void parse_traceclock(char *dst, size_t dl, const uint8_t *p, uint32_t n)
 	dst[rb - lb - 1] = '\0';
 }
 
+/* OFFSET + DATE, which every time stamp of the file gets added, fits in 64 bits. */
+static int clock_sum_ok(struct opener *o, struct td_cur *c)
+{
+	int64_t sum;
+	if (__builtin_add_overflow(o->m->offset_ns, o->m->has_date ? o->m->date_offset_ns : 0,
+				   &sum))
+		return td_fail(o->f, td_cur_off(c), "OFFSET and DATE options together out of range "
+			       "(the clock cannot be represented in 64-bit nanoseconds)");
+	return 0;
+}
+
 /* One option (id, its data as a cursor). */
 static int handle_option(struct opener *o, uint16_t id, struct td_cur *c)
 {
@@ -240,12 +251,18 @@ static int handle_option(struct opener *o, uint16_t id, struct td_cur *c)
 	uint32_t v32;
 	switch (id) {
 	case OPT_DATE:
+		/* microseconds; the clock adds OFFSET and DATE to every time stamp, so both and
+		 * their sum must be representable in signed 64-bit nanoseconds */
+		if (__builtin_mul_overflow(ascii_number(c->buf, size), 1000, &m->date_offset_ns))
+			return td_fail(o->f, td_cur_off(c), "DATE option out of range (more than "
+				       "292 years in nanoseconds)");
 		m->has_date = true;
-		m->date_offset_ns = ascii_number(c->buf, size) * 1000;
-		return 0;
+		return clock_sum_ok(o, c);
 	case OPT_OFFSET:
-		m->offset_ns += ascii_number(c->buf, size);
-		return 0;
+		if (__builtin_add_overflow(m->offset_ns, ascii_number(c->buf, size), &m->offset_ns))
+			return td_fail(o->f, td_cur_off(c), "OFFSET options out of range (more than "
+				       "292 years in nanoseconds)");
+		return clock_sum_ok(o, c);
 	case OPT_BUFFER:
 		return opt_buffer(o, c);
 	case OPT_TRACECLOCK:
@@ -449,12 +466,16 @@ static int parse_cmdlines(struct opener *o, const uint8_t *p, uint64_t n)
 /* A printk format line as the kernel writes it: ADDR : "TEXT" with at least two bytes of
  * TEXT. libtraceevent 1.7 reads and writes outside its copy of a shorter or otherwise shaped
  * line (found by fuzzing), so only such lines are given to it. */
+#define TD_PRINTK_MAX_LINE 4096u
 static bool printk_line_ok(const uint8_t *l, uint64_t n)
 {
 	uint64_t k = 0;
 	while (k < n && (isxdigit(l[k]) || l[k] == 'x'))
 		k++;
-	return k > 0 && n >= k + 3 + 4 && memcmp(l + k, " : \"", 4) == 0 && l[n - 1] == '"';
+	/* and not longer than a kernel's: libtraceevent renders the whole format string for
+	 * every bprint event that names it (a 1 MB one cost 0.35 s per event in dump) */
+	return k > 0 && n >= k + 3 + 4 && n <= TD_PRINTK_MAX_LINE &&
+	       memcmp(l + k, " : \"", 4) == 0 && l[n - 1] == '"';
 }
 
 static int parse_printk(struct opener *o, const uint8_t *p, uint64_t n)
@@ -669,6 +690,46 @@ static int open_v7(struct opener *o, uint64_t first)
 	return 0;
 }
 
+struct region {
+	uint64_t off, end;
+	uint32_t stream;
+};
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct region *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Two CPUs whose data overlap are not a trace-cmd file: each stream would decompress (and
+ * keep a buffer for) the same bytes again, so that a small file could claim the chunk
+ * memory of thousands of streams. Refused; O(n log n). */
+static int refuse_overlaps(struct opener *o)
+{
+	struct td_source *ts = o->ts;
+	struct region *r = malloc((ts->nr_streams ? ts->nr_streams : 1) * sizeof *r);
+	if (!r)
+		return nomem(o);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ts->nr_streams; i++)
+		if (ts->streams[i].avail)
+			r[n++] = (struct region){ts->streams[i].data_off,
+						 ts->streams[i].data_off + ts->streams[i].avail, i};
+	qsort(r, n, sizeof *r, by_offset);
+	for (uint32_t i = 1; i < n; i++)
+		if (r[i].off < r[i - 1].end) {
+			const struct td_stream *a = &ts->streams[r[i - 1].stream];
+			const struct td_stream *b = &ts->streams[r[i].stream];
+			uint64_t at = r[i].off;
+			free(r);
+			return td_fail(o->f, at, "data of CPU %u (buffer '%s') overlaps the data of CPU "
+				       "%u (buffer '%s')", b->cpu, ts->buffers[b->buffer].name, a->cpu,
+				       ts->buffers[a->buffer].name);
+		}
+	free(r);
+	return 0;
+}
+
 /* Streams from the buffers: one per CPU entry; CPU data is checked against the file here
  * (offset inside the file; what lies past the end is kept as "cut" and reported when the
  * stream reaches it, after the events before the cut). */
@@ -735,6 +796,9 @@ static int make_streams(struct opener *o)
 			td_stream_reset(s);
 		}
 	}
+	int r = refuse_overlaps(o);
+	if (r < 0)
+		return r;
 	o->m->nr_cpus = o->has_cpucount ? o->cpucount : any ? maxcpu + 1 : 0;
 	if (o->has_cpucount && any && maxcpu + 1 > o->cpucount)
 		o->m->nr_cpus = maxcpu + 1;
@@ -864,6 +928,9 @@ struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err)
 	f.path = ts->src.path ? ts->src.path : path;
 	ts->f.path = f.path;
 	ts->f.err = err; /* during open errors go to the caller; later to src->err */
+	ts->chunk_budget = TD_CHUNK_MEM_BASE + TD_CHUNK_MEM_PER_BYTE * ts->f.size;
+	if (ts->chunk_budget > TD_CHUNK_MEM_MAX)
+		ts->chunk_budget = TD_CHUNK_MEM_MAX;
 	for (int k = 0; k < VMS_K_COUNT; k++)
 		ts->wanted[k] = true;
 	struct opener o = {.ts = ts, .f = &ts->f, .m = &ts->src.meta};

@@ -76,7 +76,7 @@ static void *prefetch_main(void *arg)
 		slot->discard = false;
 		int r = td_claim_chunk(ts, s, &slot->err, &at, &csize, &usize);
 		if (r > 0)
-			r = td_chunk_room(ts, &slot->buf, &slot->cap, usize, &slot->err);
+			r = td_chunk_room(ts, &slot->buf, &slot->cap, usize, at, &slot->err);
 		if (r < 0) {
 			/* reported when the reader gets to this chunk, after the ones before */
 			slot->state = TD_PF_ERROR;
@@ -204,7 +204,7 @@ int td_prefetch_take(struct td_source *ts, struct td_stream *s, uint64_t *at, ui
 	pthread_mutex_unlock(&pf->mu);
 	if (r <= 0)
 		return r;
-	int e = td_chunk_room(ts, &s->chunk, &s->chunk_cap, *usize, &ts->src.err);
+	int e = td_chunk_room(ts, &s->chunk, &s->chunk_cap, *usize, *at, &ts->src.err);
 	if (e == 0)
 		e = td_decompress(&ts->f, ts->f.base + *at + 8, csize, s->chunk, *usize, *at + 8);
 	return e < 0 ? e : 1;

@@ -144,14 +144,26 @@ int td_claim_chunk(const struct td_source *ts, struct td_stream *s, struct vms_e
 	return 1;
 }
 
-int td_chunk_room(const struct td_source *ts, uint8_t **buf, uint32_t *cap, uint32_t n,
-		  struct vms_error *err)
+int td_chunk_room(struct td_source *ts, uint8_t **buf, uint32_t *cap, uint32_t n,
+		  uint64_t off, struct vms_error *err)
 {
 	if (n <= *cap)
 		return 0;
+	uint64_t grow = n - *cap;
+	uint64_t was = atomic_fetch_add(&ts->chunk_mem, grow);
+	if (was + grow > ts->chunk_budget) {
+		atomic_fetch_sub(&ts->chunk_mem, grow);
+		return td_fail_to(err, &ts->f, off, "decompressed chunks would need more than %llu "
+				  "MiB (the bound for a file of %llu bytes)",
+				  (unsigned long long)(ts->chunk_budget >> 20),
+				  (unsigned long long)ts->f.size);
+	}
 	uint8_t *nb = realloc(*buf, n);
-	if (!nb)
-		return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", ts->f.path);
+	if (!nb) {
+		atomic_fetch_sub(&ts->chunk_mem, grow);
+		return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %llu",
+				     ts->f.path, (unsigned long long)off);
+	}
 	*buf = nb;
 	*cap = n;
 	return 0;
@@ -171,7 +183,8 @@ static int next_chunk(struct td_source *ts, struct td_stream *s)
 		uint32_t csize;
 		r = td_claim_chunk(ts, s, &ts->src.err, &at, &csize, &usize);
 		if (r > 0) {
-			int e = td_chunk_room(ts, &s->chunk, &s->chunk_cap, usize, &ts->src.err);
+			int e = td_chunk_room(ts, &s->chunk, &s->chunk_cap, usize, at,
+						 &ts->src.err);
 			if (e == 0)
 				e = td_decompress(&ts->f, ts->f.base + at + 8, csize, s->chunk, usize,
 						  at + 8);

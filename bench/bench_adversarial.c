@@ -1,0 +1,148 @@
+/* bench_adversarial: the hostile trace shapes of issue 7 at sizes that were quadratic or took
+ * gigabytes before, each written by tests/common/hostile_shapes.c and given to the vmscope
+ * binary (a child process), with its wall time and peak memory (ru_maxrss of the child)
+ * against a stated bound. A benchmark, not a test: run it on a release build,
+ *
+ *   bench_adversarial [-d DIR] [-s SHAPE] [-n N] path/to/vmscope
+ *
+ * and it prints one line per shape and "all within bounds" or what exceeded them (exit 1).
+ * The bounds are what "near-linear in the input" means here: at most 10 s and 300 MiB for
+ * a shape whose model stays small (the files are at most tens of MB); the chunk bomb's memory
+ * is allowed up to the reader's chunk budget (64 MiB + 32 x the file size); where the model
+ * or the output grows with N, so much more per unit of N (see runs[]). The machine's load
+ * counts: compare a shape at N and 2N (-s SHAPE -n N) to see the slope. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hostile_shapes.h"
+
+struct run {
+	const char *shape;
+	const char *cmd;      /* the vmscope command the shape is aimed at */
+	double max_s;
+	double max_mib;       /* 0: the chunk budget of the file */
+	double per_n_us;      /* and so much more per unit of N (the model grows with N) */
+	double per_n_kib;
+};
+
+/* Which command each shape stresses (the issue's reproduction) */
+static const struct run runs[] = {
+	{"fmt-nested", "info", 10, 300, 0, 0},
+	{"fmt-op-chain", "info", 10, 300, 0, 0},
+	{"fmt-many-refs", "info", 10, 300, 0, 0},
+	{"cpu-overlap", "info", 10, 300, 0, 0},
+	{"chunk-bomb", "report", 10, 0, 0, 0},
+	{"section-bomb", "info", 10, 300, 0, 0},
+	{"guest-vcpus", "report", 10, 300, 0, 0},
+	/* one untraced guest per thread: the model holds 200,000 machines */
+	{"entry-tids", "report", 10, 64, 60, 2},
+	/* N CPUs, 101 N events */
+	{"many-streams", "dump", 10, 300, 101 * 40, 0},
+};
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Runs vmscope CMD FILE with stdout to /dev/null; its exit status, seconds and peak MiB. */
+static int run_vmscope(const char *vmscope, const char *cmd, const char *file, double *secs,
+		       double *mib)
+{
+	double t0 = now();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(vmscope, vmscope, cmd, file, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	struct rusage ru;
+	if (wait4(pid, &st, 0, &ru) < 0)
+		return -1;
+	*secs = now() - t0;
+	*mib = (double)ru.ru_maxrss / 1024.0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL, *only = NULL;
+	unsigned long long n_override = 0;
+	int c;
+	while ((c = getopt(argc, argv, "d:s:n:")) != -1) {
+		if (c == 'd')
+			dir = optarg;
+		else if (c == 's')
+			only = optarg;
+		else if (c == 'n')
+			n_override = strtoull(optarg, NULL, 10);
+		else
+			return 2;
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "usage: bench_adversarial [-d DIR] [-s SHAPE] [-n N] path/to/vmscope\n");
+		return 2;
+	}
+	const char *vmscope = argv[optind];
+	char tmpl[] = "/tmp/vms-adversarial-XXXXXX";
+	if (!dir && !(dir = mkdtemp(tmpl))) {
+		perror("mkdtemp");
+		return 1;
+	}
+	printf("%-16s %9s %10s %-7s %4s %9s %9s %9s %9s  %s\n", "shape", "N", "file", "command",
+	       "exit", "time s", "bound s", "peak MiB", "bound", "verdict");
+	int bad = 0;
+	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+		const struct run *r = &runs[i];
+		if (only && strcmp(only, r->shape) != 0)
+			continue;
+		const struct hostile_shape *s = hostile_shape(r->shape);
+		uint64_t n = n_override ? n_override : s->large;
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s.dat", dir, r->shape);
+		double g0 = now();
+		if (s->write(path, n) != 0) {
+			printf("%-16s cannot be written\n", r->shape);
+			bad = 1;
+			continue;
+		}
+		double gen = now() - g0;
+		struct stat st;
+		stat(path, &st);
+		double secs = 0, mib = 0;
+		int rc = run_vmscope(vmscope, r->cmd, path, &secs, &mib);
+		double bound = r->max_mib ? r->max_mib + r->per_n_kib * (double)n / 1024
+					  : (64.0 * 1048576 + 32.0 * (double)st.st_size) / 1048576 + 64;
+		double max_s = r->max_s + r->per_n_us * (double)n / 1e6;
+		bool ok = rc >= 0 && rc <= 2 && secs <= max_s && mib <= bound;
+		bad |= !ok;
+		printf("%-16s %9llu %9.1fK %-7s %4d %9.2f %9.0f %9.1f %9.0f  %s (written in %.1f s)\n",
+		       r->shape, (unsigned long long)n, (double)st.st_size / 1024, r->cmd, rc, secs,
+		       max_s, mib, bound, ok ? "ok" : "EXCEEDED", gen);
+		fflush(stdout);
+		unlink(path);
+	}
+	printf(bad ? "some shapes exceeded their bounds\n" : "all within bounds\n");
+	if (dir == tmpl)
+		rmdir(dir);
+	return bad;
+}

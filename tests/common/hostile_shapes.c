@@ -1,0 +1,606 @@
+/* Hostile trace.dat shapes: see hostile_shapes.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "hostile_shapes.h"
+#include "output/tracedat_writer.h"
+#include "synth/kernel_formats.h"
+
+enum { ID_SWITCH = 1, ID_WAKEUP = 2, ID_ENTRY = 3, ID_EXIT = 4 };
+
+static const char common_fields[] =
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+
+/* A growing text. */
+struct text {
+	char *p;
+	size_t n, cap;
+};
+
+static void put(struct text *t, const char *s, size_t n)
+{
+	if (t->n + n + 1 > t->cap) {
+		t->cap = (t->n + n + 1) * 2;
+		t->p = realloc(t->p, t->cap);
+		if (!t->p)
+			abort();
+	}
+	memcpy(t->p + t->n, s, n);
+	t->n += n;
+	t->p[t->n] = '\0';
+}
+
+static void puts_(struct text *t, const char *s)
+{
+	put(t, s, strlen(s));
+}
+
+static struct vms_tdw *open_trace(const char *path, uint32_t cpus, uint64_t trace_id,
+				   struct vms_error *err)
+{
+	struct vms_tdw_config c = {
+		.path = path, .compression = VMS_TDW_ZSTD, .nr_cpus = cpus,
+		.header_page = vms_synth_header_page, .header_event = vms_synth_header_event,
+		.buffer_clock = "local", .trace_clock = "[local] global",
+		.version = "hostile shape", .trace_id = trace_id,
+	};
+	struct vms_tdw *w = NULL;
+	return vms_tdw_open(&w, &c, err) == 0 ? w : NULL;
+}
+
+static struct vms_tdw *open_host(const char *path, uint32_t cpus, struct vms_error *err)
+{
+	return open_trace(path, cpus, 0x1234, err);
+}
+
+static int add_format(struct vms_tdw *w, const char *sys, const char *name, int id,
+		      const char *after_format, struct vms_error *err)
+{
+	struct text t = {0};
+	char head[256];
+	snprintf(head, sizeof head, "name: %s\nID: %d\nformat:\n", name, id);
+	puts_(&t, head);
+	puts_(&t, after_format);
+	int r = vms_tdw_add_event_format(w, sys, t.p, err);
+	free(t.p);
+	return r;
+}
+
+/* The four standard formats, `switch_body` replacing sched_switch's when not NULL. */
+static int add_formats(struct vms_tdw *w, const char *switch_body, struct vms_error *err)
+{
+	if (add_format(w, "sched", "sched_switch", ID_SWITCH,
+		       switch_body ? switch_body : vms_synth_fmt_sched_switch, err) ||
+	    add_format(w, "sched", "sched_wakeup", ID_WAKEUP, vms_synth_fmt_sched_wakeup, err) ||
+	    add_format(w, "kvm", "kvm_entry", ID_ENTRY, vms_synth_fmt_kvm_entry, err) ||
+	    add_format(w, "kvm", "kvm_exit", ID_EXIT, vms_synth_fmt_kvm_exit, err))
+		return -1;
+	return 0;
+}
+
+static int switch_event(struct vms_tdw *w, uint32_t cpu, uint64_t ts, int32_t prev,
+			const char *prev_comm, int32_t next, const char *next_comm,
+			struct vms_error *err)
+{
+	struct vms_ev_sched_switch e;
+	memset(&e, 0, sizeof e);
+	e.c.type = ID_SWITCH;
+	e.c.pid = prev;
+	e.prev_pid = prev;
+	e.next_pid = next;
+	e.prev_prio = e.next_prio = 120;
+	strncpy(e.prev_comm, prev_comm, sizeof e.prev_comm);
+	strncpy(e.next_comm, next_comm, sizeof e.next_comm);
+	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
+}
+
+static int finish(struct vms_tdw *w, struct vms_error *err, int r)
+{
+	if (r) {
+		vms_tdw_discard(w);
+		return -1;
+	}
+	return vms_tdw_close(w, err) ? -1 : 0;
+}
+
+/* A host file whose sched_switch format is `body` (after "format:"), one event. */
+static int with_switch_format(const char *path, const char *body)
+{
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_host(path, 1, &err);
+	if (!w)
+		return -1;
+	int r = add_formats(w, body, &err) ||
+		switch_event(w, 0, 1000, 10, "a", 11, "b", &err);
+	return finish(w, &err, r);
+}
+
+/* The fields of sched_switch with `decl` instead of the prev_state field, and print fmt. */
+static int switch_fields_then(const char *path, const char *decl, const char *print)
+{
+	struct text t = {0};
+	puts_(&t, common_fields);
+	puts_(&t, "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+		  "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+		  "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n");
+	puts_(&t, decl);
+	puts_(&t, "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+		  "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+		  "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\nprint fmt: ");
+	puts_(&t, print);
+	puts_(&t, "\n");
+	int r = with_switch_format(path, t.p);
+	free(t.p);
+	return r;
+}
+
+/* issue 7.1: the undeclared prev_state appears as text ("prev_state;") inside a declaration */
+static int fmt_decl_in_brackets(const char *path, uint64_t n)
+{
+	(void)n;
+	return switch_fields_then(path, "\tfield:char comm[prev_state;];\toffset:32;\tsize:8;"
+				  "\tsigned:1;\n", "\"%lx %s\", REC->prev_state, "
+				  "__print_flags(REC->prev_state, \"|\", { 1, \"S\" })");
+}
+
+/* issue 7.1: __print_symbolic on an undeclared field, "REC" and "->" apart */
+static int fmt_symbolic_undeclared(const char *path, uint64_t n)
+{
+	(void)n;
+	return switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
+				  "\tsigned:1;\n", "\"%s\", __print_symbolic(REC -> nope, "
+				  "{ 0, \"R\" }, { 1, \"S\" })");
+}
+
+/* a field named without REC-> (__get_str) that is not declared */
+static int fmt_get_str_undeclared(const char *path, uint64_t n)
+{
+	(void)n;
+	return switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
+				  "\tsigned:1;\n", "\"%s\", __get_str(nope)");
+}
+
+/* a quote escaped as libtraceevent ends literals ("\\" does not close): REC->nope inside what
+ * a C-style scanner would take for a string */
+static int fmt_quote_desync(const char *path, uint64_t n)
+{
+	(void)n;
+	return switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
+				  "\tsigned:1;\n", "\"a\\\\\", REC->prev_pid, \" \", REC->nope");
+}
+
+/* issue 7.2: n nested parentheses */
+static int fmt_nested(const char *path, uint64_t n)
+{
+	struct text t = {0};
+	puts_(&t, "\"%d\", ");
+	for (uint64_t i = 0; i < n; i++)
+		put(&t, "(", 1);
+	puts_(&t, "REC->prev_pid");
+	for (uint64_t i = 0; i < n; i++)
+		put(&t, ")", 1);
+	int r = switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
+				   "\tsigned:1;\n", t.p);
+	free(t.p);
+	return r;
+}
+
+/* libtraceevent recurses per operator too: REC->prev_pid + 1 + 1 ... (n operators) */
+static int fmt_op_chain(const char *path, uint64_t n)
+{
+	struct text t = {0};
+	puts_(&t, "\"%d\", REC->prev_pid");
+	for (uint64_t i = 0; i < n; i++)
+		put(&t, "+1", 2);
+	int r = switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
+				   "\tsigned:1;\n", t.p);
+	free(t.p);
+	return r;
+}
+
+/* issue 7.5: many fields and n references to the last one (the old guard rescanned the field
+ * text per reference) */
+static int fmt_many_refs(const char *path, uint64_t n)
+{
+	struct text t = {0};
+	char line[128];
+	puts_(&t, common_fields);
+	uint64_t fields = n / 4 + 1;
+	for (uint64_t i = 0; i < fields; i++) {
+		snprintf(line, sizeof line, "\tfield:int f%llu;\toffset:%llu;\tsize:4;\tsigned:1;\n",
+			 (unsigned long long)i, (unsigned long long)(8 + 4 * (i % 8)));
+		puts_(&t, line);
+	}
+	snprintf(line, sizeof line, "f%llu", (unsigned long long)(fields - 1));
+	puts_(&t, "\nprint fmt: \"%d\"");
+	for (uint64_t i = 0; i < n; i++) {
+		puts_(&t, ", REC->");
+		puts_(&t, line);
+	}
+	puts_(&t, "\n");
+	int r = with_switch_format(path, t.p);
+	free(t.p);
+	return r;
+}
+
+/* ---- the BUFFER option rewritten: CPU entries the writer would never make ---- */
+
+struct entry {
+	uint32_t cpu;
+	uint64_t off, size;
+};
+
+static void le32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void le64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* Writes the file at `path` again with `extra` appended, then a new second options section
+ * (BUFFER with `entries`, whose offsets < 2^63 are relative to the start of `extra` when
+ * `rel`), and the first options section chained to it. */
+static int rewrite_buffer(const char *path, const struct entry *entries, uint32_t n,
+			  const uint8_t *extra, size_t extra_len, int rel)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	long size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc((size_t)size);
+	if (!b || fread(b, 1, (size_t)size, f) != (size_t)size) {
+		fclose(f);
+		free(b);
+		return -1;
+	}
+	fclose(f);
+	/* the writer's BUFFER option: u16 3, u32 size, u64 flyrecord, "", "local", page size */
+	static const char clk[] = "\0local\0";
+	uint8_t *p = NULL;
+	for (long i = 16; i + 8 < size && !p; i++)
+		if (memcmp(b + i, clk, sizeof clk - 1) == 0 && b[i - 14] == 3 && b[i - 13] == 0)
+			p = b + i - 14;
+	if (!p) {
+		free(b);
+		return -1;
+	}
+	uint64_t fly, old_sec = (uint64_t)(p - b) - 16;
+	memcpy(&fly, p + 6, 8);
+	uint64_t extra_at = (uint64_t)size;
+	uint64_t sec_at = extra_at + extra_len;
+	/* the first options section's DONE points at the old second one */
+	int patched = 0;
+	for (long i = 0; i + 8 <= (long)old_sec; i++) {
+		uint64_t v;
+		memcpy(&v, b + i, 8);
+		if (v == old_sec && i >= 6 && b[i - 6] == 0 && b[i - 5] == 0 && b[i - 4] == 8) {
+			le64(b + i, sec_at);
+			patched++;
+		}
+	}
+	size_t opt = 8 + 1 + 6 + 4 + 4 + (size_t)n * 20;
+	size_t body = 6 + opt + 6 + 8;
+	uint8_t *s = calloc(1, 16 + body);
+	if (patched != 1 || !s) {
+		free(b);
+		free(s);
+		return -1;
+	}
+	uint8_t *q = s;
+	q[0] = 0, q[1] = 0;                       /* id: options */
+	le64(q + 8, body);
+	q += 16;
+	q[0] = 3, q[1] = 0;
+	le32(q + 2, (uint32_t)opt);
+	q += 6;
+	le64(q, fly);
+	q += 8;
+	*q++ = 0;
+	memcpy(q, "local", 6);
+	q += 6;
+	le32(q, 4096);
+	le32(q + 4, n);
+	q += 8;
+	for (uint32_t i = 0; i < n; i++, q += 20) {
+		le32(q, entries[i].cpu);
+		le64(q + 4, rel ? extra_at + entries[i].off : entries[i].off);
+		le64(q + 12, entries[i].size);
+	}
+	q[0] = 0, q[1] = 0;                       /* DONE, next 0 */
+	le32(q + 2, 8);
+	f = fopen(path, "wb");
+	int r = f && fwrite(b, 1, (size_t)size, f) == (size_t)size &&
+		(!extra_len || fwrite(extra, 1, extra_len, f) == extra_len) &&
+		fwrite(s, 1, 16 + body, f) == 16 + body ? 0 : -1;
+	if (f && fclose(f) != 0)
+		r = -1;
+	free(b);
+	free(s);
+	return r;
+}
+
+/* One compressed chunk of `usize` zero bytes (empty ring-buffer pages) as a CPU's data:
+ * u32 chunk count 1, u32 csize, u32 usize, the zstd frame, and a skippable zstd frame of 4 KiB
+ * so that the chunk is not implausibly small for what it claims (the reader's per-chunk
+ * ratio bound, 4096:1 + 1 MiB). */
+#define SKIP_PAD 4096u
+static uint8_t *zero_chunk(uint32_t usize, size_t *len)
+{
+	uint8_t *zeros = calloc(1, usize);
+	size_t cap = ZSTD_compressBound(usize);
+	uint8_t *out = calloc(1, 12 + cap + 8 + SKIP_PAD);
+	if (!zeros || !out) {
+		free(zeros);
+		free(out);
+		return NULL;
+	}
+	size_t c = ZSTD_compress(out + 12, cap, zeros, usize, 19);
+	free(zeros);
+	if (ZSTD_isError(c)) {
+		free(out);
+		return NULL;
+	}
+	le32(out + 12 + c, 0x184D2A50);   /* skippable frame magic */
+	le32(out + 12 + c + 4, SKIP_PAD);
+	c += 8 + SKIP_PAD;
+	le32(out, 1);
+	le32(out + 4, (uint32_t)c);
+	le32(out + 8, usize);
+	*len = 12 + c;
+	return out;
+}
+
+static int write_empty_host(const char *path)
+{
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_host(path, 1, &err);
+	if (!w)
+		return -1;
+	int r = add_formats(w, NULL, &err) || switch_event(w, 0, 1000, 10, "a", 11, "b", &err);
+	return finish(w, &err, r);
+}
+
+/* issue 7.3: n CPUs whose data is one and the same chunk of 16 MiB of zeros */
+static int cpu_overlap(const char *path, uint64_t n)
+{
+	size_t len;
+	uint8_t *chunk = zero_chunk(16u << 20, &len);
+	if (!chunk || write_empty_host(path)) {
+		free(chunk);
+		return -1;
+	}
+	struct entry *e = calloc(n, sizeof *e);
+	for (uint64_t i = 0; e && i < n; i++)
+		e[i] = (struct entry){(uint32_t)i, 0, len - 4};
+	int r = e ? rewrite_buffer(path, e, (uint32_t)n, chunk, len, 1) : -1;
+	free(e);
+	free(chunk);
+	return r;
+}
+
+/* issue 7.3: n CPUs, each its own chunk claiming 16 MiB of zeros (~600 bytes each) */
+static int chunk_bomb(const char *path, uint64_t n)
+{
+	size_t len;
+	uint8_t *chunk = zero_chunk(16u << 20, &len);
+	uint8_t *all = chunk ? malloc(len * n) : NULL;
+	struct entry *e = calloc(n, sizeof *e);
+	if (!all || !e || write_empty_host(path)) {
+		free(chunk), free(all), free(e);
+		return -1;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		memcpy(all + i * len, chunk, len);
+		e[i] = (struct entry){(uint32_t)i, i * len, len - 4};
+	}
+	int r = rewrite_buffer(path, e, (uint32_t)n, all, len * n, 1);
+	free(chunk), free(all), free(e);
+	return r;
+}
+
+/* issue 7.4: an event formats section that decompresses to n MiB (one format padded with
+ * blank lines) */
+static int section_bomb(const char *path, uint64_t n)
+{
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_host(path, 1, &err);
+	if (!w)
+		return -1;
+	size_t pad = (size_t)n << 20;
+	char *body = malloc(pad + 1);
+	if (!body) {
+		vms_tdw_discard(w);
+		return -1;
+	}
+	memset(body, '\n', pad);
+	body[pad] = '\0';
+	/* and 64 KiB that do not compress much, so that the section is not implausibly small for
+	 * what it claims (the reader's ratio bound, 4096:1 + 1 MiB) */
+	char noise[65537];
+	uint32_t x = 12345;
+	for (size_t i = 0; i < sizeof noise - 1; i++) {
+		x = x * 1103515245u + 12345u;
+		noise[i] = (char)('!' + (x >> 16) % 90);
+	}
+	noise[sizeof noise - 1] = '\0';
+	int r = add_formats(w, NULL, &err) ||
+		add_format(w, "pad", "pad", 9, body, &err) ||
+		add_format(w, "pad", "noise", 10, noise, &err) ||
+		switch_event(w, 0, 1000, 10, "a", 11, "b", &err);
+	free(body);
+	return finish(w, &err, r);
+}
+
+/* issue 7.5: a GUEST option with n vCPUs (host threads 100000 + i) and as many kvm_entry
+ * events, one per vCPU thread */
+static int guest_vcpus(const char *path, uint64_t n)
+{
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_host(path, 1, &err);
+	int32_t *tids = malloc(n * sizeof *tids);
+	if (!w || !tids) {
+		if (w)
+			vms_tdw_discard(w);
+		free(tids);
+		return -1;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		tids[i] = (int32_t)(100000 + i);
+	int r = add_formats(w, NULL, &err) ||
+		vms_tdw_add_guest(w, "big", 0x5678, (uint32_t)n, tids, &err);
+	free(tids);
+	for (uint64_t i = 0; !r && i < n; i++) {
+		struct vms_ev_kvm_entry e = {.c = {.type = ID_ENTRY, .pid = (int32_t)(100000 + i)},
+					     .vcpu_id = (uint32_t)i};
+		r = vms_tdw_event(w, 0, 1000 + i, &e, sizeof e, &err);
+	}
+	return finish(w, &err, r);
+}
+
+/* issue 7.5: n kvm_entry events of n distinct threads (no GUEST option: one unnamed guest
+ * per thread) */
+static int entry_tids(const char *path, uint64_t n)
+{
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_host(path, 1, &err);
+	if (!w)
+		return -1;
+	int r = add_formats(w, NULL, &err);
+	for (uint64_t i = 0; !r && i < n; i++) {
+		struct vms_ev_kvm_entry e = {.c = {.type = ID_ENTRY, .pid = (int32_t)(1000 + i)},
+					     .vcpu_id = 0};
+		r = vms_tdw_event(w, 0, 1000 + i, &e, sizeof e, &err);
+	}
+	return finish(w, &err, r);
+}
+
+/* issue 7.5: n CPUs (at most 4096 in one buffer) with one event each, then 100 more on CPU 0
+ * (dump scanned every stream per event) */
+static int many_streams(const char *path, uint64_t n)
+{
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_host(path, (uint32_t)n, &err);
+	if (!w)
+		return -1;
+	int r = add_formats(w, NULL, &err);
+	for (uint64_t c = 0; !r && c < n; c++)
+		r = switch_event(w, (uint32_t)c, 1000 + c, 10, "a", 11, "b", &err);
+	for (uint64_t i = 0; !r && i < 100 * n; i++)
+		r = switch_event(w, 0, 1000 + n + i, 10, "a", 11, "b", &err);
+	return finish(w, &err, r);
+}
+
+/* issue 7.8: OFFSET options whose sum overflows 64 bits */
+static int offset_overflow(const char *path, uint64_t n)
+{
+	(void)n;
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_host(path, 1, &err);
+	if (!w)
+		return -1;
+	static const char big[] = "9223372036854775807";
+	int r = add_formats(w, NULL, &err) ||
+		vms_tdw_add_option(w, VMS_TDW_OPT_OFFSET, big, sizeof big, &err) ||
+		vms_tdw_add_option(w, VMS_TDW_OPT_OFFSET, big, sizeof big, &err) ||
+		switch_event(w, 0, 1000, 10, "a", 11, "b", &err);
+	return finish(w, &err, r);
+}
+
+/* issue 7.8: a DATE option whose value in ns overflows */
+static int date_overflow(const char *path, uint64_t n)
+{
+	(void)n;
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_host(path, 1, &err);
+	if (!w)
+		return -1;
+	static const char big[] = "0x7fffffffffffffff";
+	int r = add_formats(w, NULL, &err) ||
+		vms_tdw_add_option(w, VMS_TDW_OPT_DATE, big, sizeof big, &err) ||
+		switch_event(w, 0, 1000, 10, "a", 11, "b", &err);
+	return finish(w, &err, r);
+}
+
+/* issue 7.9: names that are escape sequences, newlines and bytes that are not UTF-8, in the
+ * comm of the events, the saved cmdlines and the GUEST option */
+static int names_escape(const char *path, uint64_t n)
+{
+	(void)n;
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_host(path, 1, &err);
+	if (!w)
+		return -1;
+	static const int32_t tids[1] = {77};
+	int r = add_formats(w, NULL, &err) ||
+		vms_tdw_add_cmdline(w, 10, "\x1b]0;pwn\x07\xff", &err) ||
+		vms_tdw_add_cmdline(w, 11, "=cmd|' /C calc'!A0", &err) ||
+		vms_tdw_add_guest(w, "=cmd|' /C calc'!A0\n[fake] line\x1b[31m\xc3\x28", 0x5678, 1,
+				  tids, &err) ||
+		switch_event(w, 0, 1000, 10, "\x1b[2J\xfe", 11, "=1+2\r\n", &err);
+	struct vms_ev_kvm_entry e = {.c = {.type = ID_ENTRY, .pid = 77}};
+	r = r || vms_tdw_event(w, 0, 2000, &e, sizeof e, &err) ||
+	    switch_event(w, 0, 3000, 11, "=1+2\r\n", 77, "\"q\\\x01", &err);
+	return finish(w, &err, r);
+}
+
+/* the guest of names-escape (TRACEID 0x5678, named by the host's GUEST option), whose own
+ * threads have such names */
+static int names_escape_guest(const char *path, uint64_t n)
+{
+	(void)n;
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_trace(path, 1, 0x5678, &err);
+	if (!w)
+		return -1;
+	int r = add_formats(w, NULL, &err) ||
+		switch_event(w, 0, 1000, 0, "swapper", 500, "\x1b[2J\xfe", &err) ||
+		switch_event(w, 0, 2500, 500, "\x1b[2J\xfe", 501, "@SUM(1+1)\n", &err) ||
+		switch_event(w, 0, 3000, 501, "@SUM(1+1)\n", 0, "swapper", &err);
+	return finish(w, &err, r);
+}
+
+const struct hostile_shape hostile_shapes[] = {
+	{"fmt-decl-in-brackets", "print format naming an undeclared field that appears as text "
+	 "in a declaration", fmt_decl_in_brackets, 1, 1},
+	{"fmt-symbolic-undeclared", "__print_symbolic(REC -> undeclared)", fmt_symbolic_undeclared,
+	 1, 1},
+	{"fmt-get-str-undeclared", "__get_str(undeclared)", fmt_get_str_undeclared, 1, 1},
+	{"fmt-quote-desync", "a string literal ended as libtraceevent ends it", fmt_quote_desync, 1,
+	 1},
+	{"fmt-nested", "print format nested N levels", fmt_nested, 30000, 30000},
+	{"fmt-op-chain", "print format with N chained operators", fmt_op_chain, 30000, 30000},
+	{"fmt-many-refs", "print format with N references to one of N/4 fields", fmt_many_refs,
+	 2000, 12000},
+	{"cpu-overlap", "N CPUs sharing one chunk of 16 MiB of zeros", cpu_overlap, 64, 4096},
+	{"chunk-bomb", "N CPUs, each a chunk of 16 MiB of zeros", chunk_bomb, 64, 4096},
+	{"section-bomb", "an event formats section of N MiB", section_bomb, 80, 500},
+	{"guest-vcpus", "a GUEST option with N vCPUs, each entered once", guest_vcpus, 20000,
+	 1000000},
+	{"entry-tids", "kvm_entry from N distinct threads", entry_tids, 20000, 200000},
+	{"many-streams", "N CPUs, one event each, then 100 N on one CPU", many_streams, 256, 4096},
+	{"offset-overflow", "two OFFSET options of INT64_MAX", offset_overflow, 1, 1},
+	{"date-overflow", "a DATE option of INT64_MAX microseconds", date_overflow, 1, 1},
+	{"names-escape", "names holding escape sequences, newlines, non-UTF-8, =cmd|",
+	 names_escape, 1, 1},
+	{"names-escape-guest", "the guest of names-escape", names_escape_guest, 1, 1},
+};
+const unsigned hostile_nr_shapes = sizeof hostile_shapes / sizeof hostile_shapes[0];
+
+const struct hostile_shape *hostile_shape(const char *name)
+{
+	for (unsigned i = 0; i < hostile_nr_shapes; i++)
+		if (strcmp(hostile_shapes[i].name, name) == 0)
+			return &hostile_shapes[i];
+	return NULL;
+}

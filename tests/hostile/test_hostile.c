@@ -1,0 +1,247 @@
+/* Hostile trace.dat shapes (tests/common/hostile_shapes.c, issue 7): each is written at its
+ * small size into a temporary directory, replayed through the fuzz harness (open, read all,
+ * rewind, read again, render events: ASan/UBSan and the harness's contract checks), and its
+ * expected outcome checked: the libtraceevent guards refuse the format (its events keep kind
+ * OTHER), the memory bounds refuse the file with their message, the shapes that are only big
+ * read completely. Expected values come from how each file is built (see each test). */
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fuzz_harness.h"
+#include "hostile_shapes.h"
+#include "vmscope/source.h"
+
+static char dir[] = "/tmp/vms-hostile-XXXXXX";
+
+static const char *make(const char *name)
+{
+	static char path[256];
+	const struct hostile_shape *s = hostile_shape(name);
+	assert_non_null(s);
+	snprintf(path, sizeof path, "%s/%s.dat", dir, name);
+	assert_int_equal(s->write(path, s->small), 0);
+	/* the harness: no crash, no UB, errors with a message */
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	struct stat st;
+	assert_int_equal(fstat(fileno(f), &st), 0);
+	uint8_t *b = malloc((size_t)st.st_size);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+	fclose(f);
+	print_message("# %s: %lld bytes\n", name, (long long)st.st_size);
+	assert_int_equal(vms_fuzz_tracedat(b, (size_t)st.st_size), 0);
+	free(b);
+	return path;
+}
+
+static uint16_t kind_of(const struct vms_source *src, const char *type)
+{
+	for (uint32_t i = 0; i < src->meta.nr_types; i++)
+		if (strcmp(src->meta.type_names[i], type) == 0)
+			return src->meta.type_kinds[i];
+	fail_msg("no type %s", type);
+	return 0;
+}
+
+/* Reads every stream; the number of events, or -1 with err copied when a stream fails. */
+static long long read_all(struct vms_source *src, struct vms_error *err)
+{
+	long long n = 0;
+	for (uint32_t s = 0; s < src->ops->nr_streams(src); s++) {
+		struct vms_event ev;
+		int r;
+		while ((r = src->ops->next(src, s, &ev)) == 1)
+			n++;
+		if (r < 0) {
+			*err = src->err;
+			return -1;
+		}
+	}
+	return n;
+}
+
+/* A format the guard refuses: the file opens, sched_switch keeps kind OTHER, its one event is
+ * read. */
+static void refused_format(const char *shape)
+{
+	struct vms_error err = {0};
+	struct vms_source *src = vms_tracedat_open(make(shape), &err);
+	assert_non_null(src);
+	assert_int_equal(kind_of(src, "sched:sched_switch"), VMS_K_OTHER);
+	assert_int_equal(kind_of(src, "sched:sched_wakeup"), VMS_K_SCHED_WAKEUP);
+	assert_int_equal(read_all(src, &err), 1);
+	vms_source_close(src);
+}
+
+static void test_decl_in_brackets(void **state)
+{
+	(void)state;
+	refused_format("fmt-decl-in-brackets");
+}
+
+static void test_symbolic_undeclared(void **state)
+{
+	(void)state;
+	refused_format("fmt-symbolic-undeclared");
+}
+
+static void test_get_str_undeclared(void **state)
+{
+	(void)state;
+	refused_format("fmt-get-str-undeclared");
+}
+
+static void test_quote_desync(void **state)
+{
+	(void)state;
+	refused_format("fmt-quote-desync");
+}
+
+static void test_nested(void **state)
+{
+	(void)state;
+	refused_format("fmt-nested");
+}
+
+static void test_op_chain(void **state)
+{
+	(void)state;
+	refused_format("fmt-op-chain");
+}
+
+/* 2000 references to a declared field in a 24 KB format: a kernel-shaped format, accepted
+ * (sched_switch mapped) */
+static void test_many_refs(void **state)
+{
+	(void)state;
+	struct vms_error err = {0};
+	struct vms_source *src = vms_tracedat_open(make("fmt-many-refs"), &err);
+	assert_non_null(src);
+	assert_int_equal(kind_of(src, "sched:sched_switch"), VMS_K_SCHED_SWITCH);
+	vms_source_close(src);
+}
+
+static void open_fails(const char *shape, const char *msg)
+{
+	struct vms_error err = {0};
+	struct vms_source *src = vms_tracedat_open(make(shape), &err);
+	assert_null(src);
+	print_message("# %s\n", err.msg);
+	assert_non_null(strstr(err.msg, msg));
+	assert_non_null(strstr(err.msg, "at byte offset"));
+}
+
+static void test_cpu_overlap(void **state)
+{
+	(void)state;
+	open_fails("cpu-overlap", "overlaps the data of CPU");
+}
+
+static void test_section_bomb(void **state)
+{
+	(void)state;
+	open_fails("section-bomb", "section uncompressed size");
+}
+
+static void test_offset_overflow(void **state)
+{
+	(void)state;
+	open_fails("offset-overflow", "OFFSET options out of range");
+}
+
+static void test_date_overflow(void **state)
+{
+	(void)state;
+	open_fails("date-overflow", "DATE option out of range");
+}
+
+/* 64 CPUs x 16 MiB claimed by a ~40 KB file: the chunk budget (64 MiB + 32 x the file size)
+ * runs out after 3 CPUs' chunks and the stream that needs more says so. */
+static void test_chunk_bomb(void **state)
+{
+	(void)state;
+	struct vms_error err = {0};
+	struct vms_source *src = vms_tracedat_open(make("chunk-bomb"), &err);
+	assert_non_null(src);
+	assert_int_equal(src->ops->nr_streams(src), 64);
+	assert_int_equal(read_all(src, &err), -1);
+	print_message("# %s\n", err.msg);
+	assert_non_null(strstr(err.msg, "decompressed chunks would need more than"));
+	vms_source_close(src);
+}
+
+/* The big shapes read completely: as many events as written */
+static void reads(const char *shape, long long events)
+{
+	struct vms_error err = {0};
+	struct vms_source *src = vms_tracedat_open(make(shape), &err);
+	assert_non_null(src);
+	assert_int_equal(read_all(src, &err), events);
+	vms_source_close(src);
+}
+
+static void test_big_shapes(void **state)
+{
+	(void)state;
+	reads("guest-vcpus", (long long)hostile_shape("guest-vcpus")->small);
+	reads("entry-tids", (long long)hostile_shape("entry-tids")->small);
+	uint64_t n = hostile_shape("many-streams")->small;
+	reads("many-streams", (long long)(n + 100 * n));
+}
+
+/* VMS_HOSTILE_KEEP=DIR: write the files there and keep them (to refresh the regression
+ * inputs in tests/fuzz/regress/tracedat and the fuzzers' seeds) */
+static bool keep;
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *k = getenv("VMS_HOSTILE_KEEP");
+	if (k && strlen(k) < sizeof dir) {
+		strcpy(dir, k);
+		keep = true;
+		return 0;
+	}
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (keep)
+		return 0;
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decl_in_brackets),
+		cmocka_unit_test(test_symbolic_undeclared),
+		cmocka_unit_test(test_get_str_undeclared),
+		cmocka_unit_test(test_quote_desync),
+		cmocka_unit_test(test_nested),
+		cmocka_unit_test(test_op_chain),
+		cmocka_unit_test(test_many_refs),
+		cmocka_unit_test(test_cpu_overlap),
+		cmocka_unit_test(test_section_bomb),
+		cmocka_unit_test(test_offset_overflow),
+		cmocka_unit_test(test_date_overflow),
+		cmocka_unit_test(test_chunk_bomb),
+		cmocka_unit_test(test_big_shapes),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Hostile traces through the CLI (issue 7): what a trace names (comms, GUEST names, saved
+# cmdlines) holding newlines, escape sequences, bytes that are not UTF-8 and spreadsheet
+# formulas must reach no writer as it is; damage must be one line and exit 2. The files come
+# from tests/common/hostile_shapes.c (hostile_gen); expected values from how they are built:
+# the guest is named "=cmd|' /C calc'!A0<LF>[fake] line<ESC>[31m<C3 28>", comm 10 is
+# "<ESC>]0;pwn<BEL><FF>", a sched_switch names "<ESC>[2J<FE>" and "=1+2<CR><LF>", three events;
+# the guest's threads are "<ESC>[2J<FE>" and "@SUM(1+1)<LF>".
+# Speaks TAP.
+set -u
+VMS=${VMS_BUILD_DIR:?}/tools/vmscope/vmscope
+GEN=${VMS_BUILD_DIR}/tests/hostile/hostile_gen
+TMP=${VMS_BUILD_DIR}/test-tmp/hostile-cli
+rm -rf "$TMP" && mkdir -p "$TMP"
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
+
+F=$TMP/names.dat
+G=$TMP/names-guest.dat
+"$GEN" names-escape 0 "$F" && "$GEN" names-escape-guest 0 "$G" || { echo "Bail out! hostile_gen failed"; exit 1; }
+# no byte below 0x20 but newline, no DEL, no C1 (as raw bytes 0x80-0x9f after C2), no FF/FE
+raw_clean() { ! LC_ALL=C grep -qP '[\x00-\x09\x0b-\x1f\x7f\xfe\xff]' "$1"; }
+
+for cmd in info report; do
+  "$VMS" $cmd "$F" "$G" > "$TMP/$cmd.txt" 2>"$TMP/$cmd.err"; st=$?
+  if [ $st -eq 0 ] && raw_clean "$TMP/$cmd.txt" && ! grep -q '^\[fake\]' "$TMP/$cmd.txt" &&
+     grep -qF '\x1b[31m\xc3(' "$TMP/$cmd.txt"; then
+    ok "$cmd: names escaped (no control bytes, no injected line)"
+  else notok "$cmd: names escaped" "status $st; $(head -c 300 "$TMP/$cmd.err")"; fi
+done
+
+"$VMS" dump "$F" > "$TMP/dump.txt" 2>"$TMP/dump.err"; st=$?
+lines=$(wc -l < "$TMP/dump.txt")
+if [ $st -eq 0 ] && raw_clean "$TMP/dump.txt" && [ "$lines" -eq 3 ] && grep -qF '\x1b[2J\xfe' "$TMP/dump.txt"; then
+  ok "dump: three events, three lines, escapes shown as \\xHH"
+else notok "dump: escaped" "status $st, $lines lines"; fi
+
+for cmd in report info vcpus threads; do
+  "$VMS" $cmd --json "$F" "$G" > "$TMP/$cmd.json" 2>/dev/null; st=$?
+  if [ $st -eq 0 ] && python3 -c '
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+raw.decode("utf-8")          # strict: the JSON is UTF-8
+try:
+    json.loads(raw)
+except json.JSONDecodeError:  # JSON Lines (vcpus, threads): one document per line
+    for line in raw.splitlines():
+        json.loads(line)
+assert b"\x1b" not in raw and b"\xff" not in raw
+' "$TMP/$cmd.json"; then ok "$cmd --json: valid UTF-8 JSON with the names"
+  else notok "$cmd --json: valid UTF-8 JSON" "status $st"; fi
+done
+
+# the guest's name in JSON: the escapes of the controls and U+FFFD for the byte C3 that does
+# not start a valid sequence (C3 28 is not UTF-8); "(" stays
+if python3 -c '
+import json, sys
+names = json.dumps(json.load(open(sys.argv[1])))
+want = "=cmd|\x27 /C calc\x27!A0\n[fake] line\x1b[31m\ufffd("
+def walk(o):
+    if isinstance(o, dict): return any(walk(v) for v in o.values())
+    if isinstance(o, list): return any(walk(v) for v in o)
+    return o == want
+sys.exit(0 if walk(json.load(open(sys.argv[1]))) else 1)
+' "$TMP/info.json"; then ok "info --json: the GUEST name decodes to its characters, U+FFFD for the bad byte"
+else notok "info --json: GUEST name" "$(head -c 400 "$TMP/info.json")"; fi
+
+"$VMS" vcpus --csv "$F" "$G" > "$TMP/vcpus.csv" 2>/dev/null; st=$?
+if [ $st -eq 0 ] && raw_clean "$TMP/vcpus.csv" && python3 -c '
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="", encoding="utf-8", errors="strict")))
+assert rows[0][0] == "machine", rows[0]
+names = [r[0] for r in rows[1:]]
+assert names, "no rows"
+# every guest row: the formula neutralised by a leading quote, controls as \xHH
+bad = [n for n in names if n[:1] in "=+-@"]
+assert not bad, bad
+assert any(n.startswith("\x27=cmd|") for n in names), names
+' "$TMP/vcpus.csv"; then ok "vcpus --csv: formula neutralised, controls escaped, one row per line"
+else notok "vcpus --csv" "status $st; $(head -c 300 "$TMP/vcpus.csv")"; fi
+
+# damage: one line with the byte offset, exit 2
+for shape in cpu-overlap offset-overflow date-overflow section-bomb; do
+  "$GEN" $shape 0 "$TMP/$shape.dat" || { notok "$shape: generated"; continue; }
+  err=$("$VMS" info "$TMP/$shape.dat" 2>&1 >/dev/null); st=$?
+  if [ $st -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q "byte offset" <<<"$err"; then
+    ok "$shape: one line with the byte offset, exit 2"
+  else notok "$shape: one line, exit 2" "status $st: $err"; fi
+done
+# the same guest given twice (issue 7.10): a warning, the second copy linked to nothing, and
+# the first guest's numbers those of the run with the guest once
+"$VMS" synth --events 20000 --out "$TMP/pair" >/dev/null 2>&1
+"$VMS" report --json "$TMP/pair/host.dat" "$TMP/pair/guest.dat" > "$TMP/once.json" 2>/dev/null
+# (a copy: the CLI reads one path given twice once)
+cp "$TMP/pair/guest.dat" "$TMP/pair/guest-copy.dat"
+"$VMS" report --json "$TMP/pair/host.dat" "$TMP/pair/guest.dat" "$TMP/pair/guest-copy.dat" \
+  > "$TMP/twice.json" 2>"$TMP/twice.err"; st=$?
+if [ $st -eq 0 ] && [ "$(grep -c 'warning: .*guest-copy.dat has the TRACEID .* of .*guest.dat' "$TMP/twice.err")" -eq 1 ] &&
+   python3 -c '
+import json, sys
+once = json.load(open(sys.argv[1]))["machines"]
+twice = json.load(open(sys.argv[2]))["machines"]
+assert len(twice) == len(once) + 1, (len(once), len(twice))
+linked = [m for m in twice if m.get("host") is not None]
+assert [m["name"] for m in linked] == [m["name"] for m in once if m.get("host") is not None]
+g1 = [m for m in once if m["name"] == linked[0]["name"]][0]
+assert linked[0]["vcpus"] == g1["vcpus"] and linked[0]["exits"] == g1["exits"]
+extra = twice[-1]
+assert extra.get("host") is None and not any(v.get("host_tid") for v in extra.get("vcpus", [])), extra
+' "$TMP/once.json" "$TMP/twice.json"; then
+  ok "the same guest twice: one warning, linked once, the same numbers"
+else notok "the same guest twice" "status $st: $(cat "$TMP/twice.err")"; fi
+# synth --out (issue 7.11): a host.dat symlink planted in the output directory is replaced,
+# its target left as it was; a cluster of unknown options names the option; a name longer
+# than NAME_MAX is a usage error
+mkdir -p "$TMP/out" && printf 'precious\n' > "$TMP/victim" && ln -sf "$TMP/victim" "$TMP/out/host.dat"
+ln -sf "$TMP/victim" "$TMP/truth.json"
+"$VMS" synth --events 1000 --out "$TMP/out" >/dev/null 2>&1; st=$?
+if [ $st -eq 0 ] && [ "$(cat "$TMP/victim")" = precious ] && [ -f "$TMP/out/host.dat" ] &&
+   [ ! -L "$TMP/out/host.dat" ] && "$VMS" info "$TMP/out/host.dat" >/dev/null 2>&1; then
+  ok "synth --out: a planted host.dat symlink is replaced, its target untouched"
+else notok "synth --out symlink" "status $st, victim: $(head -c 50 "$TMP/victim")"; fi
+"$VMS" synth --events 1000 --out "$TMP/out" --truth "$TMP/truth.json" >/dev/null 2>&1; st=$?
+if [ $st -ne 0 ] && [ "$(cat "$TMP/victim")" = precious ]; then ok "synth --truth: not written through a symlink"
+else notok "synth --truth symlink" "status $st"; fi
+err=$("$VMS" synth -rf.dat 2>&1 >/dev/null); st=$?
+if [ $st -eq 2 ] && grep -q "unknown option '-r'" <<<"$err"; then ok "synth -rf.dat: exit 2 naming -r"
+else notok "synth -rf.dat" "status $st: $err"; fi
+long=$(printf 'n%.0s' $(seq 1 300))
+err=$("$VMS" synth --events 1000 --out "$TMP/$long" 2>&1 >/dev/null); st=$?
+if [ $st -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ]; then ok "synth --out NAME longer than NAME_MAX: one line, exit 2"
+else notok "synth --out long name" "status $st: $err"; fi
+echo "1..$n"
