@@ -111,7 +111,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	optind = 1;
 	opterr = 0;
 	int o;
-	while ((o = getopt_long(argc, argv, "+hjco:", longopts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "hjco:", longopts, NULL)) != -1) {
 		const char *bad = NULL;
 		switch (o) {
 		case 'h':

@@ -57,6 +57,10 @@ struct vms_json;
 void cli_json_sync_members(struct vms_json *j, struct vms_model *m,
 			   const struct vms_sync_info *si);
 
+/* The text of `vmscope report` for a session that has run (cmd-report.c; the HTML report
+ * shows it too). */
+void cli_report_text(FILE *f, struct vms_session *s, unsigned top);
+
 /* Human formatting */
 const char *cli_ns(uint64_t ns, char *buf, size_t len);   /* "1.23 ms" */
 const char *cli_machine_name(struct vms_model *m, uint32_t i);

@@ -13,7 +13,8 @@ static const char usage[] =
 	"usage: vmscope demo [--events N] [--seed N] [--scenario NAME] [--dir DIR]\n"
 	"\n"
 	"Writes a simulated host + guest trace.dat pair with `vmscope synth` (into DIR, default a\n"
-	"fresh directory under $TMPDIR) and runs `vmscope report` on it.\n";
+	"fresh directory under $TMPDIR), runs `vmscope report` on it and writes the same report\n"
+	"with an interactive timeline to DIR/report.html (`vmscope html`).\n";
 
 int cmd_demo(int argc, char **argv)
 {
@@ -71,5 +72,17 @@ int cmd_demo(int argc, char **argv)
 	       dir, host, guest);
 	fflush(stdout);
 	char *rargv[] = { "report", host, guest, NULL };
-	return cmd_report(3, rargv);
+	st = cmd_report(3, rargv);
+	if (st != VMS_EXIT_OK)
+		return st;
+	/* the same as a page with the timeline, beside the traces */
+	char page[PATH_MAX + 16];
+	snprintf(page, sizeof page, "%s/report.html", dir);
+	char *hargv[] = { "html", host, guest, "-o", page, NULL };
+	fflush(stdout);
+	st = cmd_html(5, hargv);
+	if (st == VMS_EXIT_OK)
+		printf("\nvmscope demo: the same report with an interactive timeline: %s\n"
+		       "(one self-contained file: open it in any web browser)\n", page);
+	return st;
 }

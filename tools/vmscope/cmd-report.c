@@ -200,7 +200,7 @@ static void text_threads(FILE *f, struct vms_analysis *a, uint32_t machine, unsi
 	free(list);
 }
 
-static void text_report(FILE *f, struct vms_session *s, unsigned top)
+void cli_report_text(FILE *f, struct vms_session *s, unsigned top)
 {
 	struct vms_model *m = vms_session_model(s);
 	struct vms_analysis *a = vms_session_analysis(s);
@@ -462,6 +462,6 @@ int cmd_report(int argc, char **argv)
 	if (c.json)
 		json_report(f, s);
 	else
-		text_report(f, s, c.top);
+		cli_report_text(f, s, c.top);
 	return cli_end(&c, VMS_EXIT_OK);
 }

@@ -15,6 +15,7 @@ static const struct command commands[] = {
 	{ "demo", cmd_demo, "synthesize a host + guest pair and report on it (no files needed)" },
 	{ "info", cmd_info, "what a trace is: format, role, clock, CPUs, events, options" },
 	{ "report", cmd_report, "the truth per guest and vCPU: run, VMM, preempted, exits, steal" },
+	{ "html", cmd_html, "the report as one self-contained HTML page with a timeline" },
 	{ "vcpus", cmd_vcpus, "vCPU state intervals (CSV)" },
 	{ "threads", cmd_threads, "guest thread overlay intervals: when a running thread was not" },
 	{ "exits", cmd_exits, "VM exits per guest, vCPU and reason with cost percentiles" },

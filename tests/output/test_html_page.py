@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""The HTML report's page, read by a reader of its own (this file, written from the format
+documented in lib/output/html_summary.h), against `vmscope vcpus --csv` on the same traces:
+one row per vCPU; per vCPU, the time in each state from the page's finest level equals the
+time from the CSV intervals (within the 1/255 quantization of each bucket and one bucket at
+each end), and its number of slices equals the number of maximal runs of one state in the
+CSV; the page is self-contained (no URL, no external resource) and within its size bound.
+Inputs: the kvm-hip24 pair (../shared) and a pair made by `vmscope synth`. Speaks TAP."""
+import base64
+import csv
+import html.parser
+import json
+import os
+import re
+import subprocess
+import sys
+
+VMS = os.path.join(os.environ["VMS_BUILD_DIR"], "tools", "vmscope", "vmscope")
+SHARED = os.environ.get("VMS_SHARED_DIR", "")
+TMP = os.path.join(os.environ["VMS_BUILD_DIR"], "test-tmp", "html-page")
+os.makedirs(TMP, exist_ok=True)
+STATES = ["unknown", "idle", "running", "vmm", "preempted", "halted"]
+n = 0
+failed = 0
+
+
+def ok(cond, name, diag=""):
+    global n, failed
+    n += 1
+    print(("ok " if cond else "not ok ") + f"{n} - {name}")
+    if not cond:
+        failed += 1
+        for line in str(diag).splitlines():
+            print("# " + line)
+
+
+def skip(name, why):
+    global n
+    n += 1
+    print(f"ok {n} - {name} # SKIP {why}")
+
+
+class Scripts(html.parser.HTMLParser):
+    """The contents of the <script> elements by id, and every src/href attribute."""
+
+    def __init__(self):
+        super().__init__()
+        self.by_id, self.cur, self.refs = {}, None, []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.refs += [v for k, v in attrs if k in ("src", "href", "action", "data")]
+        if tag == "script":
+            self.cur = a.get("id", "")
+            self.by_id[self.cur] = ""
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self.cur = None
+
+    def handle_data(self, data):
+        if self.cur is not None:
+            self.by_id[self.cur] += data
+
+
+def varint(b, p):
+    v, sh = 0, 0
+    while True:
+        x = b[p]
+        p += 1
+        v |= (x & 127) << sh
+        sh += 7
+        if not x & 128:
+            return v, p
+
+
+def decode_row(b, off, length, levels):
+    p, end = off, off + length
+    lv = []
+    for _ in range(levels):
+        nr, p = varint(b, p)
+        runs = []
+        for _ in range(nr):
+            rl, p = varint(b, p)
+            st = b[p]
+            p += 1
+            c, p = varint(b, p)
+            who, p = varint(b, p)
+            runs.append((rl, st, c, who))
+        lv.append(runs)
+    nr, p = varint(b, p)
+    shares = []
+    for _ in range(nr):
+        rl, p = varint(b, p)
+        mask = b[p]
+        p += 1
+        q = [0] * 6
+        for j in range(6):
+            if mask & (1 << j):
+                q[j] = b[p]
+                p += 1
+        shares.append((rl, q))
+    assert p == end, (p, end)
+    return lv, shares
+
+
+def check(name, traces):
+    page = os.path.join(TMP, name + ".html")
+    r = subprocess.run([VMS, "html", *traces, "-o", page], capture_output=True, text=True)
+    ok(r.returncode == 0, f"{name}: vmscope html exits 0", r.stderr)
+    if r.returncode:
+        return
+    r = subprocess.run([VMS, "vcpus", "--csv", *traces], capture_output=True, text=True)
+    rows = list(csv.DictReader(r.stdout.splitlines()))
+    text = open(page, encoding="utf-8").read()
+    p = Scripts()
+    p.feed(text)
+    ok(p.refs == [] and not re.search(r"https?://|@import|url\(", text.split('id="vms-data"')[0]),
+       f"{name}: self-contained (no src/href, no URL, no import)", p.refs[:5])
+    data = json.loads(p.by_id["vms-data"])
+    blob = base64.b64decode("".join(p.by_id["vms-rows"].split()))
+    w, levels = data["bucket_ns"], data["levels"]
+    t0 = int(data["t0_ns"])
+    vrows = [r for r in data["rows"] if r["kind"] == "vcpu"]
+    want_vcpus = sorted({(r["machine"], int(r["vcpu"])) for r in rows})
+    ok(sorted((r["machine"], r["id"]) for r in vrows) == want_vcpus,
+       f"{name}: one timeline row per vCPU ({len(want_vcpus)})",
+       f"{[(r['machine'], r['id']) for r in vrows]} vs {want_vcpus}")
+    bound = len(data["rows"]) * data["row_bound_bytes"]
+    ok(len(blob) * 4 / 3 <= bound, f"{name}: the rows' data within the bound",
+       f"{len(blob)} > {bound}")
+    bad = []
+    for vr in vrows:
+        lv, shares = decode_row(blob, vr["off"], vr["len"], levels)
+        got = [0.0] * 6
+        nb = 0
+        for rl, q in shares:
+            for j in range(6):
+                got[j] += rl * q[j] * w / 255.0
+            nb += rl
+        mine = [r for r in rows if r["machine"] == vr["machine"] and int(r["vcpu"]) == vr["id"]]
+        want = [0] * 6
+        runs, last, last_end = 0, None, None
+        for r in mine:
+            s, e, st = int(r["start"]), int(r["end"]), STATES.index(r["state"])
+            want[st] += e - s
+            if e > s:
+                if not (st == last and s == last_end):
+                    runs += 1
+                last, last_end = st, e
+        span = sum(want)
+        # each bucket's share of a state is rounded to 1/255 of the width (at worst half a
+        # unit, a present state at least one unit), plus the buckets cut at the ends
+        tol = nb * w / 255.0 + 2 * w
+        for j in range(6):
+            if abs(got[j] - want[j]) > tol:
+                bad.append(f"{vr['label']} {STATES[j]}: page {got[j]:.0f} ns, csv {want[j]} ns, "
+                           f"tolerance {tol:.0f} (span {span})")
+        slices = sum(rl * c for rl, st, c, who in lv[0])
+        if slices != runs or vr["slices"] != runs:
+            bad.append(f"{vr['label']}: {slices} slices on the page ({vr['slices']} said), "
+                       f"{runs} runs of one state in the CSV")
+    ok(not bad, f"{name}: per vCPU, time per state and slices as in vcpus --csv", "\n".join(bad))
+    print(f"# {name}: page {len(text)} bytes, {len(data['rows'])} rows, bucket {w} ns")
+
+
+hip = os.path.join(SHARED, "traces", "kvm-hip24")
+if os.path.exists(os.path.join(hip, "host.dat")):
+    check("kvm-hip24", [os.path.join(hip, "host.dat"), os.path.join(hip, "guest-Salamander4.dat")])
+else:
+    skip("kvm-hip24 page", "../shared/traces/kvm-hip24 missing")
+syn = os.path.join(TMP, "synth")
+r = subprocess.run([VMS, "synth", "--events", "100000", "--out", syn], capture_output=True, text=True)
+ok(r.returncode == 0, "synth pair written", r.stderr)
+if r.returncode == 0:
+    check("synth", [os.path.join(syn, "host.dat"), os.path.join(syn, "guest.dat")])
+print(f"1..{n}")
+sys.exit(1 if failed else 0)
