@@ -72,14 +72,52 @@ uint32_t html_namef(struct vms_html *h, const char *fmt, ...)
 	return html_name(h, buf);
 }
 
-/* "comm (tid)", or "tid N" when the name is not known */
-static uint32_t thread_name(struct vms_html *h, const char *comm, int32_t tid)
+/* Names looked up by a key of their parts first: formatting and hashing a name at every
+ * observation would cost more than the observation. kind: the kind of name; hi: up to 28
+ * bits; lo: 32 bits. A cache entry is the name's index + 1, with bit 32 set when the name is
+ * final (a thread seen without its comm gets "tid N" until its comm is known). */
+enum { NK_THREAD = 1, NK_EXIT, NK_PCPU_GUEST, NK_PCPU_VMM, NK_PCPU_HOST, NK_INSTEAD, NK_ON_VCPU };
+#define NK_FINAL (1ull << 32)
+
+static uint64_t name_key(unsigned kind, uint64_t hi, uint32_t lo)
+{
+	return (uint64_t)kind << 60 | (hi & 0xfffffffu) << 32 | lo;
+}
+
+/* The name index of a cache entry */
+static uint32_t entry_name(uint64_t e)
+{
+	return (uint32_t)(e & 0xffffffffu) - 1;
+}
+
+/* The cache entry of key, 0 when none */
+static uint64_t cache_get(const struct vms_html *h, uint64_t key)
+{
+	const uint64_t *v = vms_keymap_get(&h->name_cache, key);
+	return v ? *v : 0;
+}
+
+static uint32_t cache_put(struct vms_html *h, uint64_t key, uint32_t name, bool final)
+{
+	uint64_t *v = vms_keymap_put(&h->name_cache, key, 0, NULL);
+	if (!v)
+		h->oom = 1;
+	else
+		*v = (name + 1ull) | (final ? NK_FINAL : 0);
+	return name;
+}
+
+/* "comm (tid)", or "tid N" while the name is not known */
+static uint32_t thread_name(struct vms_html *h, uint32_t machine, const char *comm, int32_t tid)
 {
 	if (tid < 0)
-		return html_name(h, "unknown thread");
-	if (comm && *comm)
-		return html_namef(h, "%s (%d)", comm, tid);
-	return html_namef(h, "tid %d", tid);
+		return h->n_unknown_thread;
+	uint64_t key = name_key(NK_THREAD, machine, (uint32_t)tid), e = cache_get(h, key);
+	bool known = comm && *comm;
+	if (e && ((e & NK_FINAL) || !known))
+		return entry_name(e);
+	return cache_put(h, key, known ? html_namef(h, "%s (%d)", comm, tid) : html_namef(h, "tid %d", tid),
+			 known);
 }
 
 static const char *machine_name(const struct vms_html *h, uint32_t m)
@@ -170,11 +208,23 @@ static int32_t thread_row(struct vms_html *h, uint32_t machine, int32_t tid, uin
 	return row;
 }
 
+/* "exit NAME" */
+static uint32_t exit_name(struct vms_html *h, uint32_t isa, uint32_t reason)
+{
+	uint64_t key = name_key(NK_EXIT, isa, reason), e = cache_get(h, key);
+	if (e)
+		return entry_name(e);
+	const char *n = vms_exit_reason_name(isa, reason);
+	return cache_put(h, key, n ? html_namef(h, "exit %s", n) : html_namef(h, "exit %u", reason), true);
+}
+
 /* The name of what a thread row shows while its vCPU is in `state` */
 static uint32_t thread_who(struct vms_html *h, const struct html_vcpu *v, uint32_t vcpu)
 {
-	if (v->state == VMS_STATE_RUNNING || v->state == VMS_STATE_IDLE)
-		return html_namef(h, "on vCPU %u", vcpu);
+	if (v->state == VMS_STATE_RUNNING || v->state == VMS_STATE_IDLE) {
+		uint64_t key = name_key(NK_ON_VCPU, 0, vcpu), e = cache_get(h, key);
+		return e ? entry_name(e) : cache_put(h, key, html_namef(h, "on vCPU %u", vcpu), true);
+	}
 	return v->who;
 }
 
@@ -187,27 +237,23 @@ static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	v->state = o->state;
 	if (o->gtid != v->gtid && o->gtid >= 0) {
 		v->gtid = o->gtid;
-		v->gname = o->gtid == 0 ? html_name(h, "idle") : thread_name(h, NULL, o->gtid);
+		v->gname = o->gtid == 0 ? h->n_idle : thread_name(h, o->machine, NULL, o->gtid);
 	}
 	switch (o->state) {
 	case VMS_STATE_RUNNING:
 		v->who = v->gname;
 		break;
 	case VMS_STATE_IDLE:
-		v->who = html_name(h, "idle");
+		v->who = h->n_idle;
 		break;
-	case VMS_STATE_VMM: {
-		const char *n = o->exit_reason >= 0 ? vms_exit_reason_name(o->isa, (uint32_t)o->exit_reason)
-						    : NULL;
-		v->who = n ? html_namef(h, "exit %s", n)
-			   : o->exit_reason >= 0 ? html_namef(h, "exit %d", o->exit_reason)
-						 : html_name(h, "in the hypervisor");
+	case VMS_STATE_VMM:
+		v->who = o->exit_reason >= 0 ? exit_name(h, o->isa, (uint32_t)o->exit_reason) : h->n_hyp;
 		break;
-	}
 	case VMS_STATE_PREEMPTED:
 	case VMS_STATE_HALTED:
-		/* named by vcpu_instead, which follows */
-		v->who = html_name(h, "off its CPU");
+		/* named by vcpu_instead, which follows, when the thread left its CPU */
+		v->who = o->halt_polling ? h->n_polling
+					 : h->n_off;
 		break;
 	default:
 		v->who = 0;
@@ -226,7 +272,7 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 	if (v->trow >= 0)
 		html_row_close(h, (uint32_t)v->trow, o->t);
 	v->gtid = o->next_tid;
-	v->gname = o->next_tid == 0 ? html_name(h, "idle") : thread_name(h, o->next_comm, o->next_tid);
+	v->gname = o->next_tid == 0 ? h->n_idle : thread_name(h, o->machine, o->next_comm, o->next_tid);
 	v->trow = thread_row(h, o->machine, o->next_tid, v->gname);
 	if (v->trow >= 0)
 		html_row_set(h, (uint32_t)v->trow, o->t, v->state, thread_who(h, v, o->vcpu));
@@ -244,9 +290,13 @@ static void on_vcpu_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	struct html_vcpu *v = vcpu_of(h, o->machine, o->vcpu);
 	if (!v || (v->state != VMS_STATE_PREEMPTED && v->state != VMS_STATE_HALTED))
 		return;
-	uint32_t who = o->tid < 0 ? html_name(h, "off its CPU")
-		       : o->tid == 0 ? html_name(h, "instead: host idle")
-				     : html_namef(h, "instead: %s (%d)", o->comm && *o->comm ? o->comm : "?", o->tid);
+	uint32_t who = o->tid < 0 ? h->n_off : o->tid == 0 ? h->n_instead_idle : 0;
+	if (o->tid > 0) {
+		uint64_t key = name_key(NK_INSTEAD, o->host, (uint32_t)o->tid), e = cache_get(h, key);
+		who = e ? entry_name(e)
+			: cache_put(h, key, html_namef(h, "instead: %s (%d)", o->comm && *o->comm ? o->comm : "?",
+							o->tid), true);
+	}
 	if (who == v->who)
 		return;
 	v->who = who;
@@ -338,23 +388,37 @@ void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 	uint32_t g, vc;
 	if (iv->guest >= 0) {
 		state = iv->tid == 0 ? HTML_PCPU_GUEST_IDLE : HTML_PCPU_GUEST;
-		who = iv->tid < 0 ? html_namef(h, "%s vCPU %d", machine_name(h, (uint32_t)iv->guest), iv->vcpu)
-				  : html_namef(h, "%s vCPU %d: %s (%d)", machine_name(h, (uint32_t)iv->guest),
-					       iv->vcpu, iv->tid == 0 ? "idle" : iv->comm, iv->tid);
+		uint64_t key = name_key(NK_PCPU_GUEST, (uint64_t)iv->guest << 12 | ((uint32_t)iv->vcpu & 0xfff),
+					(uint32_t)iv->tid), e = cache_get(h, key);
+		if (e)
+			who = entry_name(e);
+		else if (iv->tid < 0)
+			who = cache_put(h, key, html_namef(h, "%s vCPU %d", machine_name(h, (uint32_t)iv->guest),
+							   iv->vcpu), true);
+		else
+			who = cache_put(h, key, html_namef(h, "%s vCPU %d: %s (%d)",
+							   machine_name(h, (uint32_t)iv->guest), iv->vcpu,
+							   iv->tid == 0 ? "idle" : iv->comm, iv->tid), true);
 	} else if (iv->tid == 0) {
 		state = HTML_PCPU_IDLE;
-		who = html_name(h, "host idle");
+		who = h->n_host_idle;
 	} else if (iv->tid < 0) {
 		state = HTML_PCPU_UNKNOWN;
 		who = 0;
-	} else if (!vms_model_vcpu_of(h->model, iv->host, iv->tid, &g, &vc)) {
-		/* a vCPU thread outside guest mode: the hypervisor runs */
-		state = HTML_PCPU_VMM;
-		who = html_namef(h, "%s (%d): %s vCPU %u in the hypervisor", iv->comm, iv->tid,
-				 machine_name(h, g), vc);
 	} else {
-		state = HTML_PCPU_HOST;
-		who = thread_name(h, iv->comm, iv->tid);
+		uint64_t key = name_key(NK_PCPU_VMM, iv->host, (uint32_t)iv->tid), e = cache_get(h, key);
+		if (e) {
+			/* a vCPU thread outside guest mode: the hypervisor runs */
+			state = HTML_PCPU_VMM;
+			who = entry_name(e);
+		} else if (!vms_model_vcpu_of(h->model, iv->host, iv->tid, &g, &vc)) {
+			state = HTML_PCPU_VMM;
+			who = cache_put(h, key, html_namef(h, "%s (%d): %s vCPU %u in the hypervisor", iv->comm,
+							   iv->tid, machine_name(h, g), vc), true);
+		} else {
+			state = HTML_PCPU_HOST;
+			who = thread_name(h, iv->host, iv->comm, iv->tid);
+		}
 	}
 	hs_add(&h->sum, row, iv->start, iv->end, state, who);
 }
@@ -406,6 +470,7 @@ struct vms_html *vms_html_new(const struct vms_model *model)
 	vms_keymap_init(&h->threads);
 	vms_keymap_init(&h->pcpus);
 	vms_keymap_init(&h->name_index);
+	vms_keymap_init(&h->name_cache);
 	h->cap_names = 64;
 	h->names = calloc(h->cap_names, sizeof *h->names);
 	uint32_t nm = vms_model_nr_machines(model);
@@ -413,6 +478,13 @@ struct vms_html *vms_html_new(const struct vms_model *model)
 	if (!h->names || !h->vcpu_base || !(h->names[0] = strdup("")))
 		goto fail;
 	h->nr_names = 1;
+	h->n_idle = html_name(h, "idle");
+	h->n_off = html_name(h, "off its CPU");
+	h->n_instead_idle = html_name(h, "instead: host idle");
+	h->n_polling = html_name(h, "halt polling on its CPU");
+	h->n_host_idle = html_name(h, "host idle");
+	h->n_hyp = html_name(h, "in the hypervisor");
+	h->n_unknown_thread = html_name(h, "unknown thread");
 	for (uint32_t i = 0; i < nm; i++) {
 		h->vcpu_base[i] = h->nr_vcpus;
 		h->nr_vcpus += vms_model_machine_c(model, i)->nr_vcpus;
@@ -452,6 +524,7 @@ void vms_html_free(struct vms_html *h)
 	vms_keymap_free(&h->threads);
 	vms_keymap_free(&h->pcpus);
 	vms_keymap_free(&h->name_index);
+	vms_keymap_free(&h->name_cache);
 	for (uint32_t i = 0; i < h->nr_names; i++)
 		free(h->names[i]);
 	free(h->names);
