@@ -142,7 +142,10 @@ def check(name, traces):
         want = [0] * 6
         runs, last, last_end = 0, None, None
         for r in mine:
-            s, e, st = int(r["start"]), int(r["end"]), STATES.index(r["state"])
+            # the columns carry their unit (start_ns, or start_cycles for a cycle clock)
+            s = int(next(v for k, v in r.items() if k.startswith("start")))
+            e = int(next(v for k, v in r.items() if k.startswith("end")))
+            st = STATES.index(r["state"])
             want[st] += e - s
             if e > s:
                 if not (st == last and s == last_end):
@@ -161,6 +164,42 @@ def check(name, traces):
             bad.append(f"{vr['label']}: {slices} slices on the page ({vr['slices']} said), "
                        f"{runs} runs of one state in the CSV")
     ok(not bad, f"{name}: per vCPU, time per state and slices as in vcpus --csv", "\n".join(bad))
+    # the physical CPUs against `vmscope pcpus --csv`: per CPU, the time in guest mode
+    # (page: guest thread + guest idle), the host's idle, and host threads (page: host
+    # thread + vCPU thread in the hypervisor; the CSV does not say which threads are vCPUs')
+    r = subprocess.run([VMS, "pcpus", "--csv", *traces], capture_output=True, text=True)
+    prow = list(csv.DictReader(r.stdout.splitlines()))
+    prows = [r for r in data["rows"] if r["kind"] == "pcpu"]
+    want_cpus = sorted({(r["host"], int(r["cpu"])) for r in prow})
+    ok(sorted((r["machine"], r["id"]) for r in prows) == want_cpus,
+       f"{name}: one timeline row per physical CPU ({len(want_cpus)})",
+       f"{[(r['machine'], r['id']) for r in prows]} vs {want_cpus}")
+    bad = []
+    for pr in prows:
+        lv, shares = decode_row(blob, pr["off"], pr["len"], levels)
+        got = [0.0] * 6
+        nb = sum(rl for rl, q in shares)
+        for rl, q in shares:
+            for j in range(6):
+                got[j] += rl * q[j] * w / 255.0
+        want = {"guest": 0, "idle": 0, "host": 0}
+        for r in prow:
+            if r["host"] != pr["machine"] or int(r["cpu"]) != pr["id"]:
+                continue
+            s = int(next(v for k, v in r.items() if k.startswith("start")))
+            e = int(next(v for k, v in r.items() if k.startswith("end")))
+            if r["machine"] != r["host"]:
+                want["guest"] += e - s
+            elif int(r["tid"] or -1) == 0:
+                want["idle"] += e - s
+            elif int(r["tid"] or -1) > 0:
+                want["host"] += e - s
+        page = {"guest": got[4] + got[5], "idle": got[1], "host": got[2] + got[3]}
+        tol = nb * w / 255.0 + 2 * w
+        for k in want:
+            if abs(page[k] - want[k]) > tol:
+                bad.append(f"{pr['label']} {k}: page {page[k]:.0f} ns, csv {want[k]} ns, tolerance {tol:.0f}")
+    ok(not bad, f"{name}: per physical CPU, guest/idle/host time as in pcpus --csv", "\n".join(bad))
     print(f"# {name}: page {len(text)} bytes, {len(data['rows'])} rows, bucket {w} ns")
 
 

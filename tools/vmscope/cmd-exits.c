@@ -1,7 +1,8 @@
 /* vmscope exits: VM exits per guest, vCPU and reason, with their cost (spec §5) — what
  * `perf kvm stat report` prints for one host, for every guest, traced or not.
  * CSV header (a contract):
- *   machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns */
+ *   machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns
+ * (_cycles instead of _ns for a counter clock without its rate). */
 #include <stdlib.h>
 
 #include "cli.h"
@@ -9,13 +10,19 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope exits [--csv | --json] [--per-guest] [-o FILE] [--host FILE]\n"
-	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
+	"usage: vmscope exits [--csv | --json] [--per-guest] [-o FILE] [--tsc-hz HZ]\n"
+	"                     [--host FILE] [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                     TRACE...\n"
 	"\n"
 	"VM exits per guest, vCPU and reason: count, total, min, max, mean and percentiles of the\n"
-	"time from kvm_exit to the next kvm_entry of the same host thread (ns). isa is 1 for VMX\n"
-	"(Intel), 2 for SVM (AMD); name is the reason's name (its number when unknown).\n"
-	"  --per-guest   one row per guest and reason, all its vCPUs together (vcpu left empty)\n";
+	"time from kvm_exit to the next kvm_entry of the same host thread (ns; cycles when a\n"
+	"trace counts cycles with no rate). isa is 1 for VMX (Intel), 2 for SVM (AMD); name is\n"
+	"the reason's name (its number when unknown).\n"
+	"\n"
+	"  --csv               CSV, one row per vCPU and reason (columns in man vmscope-exits)\n"
+	"  --json              one JSON object: the header (schema_version, time_unit), rows\n"
+	"  --per-guest         one row per guest and reason, all its vCPUs together (vcpu empty)\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 static void name_of(const struct vms_exit_stats *e, char *buf, size_t len)
 {
@@ -51,13 +58,13 @@ static void put_row(const struct cli *c, FILE *f, struct vms_json *j, const char
 		vms_json_uint(j, "reason", e->reason);
 		vms_json_string(j, "name", name);
 		vms_json_uint(j, "count", n);
-		vms_json_uint(j, "total_ns", sum);
-		vms_json_uint(j, "min_ns", mn);
-		vms_json_uint(j, "max_ns", mx);
-		vms_json_uint(j, "mean_ns", mean);
-		vms_json_uint(j, "p50_ns", p50);
-		vms_json_uint(j, "p90_ns", p90);
-		vms_json_uint(j, "p99_ns", p99);
+		vms_json_uint(j, cli_key("total"), sum);
+		vms_json_uint(j, cli_key("min"), mn);
+		vms_json_uint(j, cli_key("max"), mx);
+		vms_json_uint(j, cli_key("mean"), mean);
+		vms_json_uint(j, cli_key("p50"), p50);
+		vms_json_uint(j, cli_key("p90"), p90);
+		vms_json_uint(j, cli_key("p99"), p99);
 		vms_json_end_object(j);
 	} else if (c->csv) {
 		vms_csv_string(f, mname);
@@ -92,9 +99,14 @@ int cmd_exits(int argc, char **argv)
 	struct vms_json j;
 	if (c.json) {
 		vms_json_init(&j, f, false);
-		vms_json_begin_array(&j, NULL);
+		vms_json_begin_object(&j, NULL);
+		cli_json_header(&j, "exits");
+		vms_json_bool(&j, "per_guest", c.per_guest);
+		vms_json_begin_array(&j, "rows");
 	} else if (c.csv) {
-		fputs("machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns\n", f);
+		const char *u = cli_unit();
+		fprintf(f, "machine,vcpu,isa,reason,name,count,total_%s,min_%s,max_%s,mean_%s,p50_%s,"
+			   "p90_%s,p99_%s\n", u, u, u, u, u, u, u);
 	} else {
 		fprintf(f, "%-16s %4s %3s %-24s %9s %12s %10s %10s %10s %10s %10s\n", "machine", "vcpu",
 			"isa", "reason", "count", "total", "min", "mean", "p50", "p99", "max");
@@ -116,6 +128,7 @@ int cmd_exits(int argc, char **argv)
 	}
 	if (c.json) {
 		vms_json_end_array(&j);
+		vms_json_end_object(&j);
 		vms_json_finish(&j);
 	}
 	return cli_end(&c, VMS_EXIT_OK);

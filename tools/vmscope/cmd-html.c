@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "vmscope/html.h"
+#include "vmscope/pcpu_view.h"
 
 static const char usage[] =
 	"usage: vmscope html [-o FILE] [--top N] [--host FILE] [--guest NAME=FILE]\n"
@@ -49,12 +50,17 @@ int cmd_html(int argc, char **argv)
 	if (vms_session_build_model(c.s, &err) < 0)
 		return cli_end(&c, cli_fail(&c, &err));
 	struct vms_model *m = vms_session_model(c.s);
+	/* the page draws the fused view's intervals: the view and the page both observe */
 	struct vms_html *h = vms_html_new(m);
-	struct vms_observer obs;
-	if (h)
+	struct vms_pcpu_view *pv = h ? vms_pcpu_view_new(m, vms_html_pcpu_interval, h) : NULL;
+	struct vms_observer obs, pobs;
+	if (pv) {
 		obs = vms_html_observer(h);
-	if (!h || vms_session_observe(c.s, &obs) < 0) {
+		pobs = vms_pcpu_view_observer(pv);
+	}
+	if (!pv || vms_session_observe(c.s, &pobs) < 0 || vms_session_observe(c.s, &obs) < 0) {
 		fprintf(stderr, "vmscope html: out of memory\n");
+		vms_pcpu_view_free(pv);
 		vms_html_free(h);
 		return cli_end(&c, VMS_EXIT_FAIL);
 	}
@@ -81,6 +87,8 @@ int cmd_html(int argc, char **argv)
 	}
 	free(summary);
 	free(title);
+	st = cli_end(&c, st);
+	vms_pcpu_view_free(pv);
 	vms_html_free(h);
-	return cli_end(&c, st);
+	return st;
 }

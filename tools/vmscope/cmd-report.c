@@ -8,19 +8,18 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope report [--json] [--top N] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
-	"                      [--map NAME:VCPU=TID,...] TRACE...\n"
+	"usage: vmscope report [--json] [--top N] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
+	"                      [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
 	"\n"
 	"Per guest and vCPU: the share of time running, idle, in the hypervisor (VMM), preempted\n"
 	"by the host and halted; the top VM exit reasons with their cost (p50, p99); which host\n"
 	"threads took the CPU; the run-queue latency of the vCPU thread; how the guest's clock was\n"
 	"synchronized and the containment check. Then the guest threads that lost the most time.\n"
 	"\n"
-	"  --json      the same data as one JSON object\n"
-	"  --top N     rows per table (default 10)\n"
-	"  --host FILE        this trace is the host (the reference timebase)\n"
-	"  --guest NAME=FILE  this trace is a guest named NAME\n"
-	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID\n";
+	"  --json              the same data as one JSON object (schema_version, time_unit)\n"
+	"  --top N             rows per table: exit reasons, stealing threads, guest threads\n"
+	"                      (default 10)\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 static const enum vms_vcpu_state shown[] = {
 	VMS_STATE_RUNNING, VMS_STATE_IDLE, VMS_STATE_VMM, VMS_STATE_PREEMPTED, VMS_STATE_HALTED,
@@ -85,7 +84,7 @@ static void text_exits(FILE *f, const char *in, const struct vms_exit_stats *ex,
 		uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
 		fprintf(f, "%s  %-24s %9llu %5.1f%% %12s %5.1f%% %10s %10s %10s\n", in, name,
 			(unsigned long long)n, pct(n, n_all), cli_ns(sum, b[0], 32), pct(sum, t_all),
-			cli_ns(n ? sum / n : 0, b[1], 32),
+			cli_ns(n ? (sum + n / 2) / n : 0, b[1], 32),
 			cli_ns(vms_dist_percentile(e->dist, 50), b[2], 32),
 			cli_ns(vms_dist_percentile(e->dist, 99), b[3], 32));
 	}
@@ -120,12 +119,15 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 		fprintf(f, "    the CPU was taken by:\n");
 		for (uint32_t k = 0; k < v->nr_steal && k < top; k++) {
 			const struct vms_steal_entry *e = &v->steal[k];
-			char pid[16] = "?";
+			/* what is known: the pid when the trace told it, else the tid alone */
+			char who[40];
 			if (e->host_pid >= 0)
-				snprintf(pid, sizeof pid, "%d", e->host_pid);
-			fprintf(f, "      %-20s pid %-8s tid %-8d %12s  %.1f%% of the time\n",
-				e->comm[0] ? e->comm : "?", pid, e->host_tid,
-				cli_ns(e->ns, b[0], 32), pct(e->ns, span));
+				snprintf(who, sizeof who, "pid %d tid %d", e->host_pid, e->host_tid);
+			else
+				snprintf(who, sizeof who, "tid %d", e->host_tid);
+			fprintf(f, "      %-20s %-22s %12s  %.1f%% of the time\n",
+				e->comm[0] ? e->comm : "(no name)", who, cli_ns(e->ns, b[0], 32),
+				pct(e->ns, span));
 		}
 	}
 	if (v->runq_latency && vms_dist_count(v->runq_latency)) {
@@ -229,15 +231,16 @@ void cli_report_text(FILE *f, struct vms_session *s, unsigned top)
 		if (src && src->meta.ended_abruptly)
 			fprintf(f, "  WARNING: the trace ended abruptly (its writer was killed or crashed)\n");
 		if (mc->role & VMS_ROLE_GUEST || mc->source < 0) {
-			if (mc->host >= 0 && mc->host_pid >= 0)
-				fprintf(f, "  runs on %s as process %d (linked by %s)\n",
-					cli_machine_name(m, (uint32_t)mc->host), mc->host_pid,
-					vms_link_how_name(mc->host_how));
-			else if (mc->host >= 0)
-				fprintf(f, "  runs on %s, process unknown (linked by %s)\n",
+			if (mc->host >= 0) {
+				char proc[96];
+				int32_t tid = -1;
+				for (uint32_t v = 0; v < mc->nr_vcpus && tid < 0; v++)
+					tid = mc->vcpus[v].host_tid;
+				fprintf(f, "  runs on %s as %s (linked by %s)\n",
 					cli_machine_name(m, (uint32_t)mc->host),
+					cli_process(m, mc->host, mc->host_pid, tid, proc, sizeof proc),
 					vms_link_how_name(mc->host_how));
-			else
+			} else
 				fprintf(f, "  its host is not in the traces given\n");
 		}
 		text_sync(f, m, mc);
@@ -266,13 +269,13 @@ static void json_dist(struct vms_json *j, const char *key, const struct vms_dist
 	uint64_t n = d ? vms_dist_count(d) : 0;
 	vms_json_uint(j, "count", n);
 	if (n) {
-		vms_json_uint(j, "total_ns", vms_dist_sum(d));
-		vms_json_uint(j, "min_ns", vms_dist_min(d));
-		vms_json_uint(j, "max_ns", vms_dist_max(d));
-		vms_json_uint(j, "mean_ns", (vms_dist_sum(d) + n / 2) / n);
-		vms_json_uint(j, "p50_ns", vms_dist_percentile(d, 50));
-		vms_json_uint(j, "p90_ns", vms_dist_percentile(d, 90));
-		vms_json_uint(j, "p99_ns", vms_dist_percentile(d, 99));
+		vms_json_uint(j, cli_key("total"), vms_dist_sum(d));
+		vms_json_uint(j, cli_key("min"), vms_dist_min(d));
+		vms_json_uint(j, cli_key("max"), vms_dist_max(d));
+		vms_json_uint(j, cli_key("mean"), (vms_dist_sum(d) + n / 2) / n);
+		vms_json_uint(j, cli_key("p50"), vms_dist_percentile(d, 50));
+		vms_json_uint(j, cli_key("p90"), vms_dist_percentile(d, 90));
+		vms_json_uint(j, cli_key("p99"), vms_dist_percentile(d, 99));
 	}
 	vms_json_end_object(j);
 }
@@ -298,14 +301,14 @@ static void json_exits(struct vms_json *j, const char *key, const struct vms_exi
 		vms_json_string(j, "name", name);
 		vms_json_uint(j, "count", n);
 		vms_json_double(j, "count_share", n_all ? (double)n / (double)n_all : 0.0);
-		vms_json_uint(j, "total_ns", sum);
+		vms_json_uint(j, cli_key("total"), sum);
 		vms_json_double(j, "time_share", t_all ? (double)sum / (double)t_all : 0.0);
-		vms_json_uint(j, "min_ns", vms_dist_min(e->dist));
-		vms_json_uint(j, "max_ns", vms_dist_max(e->dist));
-		vms_json_uint(j, "mean_ns", n ? (sum + n / 2) / n : 0);
-		vms_json_uint(j, "p50_ns", vms_dist_percentile(e->dist, 50));
-		vms_json_uint(j, "p90_ns", vms_dist_percentile(e->dist, 90));
-		vms_json_uint(j, "p99_ns", vms_dist_percentile(e->dist, 99));
+		vms_json_uint(j, cli_key("min"), vms_dist_min(e->dist));
+		vms_json_uint(j, cli_key("max"), vms_dist_max(e->dist));
+		vms_json_uint(j, cli_key("mean"), n ? (sum + n / 2) / n : 0);
+		vms_json_uint(j, cli_key("p50"), vms_dist_percentile(e->dist, 50));
+		vms_json_uint(j, cli_key("p90"), vms_dist_percentile(e->dist, 90));
+		vms_json_uint(j, cli_key("p99"), vms_dist_percentile(e->dist, 99));
 		vms_json_end_object(j);
 	}
 	vms_json_end_array(j);
@@ -322,10 +325,10 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 		vms_json_null(j, "host_tid");
 	vms_json_string(j, "link", g && v->vcpu < g->nr_vcpus ? vms_link_how_name(g->vcpus[v->vcpu].how)
 							       : vms_link_how_name(VMS_LINK_NONE));
-	vms_json_uint(j, "first_ns", v->first);
-	vms_json_uint(j, "last_ns", v->last);
+	vms_json_uint(j, cli_key("first"), v->first);
+	vms_json_uint(j, cli_key("last"), v->last);
 	uint64_t span = span_of(v);
-	vms_json_begin_object(j, "ns");
+	vms_json_begin_object(j, cli_unit());
 	for (int k = 0; k < VMS_STATE_COUNT; k++)
 		vms_json_uint(j, vms_vcpu_state_name((enum vms_vcpu_state)k), v->ns[k]);
 	vms_json_end_object(j);
@@ -344,7 +347,7 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 		else
 			vms_json_null(j, "pid");
 		vms_json_string(j, "comm", v->steal[k].comm);
-		vms_json_uint(j, "ns", v->steal[k].ns);
+		vms_json_uint(j, cli_unit(), v->steal[k].ns);
 		vms_json_end_object(j);
 	}
 	vms_json_end_array(j);
@@ -367,12 +370,11 @@ static void json_report(FILE *f, struct vms_session *s)
 	struct vms_json j;
 	vms_json_init(&j, f, true);
 	vms_json_begin_object(&j, NULL);
-	vms_json_string(&j, "tool", "vmscope");
-	vms_json_string(&j, "version", VMSCOPE_VERSION);
+	cli_json_header(&j, "report");
 	vms_json_uint(&j, "events", vms_session_events(s));
 	vms_json_uint(&j, "backwards", vms_session_backwards(s));
-	vms_json_uint(&j, "first_ns", vms_session_first_ts(s));
-	vms_json_uint(&j, "last_ns", vms_session_last_ts(s));
+	vms_json_uint(&j, cli_key("first"), vms_session_first_ts(s));
+	vms_json_uint(&j, cli_key("last"), vms_session_last_ts(s));
 	vms_json_begin_array(&j, "machines");
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
@@ -422,10 +424,10 @@ static void json_report(FILE *f, struct vms_session *s)
 			vms_json_begin_object(&j, NULL);
 			vms_json_int(&j, "tid", t->tid);
 			vms_json_string(&j, "comm", t->comm);
-			vms_json_uint(&j, "running_ns", t->ns_running);
-			vms_json_uint(&j, "vmm_ns", t->ns_vmm);
-			vms_json_uint(&j, "preempted_ns", t->ns_preempted);
-			vms_json_uint(&j, "halted_ns", t->ns_halted);
+			vms_json_uint(&j, cli_key("running"), t->ns_running);
+			vms_json_uint(&j, cli_key("vmm"), t->ns_vmm);
+			vms_json_uint(&j, cli_key("preempted"), t->ns_preempted);
+			vms_json_uint(&j, cli_key("halted"), t->ns_halted);
 			vms_json_begin_array(&j, "exits");
 			for (uint32_t r = 0; r < t->nr_reasons; r++) {
 				char name[48];
@@ -435,7 +437,7 @@ static void json_report(FILE *f, struct vms_session *s)
 				vms_json_uint(&j, "reason", t->reasons[r].reason);
 				vms_json_string(&j, "name", name);
 				vms_json_uint(&j, "count", t->reasons[r].count);
-				vms_json_uint(&j, "ns", t->reasons[r].ns);
+				vms_json_uint(&j, cli_unit(), t->reasons[r].ns);
 				vms_json_end_object(&j);
 			}
 			vms_json_end_array(&j);

@@ -27,6 +27,14 @@
     ],
   };
   const NO_DATA = 7;
+  /* colours as the 32-bit pixels of an ImageData (bytes r, g, b, a in memory) */
+  function pixel(hex) {
+    const v = parseInt(hex.slice(1), 16);
+    return ((255 << 24) | ((v & 255) << 16) | (v & 0xff00) | ((v >> 16) & 255)) >>> 0;
+  }
+  const PAL32 = {};
+  for (const k in STATES) PAL32[k] = Uint32Array.from(STATES[k], (s) => pixel(s[1]));
+  const WHITE = pixel('#ffffff'), GROUP_BG = pixel('#f6f6f6');
   const KIND_TITLE = {
     vcpu: 'virtual CPUs', pcpu: 'physical CPUs (what really ran: the fused view)',
     thread: 'guest threads (what stopped them)',
@@ -35,7 +43,8 @@
   /* ---- decoding the rows ---- */
 
   const bytes = (function () {
-    const text = document.getElementById('vms-rows').textContent.replace(/\s+/g, '');
+    /* both decoders skip the line breaks */
+    const text = document.getElementById('vms-rows').textContent;
     if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text);
     const s = atob(text), b = new Uint8Array(s.length);
     for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i);
@@ -191,6 +200,9 @@
   let sel = null;        /* {a, b} in ns, a < b */
   let drag = null;       /* {kind: 'select'|'pan', x0, t0, v0, v1} */
   let W = 0;
+  let image = null;      /* the ImageData the rows are painted into, kept between draws */
+  const timeline = document.getElementById('timeline');
+  timeline.addEventListener('scroll', () => redraw());
 
   function clampView() {
     let span = v1 - v0;
@@ -227,36 +239,43 @@
       }
     }
     const ctx = canvas.getContext('2d');
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, W, totalH);
     const l = level(), bw = D.bucket_ns * Math.pow(2, l);
-    const i0 = Math.max(0, Math.floor(v0 / bw)), i1 = Math.ceil(v1 / bw);
+    /* the rows are painted pixel by pixel into one image: each device pixel column shows
+     * the dominant state of the bucket at its middle (the level has about one bucket per
+     * pixel), which costs the same whatever the number of slices */
+    const cw = canvas.width;
+    /* only the band of rows scrolled into view is painted (redrawn on scroll) */
+    const top = Math.max(0, timeline.scrollTop - AXIS_H), bottom = top + timeline.clientHeight;
+    const by0 = Math.max(0, Math.floor(top * dpr)), by1 = Math.min(canvas.height, Math.ceil(bottom * dpr));
+    const bh = Math.max(by1 - by0, 1);
+    if (!image || image.width !== cw || image.height !== bh) image = ctx.createImageData(cw, bh);
+    const img = image, px = new Uint32Array(img.data.buffer);
+    px.fill(WHITE);
+    const line = new Uint32Array(cw), nsPerDev = (v1 - v0) / cw;
     for (const it of items) {
+      const y0 = Math.max(Math.round(it.y * dpr), by0) - by0;
+      const y1 = Math.min(Math.round((it.y + it.h) * dpr), by1) - by0;
+      if (y1 <= y0) continue;
       if (!it.row) {
-        ctx.fillStyle = '#f6f6f6';
-        ctx.fillRect(0, it.y, W, it.h);
+        px.fill(GROUP_BG, y0 * cw, y1 * cw);
         continue;
       }
-      const r = it.row, lv = levelOf(r, l), n = lv.st.length, pal = STATES[r.kind];
-      let k = Math.max(runAt(lv.start, n, i0), 0);
-      let curSt = -1, curX = 0;
-      const flush = (x) => {
-        if (curSt >= 0 && curSt !== NO_DATA && curSt < pal.length) {
-          ctx.fillStyle = pal[curSt][1];
-          ctx.fillRect(curX, it.y + 2, Math.max(x - curX, 1), it.h - 3);
-        }
-      };
-      for (; k < n && lv.start[k] < i1; k++) {
-        const st = lv.st[k];
-        if (st !== curSt) {
-          const x = Math.max(xOf((lv.start[k] - 0) * bw), 0);
-          flush(x);
-          curSt = st;
-          curX = x;
-        }
+      const r = it.row, lv = levelOf(r, l), n = lv.st.length, pal = PAL32[r.kind];
+      let k = Math.max(runAt(lv.start, n, Math.floor(v0 / bw)), 0);
+      for (let x = 0; x < cw; x++) {
+        const b = Math.floor((v0 + (x + 0.5) * nsPerDev) / bw);
+        while (k < n - 1 && lv.start[k + 1] <= b) k++;
+        const st = n && lv.start[k] <= b && b < lv.start[n] ? lv.st[k] : NO_DATA;
+        line[x] = st < pal.length ? pal[st] : WHITE;
       }
-      flush(Math.min(xOf(lv.start[Math.min(k, n)] * bw), W));
+      const ry0 = Math.round(it.y * dpr) - by0, ry1 = Math.round((it.y + it.h) * dpr) - by0;
+      for (let y = Math.max(ry0 + Math.round(2 * dpr), y0); y < Math.min(ry1 - Math.round(dpr), y1); y++)
+        px.set(line, y * cw);
     }
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, cw, canvas.height);
+    ctx.putImageData(img, 0, by0);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     if (sel) {
       const a = xOf(sel.a), b = xOf(sel.b);
       ctx.fillStyle = 'rgba(30, 90, 200, 0.18)';
