@@ -46,6 +46,7 @@ struct vms_html_page {
 	const char *summary;           /* the text of `vmscope report` */
 	const struct vms_analysis *analysis; /* finished: the steal tables */
 	uint64_t events;               /* events read */
+	const char *time_unit;         /* "ns" (NULL) or "cycles": the unit of every time */
 };
 
 /* Write the page (after the run has finished). Returns 0, or -1 on a write error or when

@@ -4,6 +4,7 @@
 #ifndef VMS_HTML_INTERNAL_H
 #define VMS_HTML_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "html_summary.h"
@@ -73,6 +74,7 @@ struct vms_html {
 	uint32_t nr_hists, cap_hists;
 	uint64_t t_first, t_end;
 	int started, oom;
+	bool cycles;                 /* times are cycles, not ns (the page says so) */
 };
 
 /* The name's index (interned), 0 when the table is full or out of memory. */

@@ -64,9 +64,20 @@ static void put_base64(FILE *f, const uint8_t *p, size_t n)
 	}
 }
 
-/* "1.23 ms" */
-static const char *fmt_ns(double ns, char *buf, size_t len)
+/* "1.23 ms"; or "1.23 k cycles" when the trace's times are cycles (never shown as seconds) */
+static const char *fmt_ns(const struct vms_html *h, double ns, char *buf, size_t len)
 {
+	if (h->cycles) {
+		if (ns < 1e3)
+			snprintf(buf, len, "%.0f cycles", ns);
+		else if (ns < 1e6)
+			snprintf(buf, len, "%.3g k cycles", ns / 1e3);
+		else if (ns < 1e9)
+			snprintf(buf, len, "%.3g M cycles", ns / 1e6);
+		else
+			snprintf(buf, len, "%.4g G cycles", ns / 1e9);
+		return buf;
+	}
 	if (ns < 1e3)
 		snprintf(buf, len, "%.0f ns", ns);
 	else if (ns < 1e6)
@@ -123,6 +134,7 @@ static int write_data(struct vms_html *h, FILE *f, const struct vms_html_page *p
 	vms_json_string(&j, "tool", "vmscope");
 	vms_json_string(&j, "title", pg && pg->title ? pg->title : "");
 	vms_json_uint(&j, "events", pg ? pg->events : 0);
+	vms_json_string(&j, "time_unit", pg && pg->time_unit ? pg->time_unit : "ns");
 	/* times in the page are ns relative to t0 (a JS number is exact to 2^53 ns = 104 days);
 	 * t0 itself as a string */
 	char t0[32];
@@ -233,11 +245,11 @@ static void write_hist(FILE *f, struct vms_html *h, const struct html_hist *x)
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%s - %s: "
 			   "%llu</title></rect>",
 			(i - lo) * bw, H - bh, bw > 1.5 ? bw - 0.5 : bw, bh,
-			fmt_ns(bin_ns(i), a, sizeof a), fmt_ns(bin_ns(i + 1), b, sizeof b),
+			fmt_ns(h, bin_ns(i), a, sizeof a), fmt_ns(h, bin_ns(i + 1), b, sizeof b),
 			(unsigned long long)x->bins[i]);
 	}
 	fprintf(f, "<text x=\"0\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>",
-		H + 13, fmt_ns(bin_ns(lo), a, sizeof a), W, H + 13, fmt_ns(bin_ns(hi + 1), b, sizeof b));
+		H + 13, fmt_ns(h, bin_ns(lo), a, sizeof a), W, H + 13, fmt_ns(h, bin_ns(hi + 1), b, sizeof b));
 	fprintf(f, "</svg></figure>\n");
 }
 
@@ -300,7 +312,7 @@ static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *
 		put_text(f, machine_name(h, v->machine));
 		fprintf(f, " vCPU %u: preempted %s</caption>\n<tr><th>host thread</th><th>pid</th>"
 			   "<th>tid</th><th>time</th><th>share</th></tr>\n",
-			v->vcpu, fmt_ns((double)v->ns[VMS_STATE_PREEMPTED], d, sizeof d));
+			v->vcpu, fmt_ns(h, (double)v->ns[VMS_STATE_PREEMPTED], d, sizeof d));
 		for (uint32_t k = 0; k < v->nr_steal && k < 20; k++) {
 			const struct vms_steal_entry *e = &v->steal[k];
 			fprintf(f, "<tr><td>");
@@ -310,7 +322,7 @@ static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *
 			else
 				fprintf(f, "</td><td>?");
 			fprintf(f, "</td><td>%d</td><td>%s</td><td>%.2f%%</td></tr>\n", e->host_tid,
-				fmt_ns((double)e->ns, d, sizeof d),
+				fmt_ns(h, (double)e->ns, d, sizeof d),
 				span ? 100.0 * (double)e->ns / (double)span : 0.0);
 		}
 		if (v->nr_steal > 20)
@@ -328,6 +340,7 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 {
 	if (h->oom)
 		return -1;
+	h->cycles = pg && pg->time_unit && !strcmp(pg->time_unit, "cycles");
 	const char *title = pg && pg->title ? pg->title : "";
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -350,7 +363,7 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 		   "Statistics of a selection are exact to a bucket at its edges. Zooming below one "
 		   "bucket per pixel shows wider buckets, not more detail: cut a time window out of "
 		   "the trace for that.</p>\n",
-		fmt_ns((double)h->sum.width, d, sizeof d), HS_BUCKETS, hs_levels(&h->sum),
+		fmt_ns(h, (double)h->sum.width, d, sizeof d), HS_BUCKETS, hs_levels(&h->sum),
 		(unsigned long long)vms_html_row_bound());
 	if (h->threads_omitted)
 		fprintf(f, "<p class=\"warn\">%u more guest threads ran but are not drawn (the page "

@@ -10,7 +10,7 @@
 #include "vmscope/pcpu_view.h"
 
 static const char usage[] =
-	"usage: vmscope html [-o FILE] [--top N] [--host FILE] [--guest NAME=FILE]\n"
+	"usage: vmscope html [-o FILE] [--top N] [--tsc-hz HZ] [--host FILE] [--guest NAME=FILE]\n"
 	"                    [--map NAME:VCPU=TID,...] TRACE...\n"
 	"\n"
 	"Writes one self-contained HTML page (no network needed, nothing fetched): the summary of\n"
@@ -19,11 +19,8 @@ static const char usage[] =
 	"VM exit latency histograms per reason and the host threads that took the CPU. The page\n"
 	"holds a summary of the timeline, never the events: its size does not grow with the trace.\n"
 	"\n"
-	"  -o FILE     write the page to FILE (default: standard output)\n"
-	"  --top N     rows per table of the summary (default 10)\n"
-	"  --host FILE        this trace is the host (the reference timebase)\n"
-	"  --guest NAME=FILE  this trace is a guest named NAME\n"
-	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID\n";
+	"  --top N             rows per table of the summary (default 10)\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 /* The page's title: the trace files */
 static char *title_of(const struct cli *c)
@@ -79,6 +76,7 @@ int cmd_html(int argc, char **argv)
 			.summary = summary,
 			.analysis = vms_session_analysis(c.s),
 			.events = vms_session_events(c.s),
+			.time_unit = cli_unit(),
 		};
 		if (vms_html_write(h, c.f, &page) < 0) {
 			fprintf(stderr, "vmscope html: cannot write %s\n", c.out ? c.out : "the page");

@@ -61,20 +61,24 @@ static void reason_name(uint32_t isa, uint32_t reason, char *buf, size_t len)
 
 /* ---------------- text ---------------- */
 
-/* An exit table as text, indented by `in`. */
+/* An exit table as text, indented by `in`. hyp: the time the hypervisor spent handling
+ * these exits (halted and preempted time inside exits is not the hypervisor's). Every
+ * kvm_exit is counted; the times are those of the exits whose end is known. */
 static void text_exits(FILE *f, const char *in, const struct vms_exit_stats *ex, uint32_t nr,
-		       unsigned top)
+		       unsigned top, uint64_t hyp)
 {
 	if (!nr)
 		return;
 	char b[4][32];
-	uint64_t n_all = 0, t_all = 0;
+	uint64_t n_all = 0, t_all = 0, unfinished = 0;
 	for (uint32_t k = 0; k < nr; k++) {
-		n_all += vms_dist_count(ex[k].dist);
+		n_all += ex[k].count;
 		t_all += vms_dist_sum(ex[k].dist);
+		unfinished += ex[k].unfinished;
 	}
-	fprintf(f, "%sVM exits: %llu, %s in the hypervisor\n", in, (unsigned long long)n_all,
-		cli_ns(t_all, b[0], 32));
+	fprintf(f, "%sVM exits: %llu, %s inside exits, of which %s in the hypervisor (the rest "
+		"halted or preempted)\n", in, (unsigned long long)n_all, cli_ns(t_all, b[0], 32),
+		cli_ns(hyp, b[1], 32));
 	fprintf(f, "%s  %-24s %9s %6s %12s %6s %10s %10s %10s\n", in, "reason", "count", "%",
 		"total", "%", "mean", "p50", "p99");
 	for (uint32_t k = 0; k < nr && k < top; k++) {
@@ -82,14 +86,19 @@ static void text_exits(FILE *f, const char *in, const struct vms_exit_stats *ex,
 		char name[48];
 		reason_name(e->isa, e->reason, name, sizeof name);
 		uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
+		char p99[40];
+		snprintf(p99, sizeof p99, "%s%s", vms_dist_exact(e->dist) ? "" : "≈ ",
+			 cli_ns(vms_dist_percentile(e->dist, 99), b[3], 32));
 		fprintf(f, "%s  %-24s %9llu %5.1f%% %12s %5.1f%% %10s %10s %10s\n", in, name,
-			(unsigned long long)n, pct(n, n_all), cli_ns(sum, b[0], 32), pct(sum, t_all),
-			cli_ns(n ? (sum + n / 2) / n : 0, b[1], 32),
-			cli_ns(vms_dist_percentile(e->dist, 50), b[2], 32),
-			cli_ns(vms_dist_percentile(e->dist, 99), b[3], 32));
+			(unsigned long long)e->count, pct(e->count, n_all), cli_ns(sum, b[0], 32),
+			pct(sum, t_all), cli_ns(n ? (sum + n / 2) / n : 0, b[1], 32),
+			cli_ns(vms_dist_percentile(e->dist, 50), b[2], 32), p99);
 	}
 	if (nr > top)
 		fprintf(f, "%s  (%u more reasons)\n", in, nr - top);
+	if (unfinished)
+		fprintf(f, "%s  note: %llu exits have no known end (the trace ended, or events were "
+			"lost): counted, not in the times\n", in, (unsigned long long)unfinished);
 }
 
 static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats *v, unsigned top)
@@ -107,14 +116,41 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 		fprintf(f, "  linked by %s", vms_link_how_name(g->vcpus[v->vcpu].how));
 	fputc('\n', f);
 	uint64_t span = span_of(v);
+	bool traced = g && g->source >= 0;
 	fprintf(f, "    time %s:", cli_ns(span, b[0], 32));
 	for (size_t k = 0; k < sizeof shown / sizeof shown[0]; k++) {
-		if (shown[k] == VMS_STATE_UNKNOWN && v->ns[shown[k]] == 0)
+		enum vms_vcpu_state st = shown[k];
+		uint64_t ns = v->ns[st];
+		/* say what cannot be seen instead of a confident zero */
+		if (!traced && (st == VMS_STATE_RUNNING || st == VMS_STATE_IDLE))
+			continue; /* its guest was not traced: guest mode is all that is known */
+		if (!v->host_visible && (st == VMS_STATE_VMM || st == VMS_STATE_PREEMPTED ||
+					 st == VMS_STATE_HALTED)) {
+			fprintf(f, "  %s unknown", vms_vcpu_state_name(st));
 			continue;
-		fprintf(f, "  %s %.1f%%", vms_vcpu_state_name(shown[k]), pct(v->ns[shown[k]], span));
+		}
+		if (st == VMS_STATE_PREEMPTED && !v->preempt_visible) {
+			fprintf(f, "  preempted unknown");
+			continue;
+		}
+		if (st == VMS_STATE_UNKNOWN && ns == 0)
+			continue;
+		fprintf(f, "  %s %.1f%%", st == VMS_STATE_UNKNOWN && !traced ? "in guest mode"
+					  : vms_vcpu_state_name(st), pct(ns, span));
+		if (st == VMS_STATE_HALTED && v->halt_poll_ns)
+			fprintf(f, " (halt-polling %.1f%%: its host CPU kept busy for the guest)",
+				pct(v->halt_poll_ns, span));
 	}
 	fputc('\n', f);
-	text_exits(f, "    ", v->exits, v->nr_exits, top);
+	if (v->ns[VMS_STATE_UNKNOWN] && traced)
+		fprintf(f, "    unknown: %s outside the traces' coverage (before or after a trace, or "
+			"before anything was known)\n", cli_ns(v->ns[VMS_STATE_UNKNOWN], b[1], 32));
+	if (!v->host_visible)
+		fprintf(f, "    no host trace: time in the hypervisor and preemption cannot be seen\n");
+	else if (!v->preempt_visible)
+		fprintf(f, "    preemption cannot be seen: the host recorded no sched_switch "
+			"(record it with: trace-cmd record -e kvm -e sched)\n");
+	text_exits(f, "    ", v->exits, v->nr_exits, top, v->hypervisor_ns);
 	if (v->nr_steal) {
 		fprintf(f, "    the CPU was taken by:\n");
 		for (uint32_t k = 0; k < v->nr_steal && k < top; k++) {
@@ -245,12 +281,16 @@ void cli_report_text(FILE *f, struct vms_session *s, unsigned top)
 		}
 		text_sync(f, m, mc);
 		uint32_t nr_gx = 0, nv = 0;
+		uint64_t hyp = 0;
 		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);
 		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++)
-			nv += vms_analysis_vcpu(a, k)->machine == i;
+			if (vms_analysis_vcpu(a, k)->machine == i) {
+				nv++;
+				hyp += vms_analysis_vcpu(a, k)->hypervisor_ns;
+			}
 		if (nv > 1 && nr_gx) {
 			fprintf(f, "  all %u vCPUs together:\n", nv);
-			text_exits(f, "    ", gx, nr_gx, top);
+			text_exits(f, "    ", gx, nr_gx, top, hyp);
 		}
 		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
 			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
@@ -286,7 +326,7 @@ static void json_exits(struct vms_json *j, const char *key, const struct vms_exi
 {
 	uint64_t n_all = 0, t_all = 0;
 	for (uint32_t k = 0; k < nr; k++) {
-		n_all += vms_dist_count(ex[k].dist);
+		n_all += ex[k].count;
 		t_all += vms_dist_sum(ex[k].dist);
 	}
 	vms_json_begin_array(j, key);
@@ -299,8 +339,9 @@ static void json_exits(struct vms_json *j, const char *key, const struct vms_exi
 		vms_json_uint(j, "isa", e->isa);
 		vms_json_uint(j, "reason", e->reason);
 		vms_json_string(j, "name", name);
-		vms_json_uint(j, "count", n);
-		vms_json_double(j, "count_share", n_all ? (double)n / (double)n_all : 0.0);
+		vms_json_uint(j, "count", e->count);
+		vms_json_uint(j, "unfinished", e->unfinished);
+		vms_json_double(j, "count_share", n_all ? (double)e->count / (double)n_all : 0.0);
 		vms_json_uint(j, cli_key("total"), sum);
 		vms_json_double(j, "time_share", t_all ? (double)sum / (double)t_all : 0.0);
 		vms_json_uint(j, cli_key("min"), vms_dist_min(e->dist));
@@ -309,6 +350,7 @@ static void json_exits(struct vms_json *j, const char *key, const struct vms_exi
 		vms_json_uint(j, cli_key("p50"), vms_dist_percentile(e->dist, 50));
 		vms_json_uint(j, cli_key("p90"), vms_dist_percentile(e->dist, 90));
 		vms_json_uint(j, cli_key("p99"), vms_dist_percentile(e->dist, 99));
+		vms_json_bool(j, "percentiles_approximate", !vms_dist_exact(e->dist));
 		vms_json_end_object(j);
 	}
 	vms_json_end_array(j);
@@ -328,10 +370,24 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	vms_json_uint(j, cli_key("first"), v->first);
 	vms_json_uint(j, cli_key("last"), v->last);
 	uint64_t span = span_of(v);
+	/* a state that cannot be seen is null, not 0: no host trace (vmm, preempted, halted), or
+	 * a host that recorded no sched_switch (preempted) */
 	vms_json_begin_object(j, cli_unit());
-	for (int k = 0; k < VMS_STATE_COUNT; k++)
-		vms_json_uint(j, vms_vcpu_state_name((enum vms_vcpu_state)k), v->ns[k]);
+	for (int k = 0; k < VMS_STATE_COUNT; k++) {
+		const char *name = vms_vcpu_state_name((enum vms_vcpu_state)k);
+		if ((!v->host_visible && (k == VMS_STATE_VMM || k == VMS_STATE_PREEMPTED ||
+					  k == VMS_STATE_HALTED)) ||
+		    (k == VMS_STATE_PREEMPTED && !v->preempt_visible))
+			vms_json_null(j, name);
+		else
+			vms_json_uint(j, name, v->ns[k]);
+	}
 	vms_json_end_object(j);
+	vms_json_uint(j, cli_key("halt_poll"), v->halt_poll_ns);
+	vms_json_uint(j, cli_key("hypervisor"), v->hypervisor_ns);
+	vms_json_bool(j, "host_visible", v->host_visible);
+	vms_json_bool(j, "preempt_visible", v->preempt_visible);
+	vms_json_uint(j, "exits_unfinished", v->exits_unpaired);
 	vms_json_begin_object(j, "share");
 	for (int k = 0; k < VMS_STATE_COUNT; k++)
 		vms_json_double(j, vms_vcpu_state_name((enum vms_vcpu_state)k),

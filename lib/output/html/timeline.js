@@ -116,7 +116,18 @@
 
   /* ---- formatting ---- */
 
+  /* a trace whose clock counts cycles (no TSC2NSEC, no --tsc-hz) gives cycles, never
+   * seconds: SI prefixes then */
+  const CYCLES = D.time_unit === 'cycles';
+  function fmtCycles(c, digits) {
+    const a = Math.abs(c), d = digits === undefined ? 3 : digits;
+    if (a < 1e3) return c.toFixed(0) + ' cycles';
+    if (a < 1e6) return (c / 1e3).toFixed(d) + ' k cycles';
+    if (a < 1e9) return (c / 1e6).toFixed(d) + ' M cycles';
+    return (c / 1e9).toFixed(d) + ' G cycles';
+  }
   function fmtNs(ns, digits) {
+    if (CYCLES) return fmtCycles(ns, digits);
     const a = Math.abs(ns), d = digits === undefined ? 3 : digits;
     if (a < 1e3) return ns.toFixed(0) + ' ns';
     if (a < 1e6) return (ns / 1e3).toFixed(d) + ' \u00b5s';
@@ -124,6 +135,7 @@
     return (ns / 1e9).toFixed(d + 3) + ' s';
   }
   function fmtDur(ns) {
+    if (CYCLES) return fmtCycles(ns, 1);
     const a = Math.abs(ns);
     if (a < 1e3) return ns.toFixed(0) + ' ns';
     if (a < 1e6) return (ns / 1e3).toPrecision(4) + ' \u00b5s';
@@ -304,7 +316,8 @@
     ctx.font = '11px sans-serif';
     /* the unit of the largest time shown, as many decimals as the step needs */
     const big = Math.max(Math.abs(v1 - D.first_ns), step);
-    const unit = big >= 1e9 ? [1e9, 's'] : big >= 1e6 ? [1e6, 'ms'] : big >= 1e3 ? [1e3, '\u00b5s'] : [1, 'ns'];
+    const unit = CYCLES ? (big >= 1e9 ? [1e9, 'G cycles'] : big >= 1e6 ? [1e6, 'M cycles'] : big >= 1e3 ? [1e3, 'k cycles'] : [1, 'cycles'])
+      : big >= 1e9 ? [1e9, 's'] : big >= 1e6 ? [1e6, 'ms'] : big >= 1e3 ? [1e3, '\u00b5s'] : [1, 'ns'];
     const dec = Math.max(0, Math.ceil(Math.log10(unit[0] / step) - 1e-9));
     for (let t = Math.ceil((v0 - D.first_ns) / step) * step + D.first_ns; t <= v1; t += step) {
       const x = Math.round(xOf(t)) + 0.5;
