@@ -104,6 +104,19 @@ def decode_row(b, off, length, levels):
     return lv, shares
 
 
+def state_times(shares, w):
+    """Per state: the time from the finest level's shares, and the tolerance of that sum:
+    each bucket where the state is present is rounded to 1/255 of the width (a present state
+    is at least 1/255), plus a bucket cut at each end of the row."""
+    got, present = [0.0] * 6, [0] * 6
+    for rl, q in shares:
+        for j in range(6):
+            if q[j]:
+                got[j] += rl * q[j] * w / 255.0
+                present[j] += rl
+    return got, [present[j] * w / 255.0 + 2 * w for j in range(6)]
+
+
 def check(name, traces):
     page = os.path.join(TMP, name + ".html")
     r = subprocess.run([VMS, "html", *traces, "-o", page], capture_output=True, text=True)
@@ -132,12 +145,7 @@ def check(name, traces):
     bad = []
     for vr in vrows:
         lv, shares = decode_row(blob, vr["off"], vr["len"], levels)
-        got = [0.0] * 6
-        nb = 0
-        for rl, q in shares:
-            for j in range(6):
-                got[j] += rl * q[j] * w / 255.0
-            nb += rl
+        got, tols = state_times(shares, w)
         mine = [r for r in rows if r["machine"] == vr["machine"] and int(r["vcpu"]) == vr["id"]]
         want = [0] * 6
         runs, last, last_end = 0, None, None
@@ -152,13 +160,10 @@ def check(name, traces):
                     runs += 1
                 last, last_end = st, e
         span = sum(want)
-        # each bucket's share of a state is rounded to 1/255 of the width (at worst half a
-        # unit, a present state at least one unit), plus the buckets cut at the ends
-        tol = nb * w / 255.0 + 2 * w
         for j in range(6):
-            if abs(got[j] - want[j]) > tol:
+            if abs(got[j] - want[j]) > tols[j]:
                 bad.append(f"{vr['label']} {STATES[j]}: page {got[j]:.0f} ns, csv {want[j]} ns, "
-                           f"tolerance {tol:.0f} (span {span})")
+                           f"tolerance {tols[j]:.0f} (span {span})")
         slices = sum(rl * c for rl, st, c, who in lv[0])
         if slices != runs or vr["slices"] != runs:
             bad.append(f"{vr['label']}: {slices} slices on the page ({vr['slices']} said), "
@@ -177,11 +182,7 @@ def check(name, traces):
     bad = []
     for pr in prows:
         lv, shares = decode_row(blob, pr["off"], pr["len"], levels)
-        got = [0.0] * 6
-        nb = sum(rl for rl, q in shares)
-        for rl, q in shares:
-            for j in range(6):
-                got[j] += rl * q[j] * w / 255.0
+        got, tols = state_times(shares, w)
         want = {"guest": 0, "idle": 0, "host": 0}
         for r in prow:
             if r["host"] != pr["machine"] or int(r["cpu"]) != pr["id"]:
@@ -195,11 +196,32 @@ def check(name, traces):
             elif int(r["tid"] or -1) > 0:
                 want["host"] += e - s
         page = {"guest": got[4] + got[5], "idle": got[1], "host": got[2] + got[3]}
-        tol = nb * w / 255.0 + 2 * w
+        tol = {"guest": tols[4] + tols[5], "idle": tols[1], "host": tols[2] + tols[3]}
         for k in want:
-            if abs(page[k] - want[k]) > tol:
-                bad.append(f"{pr['label']} {k}: page {page[k]:.0f} ns, csv {want[k]} ns, tolerance {tol:.0f}")
+            if abs(page[k] - want[k]) > tol[k]:
+                bad.append(f"{pr['label']} {k}: page {page[k]:.0f} ns, csv {want[k]} ns, tolerance {tol[k]:.0f}")
     ok(not bad, f"{name}: per physical CPU, guest/idle/host time as in pcpus --csv", "\n".join(bad))
+    # the guest threads against `vmscope threads --csv` (the overlays: when a thread its
+    # guest thought running was stopped, and why): per thread row, its time in vmm,
+    # preempted and halted
+    r = subprocess.run([VMS, "threads", "--csv", *traces], capture_output=True, text=True)
+    over = {}
+    for o in csv.DictReader(r.stdout.splitlines()):
+        s = int(next(v for k, v in o.items() if k.startswith("start")))
+        e = int(next(v for k, v in o.items() if k.startswith("end")))
+        key = (o["machine"], int(o["tid"]), STATES.index(o["reason"]))
+        over[key] = over.get(key, 0) + e - s
+    trows = [r for r in data["rows"] if r["kind"] == "thread"]
+    bad = []
+    for tr in trows:
+        lv, shares = decode_row(blob, tr["off"], tr["len"], levels)
+        got, tols = state_times(shares, w)
+        for j in (3, 4, 5):
+            want = over.get((tr["machine"], tr["id"], j), 0)
+            if abs(got[j] - want) > tols[j]:
+                bad.append(f"{tr['label']} {STATES[j]}: page {got[j]:.0f} ns, threads --csv {want} ns")
+    ok(trows and not bad, f"{name}: per guest thread ({len(trows)}), vmm/preempted/halted time as "
+       "in threads --csv", "\n".join(bad[:20]))
     print(f"# {name}: page {len(text)} bytes, {len(data['rows'])} rows, bucket {w} ns")
 
 
