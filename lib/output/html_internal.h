@@ -19,7 +19,9 @@ enum html_pcpu_state {
 	HTML_PCPU_GUEST_IDLE
 };
 /* vCPU and thread rows use enum vms_vcpu_state (a thread's row shows its vCPU's state while
- * the thread is current on it). */
+ * the thread is current on it); a thread's row uses IDLE, which a thread never is, for the
+ * time it is on no vCPU. */
+#define HTML_THREAD_OFF VMS_STATE_IDLE
 
 /* A row being drawn: the piece open since `since` in `state`, named `who`. */
 struct html_row {

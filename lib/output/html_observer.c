@@ -269,8 +269,11 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 	struct html_vcpu *v = vcpu_of(h, o->machine, o->vcpu);
 	if (!v)
 		return;
+	/* the thread that leaves is off every vCPU until it runs again: that time counts in
+	 * its row (a bucket where it ran a little is mostly "off"), so the row's dominant
+	 * states are honest */
 	if (v->trow >= 0)
-		html_row_close(h, (uint32_t)v->trow, o->t);
+		html_row_set(h, (uint32_t)v->trow, o->t, HTML_THREAD_OFF, 0);
 	v->gtid = o->next_tid;
 	v->gname = o->next_tid == 0 ? h->n_idle : thread_name(h, o->machine, o->next_comm, o->next_tid);
 	v->trow = thread_row(h, o->machine, o->next_tid, v->gname);

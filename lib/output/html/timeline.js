@@ -19,7 +19,8 @@
   ];
   const STATES = {
     vcpu: VCPU_STATES,
-    thread: VCPU_STATES,
+    /* a thread is never idle: code 1 is its time on no vCPU */
+    thread: VCPU_STATES.map((s, i) => (i === 1 ? ['not on a vCPU', '#f7f7f7'] : s)),
     pcpu: [
       ['unknown', '#e8e8e8'], ['host idle', '#d6d6d6'], ['host thread', '#3f74c8'],
       ['hypervisor (vCPU thread)', '#d7191c'], ['guest thread', '#2e9e3a'],
@@ -195,10 +196,10 @@
   /* legend */
   (function () {
     const lg = document.getElementById('legend');
-    for (const kind of ['vcpu', 'pcpu']) {
+    const title = { vcpu: 'vCPUs', thread: 'guest threads', pcpu: 'physical CPUs' };
+    for (const kind of ['vcpu', 'thread', 'pcpu']) {
       const p = document.createElement('div');
-      p.innerHTML = '<b>' + (kind === 'vcpu' ? 'vCPUs and guest threads' : 'physical CPUs') +
-        ':</b> ' + STATES[kind].map((s) =>
+      p.innerHTML = '<b>' + title[kind] + ':</b> ' + STATES[kind].map((s) =>
         '<span class="sw" style="background:' + s[1] + '"></span>' + esc(s[0])).join(' ');
       lg.appendChild(p);
     }
