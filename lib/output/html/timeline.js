@@ -35,7 +35,8 @@
   }
   const PAL32 = {};
   for (const k in STATES) PAL32[k] = Uint32Array.from(STATES[k], (s) => pixel(s[1]));
-  const WHITE = pixel('#ffffff'), GROUP_BG = pixel('#f6f6f6');
+  const WHITE = pixel('#ffffff'), GROUP_BG = pixel('#f6f6f6'), TICK = pixel('#7a7a7a');
+  const THREAD_OFF = 1;
   const KIND_TITLE = {
     vcpu: 'virtual CPUs', pcpu: 'physical CPUs (what really ran: the fused view)',
     thread: 'guest threads (what stopped them)',
@@ -200,7 +201,8 @@
     for (const kind of ['vcpu', 'thread', 'pcpu']) {
       const p = document.createElement('div');
       p.innerHTML = '<b>' + title[kind] + ':</b> ' + STATES[kind].map((s) =>
-        '<span class="sw" style="background:' + s[1] + '"></span>' + esc(s[0])).join(' ');
+        '<span class="sw" style="background:' + s[1] + '"></span>' + esc(s[0])).join(' ') +
+        (kind === 'thread' ? ' <span class="sw" style="background:#7a7a7a"></span>ran briefly (a grey tick)' : '');
       lg.appendChild(p);
     }
   })();
@@ -264,7 +266,7 @@
     if (!image || image.width !== cw || image.height !== bh) image = ctx.createImageData(cw, bh);
     const img = image, px = new Uint32Array(img.data.buffer);
     px.fill(WHITE);
-    const line = new Uint32Array(cw), nsPerDev = (v1 - v0) / cw;
+    const line = new Uint32Array(cw), mark = new Uint32Array(cw), nsPerDev = (v1 - v0) / cw;
     for (const it of items) {
       const y0 = Math.max(Math.round(it.y * dpr), by0) - by0;
       const y1 = Math.min(Math.round((it.y + it.h) * dpr), by1) - by0;
@@ -275,15 +277,21 @@
       }
       const r = it.row, lv = levelOf(r, l), n = lv.st.length, pal = PAL32[r.kind];
       let k = Math.max(runAt(lv.start, n, Math.floor(v0 / bw)), 0);
+      /* a thread that ran for less than half of a bucket leaves it "not on a vCPU": a grey
+       * tick at the bottom of its row says that it ran there (slices begin there) */
+      const ticks = r.kind === 'thread';
       for (let x = 0; x < cw; x++) {
         const b = Math.floor((v0 + (x + 0.5) * nsPerDev) / bw);
         while (k < n - 1 && lv.start[k + 1] <= b) k++;
-        const st = n && lv.start[k] <= b && b < lv.start[n] ? lv.st[k] : NO_DATA;
+        const inside = n && lv.start[k] <= b && b < lv.start[n];
+        const st = inside ? lv.st[k] : NO_DATA;
         line[x] = st < pal.length ? pal[st] : WHITE;
+        if (ticks) mark[x] = inside && st === THREAD_OFF && lv.cnt[k] > 0 ? TICK : line[x];
       }
       const ry0 = Math.round(it.y * dpr) - by0, ry1 = Math.round((it.y + it.h) * dpr) - by0;
+      const yt = ry1 - Math.round(dpr) - Math.round(5 * dpr);
       for (let y = Math.max(ry0 + Math.round(2 * dpr), y0); y < Math.min(ry1 - Math.round(dpr), y1); y++)
-        px.set(line, y * cw);
+        px.set(ticks && y >= yt ? mark : line, y * cw);
     }
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, cw, canvas.height);
