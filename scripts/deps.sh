@@ -9,6 +9,11 @@ if [ "$what" = test ]; then
   # peers and reference readers used by tests and benchmarks
   pkgs+=(trace-cmd libtracecmd-dev babeltrace2 liblttng-ust-dev lttng-tools protobuf-compiler
          python3)
+  # the HTML report's browser test: headless Chromium driven by playwright-core, which
+  # tests/browser/setup.sh installs with npm (a node and npm already on PATH will do)
+  pkgs+=(chromium)
+  command -v node >/dev/null || pkgs+=(nodejs)
+  command -v npm >/dev/null || pkgs+=(npm)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

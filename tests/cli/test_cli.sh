@@ -20,13 +20,13 @@ status_is() { local want=$1; shift; "$@" >/dev/null 2>&1; [ $? -eq "$want" ]; }
 check "no command: usage, exit 2" status_is 2 "$VMS"
 check "--help: exit 0" status_is 0 "$VMS" --help
 check "unknown command: exit 2" status_is 2 "$VMS" frobnicate
-for c in info report vcpus pcpus export threads exits latency sync synth demo dump ctl; do
+for c in info report html vcpus pcpus export threads exits latency sync synth demo dump ctl; do
   out=$("$VMS" $c --help 2>&1); st=$?
   if [ $st -eq 0 ] && grep -q "usage: vmscope $c" <<<"$out"; then ok "$c --help"; else notok "$c --help" "status $st"; fi
 done
 # a man page per command, naming every long option its --help names
 SRC=${VMS_SOURCE_DIR:?}
-for c in info report vcpus pcpus export threads exits latency sync synth demo dump ctl; do
+for c in info report html vcpus pcpus export threads exits latency sync synth demo dump ctl; do
   page=$SRC/man/vmscope-$c.1
   if [ ! -f "$page" ]; then notok "man page for $c" "missing $page"; continue; fi
   missing=""
@@ -455,5 +455,11 @@ fi
 out=$("$VMS" demo --events 20000 --dir "$TMP/demo" 2>&1); st=$?
 if [ $st -eq 0 ] && grep -q "SIMULATED" <<<"$out" && grep -q "vCPU 0" <<<"$out"; then
   ok "demo: simulated pair reported"; else notok "demo" "status $st"; fi
+if grep -q "$TMP/demo/report.html" <<<"$out" && grep -q '<canvas id="canvas">' "$TMP/demo/report.html"; then
+  ok "demo: writes report.html beside the traces and says where"; else notok "demo: report.html" "not written or not said"; fi
+# options anywhere: the page after the traces; a page on an unknown file fails with exit 2
+"$VMS" html "$TMP/demo/host.dat" "$TMP/demo/guest.dat" -o "$TMP/demo/again.html" 2>/dev/null
+check "html TRACE... -o FILE writes the page" test -s "$TMP/demo/again.html"
+check "html on a missing file: exit 2" status_is 2 "$VMS" html /nonexistent.dat -o "$TMP/x.html"
 
 echo "1..$n"

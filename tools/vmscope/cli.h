@@ -87,6 +87,10 @@ struct vms_json;
 void cli_json_sync_members(struct vms_json *j, struct vms_model *m,
 			   const struct vms_sync_info *si);
 
+/* The text of `vmscope report` for a session that has run (cmd-report.c; the HTML report
+ * shows it too). */
+void cli_report_text(FILE *f, struct vms_session *s, unsigned top);
+
 /* The unit of every time the analyses give: "ns", or "cycles" when a trace's clock is a
  * counter without TSC2NSEC and no --tsc-hz was given (set by cli_begin). */
 const char *cli_unit(void);

@@ -15,7 +15,8 @@ static const char usage[] =
 	"\n"
 	"Writes a simulated host + guest trace.dat pair with `vmscope synth` (into DIR, default a\n"
 	"fresh directory under $TMPDIR), runs `vmscope report` on it and writes its timeline\n"
-	"beside it, DIR/demo.pftrace, for the Perfetto UI (`vmscope export`).\n";
+	"beside it, DIR/demo.pftrace, for the Perfetto UI (`vmscope export`), and the same report\n"
+	"with an interactive timeline in DIR/report.html (`vmscope html`).\n";
 
 /* The timeline beside the report, and how to look at it. */
 static int demo_timeline(const char *dir, char *host, char *guest)
@@ -117,5 +118,17 @@ int cmd_demo(int argc, char **argv)
 	st = cmd_report(3, rargv);
 	if (st != VMS_EXIT_OK)
 		return st;
-	return demo_timeline(dir, host, guest);
+	st = demo_timeline(dir, host, guest);
+	if (st != VMS_EXIT_OK)
+		return st;
+	/* the same as a page with the timeline, beside the traces */
+	char page[PATH_MAX + 16];
+	snprintf(page, sizeof page, "%s/report.html", dir);
+	char *hargv[] = { "html", host, guest, "-o", page, NULL };
+	fflush(stdout);
+	st = cmd_html(5, hargv);
+	if (st == VMS_EXIT_OK)
+		printf("\nvmscope demo: the same report with an interactive timeline: %s\n"
+		       "(one self-contained file: open it in any web browser)\n", page);
+	return st;
 }

@@ -299,6 +299,8 @@ static void text_threads(FILE *f, struct vms_analysis *a, const struct rows *row
 /* The findings, ranked (include/vmscope/findings.h has the rules). */
 static void text_findings(FILE *f, const struct vms_findings *fd, unsigned top)
 {
+	if (!fd)
+		return;
 	uint32_t n = vms_findings_count(fd);
 	if (!n) {
 		fprintf(f, "\nFindings: nothing stands out (no steal, exit storm, halt polling, wake-up "
@@ -533,6 +535,12 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 		vms_json_null(j, "containment");
 	}
 	vms_json_end_object(j);
+}
+
+/* The text report without its findings (the HTML page's summary). */
+void cli_report_text(FILE *f, struct vms_session *s, unsigned top)
+{
+	text_report(f, s, top, NULL);
 }
 
 static void json_report(FILE *f, struct vms_session *s, const struct vms_findings *fd)

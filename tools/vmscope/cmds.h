@@ -9,6 +9,7 @@
 
 int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_html(int argc, char **argv);
 int cmd_vcpus(int argc, char **argv);
 int cmd_pcpus(int argc, char **argv);
 int cmd_export(int argc, char **argv);

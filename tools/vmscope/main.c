@@ -15,6 +15,7 @@ static const struct command commands[] = {
 	{ "demo", cmd_demo, "synthesize a host + guest pair and report on it (no files needed)" },
 	{ "info", cmd_info, "what a trace is: format, role, clock, CPUs, events, options" },
 	{ "report", cmd_report, "the truth per guest and vCPU: run, VMM, preempted, exits, steal" },
+	{ "html", cmd_html, "the report as one self-contained HTML page with a timeline" },
 	{ "vcpus", cmd_vcpus, "vCPU state intervals (text, CSV or JSON Lines)" },
 	{ "pcpus", cmd_pcpus, "what really ran on each physical CPU: host thread or guest thread" },
 	{ "threads", cmd_threads, "when a guest thread its guest thought running was stopped" },

@@ -1,0 +1,62 @@
+/* vmscope: the HTML report, one self-contained page (no network, no third-party code): the
+ * text summary of `vmscope report`, an interactive timeline (the vCPUs with Trace Compass's
+ * colours, the fused physical-CPU view, the guest threads), VM exit latency histograms per
+ * reason and the table of who took the CPU.
+ *
+ * The writer is a consumer of the vCPU state machine's observations (vmscope/observe.h) and
+ * of the fused view's intervals (vmscope/pcpu_view.h). It keeps a multi-resolution summary,
+ * never the events: per row a fixed number of time buckets (lib/output/html_summary.h), so
+ * its memory and the page's size are bounded whatever the length of the trace:
+ * at most vms_html_row_bound() bytes per timeline row, at most VMS_HTML_MAX_THREAD_ROWS
+ * guest-thread rows and VMS_HTML_MAX_NAMES names. */
+#ifndef VMSCOPE_HTML_H
+#define VMSCOPE_HTML_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vmscope/analysis.h"
+#include "vmscope/model.h"
+#include "vmscope/observe.h"
+#include "vmscope/pcpu_view.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VMS_HTML_MAX_THREAD_ROWS 128u   /* guest threads drawn: the first ones seen running */
+#define VMS_HTML_MAX_NAMES 16384u       /* distinct slice names (threads, exit reasons) */
+#define VMS_HTML_NAME_MAX 64u           /* bytes of a name (longer ones are cut) */
+#define VMS_HTML_MAX_REASONS 16u        /* exit latency histograms drawn per guest */
+
+struct vms_html;
+
+/* A writer for the machines of `model` (built, complete; it must outlive the writer).
+ * NULL when out of memory. */
+struct vms_html *vms_html_new(const struct vms_model *model);
+void vms_html_free(struct vms_html *h);
+/* The observer to subscribe (ctx = the writer). */
+struct vms_observer vms_html_observer(struct vms_html *h);
+/* The fused view's sink (ctx = the writer): give it to vms_pcpu_view_new. */
+void vms_html_pcpu_interval(void *h, const struct vms_pcpu_interval *iv);
+
+/* What the page shows besides the timeline (all may be NULL / 0). */
+struct vms_html_page {
+	const char *title;             /* the page's title (e.g. the trace files) */
+	const char *summary;           /* the text of `vmscope report` */
+	const struct vms_analysis *analysis; /* finished: the steal tables */
+	uint64_t events;               /* events read */
+	const char *time_unit;         /* "ns" (NULL) or "cycles": the unit of every time */
+};
+
+/* Write the page (after the run has finished). Returns 0, or -1 on a write error or when
+ * out of memory. */
+int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *page);
+
+/* The bound of one timeline row in the page, bytes (base64 included). */
+uint64_t vms_html_row_bound(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

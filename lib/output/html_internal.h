@@ -1,0 +1,93 @@
+/* vmscope internal: the HTML report writer's state, shared by html_observer.c (what the
+ * observations make of the rows) and html_page.c (the page). include/vmscope/html.h is the
+ * contract. */
+#ifndef VMS_HTML_INTERNAL_H
+#define VMS_HTML_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "html_summary.h"
+#include "model/keymap.h"
+#include "vmscope/html.h"
+
+enum html_row_kind { HTML_ROW_VCPU, HTML_ROW_PCPU, HTML_ROW_THREAD };
+
+/* States of a physical-CPU row (the fused view) */
+enum html_pcpu_state {
+	HTML_PCPU_UNKNOWN, HTML_PCPU_IDLE, HTML_PCPU_HOST, HTML_PCPU_VMM, HTML_PCPU_GUEST,
+	HTML_PCPU_GUEST_IDLE
+};
+/* vCPU and thread rows use enum vms_vcpu_state (a thread's row shows its vCPU's state while
+ * the thread is current on it); a thread's row uses IDLE, which a thread never is, for the
+ * time it is on no vCPU. */
+#define HTML_THREAD_OFF VMS_STATE_IDLE
+
+/* A row being drawn: the piece open since `since` in `state`, named `who`. */
+struct html_row {
+	enum html_row_kind kind;
+	uint32_t machine;        /* vCPU, thread: the guest; pCPU: the host */
+	int32_t id;              /* vCPU number, CPU number or guest tid */
+	uint32_t label;          /* name index of the row's label */
+	int open;
+	uint64_t since;
+	unsigned state;
+	uint32_t who;
+};
+
+/* The per-vCPU tracking of the observer */
+struct html_vcpu {
+	int32_t row;             /* row index, -1 when the vCPU is beyond the model */
+	unsigned state;          /* enum vms_vcpu_state shown now */
+	int32_t gtid;            /* guest thread current, -1 unknown */
+	uint32_t gname;          /* its name index */
+	int32_t trow;            /* the row of that guest thread, -1 none */
+	uint32_t who;            /* the vCPU's slice name now */
+};
+
+/* Exit latency histogram of one (guest, isa, reason): bins of a quarter power of two */
+#define HTML_HIST_BINS 160u      /* 2^(bin/4) ns: up to 2^40 ns (18 minutes) */
+struct html_hist {
+	uint32_t machine, isa, reason;
+	uint64_t count, unfinished, lost;
+	uint64_t bins[HTML_HIST_BINS];
+};
+
+struct vms_html {
+	const struct vms_model *model;
+	struct hs_summary sum;
+	struct html_row *rows;       /* parallel to sum.rows */
+	uint32_t nr_rows, cap_rows;
+	/* vCPUs: index = vcpu_base[machine] + vcpu */
+	uint32_t *vcpu_base, nr_vcpus;
+	struct html_vcpu *vcpus;
+	/* (machine, tid) -> row + 1 of guest threads; UINT64_MAX - 1 marks one over the cap */
+	struct vms_keymap threads;
+	uint32_t nr_thread_rows, threads_omitted;
+	/* (host, cpu) -> row + 1 of physical CPUs */
+	struct vms_keymap pcpus;
+	/* names: index 0 is "" */
+	char **names;
+	uint32_t nr_names, cap_names, names_dropped;
+	struct vms_keymap name_index;   /* FNV-1a hash -> index */
+	struct vms_keymap name_cache;   /* a name's parts -> index (html_observer.c) */
+	uint32_t n_idle, n_off, n_instead_idle, n_polling, n_host_idle, n_hyp, n_unknown_thread;
+	struct html_hist *hists;
+	uint32_t nr_hists, cap_hists;
+	uint64_t t_first, t_end;
+	int started, oom;
+	bool cycles;                 /* times are cycles, not ns (the page says so) */
+};
+
+/* The name's index (interned), 0 when the table is full or out of memory. */
+uint32_t html_name(struct vms_html *h, const char *s);
+uint32_t html_namef(struct vms_html *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Rows: add one; move a row's open piece to a new state at t; close it at t. */
+int html_row_new(struct vms_html *h, enum html_row_kind kind, uint32_t machine, int32_t id,
+		 uint32_t label);
+void html_row_set(struct vms_html *h, uint32_t row, uint64_t t, unsigned state, uint32_t who);
+void html_row_close(struct vms_html *h, uint32_t row, uint64_t t);
+
+#endif

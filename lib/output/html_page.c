@@ -1,0 +1,400 @@
+/* The HTML report's page: one self-contained file. Its style and script are the repository's
+ * lib/output/html/style.css and timeline.js, embedded at build time (html_assets.c, made by
+ * lib/output/html/embed.py); the data is a JSON object (rows, names, time axis) and one
+ * base64 block holding every row's encoded summary (html_summary.h). A Content Security
+ * Policy forbids every fetch: the page cannot use the network. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "html_internal.h"
+#include "vmscope/writers.h"
+
+extern const char vms_html_css[];
+extern const char vms_html_js[];
+
+uint64_t vms_html_row_bound(void)
+{
+	/* base64: 4 characters per 3 bytes, a line break every 76 */
+	uint64_t chars = ((uint64_t)hs_row_bound() + 2) / 3 * 4;
+	return chars + chars / 76 + 1;
+}
+
+/* Text as HTML: & < > " escaped, control bytes but tab and newline dropped. */
+static void put_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '&')
+			fputs("&amp;", f);
+		else if (c == '<')
+			fputs("&lt;", f);
+		else if (c == '>')
+			fputs("&gt;", f);
+		else if (c == '"')
+			fputs("&quot;", f);
+		else if (c >= 0x20 || c == '\n' || c == '\t')
+			fputc(c, f);
+	}
+}
+
+/* A JSON text inside a <script> element: '<' written as \u003c (JSON text outside strings
+ * has no '<'), so no "</script>" in a thread's name can end the element. */
+static void put_script_json(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '<')
+			fputs("\\u003c", f);
+		else
+			fputc(s[i], f);
+	}
+}
+
+static void put_base64(FILE *f, const uint8_t *p, size_t n)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
+			     (i + 2 < n ? p[i + 2] : 0);
+		char o[4] = { tab[v >> 18 & 63], tab[v >> 12 & 63],
+			      i + 1 < n ? tab[v >> 6 & 63] : '=', i + 2 < n ? tab[v & 63] : '=' };
+		fwrite(o, 1, 4, f);
+		if (i % 57 == 54)
+			fputc('\n', f);
+	}
+}
+
+/* "1.23 ms"; or "1.23 k cycles" when the trace's times are cycles (never shown as seconds) */
+static const char *fmt_ns(const struct vms_html *h, double ns, char *buf, size_t len)
+{
+	if (h->cycles) {
+		if (ns < 1e3)
+			snprintf(buf, len, "%.0f cycles", ns);
+		else if (ns < 1e6)
+			snprintf(buf, len, "%.3g k cycles", ns / 1e3);
+		else if (ns < 1e9)
+			snprintf(buf, len, "%.3g M cycles", ns / 1e6);
+		else
+			snprintf(buf, len, "%.4g G cycles", ns / 1e9);
+		return buf;
+	}
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.3g us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.3g ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.4g s", ns / 1e9);
+	return buf;
+}
+
+static const char *row_kind_name(enum html_row_kind k)
+{
+	return k == HTML_ROW_VCPU ? "vcpu" : k == HTML_ROW_PCPU ? "pcpu" : "thread";
+}
+
+static const struct vms_html *sort_ctx;
+
+/* Display order: the vCPUs, the physical CPUs, the guest threads; each by machine, then
+ * number. */
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct html_row *x = &sort_ctx->rows[*(const uint32_t *)a];
+	const struct html_row *y = &sort_ctx->rows[*(const uint32_t *)b];
+	int kx = x->kind == HTML_ROW_VCPU ? 0 : x->kind == HTML_ROW_PCPU ? 1 : 2;
+	int ky = y->kind == HTML_ROW_VCPU ? 0 : y->kind == HTML_ROW_PCPU ? 1 : 2;
+	if (kx != ky)
+		return kx - ky;
+	if (x->machine != y->machine)
+		return x->machine < y->machine ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static const char *machine_name(const struct vms_html *h, uint32_t m)
+{
+	const struct vms_machine *mc = vms_model_machine_c(h->model, m);
+	return mc && mc->name ? mc->name : "?";
+}
+
+/* The JSON object the script reads; the rows' bytes are appended to *blob. */
+static int write_data(struct vms_html *h, FILE *f, const struct vms_html_page *pg,
+		      uint8_t **blob, size_t *blen, size_t *bcap)
+{
+	uint32_t *order = malloc((h->nr_rows ? h->nr_rows : 1) * sizeof *order);
+	if (!order)
+		return -1;
+	for (uint32_t i = 0; i < h->nr_rows; i++)
+		order[i] = i;
+	sort_ctx = h;
+	qsort(order, h->nr_rows, sizeof *order, cmp_rows);
+	struct vms_json j;
+	vms_json_init(&j, f, false);
+	vms_json_begin_object(&j, NULL);
+	vms_json_string(&j, "tool", "vmscope");
+	vms_json_string(&j, "title", pg && pg->title ? pg->title : "");
+	vms_json_uint(&j, "events", pg ? pg->events : 0);
+	vms_json_string(&j, "time_unit", pg && pg->time_unit ? pg->time_unit : "ns");
+	/* times in the page are ns relative to t0 (a JS number is exact to 2^53 ns = 104 days);
+	 * t0 itself as a string */
+	char t0[32];
+	snprintf(t0, sizeof t0, "%llu", (unsigned long long)h->sum.t0);
+	vms_json_string(&j, "t0_ns", t0);
+	uint64_t end = h->t_end > h->sum.t_max ? h->t_end : h->sum.t_max;
+	vms_json_uint(&j, "first_ns", h->t_first > h->sum.t0 ? h->t_first - h->sum.t0 : 0);
+	vms_json_uint(&j, "end_ns", end > h->sum.t0 ? end - h->sum.t0 : 0);
+	vms_json_uint(&j, "bucket_ns", h->sum.width);
+	vms_json_uint(&j, "buckets", hs_used(&h->sum));
+	vms_json_uint(&j, "levels", hs_levels(&h->sum));
+	vms_json_uint(&j, "row_bound_bytes", vms_html_row_bound());
+	vms_json_uint(&j, "threads_omitted", h->threads_omitted);
+	vms_json_uint(&j, "max_thread_rows", VMS_HTML_MAX_THREAD_ROWS);
+	vms_json_uint(&j, "names_dropped", h->names_dropped);
+	vms_json_begin_array(&j, "rows");
+	int err = 0;
+	for (uint32_t k = 0; k < h->nr_rows && !err; k++) {
+		uint32_t i = order[k];
+		const struct html_row *r = &h->rows[i];
+		size_t off = *blen, section[HS_MAX_LEVELS + 1];
+		err = hs_encode_row(&h->sum, i, blob, blen, bcap, section);
+		vms_json_begin_object(&j, NULL);
+		vms_json_string(&j, "kind", row_kind_name(r->kind));
+		vms_json_string(&j, "machine", machine_name(h, r->machine));
+		vms_json_int(&j, "id", r->id);
+		vms_json_string(&j, "label", h->names[r->label]);
+		vms_json_uint(&j, "slices", h->sum.rows[i]->slices);
+		vms_json_uint(&j, "off", off);
+		vms_json_uint(&j, "len", *blen - off);
+		vms_json_begin_array(&j, "sections");
+		for (unsigned l = 0; !err && l <= hs_levels(&h->sum); l++)
+			vms_json_uint(&j, NULL, section[l]);
+		vms_json_end_array(&j);
+		vms_json_end_object(&j);
+	}
+	vms_json_end_array(&j);
+	vms_json_begin_array(&j, "names");
+	for (uint32_t i = 0; i < h->nr_names; i++)
+		vms_json_string(&j, NULL, h->names[i]);
+	vms_json_end_array(&j);
+	vms_json_end_object(&j);
+	free(order);
+	return err;
+}
+
+/* ---- exit latency histograms (SVG, drawn here: no script needed) ---- */
+
+static int cmp_hist(const void *a, const void *b)
+{
+	const struct html_hist *x = a, *y = b;
+	if (x->machine != y->machine)
+		return x->machine < y->machine ? -1 : 1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : (x->reason > y->reason) - (x->reason < y->reason);
+}
+
+/* The lower edge of bin b: 2^(b/4) ns */
+static double bin_ns(unsigned b)
+{
+	double v = (double)(1ull << (b / 4));
+	static const double q[4] = { 1.0, 1.189207115, 1.414213562, 1.681792831 };
+	return v * q[b % 4];
+}
+
+static void write_hist(FILE *f, struct vms_html *h, const struct html_hist *x)
+{
+	char name[64], a[32], b[32];
+	const char *n = vms_exit_reason_name(x->isa, x->reason);
+	if (n)
+		snprintf(name, sizeof name, "%s", n);
+	else
+		snprintf(name, sizeof name, "reason %u", x->reason);
+	unsigned lo = HTML_HIST_BINS, hi = 0;
+	uint64_t peak = 0;
+	for (unsigned i = 0; i < HTML_HIST_BINS; i++) {
+		if (!x->bins[i])
+			continue;
+		lo = i < lo ? i : lo;
+		hi = i;
+		peak = x->bins[i] > peak ? x->bins[i] : peak;
+	}
+	fprintf(f, "<figure class=\"hist\" data-machine=\"");
+	put_text(f, machine_name(h, x->machine));
+	fprintf(f, "\" data-reason=\"");
+	put_text(f, name);
+	fprintf(f, "\"><figcaption><b>");
+	put_text(f, name);
+	fprintf(f, "</b> &middot; %llu exits", (unsigned long long)x->count);
+	if (x->unfinished)
+		fprintf(f, ", %llu unfinished at the end", (unsigned long long)x->unfinished);
+	if (x->lost)
+		fprintf(f, ", %llu closed by lost events (no duration)", (unsigned long long)x->lost);
+	fprintf(f, "</figcaption>\n");
+	if (!peak) {
+		fprintf(f, "</figure>\n");
+		return;
+	}
+	const int W = 320, H = 90, nb = (int)(hi - lo + 1);
+	double bw = (double)W / nb;
+	fprintf(f, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">", W,
+		H + 16, W, H + 16);
+	for (unsigned i = lo; i <= hi; i++) {
+		if (!x->bins[i])
+			continue;
+		double bh = (double)H * (double)x->bins[i] / (double)peak;
+		if (bh < 1)
+			bh = 1;
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%s - %s: "
+			   "%llu</title></rect>",
+			(i - lo) * bw, H - bh, bw > 1.5 ? bw - 0.5 : bw, bh,
+			fmt_ns(h, bin_ns(i), a, sizeof a), fmt_ns(h, bin_ns(i + 1), b, sizeof b),
+			(unsigned long long)x->bins[i]);
+	}
+	fprintf(f, "<text x=\"0\" y=\"%d\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>",
+		H + 13, fmt_ns(h, bin_ns(lo), a, sizeof a), W, H + 13, fmt_ns(h, bin_ns(hi + 1), b, sizeof b));
+	fprintf(f, "</svg></figure>\n");
+}
+
+static void close_guest_hists(FILE *f, uint32_t more)
+{
+	fprintf(f, "</div>\n");
+	if (more)
+		fprintf(f, "<p class=\"note\">%u less frequent reasons are not drawn: "
+			   "<code>vmscope exits</code> lists them all.</p>\n", more);
+}
+
+static void write_exits(FILE *f, struct vms_html *h)
+{
+	fprintf(f, "<section id=\"exits\"><h2>VM exit latency per reason</h2>\n"
+		   "<p class=\"note\">Time from each <code>kvm_exit</code> to the <code>kvm_entry</code> "
+		   "that closes it, in bins of a quarter power of two (log scale), per guest and exit "
+		   "reason, most frequent first. Hover a bar for its range and count.</p>\n");
+	if (!h->nr_hists)
+		fprintf(f, "<p>No VM exit in the traces.</p>\n");
+	qsort(h->hists, h->nr_hists, sizeof *h->hists, cmp_hist);
+	uint32_t shown = 0, more = 0;
+	for (uint32_t i = 0; i < h->nr_hists; i++) {
+		if (!i || h->hists[i].machine != h->hists[i - 1].machine) {
+			if (i)
+				close_guest_hists(f, more);
+			fprintf(f, "<h3>");
+			put_text(f, machine_name(h, h->hists[i].machine));
+			fprintf(f, "</h3><div class=\"hists\">\n");
+			shown = more = 0;
+		}
+		/* the page's size must not depend on how many reason codes a trace invents */
+		if (shown++ < VMS_HTML_MAX_REASONS)
+			write_hist(f, h, &h->hists[i]);
+		else
+			more++;
+	}
+	if (h->nr_hists)
+		close_guest_hists(f, more);
+	fprintf(f, "</section>\n");
+}
+
+/* ---- who took the CPU ---- */
+
+static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *a)
+{
+	fprintf(f, "<section id=\"steal\"><h2>Who took the CPU</h2>\n"
+		   "<p class=\"note\">Per vCPU, the host threads that ran on the physical CPU its "
+		   "thread had left while it was runnable (preempted; halted time is not steal), "
+		   "and their share of the vCPU's analysed time.</p>\n");
+	uint32_t shown = 0;
+	for (uint32_t i = 0; a && i < vms_analysis_nr_vcpus(a); i++) {
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+		if (!v->nr_steal)
+			continue;
+		uint64_t span = 0;
+		for (int k = 0; k < VMS_STATE_COUNT; k++)
+			span += v->ns[k];
+		char d[32];
+		fprintf(f, "<table class=\"steal\"><caption>");
+		put_text(f, machine_name(h, v->machine));
+		fprintf(f, " vCPU %u: preempted %s</caption>\n<tr><th>host thread</th><th>pid</th>"
+			   "<th>tid</th><th>time</th><th>share</th></tr>\n",
+			v->vcpu, fmt_ns(h, (double)v->ns[VMS_STATE_PREEMPTED], d, sizeof d));
+		for (uint32_t k = 0; k < v->nr_steal && k < 20; k++) {
+			const struct vms_steal_entry *e = &v->steal[k];
+			fprintf(f, "<tr><td>");
+			put_text(f, e->comm[0] ? e->comm : "?");
+			if (e->host_pid >= 0)
+				fprintf(f, "</td><td>%d", e->host_pid);
+			else
+				fprintf(f, "</td><td>?");
+			fprintf(f, "</td><td>%d</td><td>%s</td><td>%.2f%%</td></tr>\n", e->host_tid,
+				fmt_ns(h, (double)e->ns, d, sizeof d),
+				span ? 100.0 * (double)e->ns / (double)span : 0.0);
+		}
+		if (v->nr_steal > 20)
+			fprintf(f, "<tr><td colspan=\"5\">(%u more threads)</td></tr>\n", v->nr_steal - 20);
+		fprintf(f, "</table>\n");
+		shown++;
+	}
+	if (!shown)
+		fprintf(f, "<p>No vCPU was preempted by another host thread%s.</p>\n",
+			a ? "" : " (not computed)");
+	fprintf(f, "</section>\n");
+}
+
+int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
+{
+	if (h->oom)
+		return -1;
+	h->cycles = pg && pg->time_unit && !strcmp(pg->time_unit, "cycles");
+	const char *title = pg && pg->title ? pg->title : "";
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		   "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+		   "<meta name=\"viewport\" content=\"width=device-width\">\n<title>vmscope: ");
+	put_text(f, title);
+	fprintf(f, "</title>\n<style>\n%s</style>\n</head><body>\n", vms_html_css);
+	fprintf(f, "<header><h1>vmscope report</h1><p class=\"files\">");
+	put_text(f, title);
+	fprintf(f, "</p></header>\n");
+	fprintf(f, "<section id=\"summary\"><h2>Summary</h2><pre>");
+	put_text(f, pg && pg->summary ? pg->summary : "");
+	fprintf(f, "</pre></section>\n");
+	char d[32];
+	fprintf(f, "<section id=\"timeline-section\"><h2>Timeline</h2>\n"
+		   "<p class=\"note\" id=\"summary-note\">This page holds a summary of the trace, not "
+		   "its events: per row and zoom level, the dominant state, the number of slices and "
+		   "the longest slice's name in buckets of %s at the finest level (%u buckets per row, "
+		   "%u levels), so its size does not grow with the trace (at most %llu bytes per row). "
+		   "Statistics of a selection are exact to a bucket at its edges. Zooming below one "
+		   "bucket per pixel shows wider buckets, not more detail: cut a time window out of "
+		   "the trace for that.</p>\n",
+		fmt_ns(h, (double)h->sum.width, d, sizeof d), HS_BUCKETS, hs_levels(&h->sum),
+		(unsigned long long)vms_html_row_bound());
+	if (h->threads_omitted)
+		fprintf(f, "<p class=\"warn\">%u more guest threads ran but are not drawn (the page "
+			   "draws the first %u seen).</p>\n", h->threads_omitted, VMS_HTML_MAX_THREAD_ROWS);
+	fprintf(f, "<p class=\"help\">Wheel or <kbd>+</kbd>/<kbd>-</kbd> (<kbd>w</kbd>/<kbd>s</kbd>) "
+		   "zoom; <kbd>&larr;</kbd>/<kbd>&rarr;</kbd> (<kbd>a</kbd>/<kbd>d</kbd>), shift+wheel "
+		   "or dragging the time axis pan; <kbd>0</kbd> shows everything; drag over the rows to "
+		   "select a range; hover a slice for its details.</p>\n"
+		   "<div id=\"legend\"></div>\n<div id=\"range\"></div>\n"
+		   "<div id=\"timeline\" tabindex=\"0\"><div id=\"labels\"></div>"
+		   "<div id=\"plot\"><canvas id=\"axis\"></canvas><canvas id=\"canvas\"></canvas></div></div>\n"
+		   "<div id=\"tooltip\" hidden></div>\n<div id=\"selection\"></div>\n</section>\n");
+	write_exits(f, h);
+	write_steal(f, h, pg ? pg->analysis : NULL);
+	/* the data */
+	uint8_t *blob = NULL;
+	size_t blen = 0, bcap = 0;
+	char *json = NULL;
+	size_t jlen = 0;
+	FILE *js = open_memstream(&json, &jlen);
+	int err = js ? write_data(h, js, pg, &blob, &blen, &bcap) : -1;
+	if (js)
+		fclose(js);
+	if (!err) {
+		fprintf(f, "<script type=\"application/json\" id=\"vms-data\">");
+		put_script_json(f, json, jlen);
+		fprintf(f, "</script>\n<script type=\"text/plain\" id=\"vms-rows\">\n");
+		put_base64(f, blob, blen);
+		fprintf(f, "\n</script>\n<script>\n%s</script>\n</body></html>\n", vms_html_js);
+	}
+	free(json);
+	free(blob);
+	return err || ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""The HTML report's page, read by a reader of its own (this file, written from the format
+documented in lib/output/html_summary.h), against `vmscope vcpus --csv` on the same traces:
+one row per vCPU; per vCPU, the time in each state from the page's finest level equals the
+time from the CSV intervals (within the 1/255 quantization of each bucket and one bucket at
+each end), and its number of slices equals the number of maximal runs of one state in the
+CSV; the page is self-contained (no URL, no external resource) and within its size bound.
+Inputs: the kvm-hip24 pair (../shared) and a pair made by `vmscope synth`. Speaks TAP."""
+import base64
+import csv
+import html.parser
+import json
+import os
+import re
+import subprocess
+import sys
+
+VMS = os.path.join(os.environ["VMS_BUILD_DIR"], "tools", "vmscope", "vmscope")
+SHARED = os.environ.get("VMS_SHARED_DIR", "")
+TMP = os.path.join(os.environ["VMS_BUILD_DIR"], "test-tmp", "html-page")
+os.makedirs(TMP, exist_ok=True)
+STATES = ["unknown", "idle", "running", "vmm", "preempted", "halted"]
+n = 0
+failed = 0
+
+
+def ok(cond, name, diag=""):
+    global n, failed
+    n += 1
+    print(("ok " if cond else "not ok ") + f"{n} - {name}")
+    if not cond:
+        failed += 1
+        for line in str(diag).splitlines():
+            print("# " + line)
+
+
+def skip(name, why):
+    global n
+    n += 1
+    print(f"ok {n} - {name} # SKIP {why}")
+
+
+class Scripts(html.parser.HTMLParser):
+    """The contents of the <script> elements by id, and every src/href attribute."""
+
+    def __init__(self):
+        super().__init__()
+        self.by_id, self.cur, self.refs = {}, None, []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.refs += [v for k, v in attrs if k in ("src", "href", "action", "data")]
+        if tag == "script":
+            self.cur = a.get("id", "")
+            self.by_id[self.cur] = ""
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self.cur = None
+
+    def handle_data(self, data):
+        if self.cur is not None:
+            self.by_id[self.cur] += data
+
+
+def varint(b, p):
+    v, sh = 0, 0
+    while True:
+        x = b[p]
+        p += 1
+        v |= (x & 127) << sh
+        sh += 7
+        if not x & 128:
+            return v, p
+
+
+def decode_row(b, off, length, levels):
+    p, end = off, off + length
+    lv = []
+    for _ in range(levels):
+        nr, p = varint(b, p)
+        runs = []
+        for _ in range(nr):
+            rl, p = varint(b, p)
+            st = b[p]
+            p += 1
+            c, p = varint(b, p)
+            who, p = varint(b, p)
+            runs.append((rl, st, c, who))
+        lv.append(runs)
+    nr, p = varint(b, p)
+    shares = []
+    for _ in range(nr):
+        rl, p = varint(b, p)
+        mask = b[p]
+        p += 1
+        q = [0] * 6
+        for j in range(6):
+            if mask & (1 << j):
+                q[j] = b[p]
+                p += 1
+        shares.append((rl, q))
+    assert p == end, (p, end)
+    return lv, shares
+
+
+def state_times(shares, w):
+    """Per state: the time from the finest level's shares, and the tolerance of that sum:
+    each bucket where the state is present is rounded to 1/255 of the width (a present state
+    is at least 1/255), plus a bucket cut at each end of the row."""
+    got, present = [0.0] * 6, [0] * 6
+    for rl, q in shares:
+        for j in range(6):
+            if q[j]:
+                got[j] += rl * q[j] * w / 255.0
+                present[j] += rl
+    return got, [present[j] * w / 255.0 + 2 * w for j in range(6)]
+
+
+def check(name, traces):
+    page = os.path.join(TMP, name + ".html")
+    r = subprocess.run([VMS, "html", *traces, "-o", page], capture_output=True, text=True)
+    ok(r.returncode == 0, f"{name}: vmscope html exits 0", r.stderr)
+    if r.returncode:
+        return
+    r = subprocess.run([VMS, "vcpus", "--csv", *traces], capture_output=True, text=True)
+    rows = list(csv.DictReader(r.stdout.splitlines()))
+    text = open(page, encoding="utf-8").read()
+    p = Scripts()
+    p.feed(text)
+    ok(p.refs == [] and not re.search(r"https?://|@import|url\(", text.split('id="vms-data"')[0]),
+       f"{name}: self-contained (no src/href, no URL, no import)", p.refs[:5])
+    data = json.loads(p.by_id["vms-data"])
+    blob = base64.b64decode("".join(p.by_id["vms-rows"].split()))
+    w, levels = data["bucket_ns"], data["levels"]
+    t0 = int(data["t0_ns"])
+    vrows = [r for r in data["rows"] if r["kind"] == "vcpu"]
+    want_vcpus = sorted({(r["machine"], int(r["vcpu"])) for r in rows})
+    ok(sorted((r["machine"], r["id"]) for r in vrows) == want_vcpus,
+       f"{name}: one timeline row per vCPU ({len(want_vcpus)})",
+       f"{[(r['machine'], r['id']) for r in vrows]} vs {want_vcpus}")
+    bound = len(data["rows"]) * data["row_bound_bytes"]
+    ok(len(blob) * 4 / 3 <= bound, f"{name}: the rows' data within the bound",
+       f"{len(blob)} > {bound}")
+    bad = []
+    for vr in vrows:
+        lv, shares = decode_row(blob, vr["off"], vr["len"], levels)
+        got, tols = state_times(shares, w)
+        mine = [r for r in rows if r["machine"] == vr["machine"] and int(r["vcpu"]) == vr["id"]]
+        want = [0] * 6
+        runs, last, last_end = 0, None, None
+        for r in mine:
+            # the columns carry their unit (start_ns, or start_cycles for a cycle clock)
+            s = int(next(v for k, v in r.items() if k.startswith("start")))
+            e = int(next(v for k, v in r.items() if k.startswith("end")))
+            st = STATES.index(r["state"])
+            want[st] += e - s
+            if e > s:
+                if not (st == last and s == last_end):
+                    runs += 1
+                last, last_end = st, e
+        span = sum(want)
+        for j in range(6):
+            if abs(got[j] - want[j]) > tols[j]:
+                bad.append(f"{vr['label']} {STATES[j]}: page {got[j]:.0f} ns, csv {want[j]} ns, "
+                           f"tolerance {tols[j]:.0f} (span {span})")
+        slices = sum(rl * c for rl, st, c, who in lv[0])
+        if slices != runs or vr["slices"] != runs:
+            bad.append(f"{vr['label']}: {slices} slices on the page ({vr['slices']} said), "
+                       f"{runs} runs of one state in the CSV")
+    ok(not bad, f"{name}: per vCPU, time per state and slices as in vcpus --csv", "\n".join(bad))
+    # the physical CPUs against `vmscope pcpus --csv`: per CPU, the time in guest mode
+    # (page: guest thread + guest idle), the host's idle, and host threads (page: host
+    # thread + vCPU thread in the hypervisor; the CSV does not say which threads are vCPUs')
+    r = subprocess.run([VMS, "pcpus", "--csv", *traces], capture_output=True, text=True)
+    prow = list(csv.DictReader(r.stdout.splitlines()))
+    prows = [r for r in data["rows"] if r["kind"] == "pcpu"]
+    want_cpus = sorted({(r["host"], int(r["cpu"])) for r in prow})
+    ok(sorted((r["machine"], r["id"]) for r in prows) == want_cpus,
+       f"{name}: one timeline row per physical CPU ({len(want_cpus)})",
+       f"{[(r['machine'], r['id']) for r in prows]} vs {want_cpus}")
+    bad = []
+    for pr in prows:
+        lv, shares = decode_row(blob, pr["off"], pr["len"], levels)
+        got, tols = state_times(shares, w)
+        want = {"guest": 0, "idle": 0, "host": 0}
+        for r in prow:
+            if r["host"] != pr["machine"] or int(r["cpu"]) != pr["id"]:
+                continue
+            s = int(next(v for k, v in r.items() if k.startswith("start")))
+            e = int(next(v for k, v in r.items() if k.startswith("end")))
+            if r["machine"] != r["host"]:
+                want["guest"] += e - s
+            elif int(r["tid"] or -1) == 0:
+                want["idle"] += e - s
+            elif int(r["tid"] or -1) > 0:
+                want["host"] += e - s
+        page = {"guest": got[4] + got[5], "idle": got[1], "host": got[2] + got[3]}
+        tol = {"guest": tols[4] + tols[5], "idle": tols[1], "host": tols[2] + tols[3]}
+        for k in want:
+            if abs(page[k] - want[k]) > tol[k]:
+                bad.append(f"{pr['label']} {k}: page {page[k]:.0f} ns, csv {want[k]} ns, tolerance {tol[k]:.0f}")
+    ok(not bad, f"{name}: per physical CPU, guest/idle/host time as in pcpus --csv", "\n".join(bad))
+    # the guest threads against `vmscope threads --csv` (the overlays: when a thread its
+    # guest thought running was stopped, and why): per thread row, its time in vmm,
+    # preempted and halted
+    r = subprocess.run([VMS, "threads", "--csv", *traces], capture_output=True, text=True)
+    over = {}
+    for o in csv.DictReader(r.stdout.splitlines()):
+        s = int(next(v for k, v in o.items() if k.startswith("start")))
+        e = int(next(v for k, v in o.items() if k.startswith("end")))
+        key = (o["machine"], int(o["tid"]), STATES.index(o["reason"]))
+        over[key] = over.get(key, 0) + e - s
+    trows = [r for r in data["rows"] if r["kind"] == "thread"]
+    bad = []
+    for tr in trows:
+        lv, shares = decode_row(blob, tr["off"], tr["len"], levels)
+        got, tols = state_times(shares, w)
+        for j in (3, 4, 5):
+            want = over.get((tr["machine"], tr["id"], j), 0)
+            if abs(got[j] - want) > tols[j]:
+                bad.append(f"{tr['label']} {STATES[j]}: page {got[j]:.0f} ns, threads --csv {want} ns")
+    ok(trows and not bad, f"{name}: per guest thread ({len(trows)}), vmm/preempted/halted time as "
+       "in threads --csv", "\n".join(bad[:20]))
+    print(f"# {name}: page {len(text)} bytes, {len(data['rows'])} rows, bucket {w} ns")
+
+
+hip = os.path.join(SHARED, "traces", "kvm-hip24")
+if os.path.exists(os.path.join(hip, "host.dat")):
+    check("kvm-hip24", [os.path.join(hip, "host.dat"), os.path.join(hip, "guest-Salamander4.dat")])
+else:
+    skip("kvm-hip24 page", "../shared/traces/kvm-hip24 missing")
+syn = os.path.join(TMP, "synth")
+r = subprocess.run([VMS, "synth", "--events", "100000", "--out", syn], capture_output=True, text=True)
+ok(r.returncode == 0, "synth pair written", r.stderr)
+if r.returncode == 0:
+    check("synth", [os.path.join(syn, "host.dat"), os.path.join(syn, "guest.dat")])
+print(f"1..{n}")
+sys.exit(1 if failed else 0)

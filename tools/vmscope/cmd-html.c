@@ -1,0 +1,92 @@
+/* vmscope html: the report as one self-contained HTML page (lib/output/html_*.c): the text
+ * of `vmscope report`, an interactive timeline of the vCPUs, the physical CPUs (the fused
+ * view) and the guest threads, exit latency histograms and who took the CPU. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vmscope/html.h"
+#include "vmscope/pcpu_view.h"
+
+static const char usage[] =
+	"usage: vmscope html [-o FILE] [--top N] [--tsc-hz HZ] [--host FILE] [--guest NAME=FILE]\n"
+	"                    [--map NAME:VCPU=TID,...] TRACE...\n"
+	"\n"
+	"Writes one self-contained HTML page (no network needed, nothing fetched): the summary of\n"
+	"`vmscope report`, an interactive timeline (virtual CPUs in Trace Compass's colours, the\n"
+	"physical CPUs with what really ran on them, the guest threads; zoom, pan, hover, select),\n"
+	"VM exit latency histograms per reason and the host threads that took the CPU. The page\n"
+	"holds a summary of the timeline, never the events: its size does not grow with the trace.\n"
+	"\n"
+	"  --top N             rows per table of the summary (default 10)\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
+
+/* The page's title: the trace files */
+static char *title_of(const struct cli *c)
+{
+	size_t n = 1;
+	for (uint32_t i = 0; i < vms_session_nr_sources(c->s); i++)
+		n += strlen(vms_session_source(c->s, i)->path) + 2;
+	char *t = calloc(1, n);
+	for (uint32_t i = 0; t && i < vms_session_nr_sources(c->s); i++) {
+		if (i)
+			strcat(t, ", ");
+		strcat(t, vms_session_source(c->s, i)->path);
+	}
+	return t;
+}
+
+int cmd_html(int argc, char **argv)
+{
+	struct cli c;
+	int st = cli_begin(&c, argc, argv, CLI_ROLES | CLI_OUT | CLI_TOP, usage);
+	if (st != CLI_GO)
+		return st;
+	struct vms_error err = { 0 };
+	if (vms_session_build_model(c.s, &err) < 0)
+		return cli_end(&c, cli_fail(&c, &err));
+	struct vms_model *m = vms_session_model(c.s);
+	/* the page draws the fused view's intervals: the view and the page both observe */
+	struct vms_html *h = vms_html_new(m);
+	struct vms_pcpu_view *pv = h ? vms_pcpu_view_new(m, vms_html_pcpu_interval, h) : NULL;
+	struct vms_observer obs, pobs;
+	if (pv) {
+		obs = vms_html_observer(h);
+		pobs = vms_pcpu_view_observer(pv);
+	}
+	if (!pv || vms_session_observe(c.s, &pobs) < 0 || vms_session_observe(c.s, &obs) < 0) {
+		fprintf(stderr, "vmscope html: out of memory\n");
+		vms_pcpu_view_free(pv);
+		vms_html_free(h);
+		return cli_end(&c, VMS_EXIT_FAIL);
+	}
+	st = cli_run(&c, NULL);
+	char *summary = NULL, *title = NULL;
+	size_t slen = 0;
+	if (!st) {
+		FILE *sf = open_memstream(&summary, &slen);
+		if (sf) {
+			cli_report_text(sf, c.s, c.top);
+			fclose(sf);
+		}
+		title = title_of(&c);
+		struct vms_html_page page = {
+			.title = title,
+			.summary = summary,
+			.analysis = vms_session_analysis(c.s),
+			.events = vms_session_events(c.s),
+			.time_unit = cli_unit(),
+		};
+		if (vms_html_write(h, c.f, &page) < 0) {
+			fprintf(stderr, "vmscope html: cannot write %s\n", c.out ? c.out : "the page");
+			st = VMS_EXIT_FAIL;
+		}
+	}
+	free(summary);
+	free(title);
+	st = cli_end(&c, st);
+	vms_pcpu_view_free(pv);
+	vms_html_free(h);
+	return st;
+}
