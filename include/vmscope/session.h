@@ -28,6 +28,11 @@ struct vms_session_opts {
 	const char **map_guest;
 	uint32_t *map_vcpu;
 	int32_t *map_tid;
+	uint32_t nr_dom_maps;        /* --map NAME:dom=N (Xen domain N is machine NAME) */
+	const char **dom_map_guest;
+	uint32_t *dom_map_id;
+	uint64_t cpu_hz;             /* --cpu-hz: xentrace cycles per second (0: xenalyze's
+	                                2.4 GHz) */
 	bool progress;               /* progress on stderr (the CLI sets it when it is a tty) */
 };
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmscope/xentrace.h"
 #include "vmscope/session.h"
 #include "core/merge.h"
 #include "core/progress.h"
@@ -48,6 +49,7 @@ static int add_source(struct vms_session *s, const char *path, const char *name,
 		return err->status ? err->status : VMS_ERR_FORMAT;
 	uint32_t i = s->nr_src;
 	s->src[i] = src;
+	vms_xentrace_set_cpu_hz(src, s->opts.cpu_hz); /* no-op for other formats */
 	s->names[i] = xstrdup(name);
 	s->forced_guest[i] = guest;
 	s->type_counts[i] = calloc(src->meta.nr_types ? src->meta.nr_types : 1, sizeof(uint64_t));
@@ -240,6 +242,9 @@ static struct vms_model *new_model(struct vms_session *s, struct vms_error *err)
 	for (uint32_t i = 0; i < s->opts.nr_maps; i++)
 		if (vms_model_user_map(m, s->opts.map_guest[i], s->opts.map_vcpu[i],
 				       s->opts.map_tid[i], err) < 0)
+			goto fail;
+	for (uint32_t i = 0; i < s->opts.nr_dom_maps; i++)
+		if (vms_model_user_domain(m, s->opts.dom_map_guest[i], s->opts.dom_map_id[i], err) < 0)
 			goto fail;
 	return m;
 fail:

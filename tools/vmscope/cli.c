@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "vmscope/writers.h"
+#include "vmscope/xentrace.h"
 #include "cmds.h"
 
 static int add_guest(struct cli *c, const char *arg)
@@ -39,12 +40,59 @@ static bool parse_int(const char *s, long long lo, long long hi, long long *out)
 	return true;
 }
 
-/* --map NAME:VCPU=TID[,VCPU=TID...] */
+/* --map NAME:dom=N: the Xen domain N of a xentrace host is the machine NAME */
+static int add_dom_map(struct cli *c, const char *arg, const char *colon)
+{
+	long long dom;
+	if (!parse_int(colon + 5, 0, 32766, &dom))
+		return -1;
+	uint32_t n = c->sopts.nr_dom_maps;
+	const char **g = realloc((void *)c->sopts.dom_map_guest, (n + 1) * sizeof *g);
+	if (!g)
+		return -1;
+	c->sopts.dom_map_guest = g;
+	uint32_t *d = realloc(c->sopts.dom_map_id, (n + 1) * sizeof *d);
+	if (!d)
+		return -1;
+	c->sopts.dom_map_id = d;
+	if (!(g[n] = strndup(arg, (size_t)(colon - arg))))
+		return -1;
+	d[n] = (uint32_t)dom;
+	c->sopts.nr_dom_maps = n + 1;
+	return 0;
+}
+
+/* --cpu-hz HZ, with an optional K, M or G suffix (2.4G) as xenalyze takes it */
+static bool parse_hz(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v <= 0)
+		return false;
+	double mul = 1;
+	if (*end == 'G' || *end == 'g')
+		mul = 1e9, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1e6, end++;
+	else if (*end == 'K' || *end == 'k')
+		mul = 1e3, end++;
+	if (*end == 'H' || *end == 'h')
+		end += (end[1] == 'z' || end[1] == 'Z') ? 2 : 1;
+	if (*end || v * mul < 1e3 || v * mul > 1e12)
+		return false;
+	*out = (uint64_t)(v * mul + 0.5);
+	return true;
+}
+
+/* --map NAME:VCPU=TID[,VCPU=TID...] or NAME:dom=N */
 static int add_map(struct cli *c, const char *arg)
 {
 	const char *colon = strrchr(arg, ':');
 	if (!colon || colon == arg || !colon[1])
 		return -1;
+	if (strncmp(colon + 1, "dom=", 4) == 0)
+		return add_dom_map(c, arg, colon);
 	bool name_used = false;
 	char *name = strndup(arg, (size_t)(colon - arg));
 	char *list = strdup(colon + 1);
@@ -95,7 +143,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	c->cmd = argv[0];
 	c->top = 10;
 	c->sopts.progress = isatty(STDERR_FILENO);
-	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST };
+	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_CPU_HZ };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
@@ -105,6 +153,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		{ "map", required_argument, NULL, O_MAP },
 		{ "top", required_argument, NULL, O_TOP },
 		{ "per-guest", no_argument, NULL, O_PER_GUEST },
+		{ "cpu-hz", required_argument, NULL, O_CPU_HZ },
 		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -154,7 +203,14 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 			if (!(allow & CLI_ROLES))
 				bad = "--map";
 			else if (add_map(c, optarg) < 0) {
-				fprintf(stderr, "vmscope %s: --map wants NAME:VCPU=TID[,VCPU=TID...], not '%s'\n",
+				fprintf(stderr, "vmscope %s: --map wants NAME:VCPU=TID[,VCPU=TID...] or NAME:dom=N, not '%s'\n",
+					c->cmd, optarg);
+				return 1002;
+			}
+			break;
+		case O_CPU_HZ:
+			if (!parse_hz(optarg, &c->sopts.cpu_hz)) {
+				fprintf(stderr, "vmscope %s: --cpu-hz wants a frequency such as 2400000000 or 2.4G, not '%s'\n",
 					c->cmd, optarg);
 				return 1002;
 			}
@@ -205,6 +261,10 @@ void cli_free(struct cli *c)
 	free((void *)c->sopts.map_guest);
 	free(c->sopts.map_vcpu);
 	free(c->sopts.map_tid);
+	for (uint32_t i = 0; i < c->sopts.nr_dom_maps; i++)
+		free((void *)c->sopts.dom_map_guest[i]);
+	free((void *)c->sopts.dom_map_guest);
+	free(c->sopts.dom_map_id);
 }
 
 int cli_fail(const struct cli *c, const struct vms_error *err)
@@ -226,6 +286,14 @@ struct vms_session *cli_session(struct cli *c, int *status)
 	if (!s) {
 		*status = cli_fail(c, &err);
 		return NULL;
+	}
+	/* xentrace counts cycles: say which frequency turns them into time */
+	for (uint32_t i = 0; i < vms_session_nr_sources(s); i++) {
+		const struct vms_xen_info *xi = vms_xentrace_info(vms_session_source(s, i));
+		if (xi && !xi->cpu_hz_given)
+			fprintf(stderr, "vmscope %s: warning: %s: cycles turned into time at %.6g GHz "
+				"(xenalyze's default); give the host's frequency with --cpu-hz\n",
+				c->cmd, vms_session_source(s, i)->path, (double)xi->cpu_hz / 1e9);
 	}
 	/* the model is built by the run (or the listing) that follows, in the fewest passes */
 	return s;
