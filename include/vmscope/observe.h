@@ -13,7 +13,7 @@
  * Order guarantees: observations are delivered synchronously while vms_analysis_event()
  * processes an event, all with the event's reference time t (non-decreasing across calls).
  * For one event, the order is: cpu_run (the CPU's occupant changed), then vcpu_mode / exit,
- * then guest_switch, then vcpu_state, then event (the raw event, last). At
+ * then guest_switch, then vcpu_state and vcpu_instead, then event (the raw event, last). At
  * vms_analysis_finish(t_end), every open exit is published as unfinished (exit_end with
  * VMS_EXIT_UNFINISHED), then `finish` is called with t_end, after which nothing is
  * published: consumers close their open intervals there. */
@@ -33,8 +33,11 @@ extern "C" {
 /* A vCPU's shown state changed at t (status = Trace Compass's numeric encoding). Published
  * only on a change of (status, state), so consecutive observations of one vCPU are the
  * boundaries of maximal intervals. */
+/* vidx, in every observation about a vCPU: its index among all guests' vCPUs, ordered by
+ * machine then vCPU number (the order of vms_analysis_vcpu()); consumers size per-vCPU
+ * arrays with vms_analysis_nr_vcpu_slots(). */
 struct vms_obs_vcpu_state {
-	uint32_t machine, vcpu;          /* the guest and its vCPU */
+	uint32_t machine, vcpu, vidx;    /* the guest and its vCPU */
 	uint64_t t;
 	uint32_t status, old_status;
 	enum vms_vcpu_state state, old_state;
@@ -49,7 +52,7 @@ struct vms_obs_vcpu_state {
 
 /* The guest thread current on a vCPU changed (guest sched_switch on guest CPU vcpu). */
 struct vms_obs_guest_switch {
-	uint32_t machine, vcpu;
+	uint32_t machine, vcpu, vidx;
 	uint64_t t;
 	int32_t prev_tid, next_tid;      /* 0 = the guest's idle task */
 	const char *prev_comm, *next_comm; /* valid during the call only */
@@ -58,7 +61,7 @@ struct vms_obs_guest_switch {
 
 /* A VM exit of a vCPU: begin at kvm_exit; end at the kvm_entry that closes it. */
 struct vms_obs_exit {
-	uint32_t machine, vcpu;          /* the guest and its vCPU */
+	uint32_t machine, vcpu, vidx;    /* the guest and its vCPU */
 	uint32_t host;                   /* the host machine */
 	int32_t host_tid;                /* the vCPU thread */
 	uint32_t host_cpu;               /* the physical CPU of the kvm_exit */
@@ -74,8 +77,9 @@ struct vms_obs_exit {
 	int32_t gtid;                    /* guest thread current on the vCPU, -1 unknown */
 };
 
-/* A host physical CPU's occupant changed: from now on `tid` runs on (host, cpu). Guest mode
- * on that CPU is published by vcpu_mode. tid 0 is the host's idle; -1 unknown. */
+/* A host physical CPU's occupant: from now on `tid` runs on (host, cpu). Published at every
+ * host sched_switch (even when tid does not change). Guest mode on that CPU is published by
+ * vcpu_mode. tid 0 is the host's idle; -1 unknown. */
 struct vms_obs_cpu_run {
 	uint32_t host, cpu;
 	uint64_t t;
@@ -83,12 +87,13 @@ struct vms_obs_cpu_run {
 	const char *comm;                /* valid during the call only; may be "" */
 	int32_t prev_tid;
 	uint64_t prev_state;             /* kernel bits of the thread that left; 0 = runnable */
-	int32_t guest, vcpu;             /* when tid is a vCPU thread: its guest and vCPU, else -1 */
+	int32_t guest, vcpu, vidx;       /* when tid is a vCPU thread: its guest, vCPU and vidx,
+	                                    else -1 */
 };
 
 /* A vCPU thread entered (kvm_entry) or left (kvm_exit) guest mode on a physical CPU. */
 struct vms_obs_vcpu_mode {
-	uint32_t machine, vcpu;
+	uint32_t machine, vcpu, vidx;
 	uint32_t host, host_cpu;
 	int32_t host_tid;
 	uint64_t t;
@@ -97,10 +102,22 @@ struct vms_obs_vcpu_mode {
 
 /* A vCPU thread was woken on the host (sched_wakeup of the thread of vCPU (machine, vcpu)). */
 struct vms_obs_vcpu_wakeup {
-	uint32_t machine, vcpu;
+	uint32_t machine, vcpu, vidx;
 	uint32_t host;
 	int32_t host_tid;
 	uint64_t t;
+};
+
+/* While a vCPU is preempted or halted (its thread off its physical CPU), the host thread
+ * that runs on the CPU it left changed (or became known): tid -1 when unknown. Published at
+ * the vcpu_state that makes the vCPU preempted/halted and at every later change of that
+ * CPU's occupant until the vCPU runs again. */
+struct vms_obs_vcpu_instead {
+	uint32_t machine, vcpu, vidx;
+	uint64_t t;
+	uint32_t host, host_cpu;
+	int32_t tid;
+	const char *comm;                /* valid during the call only; may be "" */
 };
 
 /* The subscriber. Any callback may be NULL. */
@@ -113,6 +130,7 @@ struct vms_observer {
 	void (*cpu_run)(void *ctx, const struct vms_obs_cpu_run *o);
 	void (*vcpu_mode)(void *ctx, const struct vms_obs_vcpu_mode *o);
 	void (*vcpu_wakeup)(void *ctx, const struct vms_obs_vcpu_wakeup *o);
+	void (*vcpu_instead)(void *ctx, const struct vms_obs_vcpu_instead *o);
 	/* every event of the merged stream, after the state machine processed it */
 	void (*event)(void *ctx, const struct vms_event *ev, uint64_t t);
 	/* the first event's time (before anything else is published) */
@@ -124,6 +142,8 @@ struct vms_observer {
 /* Subscribe before the first vms_analysis_event(); observers are called in the order they
  * were added, after the built-in consumers. Returns 0, or -1 when out of memory. */
 int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o);
+/* The number of vCPUs of all guests (the range of vidx). */
+uint32_t vms_analysis_nr_vcpu_slots(const struct vms_analysis *a);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,20 @@
-/* vmscope internal: the state shared by the analyses (include/vmscope/analysis.h is the
- * contract). Everything here is sized by the model (machines, vCPUs, CPUs, threads, exit
- * reasons), never by the number of events. */
+/* vmscope internal: the analysis stage (include/vmscope/analysis.h and observe.h are the
+ * contract).
+ *
+ * One publisher, many consumers. vcpu_state.c is the vCPU state machine: the only code that
+ * interprets host and guest scheduler and KVM events; it publishes observations
+ * (vmscope/observe.h) to every subscribed observer. The built-in analyses are consumers like
+ * any other, each in its own file with its own state, and none calls back into the state
+ * machine or into another consumer:
+ *   vcpu_time.c    time per shown state, vCPU intervals to the sinks
+ *   overlays.c     guest-thread overlays and totals (§4)
+ *   exits.c        VM exit tables (§5)
+ *   steal.c        who took the CPU, run-queue latency (§6)
+ *   containment.c  the containment check (§8)
+ * analysis.c owns the layout (which machine has which vCPUs), the observer list, the
+ * lifecycle, and assembles the results tables from the consumers at finish.
+ * Everything here is sized by the model (machines, vCPUs, CPUs, threads, exit reasons),
+ * never by the number of events. */
 #ifndef VMS_ANALYSIS_INTERNAL_H
 #define VMS_ANALYSIS_INTERNAL_H
 
@@ -9,120 +23,25 @@
 
 #include "model/keymap.h"
 #include "vmscope/analysis.h"
+#include "vmscope/observe.h"
 
 #define AN_MAX_CPUS 4096   /* physical CPUs of one host tracked; beyond is damage */
 
-/* One (isa, reason) row of an exit table */
-struct an_exit_row {
-	uint32_t isa, reason;
-	struct vms_dist *dist;
-};
-
-struct an_exit_table {
-	struct an_exit_row *row;
-	uint32_t n, cap;
-	uint32_t last;             /* index of the last hit: exits come in runs of one reason */
-};
-
-/* What runs on one physical CPU of a host (from its sched_switch events). */
-struct an_cpu {
-	int32_t tid;               /* -1 unknown */
-	char comm[24];
-	int32_t left_head;         /* first off-CPU vCPU (index in an->v) whose thread left this
-	                              CPU, -1 none: a list, so that a switch here updates them
-	                              without scanning every vCPU */
-};
-
-struct an_machine {
+/* Which machine has which vCPUs: read-only after vms_analysis_new, shared by all. */
+struct an_layout_machine {
 	bool host, guest;
-	uint32_t vcpu_base, nr_vcpus; /* its vCPUs in an->v[] (as a guest) */
-	struct an_cpu *cpu;        /* as a host: [nr_cpus] */
-	uint32_t nr_cpus;
-	struct an_exit_table exits; /* as a guest: all its vCPUs */
+	uint32_t vcpu_base, nr_vcpus; /* its vCPUs as a guest: vidx vcpu_base.. */
 };
-
-/* A piece of time during which nothing that the thread overlays, the guest-thread totals
- * and the steal accounting look at changes on one vCPU. */
-struct an_segment {
-	uint64_t start;
-	enum vms_vcpu_state state;
-	int32_t gtid;              /* guest thread current on the vCPU, -1 unknown */
-	int32_t gidx;              /* its index in an->gthreads, -1 none (no lookup per event) */
-	int32_t exit_reason;       /* VMM: the pending exit's reason, else -1 */
-	uint32_t isa;
-	int32_t host_tid;          /* who ran instead (see vms_thread_interval) */
-	char comm[24];             /* its comm (steal entries) */
-};
-
-struct an_vcpu {
+struct an_layout_vcpu {
 	uint32_t machine, vcpu;
-	int32_t host;              /* host machine, -1 when none */
+	int32_t host;              /* host machine, -1 none */
 	int32_t host_tid;          /* main host thread (from the model), -1 unknown */
-
-	/* §3 state */
-	uint32_t base;             /* VMS_VCPU_UNKNOWN / IDLE / RUNNING */
-	bool vmm, preempted, halted;
-	uint32_t status;           /* the current interval's value */
-	enum vms_vcpu_state state;
-	uint64_t iv_start;
-	uint64_t ns[VMS_STATE_COUNT];
-
-	/* §4 */
-	int32_t gtid;              /* guest thread current on this vCPU, -1 unknown */
-	int32_t gidx;              /* its index in an->gthreads, -1 none */
-	struct an_segment seg;
-
-	/* §5 */
-	bool exit_pending;
-	uint64_t exit_t;
-	uint32_t exit_isa, exit_reason;
-	bool have_exit;            /* exit_isa/exit_reason hold the last exit seen */
-	struct an_exit_table exits;
-	uint64_t exits_unpaired;
-
-	/* §6 */
-	bool left_valid;           /* on the left_cpu list of its host */
-	uint32_t left_cpu;         /* physical CPU the thread left when it was switched out */
-	int32_t left_prev, left_next; /* that list's links */
-	struct vms_steal_entry *steal;
-	uint32_t nr_steal, cap_steal;
-	bool wake_pending;
-	uint64_t wake_t;
-	struct vms_dist *runq;
-
-	/* §8 containment */
-	int8_t guest_mode;         /* 1 between kvm_entry and kvm_exit, 0 outside, -1 unknown */
-	uint64_t contained, contain_total;
 };
-
-/* Per guest thread totals (§4) */
-struct an_gthread {
-	struct vms_gthread_stats st;
-	uint32_t cap_reasons;
-	uint32_t last_reason;      /* index of the last reason row used */
-};
-
-struct vms_analysis {
+struct an_layout {
 	struct vms_model *model;
-	struct vms_sinks sinks;
-	struct an_machine *mach;
-	uint32_t nr_mach;
-	struct an_vcpu *v;
-	uint32_t nr_v;
-	struct vms_keymap gthread_idx; /* (machine, tid) -> index in gthreads */
-	/* host thread -> its vCPU (or none), a direct-mapped cache in front of the model's hash
-	 * map: a CPU runs the same few threads event after event, and the model does not change
-	 * during the pass */
-	struct { uint64_t key; struct an_vcpu *v; } thread_cache[256];
-	struct an_gthread *gthreads;
-	uint32_t nr_gthreads, cap_gthreads;
-	bool started, finished;
-	uint64_t t0, t_last;
-	/* results (after finish) */
-	struct vms_vcpu_stats *vstats;
-	struct vms_exit_stats **guest_exits; /* [nr_mach] */
-	uint32_t *nr_guest_exits;
-	struct vms_gthread_stats *gstats;
+	uint32_t nr_mach, nr_v;
+	struct an_layout_machine *mach;
+	struct an_layout_vcpu *v;
 };
 
 /* Copy a thread name into a 24-byte field (snprintf costs too much per event). */
@@ -135,44 +54,67 @@ static inline void an_copy_comm(char dst[24], const char *src)
 	dst[i] = '\0';
 }
 
-/* vcpu_state.c: recompute the vCPU's status at t (after its flags or base changed) */
-void an_vcpu_update(struct vms_analysis *a, struct an_vcpu *v, uint64_t t);
-void an_vcpu_close(struct vms_analysis *a, struct an_vcpu *v, uint64_t t_end);
+/* ---- the publisher: vcpu_state.c ---- */
+struct an_sm;
+struct an_sm *an_sm_new(const struct an_layout *L);
+void an_sm_free(struct an_sm *sm);
+/* the observers it publishes to (owned by analysis.c, may grow until the first event) */
+void an_sm_set_observers(struct an_sm *sm, const struct vms_observer *obs, const uint32_t *nr);
+void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t);
+void an_sm_start(struct an_sm *sm, uint64_t t0);
+void an_sm_finish(struct an_sm *sm, uint64_t t_end);
 /* "runnable" from a sched_switch prev_state */
 bool an_prev_state_runnable(uint64_t prev_state);
-/* the §3 transitions */
-void an_on_guest_switch(struct vms_analysis *a, uint32_t m, const struct vms_event *ev,
-			uint64_t t);
-void an_on_host_switch(struct vms_analysis *a, uint32_t h, const struct vms_event *ev,
-		       uint64_t t);
-void an_on_kvm(struct vms_analysis *a, uint32_t h, const struct vms_event *ev, uint64_t t);
-struct an_cpu *an_host_cpu(struct vms_analysis *a, uint32_t h, uint32_t cpu);
 
-/* overlays.c: segments, thread intervals, guest-thread totals */
-void an_segment_refresh(struct vms_analysis *a, struct an_vcpu *v, uint64_t t);
-void an_segment_close(struct vms_analysis *a, struct an_vcpu *v, uint64_t t);
-struct an_gthread *an_gthread_get(struct vms_analysis *a, uint32_t machine, int32_t tid);
-void an_gthread_exit(struct vms_analysis *a, struct an_vcpu *v);
-int an_gthreads_finish(struct vms_analysis *a);
-void an_gthreads_free(struct vms_analysis *a);
+/* ---- consumers: each new() fills *o with its callbacks ---- */
+struct an_vtime;     /* vcpu_time.c */
+struct an_vtime *an_vtime_new(const struct an_layout *L, const struct vms_sinks *sinks,
+			      struct vms_observer *o);
+const uint64_t *an_vtime_ns(const struct an_vtime *vt, uint32_t vidx); /* [VMS_STATE_COUNT] */
+void an_vtime_free(struct an_vtime *vt);
 
-/* exits.c */
-void an_exit_begin(struct vms_analysis *a, struct an_vcpu *v, const struct vms_event *ev,
-		   uint64_t t);
-void an_exit_end(struct vms_analysis *a, struct an_vcpu *v, uint64_t t);
-int an_exit_table_sorted(const struct an_exit_table *tb, struct vms_exit_stats **out,
-			 uint32_t *n);
-void an_exit_table_free(struct an_exit_table *tb);
+struct an_overlays;  /* overlays.c */
+struct an_overlays *an_overlays_new(const struct an_layout *L, const struct vms_sinks *sinks,
+				    struct vms_observer *o);
+/* after finish: guest threads ordered by machine then tid (valid until free) */
+int an_overlays_results(struct an_overlays *ov, const struct vms_gthread_stats **out,
+			uint32_t *n);
+void an_overlays_free(struct an_overlays *ov);
 
-/* steal.c */
-void an_steal_charge(struct vms_analysis *a, struct an_vcpu *v, int32_t host_tid,
-		     const char *comm, uint64_t ns);
-void an_runq_wakeup(struct an_vcpu *v, uint64_t t);
-void an_runq_switch_in(struct an_vcpu *v, uint64_t t);
-void an_steal_sort(struct an_vcpu *v);
+struct an_exits;     /* exits.c */
+struct an_exits *an_exits_new(const struct an_layout *L, struct vms_observer *o);
+/* after finish: sorted tables (caller frees the array, not the dists) */
+int an_exits_vcpu(const struct an_exits *ex, uint32_t vidx, struct vms_exit_stats **out,
+		  uint32_t *n);
+int an_exits_guest(const struct an_exits *ex, uint32_t machine, struct vms_exit_stats **out,
+		   uint32_t *n);
+uint64_t an_exits_unpaired(const struct an_exits *ex, uint32_t vidx);
+void an_exits_free(struct an_exits *ex);
 
-/* containment.c */
-void an_containment_event(struct an_vcpu *v);
-void an_containment_to_model(struct vms_analysis *a);
+struct an_steal;     /* steal.c */
+struct an_steal *an_steal_new(const struct an_layout *L, struct vms_observer *o);
+/* after finish: sorted by ns descending (valid until free) */
+const struct vms_steal_entry *an_steal_entries(const struct an_steal *st, uint32_t vidx,
+					       uint32_t *n);
+const struct vms_dist *an_steal_runq(const struct an_steal *st, uint32_t vidx);
+void an_steal_free(struct an_steal *st);
+
+struct an_contain;   /* containment.c */
+struct an_contain *an_contain_new(const struct an_layout *L, struct vms_observer *o);
+void an_contain_get(const struct an_contain *c, uint32_t vidx, uint64_t *in, uint64_t *total);
+/* the per-guest sums into the model's sync info */
+void an_contain_to_model(const struct an_contain *c);
+void an_contain_free(struct an_contain *c);
+
+/* exit tables shared by exits.c (per vCPU and per guest) */
+struct an_exit_row {
+	uint32_t isa, reason;
+	struct vms_dist *dist;
+};
+struct an_exit_table {
+	struct an_exit_row *row;
+	uint32_t n, cap;
+	uint32_t last;             /* index of the last hit: exits come in runs of one reason */
+};
 
 #endif

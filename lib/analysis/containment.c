@@ -1,33 +1,90 @@
-/* The containment check (docs/vm-analysis.md §8): with a correct clock transform, every
- * event a guest records on vCPU n happens while the host thread of vCPU n is in guest mode
- * (between its kvm_entry and its kvm_exit), in reference time. The share that does is the
- * sync's reality check. Events before the host thread's first kvm_entry/kvm_exit are not
- * counted: nothing is known of its mode then. */
+/* The containment check (docs/vm-analysis.md §8), a consumer of the state machine's
+ * observations: with a correct clock transform, every event a guest records on vCPU n
+ * happens while the host thread of vCPU n is in guest mode (between its kvm_entry and its
+ * kvm_exit), in reference time. The share that does is the sync's reality check. Events
+ * before the host thread's first kvm_entry/kvm_exit are not counted: nothing is known of its
+ * mode then. */
+#include <stdlib.h>
+
 #include "analysis_internal.h"
 
-void an_containment_event(struct an_vcpu *v)
+struct ct_vcpu {
+	int8_t guest_mode;         /* 1 between kvm_entry and kvm_exit, 0 outside, -1 unknown */
+	uint64_t contained, total;
+};
+
+struct an_contain {
+	const struct an_layout *L;
+	struct ct_vcpu *v;
+};
+
+static void on_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
 {
+	((struct an_contain *)ctx)->v[o->vidx].guest_mode = o->guest_mode ? 1 : 0;
+}
+
+static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
+{
+	(void)t;
+	struct an_contain *c = ctx;
+	if (ev->machine >= c->L->nr_mach)
+		return;
+	const struct an_layout_machine *lm = &c->L->mach[ev->machine];
+	if (!lm->guest || ev->cpu >= lm->nr_vcpus)
+		return;
+	struct ct_vcpu *v = &c->v[lm->vcpu_base + ev->cpu];
 	if (v->guest_mode < 0)
 		return;
-	v->contain_total++;
+	v->total++;
 	if (v->guest_mode == 1)
 		v->contained++;
 }
 
-void an_containment_to_model(struct vms_analysis *a)
+struct an_contain *an_contain_new(const struct an_layout *L, struct vms_observer *o)
 {
-	for (uint32_t m = 0; m < a->nr_mach; m++) {
-		struct vms_machine *mc = vms_model_machine(a->model, m);
-		const struct an_machine *am = &a->mach[m];
-		if (!mc || !am->guest)
+	struct an_contain *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->L = L;
+	c->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *c->v);
+	if (!c->v) {
+		free(c);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < L->nr_v; i++)
+		c->v[i].guest_mode = -1;
+	*o = (struct vms_observer){ .ctx = c, .vcpu_mode = on_mode, .event = on_event };
+	return c;
+}
+
+void an_contain_get(const struct an_contain *c, uint32_t vidx, uint64_t *in, uint64_t *total)
+{
+	*in = c->v[vidx].contained;
+	*total = c->v[vidx].total;
+}
+
+void an_contain_to_model(const struct an_contain *c)
+{
+	for (uint32_t m = 0; m < c->L->nr_mach; m++) {
+		struct vms_machine *mc = vms_model_machine(c->L->model, m);
+		const struct an_layout_machine *lm = &c->L->mach[m];
+		if (!mc || !lm->guest)
 			continue;
 		uint64_t in = 0, total = 0;
-		for (uint32_t i = 0; i < am->nr_vcpus; i++) {
-			in += a->v[am->vcpu_base + i].contained;
-			total += a->v[am->vcpu_base + i].contain_total;
+		for (uint32_t i = 0; i < lm->nr_vcpus; i++) {
+			in += c->v[lm->vcpu_base + i].contained;
+			total += c->v[lm->vcpu_base + i].total;
 		}
 		mc->sync.has_containment = total > 0;
 		mc->sync.contained = in;
 		mc->sync.contain_total = total;
 	}
+}
+
+void an_contain_free(struct an_contain *c)
+{
+	if (!c)
+		return;
+	free(c->v);
+	free(c);
 }

@@ -1,11 +1,18 @@
-/* VM exits (docs/vm-analysis.md §5): a kvm_exit is paired with the next kvm_entry of the
- * same host thread (= the same vCPU: the model maps each vCPU thread to one vCPU); the time
- * between them is the exit's cost. A kvm_exit followed by another kvm_exit (lost events),
- * or still open at the end, has no cost and is counted as unpaired. Costs are kept per vCPU
- * and per guest, per (isa, reason), each in a vms_dist. */
+/* VM exits (docs/vm-analysis.md §5), a consumer of the state machine's exit observations:
+ * a kvm_exit is paired with the next kvm_entry of the same host thread; the time between
+ * them is the exit's cost. An exit closed by a gap (another kvm_exit first: lost events) or
+ * still open at the end has no cost and is counted as unpaired. Costs are kept per vCPU and
+ * per guest, per (isa, reason), each in a vms_dist. */
 #include <stdlib.h>
 
 #include "analysis_internal.h"
+
+struct an_exits {
+	const struct an_layout *L;
+	struct an_exit_table *vcpu;   /* [nr_v] */
+	struct an_exit_table *guest;  /* [nr_mach] */
+	uint64_t *unpaired;           /* [nr_v] */
+};
 
 static struct an_exit_row *row(struct an_exit_table *tb, uint32_t isa, uint32_t reason)
 {
@@ -33,33 +40,39 @@ static struct an_exit_row *row(struct an_exit_table *tb, uint32_t isa, uint32_t 
 	return &tb->row[tb->n++];
 }
 
-void an_exit_begin(struct vms_analysis *a, struct an_vcpu *v, const struct vms_event *ev,
-		   uint64_t t)
+static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
-	if (v->exit_pending)
-		v->exits_unpaired++;
-	v->exit_pending = true;
-	v->exit_t = t;
-	v->exit_reason = (uint32_t)ev->f[0];
-	v->exit_isa = (uint32_t)ev->f[1];
-	v->have_exit = true;
-	an_gthread_exit(a, v);
-}
-
-void an_exit_end(struct vms_analysis *a, struct an_vcpu *v, uint64_t t)
-{
-	if (!v->exit_pending)
+	struct an_exits *ex = ctx;
+	if (o->how != VMS_EXIT_ENDED) {
+		ex->unpaired[o->vidx]++;
 		return;
-	v->exit_pending = false;
-	uint64_t d = t > v->exit_t ? t - v->exit_t : 0;
-	struct an_exit_row *r = row(&v->exits, v->exit_isa, v->exit_reason);
+	}
+	uint64_t d = o->t > o->begin ? o->t - o->begin : 0;
+	struct an_exit_row *r = row(&ex->vcpu[o->vidx], o->isa, o->reason);
 	if (r)
 		vms_dist_add(r->dist, d);
-	if (v->machine < a->nr_mach) {
-		r = row(&a->mach[v->machine].exits, v->exit_isa, v->exit_reason);
+	if (o->machine < ex->L->nr_mach) {
+		r = row(&ex->guest[o->machine], o->isa, o->reason);
 		if (r)
 			vms_dist_add(r->dist, d);
 	}
+}
+
+struct an_exits *an_exits_new(const struct an_layout *L, struct vms_observer *o)
+{
+	struct an_exits *ex = calloc(1, sizeof *ex);
+	if (!ex)
+		return NULL;
+	ex->L = L;
+	ex->vcpu = calloc(L->nr_v ? L->nr_v : 1, sizeof *ex->vcpu);
+	ex->guest = calloc(L->nr_mach ? L->nr_mach : 1, sizeof *ex->guest);
+	ex->unpaired = calloc(L->nr_v ? L->nr_v : 1, sizeof *ex->unpaired);
+	if (!ex->vcpu || !ex->guest || !ex->unpaired) {
+		an_exits_free(ex);
+		return NULL;
+	}
+	*o = (struct vms_observer){ .ctx = ex, .exit_end = on_exit_end };
+	return ex;
 }
 
 static int cmp_exit(const void *x, const void *y)
@@ -73,8 +86,7 @@ static int cmp_exit(const void *x, const void *y)
 	return a->reason < b->reason ? -1 : a->reason > b->reason;
 }
 
-int an_exit_table_sorted(const struct an_exit_table *tb, struct vms_exit_stats **out,
-			 uint32_t *n)
+static int table_sorted(const struct an_exit_table *tb, struct vms_exit_stats **out, uint32_t *n)
 {
 	*out = NULL;
 	*n = 0;
@@ -91,11 +103,40 @@ int an_exit_table_sorted(const struct an_exit_table *tb, struct vms_exit_stats *
 	return 0;
 }
 
-void an_exit_table_free(struct an_exit_table *tb)
+int an_exits_vcpu(const struct an_exits *ex, uint32_t vidx, struct vms_exit_stats **out,
+		  uint32_t *n)
+{
+	return table_sorted(&ex->vcpu[vidx], out, n);
+}
+
+int an_exits_guest(const struct an_exits *ex, uint32_t machine, struct vms_exit_stats **out,
+		   uint32_t *n)
+{
+	return table_sorted(&ex->guest[machine], out, n);
+}
+
+uint64_t an_exits_unpaired(const struct an_exits *ex, uint32_t vidx)
+{
+	return ex->unpaired[vidx];
+}
+
+static void table_free(struct an_exit_table *tb)
 {
 	for (uint32_t i = 0; i < tb->n; i++)
 		vms_dist_free(tb->row[i].dist);
 	free(tb->row);
-	tb->row = NULL;
-	tb->n = tb->cap = 0;
+}
+
+void an_exits_free(struct an_exits *ex)
+{
+	if (!ex)
+		return;
+	for (uint32_t i = 0; ex->vcpu && i < ex->L->nr_v; i++)
+		table_free(&ex->vcpu[i]);
+	for (uint32_t m = 0; ex->guest && m < ex->L->nr_mach; m++)
+		table_free(&ex->guest[m]);
+	free(ex->vcpu);
+	free(ex->guest);
+	free(ex->unpaired);
+	free(ex);
 }

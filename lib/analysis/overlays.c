@@ -1,48 +1,84 @@
 /* Guest threads (docs/vm-analysis.md §4): a guest thread that is running from the guest's
- * point of view is in fact stopped whenever its vCPU has the VMM or PREEMPTED flag.
+ * point of view is in fact stopped whenever its vCPU has the VMM or PREEMPTED flag. A
+ * consumer of the state machine's observations.
  *
  * Each vCPU's time is cut into segments over which nothing the overlays look at changes:
  * (guest thread current on the vCPU, shown state, exit reason when VMM, host thread that
  * ran instead). When a segment closes, its time goes to the guest thread's totals (running /
- * vmm / preempted / halted, and per exit reason), an overlay interval is streamed for the
- * stopped states, and preempted time is charged to the host thread that took the CPU
- * (steal.c). Overlays are only for real threads (tid > 0): the idle task being "halted" is
- * what idle means. */
-#include <stdio.h>
+ * vmm / preempted / halted, and per exit reason) and an overlay interval is streamed for the
+ * stopped states. Overlays are only for real threads (tid > 0): the idle task being
+ * "halted" is what idle means. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis_internal.h"
 
-struct an_gthread *an_gthread_get(struct vms_analysis *a, uint32_t machine, int32_t tid)
+/* Per guest thread totals */
+struct ov_gthread {
+	struct vms_gthread_stats st;
+	uint32_t cap_reasons;
+	uint32_t last_reason;      /* index of the last reason row used */
+};
+
+struct ov_segment {
+	uint64_t start;
+	enum vms_vcpu_state state;
+	int32_t gtid;
+	int32_t gidx;              /* its index in gthreads, -1 none (no lookup per event) */
+	int32_t exit_reason;       /* VMM: the pending exit's reason, else -1 */
+	uint32_t isa;
+	int32_t host_tid;          /* who ran instead (see vms_thread_interval) */
+};
+
+struct ov_vcpu {
+	/* what the observations said last */
+	enum vms_vcpu_state state;
+	int32_t gtid, gidx;
+	int32_t exit_reason;
+	uint32_t isa;
+	int32_t host_tid;          /* the vCPU's own thread */
+	int32_t instead_tid;       /* preempted/halted: who runs where it left */
+	struct ov_segment seg;
+};
+
+struct an_overlays {
+	const struct an_layout *L;
+	struct vms_sinks sinks;
+	struct ov_vcpu *v;
+	struct vms_keymap gthread_idx; /* (machine, tid) -> index in gthreads */
+	struct ov_gthread *gthreads;
+	uint32_t nr_gthreads, cap_gthreads;
+	struct vms_gthread_stats *gstats; /* results */
+};
+
+static struct ov_gthread *gthread_get(struct an_overlays *ov, uint32_t machine, int32_t tid)
 {
 	bool inserted;
-	uint64_t *idx = vms_keymap_put(&a->gthread_idx, vms_keymap_mt(machine, tid),
-				       a->nr_gthreads, &inserted);
+	uint64_t *idx = vms_keymap_put(&ov->gthread_idx, vms_keymap_mt(machine, tid),
+				       ov->nr_gthreads, &inserted);
 	if (!idx)
 		return NULL;
 	if (!inserted)
-		return *idx < a->nr_gthreads ? &a->gthreads[*idx] : NULL;
-	if (a->nr_gthreads == a->cap_gthreads) {
-		uint32_t ncap = a->cap_gthreads ? a->cap_gthreads * 2 : 64;
-		struct an_gthread *ng = realloc(a->gthreads, ncap * sizeof *ng);
+		return *idx < ov->nr_gthreads ? &ov->gthreads[*idx] : NULL;
+	if (ov->nr_gthreads == ov->cap_gthreads) {
+		uint32_t ncap = ov->cap_gthreads ? ov->cap_gthreads * 2 : 64;
+		struct ov_gthread *ng = realloc(ov->gthreads, ncap * sizeof *ng);
 		if (!ng) {
 			*idx = UINT32_MAX; /* never a valid index */
 			return NULL;
 		}
-		a->gthreads = ng;
-		a->cap_gthreads = ncap;
+		ov->gthreads = ng;
+		ov->cap_gthreads = ncap;
 	}
-	struct an_gthread *g = &a->gthreads[a->nr_gthreads++];
+	struct ov_gthread *g = &ov->gthreads[ov->nr_gthreads++];
 	memset(g, 0, sizeof *g);
 	g->st.machine = machine;
 	g->st.tid = tid;
 	return g;
 }
 
-static struct vms_gthread_reason *reason_row(struct an_gthread *g, uint32_t isa, uint32_t reason)
+static struct vms_gthread_reason *reason_row(struct ov_gthread *g, uint32_t isa, uint32_t reason)
 {
-	/* the exit counted at kvm_exit is the one whose time is added at the segment's close */
 	if (g->last_reason < g->st.nr_reasons && g->st.reasons[g->last_reason].isa == isa &&
 	    g->st.reasons[g->last_reason].reason == reason)
 		return &g->st.reasons[g->last_reason];
@@ -62,22 +98,8 @@ static struct vms_gthread_reason *reason_row(struct an_gthread *g, uint32_t isa,
 	}
 	uint32_t i = g->st.nr_reasons++;
 	g->last_reason = i;
-	g->st.reasons[i].isa = isa;
-	g->st.reasons[i].reason = reason;
-	g->st.reasons[i].ns = 0;
-	g->st.reasons[i].count = 0;
+	g->st.reasons[i] = (struct vms_gthread_reason){ .isa = isa, .reason = reason };
 	return &g->st.reasons[i];
-}
-
-/* A kvm_exit while guest thread gtid is current on v: one more exit of that reason. */
-void an_gthread_exit(struct vms_analysis *a, struct an_vcpu *v)
-{
-	if (v->gidx < 0 || (uint32_t)v->gidx >= a->nr_gthreads)
-		return;
-	struct an_gthread *g = &a->gthreads[v->gidx];
-	struct vms_gthread_reason *r = reason_row(g, v->exit_isa, v->exit_reason);
-	if (r)
-		r->count++;
 }
 
 static bool is_overlay(enum vms_vcpu_state s)
@@ -85,15 +107,15 @@ static bool is_overlay(enum vms_vcpu_state s)
 	return s == VMS_STATE_VMM || s == VMS_STATE_PREEMPTED || s == VMS_STATE_HALTED;
 }
 
-void an_segment_close(struct vms_analysis *a, struct an_vcpu *v, uint64_t t)
+static void segment_close(struct an_overlays *ov, uint32_t vidx, uint64_t t)
 {
-	struct an_segment *s = &v->seg;
+	struct ov_segment *s = &ov->v[vidx].seg;
 	if (t <= s->start)
 		return;
 	uint64_t d = t - s->start;
 	if (s->gtid > 0) {
-		struct an_gthread *g = s->gidx >= 0 && (uint32_t)s->gidx < a->nr_gthreads
-					       ? &a->gthreads[s->gidx] : NULL;
+		struct ov_gthread *g = s->gidx >= 0 && (uint32_t)s->gidx < ov->nr_gthreads
+					       ? &ov->gthreads[s->gidx] : NULL;
 		if (g) {
 			switch (s->state) {
 			case VMS_STATE_RUNNING: g->st.ns_running += d; break;
@@ -110,10 +132,10 @@ void an_segment_close(struct vms_analysis *a, struct an_vcpu *v, uint64_t t)
 			default: break;
 			}
 		}
-		if (is_overlay(s->state) && a->sinks.thread_interval) {
+		if (is_overlay(s->state) && ov->sinks.thread_interval) {
 			struct vms_thread_interval iv = {
-				.machine = v->machine, .tid = s->gtid, .vcpu = v->vcpu,
-				.start = s->start, .end = t,
+				.machine = ov->L->v[vidx].machine, .tid = s->gtid,
+				.vcpu = ov->L->v[vidx].vcpu, .start = s->start, .end = t,
 				.reason = s->state == VMS_STATE_VMM ? VMS_OVERLAY_VMM
 					  : s->state == VMS_STATE_PREEMPTED ? VMS_OVERLAY_PREEMPTED
 					  : VMS_OVERLAY_HALTED,
@@ -121,49 +143,133 @@ void an_segment_close(struct vms_analysis *a, struct an_vcpu *v, uint64_t t)
 				.isa = s->state == VMS_STATE_VMM ? s->isa : 0,
 				.host_tid = s->host_tid,
 			};
-			a->sinks.thread_interval(a->sinks.ctx, &iv);
+			ov->sinks.thread_interval(ov->sinks.ctx, &iv);
 		}
 	}
-	if (s->state == VMS_STATE_PREEMPTED && s->host_tid >= 0)
-		an_steal_charge(a, v, s->host_tid, s->comm, d);
 	s->start = t;
 }
 
-void an_segment_refresh(struct vms_analysis *a, struct an_vcpu *v, uint64_t t)
+/* After any observation about the vCPU: cut a segment when something it looks at changed. */
+static void refresh(struct an_overlays *ov, uint32_t vidx, uint64_t t)
 {
-	/* called on every vCPU event: compare first, build the new segment only on a change */
+	struct ov_vcpu *v = &ov->v[vidx];
 	enum vms_vcpu_state state = v->state;
 	int32_t exit_reason = -1, host_tid = -1;
 	uint32_t isa = 0;
-	const char *comm = "";
 	if (state == VMS_STATE_VMM) {
-		if (v->have_exit) {
-			exit_reason = (int32_t)(v->exit_reason & INT32_MAX);
-			isa = v->exit_isa;
-		}
+		exit_reason = v->exit_reason;
+		isa = v->isa;
 		host_tid = v->host_tid;
-	} else if ((state == VMS_STATE_PREEMPTED || state == VMS_STATE_HALTED) && v->left_valid &&
-		   v->host >= 0) {
-		struct an_cpu *c = an_host_cpu(a, (uint32_t)v->host, v->left_cpu);
-		if (c) {
-			host_tid = c->tid;
-			comm = c->comm;
-		}
+	} else if (state == VMS_STATE_PREEMPTED || state == VMS_STATE_HALTED) {
+		host_tid = v->instead_tid;
 	}
-	struct an_segment *s = &v->seg;
+	struct ov_segment *s = &v->seg;
 	if (state == s->state && v->gtid == s->gtid && exit_reason == s->exit_reason &&
 	    isa == s->isa && host_tid == s->host_tid)
 		return;
-	an_segment_close(a, v, t);
+	segment_close(ov, vidx, t);
 	if (t > s->start)
 		s->start = t;
-	s->state = state;
-	s->gtid = v->gtid;
-	s->gidx = v->gidx;
-	s->exit_reason = exit_reason;
-	s->isa = isa;
-	s->host_tid = host_tid;
-	an_copy_comm(s->comm, comm);
+	*s = (struct ov_segment){ .start = s->start, .state = state, .gtid = v->gtid,
+				  .gidx = v->gidx, .exit_reason = exit_reason, .isa = isa,
+				  .host_tid = host_tid };
+}
+
+static void on_start(void *ctx, uint64_t t0)
+{
+	struct an_overlays *ov = ctx;
+	for (uint32_t i = 0; i < ov->L->nr_v; i++)
+		ov->v[i].seg.start = t0;
+}
+
+static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+{
+	struct an_overlays *ov = ctx;
+	struct ov_vcpu *v = &ov->v[o->vidx];
+	v->state = o->state;
+	v->exit_reason = o->exit_reason;
+	v->isa = o->isa;
+	v->host_tid = o->host_tid;
+	if (o->state != VMS_STATE_PREEMPTED && o->state != VMS_STATE_HALTED)
+		v->instead_tid = -1;
+	refresh(ov, o->vidx, o->t);
+}
+
+static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+{
+	struct an_overlays *ov = ctx;
+	ov->v[o->vidx].instead_tid = o->tid;
+	refresh(ov, o->vidx, o->t);
+}
+
+static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
+{
+	struct an_overlays *ov = ctx;
+	struct ov_vcpu *v = &ov->v[o->vidx];
+	v->gtid = o->next_tid;
+	v->gidx = -1;
+	if (v->gtid > 0) {
+		struct ov_gthread *g = gthread_get(ov, o->machine, v->gtid);
+		if (g) {
+			v->gidx = (int32_t)(g - ov->gthreads);
+			if (o->next_comm && *o->next_comm)
+				an_copy_comm(g->st.comm, o->next_comm);
+		}
+	}
+	refresh(ov, o->vidx, o->t);
+}
+
+/* A kvm_exit while a guest thread is current on the vCPU: one more exit of that reason. */
+static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
+{
+	struct an_overlays *ov = ctx;
+	struct ov_vcpu *v = &ov->v[o->vidx];
+	/* a second exit with no entry between (lost events) changes the reason without a
+	 * change of state */
+	v->exit_reason = (int32_t)(o->reason & INT32_MAX);
+	v->isa = o->isa;
+	refresh(ov, o->vidx, o->t);
+	if (v->gidx < 0 || (uint32_t)v->gidx >= ov->nr_gthreads)
+		return;
+	struct vms_gthread_reason *r = reason_row(&ov->gthreads[v->gidx], o->isa, o->reason);
+	if (r)
+		r->count++;
+}
+
+static void on_finish(void *ctx, uint64_t t_end)
+{
+	struct an_overlays *ov = ctx;
+	for (uint32_t i = 0; i < ov->L->nr_v; i++)
+		segment_close(ov, i, t_end);
+}
+
+struct an_overlays *an_overlays_new(const struct an_layout *L, const struct vms_sinks *sinks,
+				    struct vms_observer *o)
+{
+	struct an_overlays *ov = calloc(1, sizeof *ov);
+	if (!ov)
+		return NULL;
+	ov->L = L;
+	if (sinks)
+		ov->sinks = *sinks;
+	vms_keymap_init(&ov->gthread_idx);
+	ov->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *ov->v);
+	if (!ov->v) {
+		an_overlays_free(ov);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < L->nr_v; i++) {
+		struct ov_vcpu *v = &ov->v[i];
+		v->gtid = v->gidx = -1;
+		v->exit_reason = v->host_tid = v->instead_tid = -1;
+		v->seg = (struct ov_segment){ .state = VMS_STATE_UNKNOWN, .gtid = -1, .gidx = -1,
+					      .exit_reason = -1, .host_tid = -1 };
+	}
+	*o = (struct vms_observer){
+		.ctx = ov, .start = on_start, .vcpu_state = on_state, .vcpu_instead = on_instead,
+		.guest_switch = on_guest_switch, .exit_begin = on_exit_begin, .finish = on_finish,
+	};
+	return ov;
 }
 
 static int cmp_reason(const void *x, const void *y)
@@ -184,26 +290,37 @@ static int cmp_gthread(const void *x, const void *y)
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-int an_gthreads_finish(struct vms_analysis *a)
+int an_overlays_results(struct an_overlays *ov, const struct vms_gthread_stats **out,
+			uint32_t *n)
 {
-	a->gstats = malloc((a->nr_gthreads ? a->nr_gthreads : 1) * sizeof *a->gstats);
-	if (!a->gstats)
-		return -1;
-	for (uint32_t i = 0; i < a->nr_gthreads; i++) {
-		struct vms_gthread_stats *g = &a->gthreads[i].st;
-		if (g->nr_reasons)
-			qsort(g->reasons, g->nr_reasons, sizeof *g->reasons, cmp_reason);
-		a->gstats[i] = *g; /* shares the reasons array, owned by gthreads[i] */
+	*out = NULL;
+	*n = 0;
+	if (!ov->gstats) {
+		ov->gstats = malloc((ov->nr_gthreads ? ov->nr_gthreads : 1) * sizeof *ov->gstats);
+		if (!ov->gstats)
+			return -1;
+		for (uint32_t i = 0; i < ov->nr_gthreads; i++) {
+			struct vms_gthread_stats *g = &ov->gthreads[i].st;
+			if (g->nr_reasons)
+				qsort(g->reasons, g->nr_reasons, sizeof *g->reasons, cmp_reason);
+			ov->gstats[i] = *g; /* shares the reasons array, owned by gthreads[i] */
+		}
+		qsort(ov->gstats, ov->nr_gthreads, sizeof *ov->gstats, cmp_gthread);
 	}
-	qsort(a->gstats, a->nr_gthreads, sizeof *a->gstats, cmp_gthread);
+	*out = ov->gstats;
+	*n = ov->nr_gthreads;
 	return 0;
 }
 
-void an_gthreads_free(struct vms_analysis *a)
+void an_overlays_free(struct an_overlays *ov)
 {
-	for (uint32_t i = 0; i < a->nr_gthreads; i++)
-		free(a->gthreads[i].st.reasons);
-	free(a->gthreads);
-	free(a->gstats);
-	vms_keymap_free(&a->gthread_idx);
+	if (!ov)
+		return;
+	for (uint32_t i = 0; i < ov->nr_gthreads; i++)
+		free(ov->gthreads[i].st.reasons);
+	free(ov->gthreads);
+	free(ov->gstats);
+	free(ov->v);
+	vms_keymap_free(&ov->gthread_idx);
+	free(ov);
 }

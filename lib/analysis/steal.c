@@ -1,7 +1,8 @@
-/* Who took the CPU (docs/vm-analysis.md §6). While a vCPU is preempted (its thread left
- * its physical CPU runnable), the host threads that ran on that CPU are charged with the
- * time (overlays.c cuts the time at every change of that thread and calls us). Halted time
- * is not charged: the guest had nothing to run, nobody stole anything.
+/* Who took the CPU (docs/vm-analysis.md §6), a consumer of the state machine's
+ * observations. While a vCPU is preempted (its thread left its physical CPU runnable), the
+ * host thread that runs on that CPU is charged with the time, cut at every change of that
+ * thread (vcpu_instead). Halted time is not charged: the guest had nothing to run, nobody
+ * stole anything.
  *
  * Run-queue latency: from the vCPU thread's sched_wakeup to its next sched_switch in. */
 #include <stdio.h>
@@ -10,11 +11,31 @@
 
 #include "analysis_internal.h"
 
-void an_steal_charge(struct vms_analysis *a, struct an_vcpu *v, int32_t host_tid,
-		     const char *comm, uint64_t ns)
+struct st_vcpu {
+	bool preempted;            /* shown state PREEMPTED */
+	int32_t tid;               /* who runs instead, -1 unknown */
+	char comm[24];
+	uint64_t since;
+	struct vms_steal_entry *steal;
+	uint32_t nr_steal, cap_steal;
+	bool wake_pending;
+	uint64_t wake_t;
+	struct vms_dist *runq;
+};
+
+struct an_steal {
+	const struct an_layout *L;
+	struct st_vcpu *v;
+};
+
+static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 {
+	struct st_vcpu *v = &st->v[vidx];
+	if (!v->preempted || v->tid < 0 || t <= v->since)
+		return;
+	uint64_t ns = t - v->since;
 	for (uint32_t i = 0; i < v->nr_steal; i++) {
-		if (v->steal[i].host_tid == host_tid) {
+		if (v->steal[i].host_tid == v->tid) {
 			v->steal[i].ns += ns;
 			return;
 		}
@@ -29,34 +50,62 @@ void an_steal_charge(struct vms_analysis *a, struct an_vcpu *v, int32_t host_tid
 	}
 	struct vms_steal_entry *e = &v->steal[v->nr_steal++];
 	memset(e, 0, sizeof *e);
-	e->host_tid = host_tid;
+	e->host_tid = v->tid;
 	e->host_pid = -1;
 	e->ns = ns;
+	int32_t host = st->L->v[vidx].host;
 	const struct vms_thread_info *ti =
-		v->host >= 0 ? vms_model_thread(a->model, (uint32_t)v->host, host_tid) : NULL;
+		host >= 0 ? vms_model_thread(st->L->model, (uint32_t)host, v->tid) : NULL;
 	if (ti && ti->pid > 0)
 		e->host_pid = ti->pid;
-	if (comm && *comm)
-		snprintf(e->comm, sizeof e->comm, "%s", comm);
+	if (v->comm[0])
+		snprintf(e->comm, sizeof e->comm, "%s", v->comm);
 	else if (ti)
 		snprintf(e->comm, sizeof e->comm, "%s", ti->comm);
 }
 
-void an_runq_wakeup(struct an_vcpu *v, uint64_t t)
+static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
+	struct an_steal *st = ctx;
+	struct st_vcpu *v = &st->v[o->vidx];
+	charge(st, o->vidx, o->t);
+	v->since = o->t;
+	v->preempted = o->state == VMS_STATE_PREEMPTED;
+	if (o->state != VMS_STATE_PREEMPTED && o->state != VMS_STATE_HALTED)
+		v->tid = -1;
+}
+
+static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+{
+	struct an_steal *st = ctx;
+	struct st_vcpu *v = &st->v[o->vidx];
+	if (o->tid == v->tid && strncmp(o->comm, v->comm, 23) == 0)
+		return;
+	charge(st, o->vidx, o->t);
+	v->since = o->t;
+	v->tid = o->tid;
+	an_copy_comm(v->comm, o->comm);
+}
+
+static void on_wakeup(void *ctx, const struct vms_obs_vcpu_wakeup *o)
+{
+	struct st_vcpu *v = &((struct an_steal *)ctx)->v[o->vidx];
 	if (v->wake_pending)
 		return; /* a second wakeup before running: the wait began at the first */
 	v->wake_pending = true;
-	v->wake_t = t;
+	v->wake_t = o->t;
 }
 
-void an_runq_switch_in(struct an_vcpu *v, uint64_t t)
+static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
 {
+	if (o->vidx < 0)
+		return;
+	struct st_vcpu *v = &((struct an_steal *)ctx)->v[o->vidx];
 	if (!v->wake_pending)
 		return;
 	v->wake_pending = false;
 	if (v->runq)
-		vms_dist_add(v->runq, t > v->wake_t ? t - v->wake_t : 0);
+		vms_dist_add(v->runq, o->t > v->wake_t ? o->t - v->wake_t : 0);
 }
 
 static int cmp_steal(const void *x, const void *y)
@@ -67,8 +116,61 @@ static int cmp_steal(const void *x, const void *y)
 	return a->host_tid < b->host_tid ? -1 : a->host_tid > b->host_tid;
 }
 
-void an_steal_sort(struct an_vcpu *v)
+static void on_finish(void *ctx, uint64_t t_end)
 {
-	if (v->nr_steal > 1)
-		qsort(v->steal, v->nr_steal, sizeof *v->steal, cmp_steal);
+	struct an_steal *st = ctx;
+	for (uint32_t i = 0; i < st->L->nr_v; i++) {
+		charge(st, i, t_end);
+		st->v[i].since = t_end;
+		if (st->v[i].nr_steal > 1)
+			qsort(st->v[i].steal, st->v[i].nr_steal, sizeof *st->v[i].steal, cmp_steal);
+	}
+}
+
+struct an_steal *an_steal_new(const struct an_layout *L, struct vms_observer *o)
+{
+	struct an_steal *st = calloc(1, sizeof *st);
+	if (!st)
+		return NULL;
+	st->L = L;
+	st->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *st->v);
+	if (!st->v) {
+		free(st);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < L->nr_v; i++) {
+		st->v[i].tid = -1;
+		if (!(st->v[i].runq = vms_dist_new())) {
+			an_steal_free(st);
+			return NULL;
+		}
+	}
+	*o = (struct vms_observer){ .ctx = st, .vcpu_state = on_state, .vcpu_instead = on_instead,
+				    .vcpu_wakeup = on_wakeup, .cpu_run = on_cpu_run,
+				    .finish = on_finish };
+	return st;
+}
+
+const struct vms_steal_entry *an_steal_entries(const struct an_steal *st, uint32_t vidx,
+					       uint32_t *n)
+{
+	*n = st->v[vidx].nr_steal;
+	return st->v[vidx].steal;
+}
+
+const struct vms_dist *an_steal_runq(const struct an_steal *st, uint32_t vidx)
+{
+	return st->v[vidx].runq;
+}
+
+void an_steal_free(struct an_steal *st)
+{
+	if (!st)
+		return;
+	for (uint32_t i = 0; i < st->L->nr_v; i++) {
+		free(st->v[i].steal);
+		vms_dist_free(st->v[i].runq);
+	}
+	free(st->v);
+	free(st);
 }

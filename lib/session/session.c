@@ -34,6 +34,8 @@ struct vms_session {
 	struct vms_analysis *an;
 	uint64_t **type_counts;  /* [source][type] */
 	uint64_t events, backwards, first, last;
+	struct vms_observer *obs;  /* vms_session_observe: subscribed to every analysis run */
+	uint32_t nr_obs;
 };
 
 static char *xstrdup(const char *s)
@@ -118,7 +120,18 @@ void vms_session_free(struct vms_session *s)
 	free(s->names);
 	free(s->forced_guest);
 	free(s->type_counts);
+	free(s->obs);
 	free(s);
+}
+
+int vms_session_observe(struct vms_session *s, const struct vms_observer *o)
+{
+	struct vms_observer *no = realloc(s->obs, (s->nr_obs + 1) * sizeof *no);
+	if (!no)
+		return -1;
+	s->obs = no;
+	s->obs[s->nr_obs++] = *o;
+	return 0;
 }
 
 uint32_t vms_session_nr_sources(const struct vms_session *s) { return s->nr_src; }
@@ -376,6 +389,11 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 	if (s->an)
 		vms_analysis_free(s->an);
 	s->an = vms_analysis_new(s->model, sinks);
+	for (uint32_t i = 0; s->an && i < s->nr_obs; i++)
+		if (vms_analysis_observe(s->an, &s->obs[i]) < 0) {
+			vms_analysis_free(s->an);
+			s->an = NULL;
+		}
 	if (!s->an) {
 		free(clocks);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
@@ -392,7 +410,8 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_event_fn on_event,
 		    void *on_event_ctx, struct vms_error *err)
 {
-	bool streaming = on_event || (sinks && (sinks->vcpu_interval || sinks->thread_interval));
+	bool streaming = on_event || s->nr_obs ||
+			 (sinks && (sinks->vcpu_interval || sinks->thread_interval));
 	struct vms_model *given = NULL;
 	if (!s->model_built && !streaming && any_linking_source(s)) {
 		/* the checked single pass needs a model from the metadata alone; when it cannot

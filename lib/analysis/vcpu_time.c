@@ -1,0 +1,90 @@
+/* Time per shown state of every vCPU, and the vCPU intervals streamed to the sinks: a
+ * consumer of the state machine's vcpu_state observations. Every vCPU's first interval
+ * starts at the first event (UNKNOWN until something is known); consecutive observations
+ * of one vCPU bound maximal intervals; zero-length intervals are not emitted. */
+#include <stdlib.h>
+
+#include "analysis_internal.h"
+
+struct vt_vcpu {
+	uint64_t iv_start;
+	uint32_t status;
+	enum vms_vcpu_state state;
+	uint64_t ns[VMS_STATE_COUNT];
+};
+
+struct an_vtime {
+	const struct an_layout *L;
+	struct vms_sinks sinks;
+	struct vt_vcpu *v;
+};
+
+static void emit(struct an_vtime *vt, uint32_t vidx, uint64_t end)
+{
+	struct vt_vcpu *v = &vt->v[vidx];
+	if (end <= v->iv_start)
+		return;
+	v->ns[v->state] += end - v->iv_start;
+	if (vt->sinks.vcpu_interval) {
+		struct vms_vcpu_interval iv = {
+			.machine = vt->L->v[vidx].machine, .vcpu = vt->L->v[vidx].vcpu,
+			.start = v->iv_start, .end = end, .status = v->status, .state = v->state,
+		};
+		vt->sinks.vcpu_interval(vt->sinks.ctx, &iv);
+	}
+	v->iv_start = end;
+}
+
+static void on_start(void *ctx, uint64_t t0)
+{
+	struct an_vtime *vt = ctx;
+	for (uint32_t i = 0; i < vt->L->nr_v; i++)
+		vt->v[i].iv_start = t0;
+}
+
+static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+{
+	struct an_vtime *vt = ctx;
+	emit(vt, o->vidx, o->t);
+	vt->v[o->vidx].status = o->status;
+	vt->v[o->vidx].state = o->state;
+}
+
+static void on_finish(void *ctx, uint64_t t_end)
+{
+	struct an_vtime *vt = ctx;
+	for (uint32_t i = 0; i < vt->L->nr_v; i++)
+		emit(vt, i, t_end);
+}
+
+struct an_vtime *an_vtime_new(const struct an_layout *L, const struct vms_sinks *sinks,
+			      struct vms_observer *o)
+{
+	struct an_vtime *vt = calloc(1, sizeof *vt);
+	if (!vt)
+		return NULL;
+	vt->L = L;
+	if (sinks)
+		vt->sinks = *sinks;
+	vt->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *vt->v);
+	if (!vt->v) {
+		free(vt);
+		return NULL;
+	}
+	*o = (struct vms_observer){ .ctx = vt, .start = on_start, .vcpu_state = on_state,
+				    .finish = on_finish };
+	return vt;
+}
+
+const uint64_t *an_vtime_ns(const struct an_vtime *vt, uint32_t vidx)
+{
+	return vt->v[vidx].ns;
+}
+
+void an_vtime_free(struct an_vtime *vt)
+{
+	if (!vt)
+		return;
+	free(vt->v);
+	free(vt);
+}
