@@ -64,6 +64,10 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks,
  * stream exactly once. The observer's struct is copied; its ctx must outlive the runs.
  * Returns 0, or -1 when out of memory. */
 int vms_session_observe(struct vms_session *s, const struct vms_observer *o);
+/* The Xen model's accounting (vmscope/xen_model.h) of source `source` in the last run, NULL
+ * when that source is no xentrace file. */
+struct vms_xen_model;
+const struct vms_xen_model *vms_session_xen_model(const struct vms_session *s, uint32_t source);
 /* The analysis of the last run (results valid until the session is freed). */
 struct vms_analysis *vms_session_analysis(struct vms_session *s);
 

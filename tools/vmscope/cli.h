@@ -57,6 +57,10 @@ struct vms_json;
 void cli_json_sync_members(struct vms_json *j, struct vms_model *m,
 			   const struct vms_sync_info *si);
 
+/* xen_report.c: the Xen model's tables of a xentrace source (nothing for other sources) */
+void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source);
+void cli_xen_json(struct vms_json *j, struct vms_session *s, uint32_t source);
+
 /* Human formatting */
 const char *cli_ns(uint64_t ns, char *buf, size_t len);   /* "1.23 ms" */
 const char *cli_machine_name(struct vms_model *m, uint32_t i);

@@ -241,6 +241,8 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 				fprintf(f, "  its host is not in the traces given\n");
 		}
 		text_sync(f, m, mc);
+		if (src)
+			cli_xen_text(f, s, (uint32_t)mc->source);
 		uint32_t nr_gx = 0, nv = 0;
 		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);
 		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++)
@@ -392,6 +394,7 @@ static void json_report(FILE *f, struct vms_session *s)
 			vms_json_uint(&j, "cpus", src->meta.nr_cpus);
 			vms_json_uint(&j, "lost_events", src->meta.lost_events);
 			vms_json_bool(&j, "ended_abruptly", src->meta.ended_abruptly);
+			cli_xen_json(&j, s, (uint32_t)mc->source);
 		}
 		if (mc->host >= 0) {
 			vms_json_string(&j, "host", cli_machine_name(m, (uint32_t)mc->host));
