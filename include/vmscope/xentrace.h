@@ -86,7 +86,7 @@ const char *vms_xen_class_name(uint32_t cls); /* "gen", "sched", ..., "unknown" 
 struct vms_xen_domain {
 	uint32_t id;
 	uint32_t nr_vcpus;        /* highest vCPU seen + 1 */
-	bool hvm;                 /* HVM records were seen while one of its vCPUs ran */
+	bool hvm;                 /* VMEXIT/VMENTRY records were seen while one of its vCPUs ran */
 };
 
 struct vms_xen_info {

@@ -60,6 +60,8 @@ void cli_json_sync_members(struct vms_json *j, struct vms_model *m,
 /* xen_report.c: the Xen model's tables of a xentrace source (nothing for other sources) */
 void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source);
 void cli_xen_json(struct vms_json *j, struct vms_session *s, uint32_t source);
+void cli_xen_info_text(FILE *f, const struct vms_source *src);
+void cli_xen_info_json(struct vms_json *j, const struct vms_source *src);
 
 /* Human formatting */
 const char *cli_ns(uint64_t ns, char *buf, size_t len);   /* "1.23 ms" */

@@ -10,7 +10,8 @@
 
 static const char usage[] =
 	"usage: vmscope exits [--csv | --json] [--per-guest] [-o FILE] [--host FILE]\n"
-	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
+	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...] [--map NAME:dom=N]\n"
+	"                     [--cpu-hz HZ] TRACE...\n"
 	"\n"
 	"VM exits per guest, vCPU and reason: count, total, min, max, mean and percentiles of the\n"
 	"time from kvm_exit to the next kvm_entry of the same host thread (ns). isa is 1 for VMX\n"

@@ -9,11 +9,13 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope info [--json] [-o FILE] [--host FILE] [--guest NAME=FILE] TRACE...\n"
+	"usage: vmscope info [--json] [-o FILE] [--host FILE] [--guest NAME=FILE] [--cpu-hz HZ] TRACE...\n"
 	"\n"
 	"For each trace: its format, the role vmscope found for its machine (from the data, not\n"
 	"the file name), clock, CPUs, events per type, lost events, and the trace.dat options\n"
-	"that link host and guests (TRACEID, GUEST, TIME_SHIFT, TSC2NSEC, OFFSET, DATE).\n";
+	"that link host and guests (TRACEID, GUEST, TIME_SHIFT, TSC2NSEC, OFFSET, DATE).\n"
+	"A xentrace file: its physical CPUs, domains and vCPUs, record classes, lost records,\n"
+	"and the CPU frequency that turns its cycles into time (--cpu-hz, e.g. 2.4G).\n";
 
 struct per_source {
 	uint64_t events, first, last;
@@ -105,6 +107,7 @@ static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct
 	if (m->ended_abruptly)
 		fprintf(f, "  ended        abruptly (the traced program did not close the trace: killed or "
 			   "crashed); what was flushed before is all here\n");
+	cli_xen_info_text(f, src);
 	fprintf(f, "  event types  (with events)\n");
 	for (uint32_t t = 0; t < m->nr_types; t++) {
 		uint64_t n = vms_session_type_count(s, i, t);
@@ -196,6 +199,7 @@ static void json_source(struct vms_json *j, struct vms_session *s, uint32_t i,
 	vms_json_uint(j, "lost_events", m->lost_events);
 	vms_json_bool(j, "lost_events_unknown", m->lost_events_unknown);
 	vms_json_bool(j, "ended_abruptly", m->ended_abruptly);
+	cli_xen_info_json(j, src);
 	vms_json_begin_object(j, "event_counts");
 	for (uint32_t t = 0; t < m->nr_types; t++) {
 		uint64_t n = vms_session_type_count(s, i, t);

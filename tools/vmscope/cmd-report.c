@@ -9,7 +9,7 @@
 
 static const char usage[] =
 	"usage: vmscope report [--json] [--top N] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
-	"                      [--map NAME:VCPU=TID,...] TRACE...\n"
+	"                      [--map NAME:VCPU=TID,...] [--map NAME:dom=N] [--cpu-hz HZ] TRACE...\n"
 	"\n"
 	"Per guest and vCPU: the share of time running, idle, in the hypervisor (VMM), preempted\n"
 	"by the host and halted; the top VM exit reasons with their cost (p50, p99); which host\n"
@@ -20,7 +20,9 @@ static const char usage[] =
 	"  --top N     rows per table (default 10)\n"
 	"  --host FILE        this trace is the host (the reference timebase)\n"
 	"  --guest NAME=FILE  this trace is a guest named NAME\n"
-	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID\n";
+	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID\n"
+	"  --map NAME:dom=N   Xen: domain N of the xentrace host is machine NAME\n"
+	"  --cpu-hz HZ        xentrace: the CPU frequency of its cycles (2.4G; default 2.4 GHz)\n";
 
 static const enum vms_vcpu_state shown[] = {
 	VMS_STATE_RUNNING, VMS_STATE_IDLE, VMS_STATE_VMM, VMS_STATE_PREEMPTED, VMS_STATE_HALTED,

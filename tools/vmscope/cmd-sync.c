@@ -9,6 +9,7 @@
 
 static const char usage[] =
 	"usage: vmscope sync [--json] [--host FILE] [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                    [--map NAME:dom=N] [--cpu-hz HZ]\n"
 	"                    TRACE...\n"
 	"\n"
 	"For every machine: the transform t_reference = slope * t_machine + offset_ns, the method\n"

@@ -9,7 +9,7 @@
 
 static const char usage[] =
 	"usage: vmscope threads [--csv | --json] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
-	"                       [--map NAME:VCPU=TID,...] TRACE...\n"
+	"                       [--map NAME:VCPU=TID,...] [--map NAME:dom=N] [--cpu-hz HZ] TRACE...\n"
 	"\n"
 	"One row per interval in which a guest thread, running as far as its guest knew, was\n"
 	"stopped: reason vmm (exit_reason names the VM exit), preempted (the host ran host_tid\n"

@@ -8,7 +8,7 @@
 
 static const char usage[] =
 	"usage: vmscope vcpus [--csv | --json] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
-	"                     [--map NAME:VCPU=TID,...] TRACE...\n"
+	"                     [--map NAME:VCPU=TID,...] [--map NAME:dom=N] [--cpu-hz HZ] TRACE...\n"
 	"\n"
 	"One row per maximal interval of constant vCPU state, for every vCPU of every guest\n"
 	"(traced or not). start/end are integer ns in the reference (first host) timebase, end\n"

@@ -139,3 +139,77 @@ void cli_xen_json(struct vms_json *j, struct vms_session *s, uint32_t source)
 	vms_json_end_array(j);
 	vms_json_end_object(j);
 }
+
+/* ---- info: what the reader found in a xentrace file ---- */
+
+static const char *domain_kind(const struct vms_xen_domain *d)
+{
+	if (d->id == VMS_XEN_IDLE_DOMAIN)
+		return "idle";
+	return d->hvm ? "HVM" : "no VM exits (PV, or HVM without exits traced)";
+}
+
+void cli_xen_info_text(FILE *f, const struct vms_source *src)
+{
+	const struct vms_xen_info *xi = vms_xentrace_info(src);
+	if (!xi)
+		return;
+	fprintf(f, "  cpu hz       %" PRIu64 " (%s)\n", xi->cpu_hz,
+		xi->cpu_hz_given ? "--cpu-hz" : "not in the file: xenalyze's default, give --cpu-hz");
+	fprintf(f, "  pcpus        %u:", xi->nr_pcpus);
+	for (uint32_t i = 0; i < xi->nr_pcpus; i++)
+		fprintf(f, " %u", xi->pcpu[i]);
+	fputc('\n', f);
+	fprintf(f, "  domains      %u\n", xi->nr_domains);
+	for (uint32_t i = 0; i < xi->nr_domains; i++)
+		fprintf(f, "    d%-5u %u vCPUs, %s\n", xi->domains[i].id, xi->domains[i].nr_vcpus,
+			domain_kind(&xi->domains[i]));
+	fprintf(f, "  records      %" PRIu64 " in %" PRIu64 " per-CPU blocks, %" PRIu64
+		" without a TSC of their own\n", xi->records, xi->blocks, xi->notsc_records);
+	fprintf(f, "  classes     ");
+	for (uint32_t c = 0; c < VMS_XEN_NR_CLASSES; c++)
+		if (xi->class_records[c])
+			fprintf(f, " %s %" PRIu64, vms_xen_class_name(c), xi->class_records[c]);
+	fputc('\n', f);
+	fprintf(f, "  lost records %" PRIu64 " in %" PRIu64 " markers; %" PRIu64 " buffer wraps\n",
+		xi->lost_records, xi->lost_markers, xi->wraps);
+	if (xi->truncated)
+		fprintf(f, "  truncated    at byte offset %" PRIu64 " (the last block is incomplete)\n",
+			xi->truncated_at);
+}
+
+void cli_xen_info_json(struct vms_json *j, const struct vms_source *src)
+{
+	const struct vms_xen_info *xi = vms_xentrace_info(src);
+	if (!xi)
+		return;
+	vms_json_begin_object(j, "xen");
+	vms_json_uint(j, "cpu_hz", xi->cpu_hz);
+	vms_json_bool(j, "cpu_hz_given", xi->cpu_hz_given);
+	vms_json_begin_array(j, "pcpus");
+	for (uint32_t i = 0; i < xi->nr_pcpus; i++)
+		vms_json_uint(j, NULL, xi->pcpu[i]);
+	vms_json_end_array(j);
+	vms_json_begin_array(j, "domains");
+	for (uint32_t i = 0; i < xi->nr_domains; i++) {
+		vms_json_begin_object(j, NULL);
+		vms_json_uint(j, "id", xi->domains[i].id);
+		vms_json_uint(j, "vcpus", xi->domains[i].nr_vcpus);
+		vms_json_bool(j, "hvm", xi->domains[i].hvm);
+		vms_json_bool(j, "idle", xi->domains[i].id == VMS_XEN_IDLE_DOMAIN);
+		vms_json_end_object(j);
+	}
+	vms_json_end_array(j);
+	vms_json_uint(j, "records", xi->records);
+	vms_json_uint(j, "blocks", xi->blocks);
+	vms_json_uint(j, "records_without_tsc", xi->notsc_records);
+	vms_json_begin_object(j, "classes");
+	for (uint32_t c = 0; c < VMS_XEN_NR_CLASSES; c++)
+		vms_json_uint(j, vms_xen_class_name(c), xi->class_records[c]);
+	vms_json_end_object(j);
+	vms_json_uint(j, "lost_markers", xi->lost_markers);
+	vms_json_uint(j, "lost_records", xi->lost_records);
+	vms_json_uint(j, "wraps", xi->wraps);
+	vms_json_bool(j, "truncated", xi->truncated);
+	vms_json_end_object(j);
+}

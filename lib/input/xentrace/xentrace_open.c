@@ -197,7 +197,9 @@ static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct 
 				in->isa = isa;
 		}
 	}
-	if ((ev >> 16) == 0x008 && s->cur[cpu] >= 0) {
+	/* a domain is HVM when it exits to Xen (other HVM records, such as emulated timers, are
+	 * also written while dom0 runs) */
+	if ((xt_is_vmexit(ev) || ev == VMS_XEN_TRC_VMENTRY) && s->cur[cpu] >= 0) {
 		struct vms_xen_domain *d = domain(s, (uint32_t)s->cur[cpu] >> 16);
 		if (d)
 			d->hvm = true;
