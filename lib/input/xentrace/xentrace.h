@@ -81,11 +81,7 @@ struct xt_stream {
 	bool lost_pending;       /* a lost-records marker was read: flag the next event */
 	bool in_block;
 	char name[2][24];        /* s[0], s[1] of the last event */
-	/* for dump */
-	uint32_t last_event;
-	uint32_t last_extra;
-	uint32_t last_words[7];
-	uint64_t last_off;
+	uint64_t last_off;       /* the last record (for dump's format_event) */
 };
 
 struct xt_reader {

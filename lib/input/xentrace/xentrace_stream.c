@@ -17,12 +17,31 @@
 
 void vms_xt_free(struct xt_reader *r);
 
+static char *put_uint(char *p, uint32_t v)
+{
+	char tmp[10];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < 10);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* "d<dom>v<vcpu>", or "idle" (snprintf costs too much per switch) */
 static void name_of(char buf[24], int32_t tid, uint32_t dv)
 {
-	if (tid == 0)
-		snprintf(buf, 24, "idle");
-	else
-		snprintf(buf, 24, "d%uv%u", dv >> 16, dv & 0xffff);
+	if (tid == 0) {
+		memcpy(buf, "idle", 5);
+		return;
+	}
+	char *p = buf;
+	*p++ = 'd';
+	p = put_uint(p, dv >> 16);
+	*p++ = 'v';
+	p = put_uint(p, dv & 0xffff);
+	*p = '\0';
 }
 
 /* The next block of the stream's CPU, 0 when none is left. */
@@ -141,22 +160,21 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			s->last_tsc = xt_rd64(p + 4);
 		else if (!s->last_tsc)
 			s->last_tsc = s->first_tsc;
-		memset(ev, 0, sizeof *ev);
 		ev->ts = s->last_tsc;
+		ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
+		ev->s[0] = ev->s[1] = NULL;
 		ev->cpu = s->cpu;
 		ev->stream = stream;
+		ev->machine = 0;
 		ev->tid = s->cur;
 		ev->type = xt_type(rec.event);
 		ev->kind = VMS_K_OTHER;
+		ev->flags = 0;
 		if (s->lost_pending) {
-			ev->flags |= VMS_EVF_LOST_BEFORE;
+			ev->flags = VMS_EVF_LOST_BEFORE;
 			s->lost_pending = false;
 		}
-		s->last_event = rec.event;
-		s->last_extra = rec.extra;
 		s->last_off = off;
-		for (uint32_t i = 0; i < rec.extra; i++)
-			s->last_words[i] = xt_rd32(rec.data + 4 * i);
 		switch (ev->type) {
 		case VMS_XEN_T_RUNSTATE_CHANGE:
 		case VMS_XEN_T_RUNSTATE_CONTINUE:
@@ -217,19 +235,25 @@ static int xt_format_event(struct vms_source *src, uint32_t stream, char *buf, s
 	if (stream >= r->nr_st || !len)
 		return -1;
 	const struct xt_stream *s = &r->st[stream];
-	uint32_t ev = s->last_event;
+	if (s->last_off + 4 > r->valid_end) {
+		buf[0] = '\0';
+		return -1;
+	}
+	/* the last record, decoded again (it was checked at open) */
+	struct xt_rec rec;
+	xt_decode(r->map + s->last_off, &rec);
+	uint32_t ev = rec.event, w0 = rec.extra ? xt_rd32(rec.data) : 0;
 	int n;
-	if (xt_is_runstate_change(ev) && s->last_extra >= 1)
-		n = snprintf(buf, len, "runstate_change d%uv%u %s->%s", s->last_words[0] >> 16,
-			     s->last_words[0] & 0xffff, vms_xen_runstate_name((ev >> 8) & 0xf),
+	if (xt_is_runstate_change(ev) && rec.extra >= 1)
+		n = snprintf(buf, len, "runstate_change d%uv%u %s->%s", w0 >> 16, w0 & 0xffff,
+			     vms_xen_runstate_name((ev >> 8) & 0xf),
 			     vms_xen_runstate_name((ev >> 4) & 0xf));
-	else if (ev == VMS_XEN_TRC_RUNSTATE_CONTINUE && s->last_extra >= 1)
-		n = snprintf(buf, len, "runstate_continue d%uv%u", s->last_words[0] >> 16,
-			     s->last_words[0] & 0xffff);
+	else if (ev == VMS_XEN_TRC_RUNSTATE_CONTINUE && rec.extra >= 1)
+		n = snprintf(buf, len, "runstate_continue d%uv%u", w0 >> 16, w0 & 0xffff);
 	else
 		n = snprintf(buf, len, "event=0x%07x", ev);
-	for (uint32_t i = 0; i < s->last_extra && n >= 0 && (size_t)n < len; i++)
-		n += snprintf(buf + n, len - (size_t)n, " 0x%x", s->last_words[i]);
+	for (uint32_t i = 0; i < rec.extra && n >= 0 && (size_t)n < len; i++)
+		n += snprintf(buf + n, len - (size_t)n, " 0x%x", xt_rd32(rec.data + 4 * i));
 	return 0;
 }
 
