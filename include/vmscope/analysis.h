@@ -79,14 +79,25 @@ uint64_t vms_dist_sum(const struct vms_dist *d);
 uint64_t vms_dist_min(const struct vms_dist *d);
 uint64_t vms_dist_max(const struct vms_dist *d);
 uint64_t vms_dist_percentile(const struct vms_dist *d, double p); /* p in [0,100] */
+/* Are the percentiles exact (every sample kept), or from the histogram (approximate)? */
+bool vms_dist_exact(const struct vms_dist *d);
 
 /* Exit names: VMX (isa 1) and SVM (isa 2) tables; NULL when the code is unknown. */
 const char *vms_exit_reason_name(uint32_t isa, uint32_t reason);
 
+/* Halt exits (VMX HLT 12, SVM HLT 0x78): the guest asked to sleep. Time in them is halted,
+ * not hypervisor time, though the numeric status keeps Trace Compass's VMM flag. */
+bool vms_exit_is_halt(uint32_t isa, uint32_t reason);
+
 struct vms_exit_stats {
 	uint32_t isa, reason;
-	const struct vms_dist *dist;  /* cost of each exit (kvm_exit -> next kvm_entry); count =
-	                                 vms_dist_count, total = vms_dist_sum */
+	const struct vms_dist *dist;  /* cost of each finished exit (kvm_exit -> its kvm_entry):
+	                                 vms_dist_count of them, total vms_dist_sum */
+	uint64_t unfinished;          /* kvm_exits with no known end (the trace ended, or lost
+	                                 events: an exit followed by another exit, a wake-up
+	                                 outside any halt, the thread on another CPU with no
+	                                 switch): counted, not in the costs */
+	uint64_t count;               /* every kvm_exit: vms_dist_count + unfinished */
 };
 
 struct vms_steal_entry {
@@ -99,10 +110,20 @@ struct vms_vcpu_stats {
 	uint32_t machine, vcpu;
 	int32_t host_tid;
 	uint64_t first, last;               /* span analysed (reference ns) */
-	uint64_t ns[VMS_STATE_COUNT];       /* time per shown state */
+	uint64_t ns[VMS_STATE_COUNT];       /* time per shown state; UNKNOWN is time outside
+	                                       the traces' coverage or before anything was known */
+	uint64_t halt_poll_ns;              /* of ns[HALTED]: halt-polling, the vCPU thread
+	                                       spinning on its host CPU (a CPU burnt for the
+	                                       guest), from kvm_vcpu_wakeup with waited = 0 */
+	uint64_t hypervisor_ns;             /* time handling exits: ns[VMM] (halted and
+	                                       preempted time are not the hypervisor's) */
+	bool preempt_visible;               /* its host recorded sched_switch: preemption can be
+	                                       seen (else preempted/halted-blocked are unknown) */
+	bool host_visible;                  /* a host trace covers this vCPU (else VMM and
+	                                       preemption are unknown, not zero) */
 	uint32_t nr_exits;
 	struct vms_exit_stats *exits;       /* per (isa, reason), sorted by total time, descending */
-	uint64_t exits_unpaired;            /* kvm_exit with no kvm_entry after it (trace end) */
+	uint64_t exits_unpaired;            /* unfinished exits (see vms_exit_stats.unfinished) */
 	uint32_t nr_steal;
 	struct vms_steal_entry *steal;      /* sorted by ns, descending; only PREEMPTED time
 	                                       (runnable vCPU thread), not HALTED time */
@@ -129,6 +150,13 @@ void vms_analysis_free(struct vms_analysis *a);
  * (ev->ts is not used). ev->machine must be the machine (= source) index. The first event's t
  * starts every vCPU's first interval (UNKNOWN until something is known). */
 void vms_analysis_event(struct vms_analysis *a, const struct vms_event *ev, uint64_t t);
+/* Coverage (the session calls these as the merge finds them): stream `stream` of machine
+ * `machine` delivered its last event at t; machine_end: every stream of the machine has.
+ * After it, nothing that stream (machine) told is known: a guest vCPU's base state and its
+ * current thread become unknown, a host's view of its vCPU threads (VMM, preempted) too. */
+void vms_analysis_stream_end(struct vms_analysis *a, uint32_t machine, uint32_t stream,
+			     uint64_t t);
+void vms_analysis_machine_end(struct vms_analysis *a, uint32_t machine, uint64_t t);
 /* Close every open interval at t_end and compute the tables. */
 void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end);
 

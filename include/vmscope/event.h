@@ -39,6 +39,9 @@ enum vms_kind {
 	VMS_K_XEN_VMEXIT,       /* f0 exit reason, f1 guest rip; tid = domain << 16 | vcpu */
 	VMS_K_XEN_VMENTRY,      /* tid = domain << 16 | vcpu */
 	VMS_K_TRACEPOINT,       /* a user-space trace point (tracer library, simpletrace) */
+	VMS_K_KVM_VCPU_WAKEUP,  /* f0 ns (time halted or polled), f1 waited (1: the thread
+	                           blocked; 0: halt-polling found work), f2 valid: emitted by the
+	                           vCPU thread when a HLT exit's halt ends */
 	VMS_K_COUNT
 };
 

@@ -11,7 +11,11 @@
  * observation, never by reaching into another consumer.
  *
  * Order guarantees: observations are delivered synchronously while vms_analysis_event()
- * processes an event, all with the event's reference time t (non-decreasing across calls).
+ * processes an event, with the event's reference time t (non-decreasing across calls), with
+ * one exception: a HLT exit is only understood when its halt ends (kvm_vcpu_wakeup says how
+ * long the vCPU halted or polled; a sched_switch says it blocked; the kvm_entry says nothing
+ * more was recorded), so the vcpu_state observations of a vCPU inside a HLT exit are
+ * published then, with their own earlier t. Per vCPU, t never decreases.
  * For one event, the order is: cpu_run (the CPU's occupant changed), then vcpu_mode / exit,
  * then guest_switch, then vcpu_state and vcpu_instead, then event (the raw event, last). At
  * vms_analysis_finish(t_end), every open exit is published as unfinished (exit_end with
@@ -48,9 +52,12 @@ struct vms_obs_vcpu_state {
 	                                    otherwise the one it runs on; -1 unknown */
 	int32_t exit_reason;             /* VMM: the pending exit's reason, else -1 */
 	uint32_t isa;                    /* VMM: 1 VMX, 2 SVM, else 0 */
+	bool halt_polling;               /* HALTED: the thread polls on its CPU (a CPU burnt) */
 };
 
-/* The guest thread current on a vCPU changed (guest sched_switch on guest CPU vcpu). */
+/* The guest thread current on a vCPU changed (guest sched_switch on guest CPU vcpu). When
+ * the guest's coverage of that vCPU ends (its trace stream ended), next_tid is -1: nothing is
+ * known of its threads from then on. */
 struct vms_obs_guest_switch {
 	uint32_t machine, vcpu, vidx;
 	uint64_t t;

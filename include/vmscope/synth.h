@@ -49,7 +49,7 @@ enum vms_synth_state {
 	VMS_SYNTH_RUNNING,
 	VMS_SYNTH_VMM,
 	VMS_SYNTH_PREEMPTED, /* off CPU after prev_state R (steal) */
-	VMS_SYNTH_HALTED,    /* off CPU after prev_state S (the guest had nothing to do) */
+	VMS_SYNTH_HALTED,    /* in a HLT exit's halt: polling, or off CPU after prev_state S */
 	VMS_SYNTH_NSTATES
 };
 
@@ -58,6 +58,7 @@ enum vms_synth_event {
 	VMS_SYNTH_EV_SCHED_WAKEUP,
 	VMS_SYNTH_EV_KVM_ENTRY,
 	VMS_SYNTH_EV_KVM_EXIT,
+	VMS_SYNTH_EV_KVM_VCPU_WAKEUP,   /* a halt ends: ns halted or polled, waited */
 	VMS_SYNTH_NEVENTS
 };
 
@@ -94,6 +95,9 @@ struct vms_synth_vcpu_truth {
 	int32_t host_tid;
 	uint32_t host_cpu;
 	uint64_t ns[VMS_SYNTH_NSTATES];
+	uint64_t halt_poll_ns;          /* of ns[HALTED]: the thread polling on its CPU */
+	uint64_t guest_end_ns;          /* the guest's last event on this vCPU (its recording
+	                                 * stopped before the host's): after it, unknown */
 	uint32_t nr_exits;
 	struct vms_synth_exit_stat exits[VMS_SYNTH_MAX_REASONS];
 	uint32_t nr_steal;

@@ -35,6 +35,7 @@ void vms_analysis_wanted_kinds(bool wanted[VMS_K_COUNT])
 	wanted[VMS_K_SCHED_WAKEUP] = true;
 	wanted[VMS_K_KVM_ENTRY] = true;
 	wanted[VMS_K_KVM_EXIT] = true;
+	wanted[VMS_K_KVM_VCPU_WAKEUP] = true;
 }
 
 int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o)
@@ -132,6 +133,21 @@ void vms_analysis_event(struct vms_analysis *a, const struct vms_event *ev, uint
 	an_sm_event(a->sm, ev, t);
 }
 
+void vms_analysis_stream_end(struct vms_analysis *a, uint32_t machine, uint32_t stream,
+			     uint64_t t)
+{
+	if (a->finished || !a->started)
+		return;
+	an_sm_stream_end(a->sm, machine, stream, t > a->t_last ? t : a->t_last);
+}
+
+void vms_analysis_machine_end(struct vms_analysis *a, uint32_t machine, uint64_t t)
+{
+	if (a->finished || !a->started)
+		return;
+	an_sm_machine_end(a->sm, machine, t > a->t_last ? t : a->t_last);
+}
+
 void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end)
 {
 	if (a->finished)
@@ -157,6 +173,10 @@ void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end)
 		s->first = a->t0;
 		s->last = t_end;
 		memcpy(s->ns, an_vtime_ns(a->vtime, i), sizeof s->ns);
+		s->halt_poll_ns = an_vtime_poll_ns(a->vtime, i);
+		s->hypervisor_ns = s->ns[VMS_STATE_VMM];
+		s->preempt_visible = an_sm_preempt_visible(a->sm, i);
+		s->host_visible = L->v[i].host >= 0;
 		an_exits_vcpu(a->exits, i, &s->exits, &s->nr_exits);
 		s->exits_unpaired = an_exits_unpaired(a->exits, i);
 		s->steal = (struct vms_steal_entry *)an_steal_entries(a->steal, i, &s->nr_steal);

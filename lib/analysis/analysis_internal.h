@@ -63,6 +63,10 @@ void an_sm_set_observers(struct an_sm *sm, const struct vms_observer *obs, const
 void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t);
 void an_sm_start(struct an_sm *sm, uint64_t t0);
 void an_sm_finish(struct an_sm *sm, uint64_t t_end);
+void an_sm_stream_end(struct an_sm *sm, uint32_t machine, uint32_t stream, uint64_t t);
+void an_sm_machine_end(struct an_sm *sm, uint32_t machine, uint64_t t);
+/* does the vCPU's host record sched_switch (can preemption be seen)? */
+bool an_sm_preempt_visible(const struct an_sm *sm, uint32_t vidx);
 /* "runnable" from a sched_switch prev_state */
 bool an_prev_state_runnable(uint64_t prev_state);
 
@@ -71,6 +75,7 @@ struct an_vtime;     /* vcpu_time.c */
 struct an_vtime *an_vtime_new(const struct an_layout *L, const struct vms_sinks *sinks,
 			      struct vms_observer *o);
 const uint64_t *an_vtime_ns(const struct an_vtime *vt, uint32_t vidx); /* [VMS_STATE_COUNT] */
+uint64_t an_vtime_poll_ns(const struct an_vtime *vt, uint32_t vidx);
 void an_vtime_free(struct an_vtime *vt);
 
 struct an_overlays;  /* overlays.c */
@@ -110,6 +115,7 @@ void an_contain_free(struct an_contain *c);
 struct an_exit_row {
 	uint32_t isa, reason;
 	struct vms_dist *dist;
+	uint64_t unfinished;
 };
 struct an_exit_table {
 	struct an_exit_row *row;

@@ -117,6 +117,7 @@ uint64_t vms_dist_count(const struct vms_dist *d) { return d ? d->count : 0; }
 uint64_t vms_dist_sum(const struct vms_dist *d) { return d ? d->sum : 0; }
 uint64_t vms_dist_min(const struct vms_dist *d) { return d && d->count ? d->min : 0; }
 uint64_t vms_dist_max(const struct vms_dist *d) { return d && d->count ? d->max : 0; }
+bool vms_dist_exact(const struct vms_dist *d) { return !d || !d->hist; }
 
 static int cmp_u64(const void *a, const void *b)
 {

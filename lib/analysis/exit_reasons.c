@@ -124,3 +124,9 @@ const char *vms_exit_reason_name(uint32_t isa, uint32_t reason)
 	}
 	return NULL;
 }
+
+bool vms_exit_is_halt(uint32_t isa, uint32_t reason)
+{
+	/* isa 0: a kvm_exit without the isa field (older kernels, VMX only) */
+	return isa == 2 ? reason == 0x78 : reason == 12;
+}

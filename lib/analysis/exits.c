@@ -1,7 +1,7 @@
 /* VM exits (docs/vm-analysis.md §5), a consumer of the state machine's exit observations:
  * a kvm_exit is paired with the next kvm_entry of the same host thread; the time between
- * them is the exit's cost. An exit closed by a gap (another kvm_exit first: lost events) or
- * still open at the end has no cost and is counted as unpaired. Costs are kept per vCPU and
+ * them is the exit's cost. Every kvm_exit is counted; one closed by a gap (lost events) or
+ * still open at the end has no cost and is counted as unfinished, per reason. Costs are kept per vCPU and
  * per guest, per (isa, reason), each in a vms_dist. */
 #include <stdlib.h>
 
@@ -43,19 +43,22 @@ static struct an_exit_row *row(struct an_exit_table *tb, uint32_t isa, uint32_t 
 static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	struct an_exits *ex = ctx;
+	struct an_exit_row *rv = row(&ex->vcpu[o->vidx], o->isa, o->reason);
+	struct an_exit_row *rg = o->machine < ex->L->nr_mach
+					 ? row(&ex->guest[o->machine], o->isa, o->reason) : NULL;
 	if (o->how != VMS_EXIT_ENDED) {
 		ex->unpaired[o->vidx]++;
+		if (rv)
+			rv->unfinished++;
+		if (rg)
+			rg->unfinished++;
 		return;
 	}
 	uint64_t d = o->t > o->begin ? o->t - o->begin : 0;
-	struct an_exit_row *r = row(&ex->vcpu[o->vidx], o->isa, o->reason);
-	if (r)
-		vms_dist_add(r->dist, d);
-	if (o->machine < ex->L->nr_mach) {
-		r = row(&ex->guest[o->machine], o->isa, o->reason);
-		if (r)
-			vms_dist_add(r->dist, d);
-	}
+	if (rv)
+		vms_dist_add(rv->dist, d);
+	if (rg)
+		vms_dist_add(rg->dist, d);
 }
 
 struct an_exits *an_exits_new(const struct an_layout *L, struct vms_observer *o)
@@ -96,7 +99,11 @@ static int table_sorted(const struct an_exit_table *tb, struct vms_exit_stats **
 	if (!s)
 		return -1;
 	for (uint32_t i = 0; i < tb->n; i++)
-		s[i] = (struct vms_exit_stats){ tb->row[i].isa, tb->row[i].reason, tb->row[i].dist };
+		s[i] = (struct vms_exit_stats){
+			.isa = tb->row[i].isa, .reason = tb->row[i].reason, .dist = tb->row[i].dist,
+			.unfinished = tb->row[i].unfinished,
+			.count = vms_dist_count(tb->row[i].dist) + tb->row[i].unfinished,
+		};
 	qsort(s, tb->n, sizeof *s, cmp_exit);
 	*out = s;
 	*n = tb->n;

@@ -236,6 +236,17 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 		r->count++;
 }
 
+/* An exit closed by a gap: what the thread does until its next entry is not known. */
+static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
+{
+	struct an_overlays *ov = ctx;
+	if (o->how == VMS_EXIT_ENDED)
+		return;
+	ov->v[o->vidx].exit_reason = -1;
+	ov->v[o->vidx].isa = 0;
+	refresh(ov, o->vidx, o->t);
+}
+
 static void on_finish(void *ctx, uint64_t t_end)
 {
 	struct an_overlays *ov = ctx;
@@ -267,7 +278,8 @@ struct an_overlays *an_overlays_new(const struct an_layout *L, const struct vms_
 	}
 	*o = (struct vms_observer){
 		.ctx = ov, .start = on_start, .vcpu_state = on_state, .vcpu_instead = on_instead,
-		.guest_switch = on_guest_switch, .exit_begin = on_exit_begin, .finish = on_finish,
+		.guest_switch = on_guest_switch, .exit_begin = on_exit_begin, .exit_end = on_exit_end,
+		.finish = on_finish,
 	};
 	return ov;
 }

@@ -12,6 +12,22 @@
  * preempted/halted over vmm over the base. What happens is published as observations
  * (vmscope/observe.h); the analyses and views are consumers of those and never call back.
  *
+ * What vmscope adds, so that what it shows is true:
+ *  - A HLT exit is the guest asking to sleep: its time is *halted*, not the hypervisor's
+ *    (the numeric status keeps the VMM flag). When the host recorded how the halt went,
+ *    the exit is split: [kvm_exit, halt) handling, [halt, wake) halted, [wake, kvm_entry)
+ *    handling, where the halt is the vCPU thread's sched_switch out (blocked) .. in, or
+ *    kvm_vcpu_wakeup's `ns` before it (waited = 0: halt-polling, the thread spun on its CPU).
+ *    Without either, the whole exit is halted. Its states are published when the halt's
+ *    end tells which (see observe.h).
+ *  - Nothing is known outside a trace's coverage: before the vCPU thread's first host event
+ *    and after the host's trace ended, the vCPU's state is UNKNOWN; after the guest's stream
+ *    for that vCPU ended, its base state and current thread are unknown.
+ *  - Lost events are not papered over: an exit that is followed by another exit, by a
+ *    kvm_vcpu_wakeup outside any halt, by an entry flagged as coming after lost events, or by
+ *    the thread's events on another CPU with no sched_switch between, is closed as LOST
+ *    (counted, no cost) instead of being paired with an entry much later.
+ *
  * prev_state: the kernel reports a preempted task as TASK_RUNNING (0), or, since 4.14, as
  * TASK_REPORT_MAX (0x100, printed "R+"; older kernels used TASK_STATE_MAX, also above
  * 0xff): all of these are runnable. Any bit in the low byte (S, D, T, t, X, Z, P, I) means
@@ -21,11 +37,31 @@
 
 #include "analysis_internal.h"
 
+enum sm_halt {
+	HALT_NONE = 0,             /* not in a HLT exit */
+	HALT_PENDING,              /* in a HLT exit, its states held until the halt ends */
+	HALT_HANDLING,             /* in a HLT exit, the hypervisor handling it (shown VMM) */
+	HALT_ON_CPU,               /* halted, its thread on its CPU (polling, or not recorded) */
+};
+
 struct sm_vcpu {
 	uint32_t machine, vcpu, vidx;
 	int32_t host, host_tid;
 	uint32_t base;             /* VMS_VCPU_UNKNOWN / IDLE / RUNNING */
 	bool vmm, preempted, halted;
+	bool host_known;           /* the host's view of its thread is known: inside the host
+	                              trace's coverage (from its first event to its end) */
+	bool sched_seen;           /* a sched_switch moved its thread: run_cpu is reliable */
+	enum sm_halt halt;
+	bool polling;              /* HALT_ON_CPU: the halt's length is known (kvm_vcpu_wakeup):
+	                              while its thread is on its CPU, it polls */
+	bool pub_polling;          /* the published halt_polling */
+	/* HALT_PENDING: the flag changes of its thread since the kvm_exit, replayed once the
+	 * halt's extent is known (bounded: past it the halt is resolved as it stands) */
+	struct sm_held { uint64_t t; bool preempted, halted; } held[8];
+	uint8_t nheld;
+	uint64_t halt_t0;          /* the HLT exit's kvm_exit */
+	int32_t last_stream;       /* the guest stream that told of it last, -1 none */
 	uint32_t status;           /* the published values */
 	enum vms_vcpu_state state;
 	int32_t gtid;              /* guest thread current on the vCPU, -1 unknown */
@@ -51,6 +87,8 @@ struct sm_cpu {
 struct sm_machine {
 	struct sm_cpu *cpu;        /* as a host: [nr_cpus] */
 	uint32_t nr_cpus;
+	bool started, ended;       /* its trace's coverage began, ended */
+	uint64_t sched_switches;   /* as a host: sched_switch events seen */
 };
 
 struct an_sm {
@@ -100,6 +138,7 @@ struct an_sm *an_sm_new(const struct an_layout *L)
 		v->gtid = -1;
 		v->run_cpu = -1;
 		v->left_prev = v->left_next = -1;
+		v->last_stream = -1;
 	}
 	return sm;
 }
@@ -148,10 +187,12 @@ static struct sm_cpu *host_cpu(struct an_sm *sm, uint32_t h, uint32_t cpu)
 
 static enum vms_vcpu_state shown_state(const struct sm_vcpu *v)
 {
+	if (v->host >= 0 && !v->host_known)
+		return VMS_STATE_UNKNOWN;
 	if (v->preempted)
 		return v->halted ? VMS_STATE_HALTED : VMS_STATE_PREEMPTED;
 	if (v->vmm)
-		return VMS_STATE_VMM;
+		return v->halt == HALT_ON_CPU ? VMS_STATE_HALTED : VMS_STATE_VMM;
 	switch (v->base) {
 	case VMS_VCPU_IDLE: return VMS_STATE_IDLE;
 	case VMS_VCPU_RUNNING: return VMS_STATE_RUNNING;
@@ -172,7 +213,14 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		.host = v->host >= 0 ? (uint32_t)v->host : 0, .host_cpu = v->left_cpu,
 		.tid = -1, .comm = "",
 	};
-	if (v->left_valid && v->host >= 0) {
+	if (!v->preempted) {
+		/* halted in its exit, its thread on its CPU: polling burns that CPU itself; a
+		 * halt nothing recorded might have blocked */
+		if (v->polling) {
+			o.tid = v->host_tid;
+			o.host_cpu = v->run_cpu >= 0 ? (uint32_t)v->run_cpu : 0;
+		}
+	} else if (v->left_valid && v->host >= 0) {
 		struct sm_cpu *c = host_cpu(sm, (uint32_t)v->host, v->left_cpu);
 		if (c) {
 			o.tid = c->tid;
@@ -182,13 +230,30 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	PUBLISH(sm, vcpu_instead, &o);
 }
 
+static void halt_resolve(struct an_sm *sm, struct sm_vcpu *v, bool have_wake, uint64_t th,
+			 uint64_t t_now);
+
 /* Recompute the vCPU's status at t (after its flags or base changed); publish a change. */
 static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 {
+	if (v->halt == HALT_PENDING) {
+		/* held until the halt ends: keep the thread's flag changes */
+		struct sm_held *last = v->nheld ? &v->held[v->nheld - 1] : NULL;
+		bool pre0 = last ? last->preempted : false, hal0 = last ? last->halted : false;
+		if (v->preempted == pre0 && v->halted == hal0)
+			return;
+		if (v->nheld < sizeof v->held / sizeof v->held[0]) {
+			v->held[v->nheld++] = (struct sm_held){ t, v->preempted, v->halted };
+			return;
+		}
+		halt_resolve(sm, v, false, 0, t);
+	}
 	uint32_t status = v->base | (v->vmm ? VMS_VCPU_FLAG_VMM : 0) |
 			  (v->preempted ? VMS_VCPU_FLAG_PREEMPTED : 0);
 	enum vms_vcpu_state state = shown_state(v);
-	if (status == v->status && state == v->state)
+	bool polling = state == VMS_STATE_HALTED && v->halt == HALT_ON_CPU && v->polling &&
+		       !v->preempted;
+	if (status == v->status && state == v->state && polling == v->pub_polling)
 		return;
 	bool was_away = is_away(v->state);
 	struct vms_obs_vcpu_state o = {
@@ -197,16 +262,18 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		.gtid = v->gtid, .host = v->host, .host_tid = v->host_tid,
 		.host_cpu = is_away(state) ? (v->left_valid ? (int32_t)v->left_cpu : -1)
 					   : v->run_cpu,
-		.exit_reason = -1, .isa = 0,
+		.exit_reason = -1, .isa = 0, .halt_polling = polling,
 	};
 	if (state == VMS_STATE_VMM && v->have_exit) {
 		o.exit_reason = (int32_t)(v->exit_reason & INT32_MAX);
 		o.isa = v->exit_isa;
 	}
+	bool poll_changed = polling != v->pub_polling;
 	v->status = status;
 	v->state = state;
+	v->pub_polling = polling;
 	PUBLISH(sm, vcpu_state, &o);
-	if (is_away(state) && !was_away)
+	if (is_away(state) && (!was_away || poll_changed))
 		publish_instead(sm, v, t);
 }
 
@@ -235,6 +302,104 @@ static struct sm_vcpu *vcpu_of_thread(struct an_sm *sm, uint32_t h, int64_t tid)
 	return v;
 }
 
+static void exit_obs(const struct sm_vcpu *v, uint32_t h, uint64_t t, struct vms_obs_exit *o)
+{
+	*o = (struct vms_obs_exit){
+		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .host = h,
+		.host_tid = v->host_tid, .host_cpu = v->exit_cpu, .t = t, .begin = v->exit_t,
+		.isa = v->exit_isa, .reason = v->exit_reason, .guest_rip = v->exit_rip,
+		.info1 = v->exit_info1, .info2 = v->exit_info2, .gtid = v->gtid,
+	};
+}
+
+/* A HLT exit's halt ends (or must be decided now, at t_now): publish its held states.
+ * The halt is [th, tw) when kvm_vcpu_wakeup told its length (have_wake; tw = t_now); else
+ * it is the thread's first blocked stay off its CPU, when a sched_switch showed one; else
+ * the whole exit until t_now (nothing recorded how it went: the guest asked to sleep).
+ * Outside the halt, the exit is the hypervisor's handling (VMM). The thread's flag changes
+ * held meanwhile are replayed at their own times. */
+struct halt_point {
+	uint64_t t;
+	int what;
+	uint32_t k;
+};
+
+static void halt_resolve(struct an_sm *sm, struct sm_vcpu *v, bool have_wake, uint64_t th,
+			 uint64_t t_now)
+{
+	if (v->halt != HALT_PENDING)
+		return;
+	uint64_t t0 = v->halt_t0, tend = t_now;
+	if (!have_wake) {
+		th = t0;
+		for (uint32_t k = 0; k < v->nheld; k++) {
+			if (v->held[k].preempted && v->held[k].halted) {
+				th = v->held[k].t;
+				for (uint32_t j = k + 1; j < v->nheld; j++)
+					if (!v->held[j].preempted) {
+						tend = v->held[j].t;
+						break;
+					}
+				break;
+			}
+		}
+	}
+	if (th < t0)
+		th = t0;
+	/* the points in time order: halt begins (0), flag changes (1), halt ends (2) */
+	struct halt_point pt[sizeof v->held / sizeof v->held[0] + 2];
+	uint32_t n = 0;
+	pt[n++] = (struct halt_point){ th, 0, 0 };
+	for (uint32_t k = 0; k < v->nheld; k++)
+		pt[n++] = (struct halt_point){ v->held[k].t, 1, k };
+	pt[n++] = (struct halt_point){ tend, 2, 0 };
+	for (uint32_t i = 1; i < n; i++) /* insertion sort: a handful of points */
+		for (uint32_t j = i; j > 0 && (pt[j].t < pt[j - 1].t ||
+					       (pt[j].t == pt[j - 1].t && pt[j].what < pt[j - 1].what)); j--) {
+			struct halt_point x = pt[j];
+			pt[j] = pt[j - 1];
+			pt[j - 1] = x;
+		}
+	bool now_pre = v->preempted, now_hal = v->halted;
+	v->preempted = v->halted = false; /* at the kvm_exit its thread was on its CPU */
+	v->polling = have_wake;
+	v->halt = th == t0 ? HALT_ON_CPU : HALT_HANDLING;
+	update(sm, v, t0);
+	for (uint32_t i = 0; i < n; i++) {
+		if (pt[i].what == 0) {
+			v->halt = HALT_ON_CPU;
+		} else if (pt[i].what == 1) {
+			v->preempted = v->held[pt[i].k].preempted;
+			v->halted = v->held[pt[i].k].halted;
+			if (v->preempted && v->halted)
+				v->polling = false; /* it blocked: polling is over */
+		} else {
+			v->halt = HALT_HANDLING;
+		}
+		update(sm, v, pt[i].t);
+	}
+	v->preempted = now_pre;
+	v->halted = now_hal;
+	v->nheld = 0;
+	update(sm, v, t_now);
+	if (is_away(v->state))
+		publish_instead(sm, v, t_now);
+}
+
+/* Close the pending exit: ENDED at its entry, LOST at a gap, UNFINISHED at the end. */
+static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t t,
+		       enum vms_exit_end how)
+{
+	if (!v->exit_pending)
+		return;
+	halt_resolve(sm, v, false, 0, t);
+	struct vms_obs_exit eo;
+	exit_obs(v, h, t, &eo);
+	eo.how = how;
+	v->exit_pending = false;
+	PUBLISH(sm, exit_end, &eo);
+}
+
 static void on_guest_switch(struct an_sm *sm, uint32_t m, const struct vms_event *ev, uint64_t t)
 {
 	const struct an_layout_machine *lm = &sm->L->mach[m];
@@ -249,14 +414,14 @@ static void on_guest_switch(struct an_sm *sm, uint32_t m, const struct vms_event
 		.prev_comm = ev->s[0] ? ev->s[0] : "", .next_comm = ev->s[1] ? ev->s[1] : "",
 		.prev_state = ev->f[1],
 	};
+	/* the guest ran while a halt was held: the clocks disagree; take the halt as is */
+	halt_resolve(sm, v, false, 0, t);
 	v->gtid = o.next_tid;
 	v->base = next != 0 ? VMS_VCPU_RUNNING : VMS_VCPU_IDLE;
 	PUBLISH(sm, guest_switch, &o);
 	update(sm, v, t);
 }
 
-/* The off-CPU vCPUs of each host CPU are kept in a list: a sched_switch on that CPU changes
- * who runs "instead" of each of them. */
 static void left_detach(struct an_sm *sm, struct sm_vcpu *v)
 {
 	if (!v->left_valid)
@@ -284,6 +449,7 @@ static void left_attach(struct an_sm *sm, struct sm_vcpu *v, struct sm_cpu *c, u
 	v->left_valid = true;
 }
 
+
 static void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uint64_t t)
 {
 	struct sm_cpu *c = host_cpu(sm, h, ev->cpu);
@@ -291,6 +457,7 @@ static void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 	struct sm_vcpu *vp = vcpu_of_thread(sm, h, prev);
 	struct sm_vcpu *vn = vcpu_of_thread(sm, h, next);
 	int32_t next_tid = next >= 0 && next <= INT32_MAX ? (int32_t)next : -1;
+	sm->mach[h].sched_switches++;
 	if (c) {
 		c->tid = next_tid;
 		an_copy_comm(c->comm, ev->s[1]);
@@ -309,6 +476,7 @@ static void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 		vp->preempted = true;
 		vp->halted = !an_prev_state_runnable(ev->f[1]);
 		vp->run_cpu = -1;
+		vp->sched_seen = true;
 		if (c && vp->host == (int32_t)h)
 			left_attach(sm, vp, c, ev->cpu);
 		update(sm, vp, t);
@@ -322,18 +490,9 @@ static void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 		vn->preempted = false;
 		vn->halted = false;
 		vn->run_cpu = (int32_t)ev->cpu;
+		vn->sched_seen = true;
 		update(sm, vn, t);
 	}
-}
-
-static void exit_obs(const struct sm_vcpu *v, uint32_t h, uint64_t t, struct vms_obs_exit *o)
-{
-	*o = (struct vms_obs_exit){
-		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .host = h,
-		.host_tid = v->host_tid, .host_cpu = v->exit_cpu, .t = t, .begin = v->exit_t,
-		.isa = v->exit_isa, .reason = v->exit_reason, .guest_rip = v->exit_rip,
-		.info1 = v->exit_info1, .info2 = v->exit_info2, .gtid = v->gtid,
-	};
 }
 
 static void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uint64_t t)
@@ -341,20 +500,20 @@ static void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 	struct sm_vcpu *v = vcpu_of_thread(sm, h, ev->tid);
 	if (!v)
 		return;
+	/* lost events: the ring buffer said so, or the thread is on another CPU than the last
+	 * sched_switch put it on */
+	if ((ev->flags & VMS_EVF_LOST_BEFORE) ||
+	    (v->sched_seen && v->run_cpu >= 0 && (uint32_t)v->run_cpu != ev->cpu))
+		exit_close(sm, v, h, t, VMS_EXIT_LOST);
 	v->run_cpu = (int32_t)ev->cpu;
 	struct vms_obs_vcpu_mode mo = {
 		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .host = h,
 		.host_cpu = ev->cpu, .host_tid = ev->tid, .t = t,
 		.guest_mode = ev->kind == VMS_K_KVM_ENTRY,
 	};
-	struct vms_obs_exit eo;
 	if (ev->kind == VMS_K_KVM_EXIT) {
-		if (v->exit_pending) {
-			/* an exit without its entry: events were lost in between */
-			exit_obs(v, h, t, &eo);
-			eo.how = VMS_EXIT_LOST;
-			PUBLISH(sm, exit_end, &eo);
-		}
+		/* an exit without its entry: events were lost in between */
+		exit_close(sm, v, h, t, VMS_EXIT_LOST);
 		v->exit_pending = v->have_exit = true;
 		v->exit_t = t;
 		v->exit_reason = (uint32_t)ev->f[0];
@@ -364,20 +523,52 @@ static void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		v->exit_info2 = ev->f[4];
 		v->exit_cpu = ev->cpu;
 		PUBLISH(sm, vcpu_mode, &mo);
+		struct vms_obs_exit eo;
 		exit_obs(v, h, t, &eo);
 		eo.how = VMS_EXIT_ENDED;
 		PUBLISH(sm, exit_begin, &eo);
 		v->vmm = true;
-	} else {
-		if (v->exit_pending) {
-			v->exit_pending = false;
-			exit_obs(v, h, t, &eo);
-			eo.how = VMS_EXIT_ENDED;
-			PUBLISH(sm, exit_end, &eo);
+		v->halt = HALT_NONE;
+		if (vms_exit_is_halt(v->exit_isa, v->exit_reason)) {
+			/* the exit's own states are published when its halt ends */
+			v->halt = HALT_PENDING;
+			v->halt_t0 = t;
+			v->nheld = 0;
 		}
+	} else {
+		exit_close(sm, v, h, t, VMS_EXIT_ENDED);
 		PUBLISH(sm, vcpu_mode, &mo);
 		v->vmm = false;
+		v->halt = HALT_NONE;
+		v->polling = false;
 	}
+	update(sm, v, t);
+}
+
+/* kvm_vcpu_wakeup: a halt ends (f0 ns halted or polled, f1 waited, f2 valid). */
+static void on_vcpu_wakeup(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uint64_t t)
+{
+	struct sm_vcpu *v = vcpu_of_thread(sm, h, ev->tid);
+	if (!v)
+		return;
+	if (!v->exit_pending || !vms_exit_is_halt(v->exit_isa, v->exit_reason)) {
+		/* a wake-up outside any halt: the HLT exit (and the entry closing an exit before
+		 * it) were lost; the thread is in the hypervisor, for a reason not recorded */
+		exit_close(sm, v, h, t, VMS_EXIT_LOST);
+		v->vmm = true;
+		v->have_exit = false;
+		v->halt = HALT_NONE;
+		update(sm, v, t);
+		return;
+	}
+	if (v->halt == HALT_PENDING) {
+		uint64_t ns = ev->f[0], th = v->halt_t0;
+		if (ns <= t - v->halt_t0)
+			th = t - ns;
+		halt_resolve(sm, v, true, th, t);
+	}
+	/* the halt is over: handling until the kvm_entry */
+	v->halt = HALT_HANDLING;
 	update(sm, v, t);
 }
 
@@ -393,6 +584,22 @@ static void on_host_wakeup(struct an_sm *sm, uint32_t h, const struct vms_event 
 	PUBLISH(sm, vcpu_wakeup, &o);
 }
 
+/* A host's coverage begins with its first event: from then on what it does not say about a
+ * vCPU thread (no exit, no preemption) is known not to have happened. */
+static void machine_start(struct an_sm *sm, uint32_t m, uint64_t t)
+{
+	sm->mach[m].started = true;
+	if (!sm->L->mach[m].host)
+		return;
+	for (uint32_t i = 0; i < sm->L->nr_v; i++) {
+		struct sm_vcpu *v = &sm->v[i];
+		if (v->host == (int32_t)m) {
+			v->host_known = true;
+			update(sm, v, t);
+		}
+	}
+}
+
 void an_sm_start(struct an_sm *sm, uint64_t t0)
 {
 	for (uint32_t i = 0; i < *sm->nr_obs; i++)
@@ -405,13 +612,19 @@ void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t)
 	uint32_t m = ev->machine;
 	if (m < sm->L->nr_mach) {
 		const struct an_layout_machine *lm = &sm->L->mach[m];
-		if (lm->guest && ev->kind == VMS_K_SCHED_SWITCH)
-			on_guest_switch(sm, m, ev, t);
+		if (!sm->mach[m].started)
+			machine_start(sm, m, t);
+		if (lm->guest && ev->cpu < lm->nr_vcpus) {
+			sm->v[lm->vcpu_base + ev->cpu].last_stream = (int32_t)ev->stream;
+			if (ev->kind == VMS_K_SCHED_SWITCH)
+				on_guest_switch(sm, m, ev, t);
+		}
 		if (lm->host) {
 			switch (ev->kind) {
 			case VMS_K_SCHED_SWITCH: on_host_switch(sm, m, ev, t); break;
 			case VMS_K_KVM_ENTRY:
 			case VMS_K_KVM_EXIT: on_kvm(sm, m, ev, t); break;
+			case VMS_K_KVM_VCPU_WAKEUP: on_vcpu_wakeup(sm, m, ev, t); break;
 			case VMS_K_SCHED_WAKEUP: on_host_wakeup(sm, m, ev, t); break;
 			default: break;
 			}
@@ -422,17 +635,74 @@ void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t)
 			sm->obs[i].event(sm->obs[i].ctx, ev, t);
 }
 
+/* The guest's coverage of vCPU v ended at t: its base and current thread are unknown. */
+static void guest_coverage_end(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
+{
+	if (v->base == VMS_VCPU_UNKNOWN && v->gtid < 0)
+		return;
+	halt_resolve(sm, v, false, 0, t);
+	struct vms_obs_guest_switch o = {
+		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .t = t,
+		.prev_tid = v->gtid, .next_tid = -1, .prev_comm = "", .next_comm = "",
+	};
+	v->gtid = -1;
+	v->base = VMS_VCPU_UNKNOWN;
+	PUBLISH(sm, guest_switch, &o);
+	update(sm, v, t);
+}
+
+/* The host's coverage ended at t: what it said of the vCPU thread is unknown from now. */
+static void host_coverage_end(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
+{
+	if (v->host < 0)
+		return;
+	exit_close(sm, v, (uint32_t)v->host, t, VMS_EXIT_UNFINISHED);
+	left_detach(sm, v);
+	v->vmm = v->preempted = v->halted = v->polling = false;
+	v->halt = HALT_NONE;
+	v->host_known = false;
+	v->run_cpu = -1;
+	update(sm, v, t);
+}
+
+void an_sm_stream_end(struct an_sm *sm, uint32_t m, uint32_t stream, uint64_t t)
+{
+	if (m >= sm->L->nr_mach)
+		return;
+	const struct an_layout_machine *lm = &sm->L->mach[m];
+	for (uint32_t n = 0; lm->guest && n < lm->nr_vcpus; n++) {
+		struct sm_vcpu *v = &sm->v[lm->vcpu_base + n];
+		if (v->last_stream == (int32_t)stream)
+			guest_coverage_end(sm, v, t);
+	}
+}
+
+void an_sm_machine_end(struct an_sm *sm, uint32_t m, uint64_t t)
+{
+	if (m >= sm->L->nr_mach || sm->mach[m].ended)
+		return;
+	sm->mach[m].ended = true;
+	const struct an_layout_machine *lm = &sm->L->mach[m];
+	for (uint32_t n = 0; lm->guest && n < lm->nr_vcpus; n++)
+		guest_coverage_end(sm, &sm->v[lm->vcpu_base + n], t);
+	if (lm->host)
+		for (uint32_t i = 0; i < sm->L->nr_v; i++)
+			if (sm->v[i].host == (int32_t)m)
+				host_coverage_end(sm, &sm->v[i], t);
+}
+
+bool an_sm_preempt_visible(const struct an_sm *sm, uint32_t vidx)
+{
+	int32_t h = sm->v[vidx].host;
+	return h >= 0 && sm->mach[h].sched_switches > 0;
+}
+
 void an_sm_finish(struct an_sm *sm, uint64_t t_end)
 {
 	for (uint32_t i = 0; i < sm->L->nr_v; i++) {
 		struct sm_vcpu *v = &sm->v[i];
-		if (!v->exit_pending || v->host < 0)
-			continue;
-		struct vms_obs_exit eo;
-		exit_obs(v, (uint32_t)v->host, t_end, &eo);
-		eo.how = VMS_EXIT_UNFINISHED;
-		v->exit_pending = false;
-		PUBLISH(sm, exit_end, &eo);
+		if (v->host >= 0)
+			exit_close(sm, v, (uint32_t)v->host, t_end, VMS_EXIT_UNFINISHED);
 	}
 	for (uint32_t i = 0; i < *sm->nr_obs; i++)
 		if (sm->obs[i].finish)

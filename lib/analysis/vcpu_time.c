@@ -10,7 +10,9 @@ struct vt_vcpu {
 	uint64_t iv_start;
 	uint32_t status;
 	enum vms_vcpu_state state;
+	bool polling;
 	uint64_t ns[VMS_STATE_COUNT];
+	uint64_t poll_ns;
 };
 
 struct an_vtime {
@@ -25,6 +27,8 @@ static void emit(struct an_vtime *vt, uint32_t vidx, uint64_t end)
 	if (end <= v->iv_start)
 		return;
 	v->ns[v->state] += end - v->iv_start;
+	if (v->polling)
+		v->poll_ns += end - v->iv_start;
 	if (vt->sinks.vcpu_interval) {
 		struct vms_vcpu_interval iv = {
 			.machine = vt->L->v[vidx].machine, .vcpu = vt->L->v[vidx].vcpu,
@@ -48,6 +52,7 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	emit(vt, o->vidx, o->t);
 	vt->v[o->vidx].status = o->status;
 	vt->v[o->vidx].state = o->state;
+	vt->v[o->vidx].polling = o->halt_polling;
 }
 
 static void on_finish(void *ctx, uint64_t t_end)
@@ -79,6 +84,11 @@ struct an_vtime *an_vtime_new(const struct an_layout *L, const struct vms_sinks 
 const uint64_t *an_vtime_ns(const struct an_vtime *vt, uint32_t vidx)
 {
 	return vt->v[vidx].ns;
+}
+
+uint64_t an_vtime_poll_ns(const struct an_vtime *vt, uint32_t vidx)
+{
+	return vt->v[vidx].poll_ns;
 }
 
 void an_vtime_free(struct an_vtime *vt)

@@ -58,7 +58,9 @@ int vms_merge_init(struct vms_merge *m, struct vms_source **sources,
 		total += sources[i]->ops->nr_streams(sources[i]);
 	m->streams = calloc(total ? total : 1, sizeof *m->streams);
 	m->heap = calloc(total ? total : 1, sizeof *m->heap);
-	if (!m->streams || !m->heap) {
+	m->live = calloc(n ? n : 1, sizeof *m->live);
+	m->nr_sources = n;
+	if (!m->streams || !m->heap || !m->live) {
 		vms_merge_free(m);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory for %u streams", total);
 	}
@@ -76,8 +78,10 @@ int vms_merge_init(struct vms_merge *m, struct vms_source **sources,
 				vms_merge_free(m);
 				return r;
 			}
-			if (r > 0)
+			if (r > 0) {
 				m->heap[m->heap_len++] = s;
+				m->live[i]++;
+			}
 		}
 	}
 	m->nr_streams = total;
@@ -90,8 +94,10 @@ void vms_merge_free(struct vms_merge *m)
 {
 	free(m->streams);
 	free(m->heap);
+	free(m->live);
 	m->streams = NULL;
 	m->heap = NULL;
+	m->live = NULL;
 	m->heap_len = 0;
 }
 
@@ -109,6 +115,9 @@ int vms_merge_next(struct vms_merge *m, const struct vms_event **ev, uint64_t *t
 		if (r < 0)
 			return r;
 		if (r == 0) {
+			bool done = --m->live[top->source] == 0;
+			if (m->on_end)
+				m->on_end(m->end_ctx, top->source, top->stream, m->last_t, done);
 			m->heap[0] = m->heap[--m->heap_len];
 			if (m->heap_len == 0)
 				return 0;

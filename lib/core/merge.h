@@ -32,6 +32,13 @@ struct vms_merge {
 	bool advance;        /* heap[0] was handed out: advance it on the next call */
 	uint64_t backwards;  /* events delivered later than their own time said */
 	struct vms_error *err;
+	/* Optional (set after init): told when a stream has delivered its last event, at the
+	 * time it was delivered, before any later event; source_done when it was the source's
+	 * last stream with events. */
+	void (*on_end)(void *ctx, uint32_t source, uint32_t stream, uint64_t t, bool source_done);
+	void *end_ctx;
+	uint32_t *live;      /* [source]: streams with events left */
+	uint32_t nr_sources;
 };
 
 /* Prepare over sources[0..n) with their clocks (clocks[i] for sources[i]). */

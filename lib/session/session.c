@@ -335,6 +335,15 @@ static bool same_links(const struct vms_model *a, const struct vms_model *b)
 	return true;
 }
 
+/* Coverage: the merge says when a stream (a source) has told all it had. */
+static void stream_ended(void *ctx, uint32_t source, uint32_t stream, uint64_t t, bool done)
+{
+	struct vms_analysis *an = ctx;
+	vms_analysis_stream_end(an, source, stream, t);
+	if (done)
+		vms_analysis_machine_end(an, source, t);
+}
+
 /* One merged pass. With an analysis, every event also goes to it. */
 static int merged_pass(struct vms_session *s, const struct vms_clock *const *clocks,
 		       struct vms_analysis *an, struct vms_model *observer, vms_event_fn fn,
@@ -348,6 +357,10 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	int r = vms_merge_init(&m, s->src, clocks, s->nr_src, err);
 	if (r < 0)
 		return r;
+	if (an) {
+		m.on_end = stream_ended;
+		m.end_ctx = an;
+	}
 	for (uint32_t i = 0; i < s->nr_src; i++)
 		memset(s->type_counts[i], 0,
 		       (s->src[i]->meta.nr_types ? s->src[i]->meta.nr_types : 1) * sizeof(uint64_t));

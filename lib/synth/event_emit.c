@@ -94,3 +94,15 @@ void vms_emit_kvm_exit(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const s
 	ev.vcpu_id = vcpu;
 	put(e, cpu, ts, VMS_SYNTH_EV_KVM_EXIT, &ev, sizeof ev);
 }
+
+void vms_emit_kvm_vcpu_wakeup(struct vms_emitter *e, uint32_t cpu, uint64_t ts,
+			      const struct vms_task *t, uint64_t ns, int waited)
+{
+	struct vms_ev_kvm_vcpu_wakeup ev;
+	memset(&ev, 0, sizeof ev);
+	common(&ev.c, e->id[VMS_SYNTH_EV_KVM_VCPU_WAKEUP], 0x01, 0, t->tid);
+	ev.ns = ns;
+	ev.waited = waited ? 1 : 0;
+	ev.valid = 1;
+	put(e, cpu, ts, VMS_SYNTH_EV_KVM_VCPU_WAKEUP, &ev, sizeof ev);
+}

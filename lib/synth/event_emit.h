@@ -31,6 +31,8 @@ void vms_emit_wakeup(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const str
 		     const struct vms_task *woken, uint32_t target_cpu, int hardirq);
 void vms_emit_kvm_entry(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
 			uint32_t vcpu, uint64_t rip, uint32_t intr_info);
+void vms_emit_kvm_vcpu_wakeup(struct vms_emitter *e, uint32_t cpu, uint64_t ts,
+			      const struct vms_task *t, uint64_t ns, int waited);
 void vms_emit_kvm_exit(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
 		       uint32_t vcpu, uint32_t reason, uint64_t rip, uint64_t info1, uint64_t info2,
 		       uint32_t intr_info);

@@ -10,6 +10,7 @@ extern const char vms_synth_fmt_sched_switch[];
 extern const char vms_synth_fmt_sched_wakeup[];
 extern const char vms_synth_fmt_kvm_entry[];
 extern const char vms_synth_fmt_kvm_exit[];
+extern const char vms_synth_fmt_kvm_vcpu_wakeup[];
 extern const char vms_synth_header_page[];
 extern const char vms_synth_header_event[];
 
@@ -81,6 +82,15 @@ _Static_assert(offsetof(struct vms_ev_kvm_exit, intr_info) == 48, "kvm_exit layo
 _Static_assert(offsetof(struct vms_ev_kvm_exit, vcpu_id) == 56, "kvm_exit layout");
 _Static_assert(offsetof(struct vms_ev_kvm_exit, requests) == 64, "kvm_exit layout");
 _Static_assert(sizeof(struct vms_ev_kvm_exit) == 72, "kvm_exit size");
+
+struct vms_ev_kvm_vcpu_wakeup {
+	struct vms_ev_common c;
+	uint64_t ns;
+	uint8_t waited, valid;
+	uint8_t pad[6];
+};
+_Static_assert(offsetof(struct vms_ev_kvm_vcpu_wakeup, waited) == 16, "kvm_vcpu_wakeup layout");
+_Static_assert(sizeof(struct vms_ev_kvm_vcpu_wakeup) == 24, "kvm_vcpu_wakeup size");
 
 /* prev_state values (the kernel's TASK_REPORT encoding): a task preempted while runnable
  * reports TASK_REPORT_MAX (0x100), printed "R+". */

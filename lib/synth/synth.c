@@ -23,8 +23,8 @@ const char *const vms_synth_scenarios[] = { "noisy-neighbour", "quiet", NULL };
 #define QEMU_PID 4242
 
 /* Event ids: the host's are a 6.18 kernel's; the guest runs another build, with other ids. */
-static const uint16_t host_ids[VMS_SYNTH_NEVENTS] = { 372, 374, 115, 103 };
-static const uint16_t guest_ids[VMS_SYNTH_NEVENTS] = { 316, 318, 0, 0 };
+static const uint16_t host_ids[VMS_SYNTH_NEVENTS] = { 372, 374, 115, 103, 127 };
+static const uint16_t guest_ids[VMS_SYNTH_NEVENTS] = { 316, 318, 0, 0, 0 };
 
 static const char trace_clock[] = "local global counter uptime perf mono mono_raw boot tai [x86-tsc]\n";
 
@@ -49,7 +49,8 @@ const char *vms_synth_state_name(enum vms_synth_state s)
 
 const char *vms_synth_event_name(enum vms_synth_event e)
 {
-	static const char *const n[] = { "sched_switch", "sched_wakeup", "kvm_entry", "kvm_exit" };
+	static const char *const n[] = { "sched_switch", "sched_wakeup", "kvm_entry", "kvm_exit",
+					 "kvm_vcpu_wakeup" };
 	return (unsigned)e < VMS_SYNTH_NEVENTS ? n[e] : "?";
 }
 
@@ -129,9 +130,10 @@ static int add_formats(struct vms_tdw *w, const uint16_t *ids, bool kvm, struct 
 		{ "sched", "sched_wakeup", vms_synth_fmt_sched_wakeup },
 		{ "kvm", "kvm_entry", vms_synth_fmt_kvm_entry },
 		{ "kvm", "kvm_exit", vms_synth_fmt_kvm_exit },
+		{ "kvm", "kvm_vcpu_wakeup", vms_synth_fmt_kvm_vcpu_wakeup },
 	};
 	char buf[16384];
-	for (int i = 0; i < (kvm ? 4 : 2); i++) {
+	for (int i = 0; i < (kvm ? 5 : 2); i++) {
 		snprintf(buf, sizeof buf, "name: %s\nID: %u\nformat:\n%s", f[i].name, ids[i], f[i].body);
 		int rc = vms_tdw_add_event_format(w, f[i].sys, buf, err);
 		if (rc)
@@ -248,6 +250,7 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 		L->kworker = task(71 + 5 * (int32_t)v, name);
 		snprintf(name, sizeof name, "swapper/%u", v);
 		L->gidle = task(0, name);
+		L->gtrace = task(1900 + (int32_t)v, "trace-cmd");
 		L->ratio = ratio;
 		L->frac = frac;
 		/* vCPU 1's TSC offset differs a little (the guest wrote its TSC once), so a reader
@@ -318,6 +321,12 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 			cfg->progress(cfg->progress_ctx, total, cfg->events);
 			next_progress = total + (1u << 20);
 		}
+		/* the guest's recording stops a little before the host's, as trace-cmd's agent
+		 * in a real guest does: the traces are of unequal length */
+		if (total >= cfg->events / 100 * 97)
+			for (uint32_t v = 0; v < NR_VCPUS; v++)
+				if (lanes[v].gstop_at == UINT64_MAX)
+					lanes[v].gstop_at = until;
 		if (total >= cfg->events)
 			break;
 	}

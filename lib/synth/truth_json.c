@@ -60,7 +60,8 @@ int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
 			vt->vcpu, vt->host_tid, vt->host_cpu);
 		for (int s = 0; s < VMS_SYNTH_NSTATES; s++)
 			fprintf(f, "%s\"%s\": %" PRIu64, s ? ", " : "", vms_synth_state_name(s), vt->ns[s]);
-		fprintf(f, "},\n       \"exits\": [");
+		fprintf(f, "}, \"halt_poll_ns\": %" PRIu64 ", \"guest_end_ns\": %" PRIu64 ",\n"
+			"       \"exits\": [", vt->halt_poll_ns, vt->guest_end_ns);
 		for (uint32_t i = 0; i < vt->nr_exits; i++)
 			fprintf(f, "%s{\"reason\": %u, \"name\": \"%s\", \"count\": %" PRIu64 ", \"total_ns\": %"
 				PRIu64 "}", i ? ", " : "", vt->exits[i].reason, vt->exits[i].name,

@@ -49,6 +49,8 @@ static int shown_state(const struct vms_vcpu_lane *L)
 	case VMS_H_PREEMPTED:
 		return VMS_SYNTH_PREEMPTED;
 	case VMS_H_HALTED:
+	case VMS_H_POLL:
+	case VMS_H_HALT_ONCPU:
 		return VMS_SYNTH_HALTED;
 	case VMS_H_VMM:
 		return VMS_SYNTH_VMM;
@@ -64,6 +66,8 @@ static void account(struct vms_vcpu_lane *L, uint64_t tsc)
 	uint64_t d = vms_synth_ns(L->x, tsc) - vms_synth_ns(L->x, L->since);
 	int st = shown_state(L);
 	L->vt->ns[st] += d;
+	if (L->hmode == VMS_H_POLL)
+		L->vt->halt_poll_ns += d;
 	if (L->gcur >= 0) {
 		struct vms_synth_gthread_truth *gt = &L->x->truth->gthread[L->gcur];
 		if (st == VMS_SYNTH_RUNNING)
@@ -227,6 +231,8 @@ static void g_switch(void *ctx, uint64_t ts, const struct vms_sthread *prev, int
 		     const struct vms_sthread *next)
 {
 	struct vms_vcpu_lane *L = ctx;
+	if (L->gstopped)
+		return; /* the guest's recording stopped: nothing more is written or known */
 	uint64_t ref;
 	uint64_t g = guest_time(L, ts, &ref);
 	vms_emit_switch(&L->x->guest, L->vcpu, g, prev ? &prev->task : &L->gidle, state,
@@ -240,10 +246,37 @@ static void g_wakeup(void *ctx, uint64_t ts, const struct vms_sthread *waker,
 		     const struct vms_sthread *woken)
 {
 	struct vms_vcpu_lane *L = ctx;
+	if (L->gstopped)
+		return;
 	uint64_t ref;
 	uint64_t g = guest_time(L, ts, &ref);
 	vms_emit_wakeup(&L->x->guest, L->vcpu, g, waker ? &waker->task : &L->gidle, &woken->task,
 			L->vcpu, waker == NULL);
+}
+
+/* The guest's recording stops (trace-cmd's agent is woken to stop it): its last event on
+ * this vCPU, in guest mode. After it nothing is known of the guest's side: the base state
+ * and the current thread are unknown (vm-analysis.md: nothing is known outside a trace's
+ * own time). */
+static void guest_stop(struct vms_vcpu_lane *L, uint64_t ts)
+{
+	uint64_t ref;
+	uint64_t g = guest_time(L, ts, &ref);
+	vms_emit_wakeup(&L->x->guest, L->vcpu, g, &L->gidle, &L->gtrace, L->vcpu, 1);
+	account(L, ref);
+	L->base = VMS_SYNTH_UNKNOWN;
+	L->gcur = -1;
+	L->gstopped = true;
+	L->vt->guest_end_ns = vms_synth_ns(L->x, ref);
+}
+
+/* kvm_vcpu_wakeup at `wake`: the halt began at `start` (polling first), `waited` when the
+ * thread blocked. `ns` is exact in host ns, as a reader computes it. */
+static void vcpu_wakeup(struct vms_vcpu_lane *L, uint64_t wake, uint64_t start, int waited)
+{
+	vms_emit_kvm_vcpu_wakeup(&L->x->host, L->cpu, wake, &L->vthr,
+				 vms_synth_ns(L->x, wake) - vms_synth_ns(L->x, start), waited);
+	vms_synth_seen(L->x, wake);
 }
 
 static const struct vms_sched_ops guest_ops = { g_switch, g_wakeup };
@@ -318,7 +351,7 @@ static uint64_t halt(struct vms_vcpu_lane *L, uint64_t x, uint64_t w)
 			h_wakeup(L, wv, &L->noisy, &L->vthr, 1);
 			L->vt->wakeups++;
 			h_switch(L, end, &L->noisy, VMS_TASK_INTERRUPTIBLE, &L->vthr);
-			set_hmode(L, end, VMS_H_VMM);
+			set_hmode(L, end, VMS_H_HALT_ONCPU);
 			L->vt->runq_latency_ns += vms_synth_ns(L->x, end) - vms_synth_ns(L->x, wv);
 			return end;
 		}
@@ -327,7 +360,7 @@ static uint64_t halt(struct vms_vcpu_lane *L, uint64_t x, uint64_t w)
 		L->vt->wakeups++;
 		uint64_t b = a + cyc(L, 2000 + vms_prng_unit(r) * 4000);
 		h_switch(L, b, &L->swapper, VMS_TASK_RUNNING, &L->vthr);
-		set_hmode(L, b, VMS_H_VMM);
+		set_hmode(L, b, VMS_H_HALT_ONCPU);
 		L->vt->runq_latency_ns += vms_synth_ns(L->x, b) - vms_synth_ns(L->x, a);
 		return b;
 	}
@@ -346,6 +379,7 @@ void vms_vcpu_lane_init(struct vms_vcpu_lane *L, struct vms_synth_ctx *x,
 	L->gcur = -1;
 	L->base = VMS_SYNTH_UNKNOWN;
 	L->stop_at = UINT64_MAX;
+	L->gstop_at = UINT64_MAX;
 	L->rip = 0xffffffff81f4a2cbull;
 	vms_sched_init(&L->g, &x->rng, x->cyc_per_ns, 3e6);
 	L->noisy_wake = UINT64_MAX;
@@ -381,6 +415,8 @@ void vms_vcpu_lane_cycle(struct vms_vcpu_lane *L)
 	struct vms_prng *r = &L->x->rng;
 	uint64_t t = L->t;
 	kvm_entry(L, t);
+	if (!L->gstopped && (t >= L->gstop_at || t >= L->stop_at))
+		guest_stop(L, t + cyc(L, 100));
 	if (t >= L->stop_at) {
 		L->done = true;
 		return;
@@ -426,14 +462,27 @@ void vms_vcpu_lane_cycle(struct vms_vcpu_lane *L)
 	/* the hypervisor */
 	uint64_t x;
 	if (k == &hlt_exit) {
+		/* KVM handles the HLT, then polls for a while before it blocks the thread;
+		 * kvm_vcpu_wakeup tells when the halt ended and how long it lasted */
 		uint64_t w = vms_sched_next(&L->g);
+		uint64_t ps = te + cyc(L, 250);
+		set_hmode(L, ps, VMS_H_POLL);
 		if (w < te + cyc(L, 40000)) {
-			/* halt polling: KVM spins until the guest's timer is due */
-			x = umax(w, te + cyc(L, 300)) + cyc(L, 400);
+			/* halt polling finds the guest's timer due (or a task wanting the CPU) */
+			uint64_t wake = umax(w, te + cyc(L, 300));
+			if (L->noisy_wake < wake)
+				wake = umax(L->noisy_wake, ps + cyc(L, 50));
+			vcpu_wakeup(L, wake, ps, 0);
+			set_hmode(L, wake, VMS_H_VMM);
+			x = wake + cyc(L, 400);
 			if (L->noisy_wake < x)
-				x = preempt(L, umax(L->noisy_wake, te + cyc(L, 200))) + cyc(L, 500);
+				x = preempt(L, umax(L->noisy_wake, wake + cyc(L, 50))) + cyc(L, 500);
 		} else {
-			x = halt(L, te + cyc(L, 1200), w) + cyc(L, 1500);
+			uint64_t back = halt(L, te + cyc(L, 1200), w);
+			uint64_t wake = back + cyc(L, 300);
+			vcpu_wakeup(L, wake, ps, 1);
+			set_hmode(L, wake, VMS_H_VMM);
+			x = wake + cyc(L, 1200);
 		}
 		L->inject = INTR_LOCAL_TIMER;
 	} else {

@@ -15,13 +15,21 @@
 #define VMS_LANE_EXIT_KINDS 8
 #define VMS_LANE_HOT_RIPS 8
 
-enum vms_lane_hmode { VMS_H_NONE = 0, VMS_H_GUEST, VMS_H_VMM, VMS_H_PREEMPTED, VMS_H_HALTED };
+/* What the host does with the vCPU: HALTED is a HLT exit's halt with the thread off its CPU,
+ * POLL the halt with the thread polling on its CPU, HALT_ONCPU the end of a blocked halt
+ * after the thread is back on its CPU (until kvm_vcpu_wakeup). */
+enum vms_lane_hmode { VMS_H_NONE = 0, VMS_H_GUEST, VMS_H_VMM, VMS_H_PREEMPTED, VMS_H_HALTED,
+		      VMS_H_POLL, VMS_H_HALT_ONCPU };
 
 struct vms_vcpu_lane {
 	struct vms_synth_ctx *x;
 	struct vms_synth_vcpu_truth *vt;
 	uint32_t vcpu, cpu;
 	struct vms_task vthr, swapper, noisy, kworker, gidle;
+	struct vms_task gtrace;             /* the guest's trace-cmd agent, woken at its stop */
+	uint64_t gstop_at;                  /* the guest's recording stops at the first kvm_entry
+	                                       at or after it (UINT64_MAX: with the host's) */
+	bool gstopped;
 	struct vms_sched g;                 /* the guest's scheduler on this vCPU */
 	/* the neighbour */
 	uint64_t noisy_wake;                /* UINT64_MAX when there is none */

@@ -63,6 +63,13 @@ static void run_scenario(const char *scenario, uint64_t seed)
 					 vms_vcpu_state_name(state_map[k].v),
 					 (unsigned long long)vs->ns[state_map[k].v],
 					 (unsigned long long)tv->ns[state_map[k].s]);
+		/* halted, not the hypervisor's: the polling part of the halts, and the time in
+		 * exits; the guest's recording stopped before the host's */
+		assert_int_equal(vs->halt_poll_ns, tv->halt_poll_ns);
+		assert_true(tv->halt_poll_ns > 0);
+		assert_int_equal(vs->hypervisor_ns, tv->ns[VMS_SYNTH_VMM]);
+		assert_true(tv->guest_end_ns > 0 && tv->guest_end_ns < tr.window_end_ns);
+		assert_true(tv->ns[VMS_SYNTH_UNKNOWN] > 0);
 		assert_int_equal(vs->nr_exits, tv->nr_exits);
 		for (uint32_t k = 0; k < tv->nr_exits; k++) {
 			const struct vms_exit_stats *e = NULL;
@@ -73,6 +80,8 @@ static void run_scenario(const char *scenario, uint64_t seed)
 			assert_int_equal(e->isa, 1);
 			assert_string_equal(vms_exit_reason_name(1, e->reason), tv->exits[k].name);
 			assert_int_equal(vms_dist_count(e->dist), tv->exits[k].count);
+			assert_int_equal(e->count, tv->exits[k].count);
+			assert_int_equal(e->unfinished, 0);
 			assert_int_equal(vms_dist_sum(e->dist), tv->exits[k].total_ns);
 		}
 		assert_int_equal(vs->nr_steal, tv->nr_steal);

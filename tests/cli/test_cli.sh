@@ -130,12 +130,14 @@ for r in rows[1:]:
     m, vcpu, s, e, st, state = r[0], int(r[1]), int(r[2]), int(r[3]), int(r[4]), r[5]
     assert s < e, r
     assert state in names, r
-    # the state follows from the status by the precedence of the spec
-    if st & 256: assert state in ("preempted", "halted"), r
-    elif st & 128: assert state == "vmm", r
+    # the state follows from the status by the precedence of the spec; "unknown" outside
+    # the traces' coverage whatever the status; a HLT exit's halt is halted, not vmm
+    if state == "unknown": pass
+    elif st & 256: assert state in ("preempted", "halted"), r
+    elif st & 128: assert state in ("vmm", "halted"), r
     elif st == 2: assert state == "running", r
     elif st == 1: assert state == "idle", r
-    else: assert state == "unknown", r
+    else: assert False, r
     k = (m, vcpu)
     if k in last:
         pe, pst, pstate = last[k]
@@ -143,6 +145,12 @@ for r in rows[1:]:
         assert (st, state) != (pst, pstate), ("not maximal", r)
     last[k] = (e, st, state)
 assert len(rows) > 100
+# the guest (1 vCPU) halts: the host recorded only kvm_entry/kvm_exit, so its HLT exits are
+# halted as a whole (status VMM, state halted), and they are most of its time
+g = [r for r in rows[1:] if r[0] == "guest-Salamander4"]
+halted = sum(int(r[3]) - int(r[2]) for r in g if r[5] == "halted" and int(r[4]) & 128)
+vmm = sum(int(r[3]) - int(r[2]) for r in g if r[5] == "vmm")
+assert halted > 10 * vmm, (halted, vmm)
 PY
   then ok "kvm-hip24 vcpus --csv: header, tiling, maximal intervals, state precedence"; else notok "kvm-hip24 vcpus --csv" "$(cat "$TMP/vcpus.err")"; fi
 

@@ -19,6 +19,7 @@ static const struct {
 	{"kvm_x86_entry", VMS_K_KVM_ENTRY},
 	{"kvm_exit", VMS_K_KVM_EXIT},
 	{"kvm_x86_exit", VMS_K_KVM_EXIT},
+	{"kvm_vcpu_wakeup", VMS_K_KVM_VCPU_WAKEUP},
 	{"vmsync_gh_guest", VMS_K_VMSYNC_GH_GUEST},
 	{"vmsync_gh_host", VMS_K_VMSYNC_GH_HOST},
 	{"vmsync_hg_host", VMS_K_VMSYNC_HG_HOST},
@@ -150,6 +151,11 @@ int tcxml_decode(const char *path, const struct tcxml_raw *ev, enum vms_kind kin
 		NUM(2, "guest_rip");
 		NUM(3, "info1");
 		NUM(4, "info2");
+		break;
+	case VMS_K_KVM_VCPU_WAKEUP:
+		NUM(0, "ns");
+		NUM(1, "waited");
+		NUM(2, "valid");
 		break;
 	case VMS_K_VMSYNC_GH_GUEST:
 	case VMS_K_VMSYNC_GH_HOST:

@@ -266,7 +266,7 @@ static bool is_mapped_name(const char *sys, const char *n)
 	static const char *const names[] = {
 		"sched:sched_switch", "sched:sched_wakeup", "sched:sched_wakeup_new",
 		"sched:sched_process_fork", "sched:sched_process_exit", "task:task_rename",
-		"kvm:kvm_entry", "kvm:kvm_exit", NULL};
+		"kvm:kvm_entry", "kvm:kvm_exit", "kvm:kvm_vcpu_wakeup", NULL};
 	char full[160];
 	snprintf(full, sizeof full, "%s:%s", sys, n);
 	for (const char *const *p = names; *p; p++)
@@ -438,6 +438,11 @@ static void map_type(struct td_type *t, struct tep_event *ev)
 		field_at(&t->f[2], ev, NAMES("guest_rip", "rip", "vcpu_pc"), false);
 		field_at(&t->f[3], ev, NAMES("info1"), false);
 		field_at(&t->f[4], ev, NAMES("info2"), false);
+	} else if (strcmp(sys, "kvm") == 0 && strcmp(n, "kvm_vcpu_wakeup") == 0) {
+		t->kind = VMS_K_KVM_VCPU_WAKEUP;
+		field_at(&t->f[0], ev, NAMES("ns"), false);
+		field_at(&t->f[1], ev, NAMES("waited"), false);
+		field_at(&t->f[2], ev, NAMES("valid"), false);
 	} else if (strncmp(n, "vmsync_", 7) == 0) {
 		static const struct {
 			const char *name;
