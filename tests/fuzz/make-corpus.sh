@@ -97,10 +97,9 @@ open(os.path.join(out, 'late-mapping'), 'wb').write(header() + evs[1] + mapping(
 many = header() + maps + b''.join(event(i % 6, 5000 + i, [i, b's%d' % i, i]) for i in range(300))
 open(os.path.join(out, 'many'), 'wb').write(many)
 PY
-for f in "$out"/*; do echo "$(basename "$f"): $(ls "$f" | wc -l) inputs, $(du -sk "$f" | cut -f1) KiB"; done
-
 # xentrace: the shared real trace's first blocks, and one cut inside a block
 if [ -f "$shared/xen/xentrace.bin" ]; then
 	head -c 48688 "$shared/xen/xentrace.bin" >"$out/xentrace/shared-first-blocks.bin"
 	head -c 20000 "$shared/xen/xentrace.bin" >"$out/xentrace/shared-cut.bin"
 fi
+for f in "$out"/*; do echo "$(basename "$f"): $(ls "$f" | wc -l) inputs, $(du -sk "$f" | cut -f1) KiB"; done

@@ -321,7 +321,8 @@ static int fill_meta(struct vms_source *src, struct xt_reader *r, struct scan *s
 	r->nr_st = n;
 	r->info.nr_pcpus = n;
 	r->info.pcpu = r->pcpu;
-	qsort(r->dom, s->nr_dom, sizeof *r->dom, dom_cmp);
+	if (s->nr_dom) /* (r->dom is NULL when no runstate record named a domain) */
+		qsort(r->dom, s->nr_dom, sizeof *r->dom, dom_cmp);
 	r->info.nr_domains = s->nr_dom;
 	r->info.domains = r->dom;
 	m->nr_xen_domains = s->nr_dom;
