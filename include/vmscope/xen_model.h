@@ -20,9 +20,10 @@
  *  - an HVM exit (VMEXIT) is closed by the next VMENTRY of its vCPU, or when the vCPU becomes
  *    runnable (so that the time a halted vCPU waits for a CPU is not charged to HLT); its cost
  *    is the cycles in between; lost records drop a pending exit.
- * Where they differ: xenalyze handles a lost-records marker at the first lost TSC it carries
- * (reordering the stream); here it is handled where it is written, and xenalyze's TSC-skew
- * correction (shifting a CPU's later TSCs) is not applied: a skew is counted in `skews`. */
+ * A lost-records marker is handled as xenalyze does, at the first lost TSC it carries and
+ * again at its own TSC (the reader gives both events). Where they differ: xenalyze's
+ * TSC-skew correction (shifting a CPU's later TSCs) is not applied: a skew is counted in
+ * `skews`. */
 #ifndef VMSCOPE_XEN_MODEL_H
 #define VMSCOPE_XEN_MODEL_H
 

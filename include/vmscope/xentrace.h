@@ -21,7 +21,12 @@
  * CPU, and
  *   RUNSTATE_CHANGE / CONTINUE  f3 = old << 4 | new (enum vms_xen_runstate), f4 = dom << 16 | vcpu
  *   VMEXIT                      f0 = exit reason, f1 = isa (1 VMX, 2 SVM), f2 = guest rip
- *   LOST_RECORDS                f0 = records lost, f1 = dom << 16 | vcpu, f2 = first lost TSC
+ *   LOST_RECORDS                f0 = records lost, f1 = vcpu << 16 | dom (Xen writes u16 did,
+ *                                 vid), f2 = first lost TSC
+ * A lost-records marker is written when the buffer has room again, and says when the loss
+ * began: it gives two events, LOST_RECORDS at the first lost TSC (where the CPU's story stops
+ * being known; xenalyze handles it there too) and LOST_END at the marker's own TSC; the next
+ * record after it has VMS_EVF_LOST_BEFORE.
  *   OTHER record classes        f0 = the raw event id, f1..f4 = its first extra words
  *
  * Times are CPU cycles. The CPU frequency is not in the file: vms_xentrace_set_cpu_hz gives
@@ -67,6 +72,7 @@ const char *vms_xen_runstate_name(unsigned state);
 enum vms_xen_type {
 	VMS_XEN_T_LOST_RECORDS = 0,
 	VMS_XEN_T_WRAP_BUFFER,
+	VMS_XEN_T_LOST_END,        /* the second event of a lost-records marker (see below) */
 	VMS_XEN_T_RUNSTATE_CHANGE,
 	VMS_XEN_T_RUNSTATE_CONTINUE,
 	VMS_XEN_T_SCHED_SWITCH,

@@ -366,10 +366,18 @@ static void lost_records(struct vms_xen_model *x, uint32_t p, const struct vms_e
 		if (x->v[i].acct.dom != XM_DEFAULT_DOMAIN && x->v[i].state != VMS_XEN_RS_RUNNING)
 			lose_vcpu(&x->v[i], first_tsc);
 	pc->lost_domain_valid = true;
-	pc->lost_did = (uint32_t)ev->f[1] >> 16;
-	pc->lost_vid = (uint32_t)ev->f[1] & 0xffff;
-	/* xenalyze handles the end of the loss at the first record stamped after the first lost
-	 * TSC: here, at the marker's own TSC */
+	pc->lost_did = (uint32_t)ev->f[1] & 0xffff; /* u16 did, then u16 vid */
+	pc->lost_vid = (uint32_t)ev->f[1] >> 16;
+}
+
+/* process_lost_records_end: the marker's own TSC (the reader's LOST_END event) */
+static void lost_end(struct vms_xen_model *x, uint32_t p, const struct vms_event *ev)
+{
+	struct xm_pcpu *pc = &x->p[p];
+	if (!pc->lost_active) {
+		x->anomalies++;
+		return;
+	}
 	if (ev->ts > pc->lost_tsc) {
 		if (pc->lost_domain_valid) {
 			if (pc->current >= 0) {
@@ -424,6 +432,9 @@ void vms_xen_model_event(struct vms_xen_model *x, const struct vms_event *ev)
 		return;
 	case VMS_XEN_T_LOST_RECORDS:
 		lost_records(x, p, ev);
+		return;
+	case VMS_XEN_T_LOST_END:
+		lost_end(x, p, ev);
 		return;
 	default:
 		break;

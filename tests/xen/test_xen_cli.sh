@@ -30,6 +30,7 @@ def block(cpu, body):
     return struct.pack("<III", 0x0001f003 | 2 << 28, cpu, len(body)) + body
 b0 = rec(0x21101, 1000, [1 << 16]) + rec(0x81102, 1100, [12, 0x1000, 0]) + rec(0x81001, 1700, [])
 b1 = rec(0x21101, 1200, [1 << 16 | 1]) + rec(0x1f001, 1300, [3, 1 << 16 | 1, 1250, 0]) + rec(0x82013, 0, [])
+# (the lost marker names d1v1: u16 did 1, u16 vid 1)
 good = block(0, b0) + block(1, b1)
 open(d + "/small.bin", "wb").write(good)
 open(d + "/cut.bin", "wb").write(good[:-2])

@@ -126,10 +126,17 @@ static void test_lost_records(void **state)
 	assert_int_equal(src->ops->next(src, 0, &ev), 1);
 	assert_int_equal(ev.flags & VMS_EVF_LOST_BEFORE, 0);
 	assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	/* the marker written at 400 says the loss began at 150: one event there, one at 400 */
 	assert_int_equal(ev.type, VMS_XEN_T_LOST_RECORDS);
+	assert_int_equal(ev.ts, 150);
 	assert_int_equal(ev.f[0], 5);
+	assert_int_equal(ev.f[1], 0 << 16 | 2); /* u16 did 2, u16 vid 0 */
 	assert_int_equal(ev.f[2], 150);
 	assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	assert_int_equal(ev.type, VMS_XEN_T_LOST_END);
+	assert_int_equal(ev.ts, 400);
+	assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	assert_int_equal(ev.ts, 410);
 	assert_int_equal(ev.cpu, 3);
 	assert_true(ev.flags & VMS_EVF_LOST_BEFORE);
 	/* after a loss the CPU's occupant is unknown until a runstate record says */

@@ -74,7 +74,8 @@ static inline void xtw_vmentry(struct xtw *w, uint64_t tsc)
 static inline void xtw_lost(struct xtw *w, uint64_t tsc, uint32_t count, uint32_t dom,
 			    uint32_t vcpu, uint64_t first_tsc)
 {
-	uint32_t d[4] = { count, dom << 16 | vcpu, (uint32_t)first_tsc, (uint32_t)(first_tsc >> 32) };
+	/* Xen's struct: int lost, u16 did, u16 vid, u64 first_tsc */
+	uint32_t d[4] = { count, vcpu << 16 | dom, (uint32_t)first_tsc, (uint32_t)(first_tsc >> 32) };
 	xtw_rec(w, 0x0001f001u, tsc, 4, d);
 }
 

@@ -79,6 +79,8 @@ struct xt_stream {
 	uint64_t first_tsc;      /* before any: the CPU's first TSC */
 	int32_t cur;             /* the vCPU thread running on this CPU: 0 idle, -1 unknown */
 	bool lost_pending;       /* a lost-records marker was read: flag the next event */
+	bool lost_end_pending;   /* its LOST_END event is the next one, at lost_end_tsc */
+	uint64_t lost_end_tsc;
 	bool in_block;
 	char name[2][24];        /* s[0], s[1] of the last event */
 	uint64_t last_off;       /* the last record (for dump's format_event) */

@@ -76,7 +76,7 @@ uint32_t xt_type(uint32_t ev)
 }
 
 static const char *const type_names[VMS_XEN_T_COUNT] = {
-	"xen:lost_records", "xen:wrap_buffer", "xen:runstate_change", "xen:runstate_continue",
+	"xen:lost_records", "xen:wrap_buffer", "xen:lost_records_end", "xen:runstate_change", "xen:runstate_continue",
 	"xen:sched_switch", "xen:vmentry", "xen:vmexit", "xen:gen", "xen:sched", "xen:dom0op",
 	"xen:hvm", "xen:mem", "xen:pv", "xen:shadow", "xen:hw", "xen:guest", "xen:unknown",
 };

@@ -136,6 +136,20 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 	if (stream >= r->nr_st)
 		return 0;
 	struct xt_stream *s = &r->st[stream];
+	if (s->lost_end_pending) {
+		s->lost_end_pending = false;
+		ev->ts = s->last_tsc = s->lost_end_tsc;
+		ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
+		ev->s[0] = ev->s[1] = NULL;
+		ev->cpu = s->cpu;
+		ev->stream = stream;
+		ev->machine = 0;
+		ev->tid = -1;
+		ev->type = VMS_XEN_T_LOST_END;
+		ev->kind = VMS_K_OTHER;
+		ev->flags = 0;
+		return 1;
+	}
 	for (;;) {
 		if (!s->in_block || s->pos >= s->end) {
 			s->in_block = false;
@@ -156,6 +170,7 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 		}
 		uint64_t off = s->pos;
 		s->pos += rec.size;
+		uint64_t before = s->last_tsc;
 		if (rec.has_tsc)
 			s->last_tsc = xt_rd64(p + 4);
 		else if (!s->last_tsc)
@@ -196,6 +211,10 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			ev->f[0] = xt_rd32(rec.data);
 			ev->f[1] = xt_rd32(rec.data + 4);
 			ev->f[2] = xt_rd64(rec.data + 8);
+			/* at the first lost TSC (kept in this CPU's time order), the end after it */
+			s->lost_end_tsc = s->last_tsc;
+			s->lost_end_pending = true;
+			ev->ts = ev->f[2] < before ? before : ev->f[2] > s->last_tsc ? s->last_tsc : ev->f[2];
 			s->lost_pending = true;
 			s->cur = -1; /* who runs here is unknown until the next runstate record */
 			break;
