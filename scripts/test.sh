@@ -2,7 +2,10 @@
 # The README's second command: install what is missing, build under AddressSanitizer and
 # UndefinedBehaviorSanitizer and run every test; then build under ThreadSanitizer and run the
 # tracer's tests (its producers, writer thread and control socket are concurrent code).
-# Ends with "N passed, N failed".
+# Then, as root only (CI), the suite as a new user would meet it: a fresh clone of the
+# committed tree, built once, run by an unprivileged user and by root with tracefs unmounted
+# (a private mount namespace, so the machine's own tracefs is untouched); set
+# VMS_TEST_FRESH=0 to leave it out. Ends with "N passed, N failed" over all the runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test || exit 1
@@ -24,5 +27,32 @@ run_suite() { # dir sanitize [suite]
 }
 run_suite build-test address,undefined || rc=1
 TSAN_OPTIONS="halt_on_error=1" run_suite build-tsan thread tracer || rc=1
+
+fresh_runs() {
+  local user=vmscope-test top fresh shared
+  id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user" || return 1
+  shared=$(realpath ../shared 2>/dev/null || true)
+  top=$(mktemp -d /tmp/vmscope-fresh.XXXXXX) && chmod 755 "$top" && fresh=$top/vmscope
+  git clone -q --no-hardlinks . "$fresh" && chown -R "$user" "$top" || return 1
+  local as_user=(runuser -u "$user" -- env HOME="$top")
+  "${as_user[@]}" meson setup "$fresh/build" "$fresh" -Dbuildtype=debug ${shared:+-Dshared_dir="$shared"} \
+    >/dev/null || return 1
+  "${as_user[@]}" ninja -C "$fresh/build" >/dev/null || return 1
+  local st=0 args=(--print-errorlogs --num-processes 2 --timeout-multiplier 3)
+  echo "== fresh clone, unprivileged user $user"
+  "${as_user[@]}" meson test -C "$fresh/build" "${args[@]}" --logbase user > "$top/user.txt" 2>&1 || st=1
+  tail -n 8 "$top/user.txt"
+  echo "== fresh clone, root, tracefs unmounted"
+  unshare -m --propagation private sh -c \
+    'while umount /sys/kernel/tracing 2>/dev/null; do :; done; while umount /sys/kernel/debug/tracing 2>/dev/null; do :; done; exec "$@"' \
+    sh meson test -C "$fresh/build" "${args[@]}" --logbase root > "$top/root.txt" 2>&1 || st=1
+  tail -n 8 "$top/root.txt"
+  logs+=("$fresh/build/meson-logs/user.json" "$fresh/build/meson-logs/root.json")
+  [ $st = 0 ] || { cat "$top/user.txt" "$top/root.txt"; }
+  return $st
+}
+if [ "$(id -u)" = 0 ] && [ "${VMS_TEST_FRESH:-1}" != 0 ]; then
+  fresh_runs || rc=1
+fi
 python3 scripts/test-summary.py "${logs[@]}" || rc=1
 exit $rc

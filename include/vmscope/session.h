@@ -31,9 +31,9 @@ struct vms_session_opts {
 	uint32_t nr_dom_maps;        /* --map NAME:dom=N (Xen domain N is machine NAME) */
 	const char **dom_map_guest;
 	uint32_t *dom_map_id;
-	uint64_t cpu_hz;             /* --cpu-hz: xentrace cycles per second (0: xenalyze's
-	                                2.4 GHz) */
 	bool progress;               /* progress on stderr (the CLI sets it when it is a tty) */
+	double tsc_hz;               /* --tsc-hz: the rate of a counter clock that has no
+	                              * TSC2NSEC (0: such timestamps stay in cycles) */
 };
 
 struct vms_session;
@@ -83,6 +83,9 @@ uint64_t vms_session_last_ts(const struct vms_session *s);
  * model pass (info, dump). */
 int vms_session_iterate(struct vms_session *s, vms_event_fn fn, void *ctx,
 			struct vms_error *err);
+/* From an event callback: end the pass under way after this event (dump --limit, or a
+ * closed output). The counts of that pass then cover only what was read. */
+void vms_session_stop(struct vms_session *s);
 
 #ifdef __cplusplus
 }

@@ -27,7 +27,9 @@ void vms_json_end_array(struct vms_json *j);
 void vms_json_string(struct vms_json *j, const char *key, const char *v);  /* NULL -> null */
 void vms_json_uint(struct vms_json *j, const char *key, uint64_t v);
 void vms_json_int(struct vms_json *j, const char *key, int64_t v);
-void vms_json_double(struct vms_json *j, const char *key, double v);  /* %.17g, non-finite -> null */
+void vms_json_double(struct vms_json *j, const char *key, double v);  /* %.17g, always with a
+                                                                        * '.' or exponent;
+                                                                        * non-finite -> null */
 void vms_json_bool(struct vms_json *j, const char *key, bool v);
 void vms_json_null(struct vms_json *j, const char *key);
 void vms_json_finish(struct vms_json *j);  /* final newline */

@@ -29,8 +29,10 @@
  * record after it has VMS_EVF_LOST_BEFORE.
  *   OTHER record classes        f0 = the raw event id, f1..f4 = its first extra words
  *
- * Times are CPU cycles. The CPU frequency is not in the file: vms_xentrace_set_cpu_hz gives
- * the one to use (the session passes --cpu-hz; xenalyze's default is 2.4 GHz). */
+ * Times are CPU cycles (the clock "tsc", no TSC2NSEC): the CPU frequency is not in the file.
+ * The session turns them into ns with the rate the user gives (--tsc-hz, or its alias
+ * --cpu-hz, xenalyze's name) and tells the reader with vms_xentrace_set_cpu_hz, for the Xen
+ * tables; without it times stay cycles (xenalyze would assume 2.4 GHz). */
 #ifndef VMSCOPE_XENTRACE_H
 #define VMSCOPE_XENTRACE_H
 
@@ -109,8 +111,8 @@ struct vms_xen_info {
 	const struct vms_xen_domain *domains;
 	uint64_t first_tsc, last_tsc;
 	uint32_t isa;                   /* 1 VMX, 2 SVM, 0 no HVM exits */
-	uint64_t cpu_hz;                /* the frequency in use */
-	bool cpu_hz_given;              /* by the user (else xenalyze's default) */
+	uint64_t cpu_hz;                /* the frequency given by the user, 0 unknown */
+	bool cpu_hz_given;
 	bool truncated;                 /* the last block ends before its size says */
 	uint64_t truncated_at;          /* byte offset of the first missing byte */
 };
@@ -121,10 +123,9 @@ struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err);
 bool vms_source_is_xentrace(const struct vms_source *src);
 /* The reader's facts, NULL when src is no xentrace source. */
 const struct vms_xen_info *vms_xentrace_info(const struct vms_source *src);
-/* Cycles -> ns at hz (0 = xenalyze's 2.4 GHz): sets the source's TSC2NSEC clock, counted from
- * the trace's first TSC. Call before the session builds its clocks. */
+/* The CPU frequency the user gave (0: unknown), for the Xen tables' ns. */
 void vms_xentrace_set_cpu_hz(struct vms_source *src, uint64_t hz);
-/* Exact cycles -> ns at hz (128-bit). */
+/* Exact cycles -> ns at hz (128-bit; hz 0 is taken as xenalyze's 2.4 GHz). */
 uint64_t vms_xen_cycles_to_ns(uint64_t cycles, uint64_t hz);
 
 #ifdef __cplusplus

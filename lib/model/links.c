@@ -7,7 +7,8 @@
  * host thread that emitted vmsync_gh_host (or, lacking any, vmsync_hg_host) with the guest's
  * vm_uid belongs to the guest, and so does its process; (3) kvm_entry.vcpu_id: a host thread
  * of a process that belongs to a guest and that executed kvm_entry with vcpu_id n is vCPU n;
- * (4) the user's --map, which wins over everything.
+ * (4) the user's --map, which wins over everything: it replaces the links it contradicts
+ * (the vCPU's thread, another vCPU on the same thread) and takes in no other thread.
  *
  * A thread's process is its pid when the trace says (THREAD_NAME / PROCESS_FORK tgid).
  * Otherwise vCPU threads named like QEMU's ("CPU n/KVM" for vcpu_id n, or unnamed) are
@@ -153,8 +154,7 @@ static int link_by_vmsync(struct vms_model *m, uint32_t g, struct procset *ps)
 }
 
 /* (4) the user's --map entries for guest g. */
-static int link_by_user(struct vms_model *m, uint32_t g, struct procset *ps,
-			struct vms_error *err)
+static int link_by_user(struct vms_model *m, uint32_t g, struct vms_error *err)
 {
 	struct vms_machine *G = &m->mach[g];
 	for (uint32_t i = 0; i < m->nr_maps; i++) {
@@ -174,9 +174,17 @@ static int link_by_user(struct vms_model *m, uint32_t g, struct procset *ps,
 			return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		G->vcpus[um->vcpu].how = VMS_LINK_USER;
 		G->vcpus[um->vcpu].host_tid = um->tid;
-		if (procset_add(ps, vms_model_process_key(m, (uint32_t)G->host, um->tid)))
-			return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		/* the forced link replaces what it contradicts: another vCPU of this guest that the
+		 * data had put on the same thread loses that link */
+		for (uint32_t v = 0; v < G->nr_vcpus; v++)
+			if (v != um->vcpu && G->vcpus[v].host_tid == um->tid &&
+			    G->vcpus[v].how != VMS_LINK_USER) {
+				G->vcpus[v].host_tid = -1;
+				G->vcpus[v].how = VMS_LINK_NONE;
+			}
 	}
+	/* The thread's process is not taken into the guest (no procset_add): a forced link is
+	 * about the thread it names; the other vCPU threads of that process may be another VM's. */
 	return 0;
 }
 
@@ -225,6 +233,8 @@ static int link_by_kvm_entry(struct vms_model *m, struct procset *ps)
 				continue;
 			if (vms_keymap_get(&m->priv[h].vcpu_of, (uint32_t)tid))
 				continue; /* claimed by an explicit link (or another guest) */
+			if (vcpu < G->nr_vcpus && G->vcpus[vcpu].how == VMS_LINK_USER)
+				continue; /* --map replaced this vCPU's thread: one thread feeds it */
 			if (vms_model_set_vcpu(G, vcpu, -1, VMS_LINK_NONE) != 0)
 				continue;
 			if (G->vcpus[vcpu].how == VMS_LINK_NONE ||
@@ -376,7 +386,7 @@ int vms_model_resolve_links(struct vms_model *m, struct vms_error *err)
 			rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
 	for (uint32_t g = 0; g < ns && !rc; g++)
-		rc = link_by_user(m, g, &ps[g], err);
+		rc = link_by_user(m, g, err);
 	if (!rc)
 		rc = vms_model_link_xen_domains(m, err);
 	if (!rc && link_by_kvm_entry(m, ps) != 0)

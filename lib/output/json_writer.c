@@ -103,10 +103,16 @@ void vms_json_int(struct vms_json *j, const char *key, int64_t v)
 void vms_json_double(struct vms_json *j, const char *key, double v)
 {
 	prefix(j, key);
-	if (!isfinite(v))
+	if (!isfinite(v)) {
 		fputs("null", j->f);
-	else
-		fprintf(j->f, "%.17g", v);
+		return;
+	}
+	/* a float stays a float: 1.0 is written "1.0", not "1" (one type per field) */
+	char buf[40];
+	snprintf(buf, sizeof buf, "%.17g", v);
+	fputs(buf, j->f);
+	if (!strpbrk(buf, ".eE"))
+		fputs(".0", j->f);
 }
 
 void vms_json_bool(struct vms_json *j, const char *key, bool v)

@@ -9,6 +9,7 @@
 #include "vmscope/simpletrace.h"
 #include "vmscope/source.h"
 #include "vmscope/xentrace.h"
+#include "unsupported.h"
 
 typedef struct vms_source *(*opener_fn)(const char *path, struct vms_error *err);
 
@@ -43,8 +44,13 @@ struct vms_source *vms_source_open(const char *path, struct vms_error *err)
 		if (err->status != 0)
 			return NULL;
 	}
-	vms_error_set(err, VMS_ERR_FORMAT, "%s: not a trace format vmscope knows, at byte offset 0",
-		      path);
+	const char *kind = vms_unsupported_kind(path);
+	if (kind)
+		vms_error_set(err, VMS_ERR_FORMAT, "%s: %s; " VMS_SUPPORTED_FORMATS, path, kind);
+	else
+		vms_error_set(err, VMS_ERR_FORMAT,
+			      "%s: not a trace format vmscope knows, at byte offset 0; "
+			      VMS_SUPPORTED_FORMATS, path);
 	return NULL;
 }
 

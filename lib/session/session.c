@@ -38,11 +38,35 @@ struct vms_session {
 	struct vms_observer *obs;  /* vms_session_observe: subscribed to every analysis run */
 	uint32_t nr_obs;
 	struct vms_xen_model **xen; /* per source: the Xen model of a xentrace host, else NULL */
+	bool stop;               /* vms_session_stop: the pass under way ends after this event */
 };
+
+void vms_session_stop(struct vms_session *s) { s->stop = true; }
 
 static char *xstrdup(const char *s)
 {
 	return s ? strdup(s) : NULL;
+}
+
+/* --tsc-hz: a counter clock without TSC2NSEC gets the TSC2NSEC that the rate implies
+ * (ns = ticks * mult >> shift, the largest shift whose mult fits 32 bits), so that the
+ * clocks, the analyses and every output work in nanoseconds. */
+static void apply_tsc_hz(struct vms_trace_meta *m, double hz)
+{
+	if (hz <= 0 || m->ts_in_ns || m->has_tsc2nsec)
+		return;
+	uint32_t shift = 31;
+	double mult = 1e9 * (double)(1u << shift) / hz;
+	while (shift > 0 && mult >= 4294967295.0) {
+		shift--;
+		mult = 1e9 * (double)(1u << shift) / hz;
+	}
+	if (mult >= 4294967295.0 || mult < 1.0)
+		return;   /* a rate this far out is refused by the CLI */
+	m->has_tsc2nsec = true;
+	m->tsc_mult = (uint32_t)(mult + 0.5);
+	m->tsc_shift = shift;
+	m->tsc_offset = 0;
 }
 
 static int add_source(struct vms_session *s, const char *path, const char *name, bool guest,
@@ -51,9 +75,11 @@ static int add_source(struct vms_session *s, const char *path, const char *name,
 	struct vms_source *src = vms_source_open(path, err);
 	if (!src)
 		return err->status ? err->status : VMS_ERR_FORMAT;
+	apply_tsc_hz(&src->meta, s->opts.tsc_hz);
 	uint32_t i = s->nr_src;
 	s->src[i] = src;
-	vms_xentrace_set_cpu_hz(src, s->opts.cpu_hz); /* no-op for other formats */
+	/* xentrace: the rate also gives its Xen tables their ns (no-op for other formats) */
+	vms_xentrace_set_cpu_hz(src, s->opts.tsc_hz > 0 ? (uint64_t)(s->opts.tsc_hz + 0.5) : 0);
 	s->names[i] = xstrdup(name);
 	s->forced_guest[i] = guest;
 	s->type_counts[i] = calloc(src->meta.nr_types ? src->meta.nr_types : 1, sizeof(uint64_t));
@@ -368,7 +394,8 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	vms_progress_start(&prog, s->opts.progress, an ? "analysis" : "reading");
 	const struct vms_event *ev;
 	uint64_t t, n = 0, first = 0, last = 0;
-	while ((r = vms_merge_next(&m, &ev, &t)) > 0) {
+	s->stop = false;
+	while (!s->stop && (r = vms_merge_next(&m, &ev, &t)) > 0) {
 		if (n == 0)
 			first = t;
 		last = t;

@@ -3,21 +3,40 @@
  * overflows (raw syscalls: missed events), extracted with `trace-cmd extract -t -a` (v7
  * zstd) and rewritten by `trace-cmd convert` as v6 and as uncompressed v7.
  *
- * Needs root, tracefs and trace-cmd (CI has them; see ../shared/README.md); skips
+ * Needs root and trace-cmd (CI has them; see ../shared/README.md); mounts tracefs itself
+ * when it is not mounted yet (a fresh machine) and unmounts it again afterwards; skips
  * otherwise. Every expected value comes from trace-cmd's report of the same file. */
 #include "td_testutil.h"
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #define TRACEFS "/sys/kernel/tracing"
 
 static char dir[4096], inst[64], recorded[4200];
+static bool we_mounted;
+
+static bool tracefs_ready(void)
+{
+	struct stat st;
+	return stat(TRACEFS "/instances", &st) == 0 && access(TRACEFS "/set_event", W_OK) == 0;
+}
 
 static bool can_record(void)
 {
-	struct stat st;
-	return geteuid() == 0 && stat(TRACEFS "/instances", &st) == 0 && td_have_trace_cmd() &&
-	       access(TRACEFS "/set_event", W_OK) == 0;
+	if (geteuid() != 0 || !td_have_trace_cmd())
+		return false;
+	if (!tracefs_ready() && mount("nodev", TRACEFS, "tracefs", 0, NULL) == 0)
+		we_mounted = true;
+	return tracefs_ready();
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (we_mounted && umount(TRACEFS) != 0)
+		print_message("# could not unmount the tracefs this test mounted at " TRACEFS "\n");
+	return 0;
 }
 
 static int setup(void **state)
@@ -169,5 +188,5 @@ int main(void)
 		cmocka_unit_test(test_v6),
 		cmocka_unit_test(test_v7_none),
 	};
-	return cmocka_run_group_tests(tests, setup, NULL);
+	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -268,7 +268,7 @@ static void test_model_scenario(void **state)
 	struct xtw w;
 	scenario(&w);
 	const char *path = save(&w, "scenario.bin", 0);
-	struct vms_session_opts o = { .cpu_hz = 1000000000u };
+	struct vms_session_opts o = { .tsc_hz = 1e9 };
 	struct vms_error err = { 0 };
 	struct vms_session *s = vms_session_open(&path, 1, &o, &err);
 	assert_non_null(s);

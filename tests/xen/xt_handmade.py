@@ -48,13 +48,18 @@ RUNNING, RUNNABLE, BLOCKED, OFFLINE = 0, 1, 2, 3
 IDLE = 32767
 
 
-def scenario(d):
-    w = W()
+def halts(w):
+    """CPU 0: d1v0 runs from 100, exits on HLT at 150, blocks at 200; the idle vCPU runs"""
     w.block(0)
     w.rs(100, 1, 0, RUNNABLE, RUNNING)
     w.exit(150, 12)
     w.rs(200, 1, 0, RUNNING, BLOCKED)
     w.rs(210, IDLE, 0, RUNNABLE, RUNNING)
+
+
+def scenario(d):
+    w = W()
+    halts(w)
     w.block(1)
     w.rs(300, 1, 0, BLOCKED, RUNNABLE)
     w.block(0)
@@ -140,11 +145,7 @@ def lost(d):
     """CPU 0 loses records from 400 (d1v0 blocked there; it wakes on CPU 1 at 500 meanwhile)
     until the marker at 600, which names d1v0 as running when the loss ended."""
     w = W()
-    w.block(0)
-    w.rs(100, 1, 0, RUNNABLE, RUNNING)
-    w.exit(150, 12)
-    w.rs(200, 1, 0, RUNNING, BLOCKED)
-    w.rs(210, IDLE, 0, RUNNABLE, RUNNING)
+    halts(w)
     w.rec(0x1F001, 600, [4, 0 << 16 | 1, 400, 0])  # 4 lost; u16 did 1, u16 vid 0; from 400
     w.rs(650, 1, 0, RUNNABLE, RUNNING)
     w.entry(700)

@@ -1,12 +1,14 @@
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "vmscope/writers.h"
-#include "vmscope/xentrace.h"
 #include "cmds.h"
 
 static int add_guest(struct cli *c, const char *arg)
@@ -60,29 +62,6 @@ static int add_dom_map(struct cli *c, const char *arg, const char *colon)
 	d[n] = (uint32_t)dom;
 	c->sopts.nr_dom_maps = n + 1;
 	return 0;
-}
-
-/* --cpu-hz HZ, with an optional K, M or G suffix (2.4G) as xenalyze takes it */
-static bool parse_hz(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v <= 0)
-		return false;
-	double mul = 1;
-	if (*end == 'G' || *end == 'g')
-		mul = 1e9, end++;
-	else if (*end == 'M' || *end == 'm')
-		mul = 1e6, end++;
-	else if (*end == 'K' || *end == 'k')
-		mul = 1e3, end++;
-	if (*end == 'H' || *end == 'h')
-		end += (end[1] == 'z' || end[1] == 'Z') ? 2 : 1;
-	if (*end || v * mul < 1e3 || v * mul > 1e12)
-		return false;
-	*out = (uint64_t)(v * mul + 0.5);
-	return true;
 }
 
 /* --map NAME:VCPU=TID[,VCPU=TID...] or NAME:dom=N */
@@ -143,7 +122,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	c->cmd = argv[0];
 	c->top = 10;
 	c->sopts.progress = isatty(STDERR_FILENO);
-	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_CPU_HZ };
+	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_TSC_HZ, O_RAW };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
@@ -153,19 +132,34 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		{ "map", required_argument, NULL, O_MAP },
 		{ "top", required_argument, NULL, O_TOP },
 		{ "per-guest", no_argument, NULL, O_PER_GUEST },
-		{ "cpu-hz", required_argument, NULL, O_CPU_HZ },
 		{ "output", required_argument, NULL, 'o' },
+		{ "tsc-hz", required_argument, NULL, O_TSC_HZ },
+		{ "cpu-hz", required_argument, NULL, O_TSC_HZ }, /* xenalyze's name, for xentrace */
+		{ "raw", no_argument, NULL, O_RAW },
 		{ NULL, 0, NULL, 0 },
 	};
 	optind = 1;
 	opterr = 0;
 	int o;
-	while ((o = getopt_long(argc, argv, "+hjco:", longopts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":hjco:", longopts, NULL)) != -1) {
 		const char *bad = NULL;
 		switch (o) {
 		case 'h':
 			fputs(usage, stdout);
 			return 1000;
+		case O_RAW:
+			if (!(allow & CLI_RAW))
+				bad = "--raw";
+			c->raw = true;
+			break;
+		case O_TSC_HZ:
+			if (!cli_parse_hz(optarg, &c->sopts.tsc_hz)) {
+				fprintf(stderr, "vmscope %s: %s wants a rate in Hz from 1 kHz to 1 THz "
+					"(2100000000, 2.1e9 or 2.1G), not '%s'\n", c->cmd,
+					argv[optind - 1][2] == 'c' ? "--cpu-hz" : "--tsc-hz", optarg);
+				return 1002;
+			}
+			break;
 		case 'j':
 			if (!(allow & CLI_JSON))
 				bad = "--json";
@@ -208,13 +202,6 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 				return 1002;
 			}
 			break;
-		case O_CPU_HZ:
-			if (!parse_hz(optarg, &c->sopts.cpu_hz)) {
-				fprintf(stderr, "vmscope %s: --cpu-hz wants a frequency such as 2400000000 or 2.4G, not '%s'\n",
-					c->cmd, optarg);
-				return 1002;
-			}
-			break;
 		case O_TOP: {
 			long long v;
 			if (!(allow & CLI_TOP))
@@ -226,6 +213,10 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 				c->top = (unsigned)v;
 			break;
 		}
+		case ':':
+			fprintf(stderr, "vmscope %s: option '%s' wants a value\n%s", c->cmd,
+				argv[optind - 1], usage);
+			return 1002;
 		default:
 			fprintf(stderr, "vmscope %s: unknown option '%s'\n%s", c->cmd, argv[optind - 1], usage);
 			return 1002;
@@ -287,14 +278,6 @@ struct vms_session *cli_session(struct cli *c, int *status)
 		*status = cli_fail(c, &err);
 		return NULL;
 	}
-	/* xentrace counts cycles: say which frequency turns them into time */
-	for (uint32_t i = 0; i < vms_session_nr_sources(s); i++) {
-		const struct vms_xen_info *xi = vms_xentrace_info(vms_session_source(s, i));
-		if (xi && !xi->cpu_hz_given)
-			fprintf(stderr, "vmscope %s: warning: %s: cycles turned into time at %.6g GHz "
-				"(xenalyze's default); give the host's frequency with --cpu-hz\n",
-				c->cmd, vms_session_source(s, i)->path, (double)xi->cpu_hz / 1e9);
-	}
 	/* the model is built by the run (or the listing) that follows, in the fewest passes */
 	return s;
 }
@@ -309,9 +292,42 @@ FILE *cli_output(const struct cli *c)
 	return f;
 }
 
+static bool unit_is_cycles;
+
+const char *cli_unit(void) { return unit_is_cycles ? "cycles" : "ns"; }
+bool cli_cycles(void) { return unit_is_cycles; }
+
+const char *cli_key(const char *base)
+{
+	static char buf[8][64];
+	static unsigned slot;
+	slot = (slot + 1) & 7;
+	snprintf(buf[slot], sizeof buf[slot], "%s_%s", base, cli_unit());
+	return buf[slot];
+}
+
+void cli_json_header(struct vms_json *j, const char *cmd)
+{
+	vms_json_uint(j, "schema_version", CLI_SCHEMA_VERSION);
+	vms_json_string(j, "command", cmd);
+	vms_json_string(j, "tool", "vmscope");
+	vms_json_string(j, "version", VMSCOPE_VERSION);
+	vms_json_string(j, "time_unit", cli_unit());
+}
+
 const char *cli_ns(uint64_t ns, char *buf, size_t len)
 {
-	if (ns < 1000)
+	if (unit_is_cycles) {
+		/* counter ticks are never shown as seconds */
+		if (ns < 10000)
+			snprintf(buf, len, "%llu cycles", (unsigned long long)ns);
+		else if (ns < 10000000)
+			snprintf(buf, len, "%.2f k cycles", (double)ns / 1e3);
+		else if (ns < 10000000000ull)
+			snprintf(buf, len, "%.2f M cycles", (double)ns / 1e6);
+		else
+			snprintf(buf, len, "%.3f G cycles", (double)ns / 1e9);
+	} else if (ns < 1000)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
 	else if (ns < 1000000)
 		snprintf(buf, len, "%.2f us", (double)ns / 1e3);
@@ -322,10 +338,155 @@ const char *cli_ns(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+int cli_seconds(uint64_t ns, char *buf, size_t len)
+{
+	uint64_t us = ns / 1000u + (ns % 1000u >= 500u);   /* libtraceevent rounds likewise */
+	return snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, us / 1000000u, us % 1000000u);
+}
+
+bool cli_parse_hz(const char *s, double *hz)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s)
+		return false;
+	if (*end == 'k' || *end == 'K')
+		v *= 1e3, end++;
+	else if (*end == 'M')
+		v *= 1e6, end++;
+	else if (*end == 'G')
+		v *= 1e9, end++;
+	if (!strcmp(end, "Hz") || !strcmp(end, "hz"))
+		end += 2;
+	if (*end || !isfinite(v) || v < 1e3 || v > 1e12)
+		return false;
+	*hz = v;
+	return true;
+}
+
+int cli_write_failed(const char *cmd, int err)
+{
+	if (err != EPIPE)
+		fprintf(stderr, "vmscope %s: cannot write the output: %s\n", cmd,
+			err ? strerror(err) : "write error");
+	return VMS_EXIT_FAIL;
+}
+
+const char *cli_process(struct vms_model *m, int32_t host, int32_t pid, int32_t tid, char *buf,
+			size_t len)
+{
+	if (pid >= 0) {
+		snprintf(buf, len, "process %d", pid);
+		return buf;
+	}
+	const struct vms_thread_info *t =
+		host >= 0 && tid >= 0 ? vms_model_thread(m, (uint32_t)host, tid) : NULL;
+	if (tid >= 0 && t && t->comm[0])
+		snprintf(buf, len, "the process of thread %d (%s), pid not recorded", tid, t->comm);
+	else if (tid >= 0)
+		snprintf(buf, len, "the process of thread %d, pid not recorded", tid);
+	else
+		snprintf(buf, len, "process not recorded");
+	return buf;
+}
+
 const char *cli_machine_name(struct vms_model *m, uint32_t i)
 {
 	const struct vms_machine *mc = vms_model_machine_c(m, i);
 	return mc && mc->name ? mc->name : "?";
+}
+
+/* Same file twice: by device and inode, so that two spellings of one path are caught. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+void cli_dedupe_paths(struct cli *c)
+{
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < c->nr_paths; i++) {
+		const char *p = c->paths[i], *twin = NULL;
+		for (uint32_t k = 0; k < kept && !twin; k++)
+			if (same_file(c->paths[k], p))
+				twin = c->paths[k];
+		if (!twin && c->sopts.host_path && same_file(c->sopts.host_path, p))
+			twin = c->sopts.host_path;
+		for (uint32_t g = 0; g < c->sopts.nr_guests && !twin; g++)
+			if (same_file(c->sopts.guest_paths[g], p))
+				twin = c->sopts.guest_paths[g];
+		if (twin) {
+			fprintf(stderr, "vmscope %s: warning: %s is the same file as %s; read once\n",
+				c->cmd, p, twin);
+			continue;
+		}
+		c->paths[kept++] = p;
+	}
+	c->nr_paths = kept;
+}
+
+/* Whether source i has events of a kind (after a run or an iteration). */
+static uint64_t kind_count(struct vms_session *s, uint32_t i, enum vms_kind kind)
+{
+	const struct vms_trace_meta *m = &vms_session_source(s, i)->meta;
+	uint64_t n = 0;
+	for (uint32_t t = 0; t < m->nr_types; t++)
+		if (m->type_kinds && m->type_kinds[t] == kind)
+			n += vms_session_type_count(s, i, t);
+	return n;
+}
+
+void cli_warn_model(const struct cli *c)
+{
+	struct vms_session *s = c->s;
+	struct vms_model *m = s ? vms_session_model(s) : NULL;
+	if (!m)
+		return;
+	uint32_t ns = vms_session_nr_sources(s);
+	uint64_t kvm = 0;
+	for (uint32_t i = 0; i < ns; i++)
+		kvm += kind_count(s, i, VMS_K_KVM_EXIT) + kind_count(s, i, VMS_K_KVM_ENTRY) +
+		       kind_count(s, i, VMS_K_XEN_VMEXIT) + kind_count(s, i, VMS_K_XEN_RUNSTATE);
+	if (kvm == 0)
+		fprintf(stderr, "vmscope %s: warning: no KVM events (kvm_entry, kvm_exit) in any trace: "
+				"nothing tells when a guest ran; record the host with "
+				"`trace-cmd record -e kvm -e sched`\n", c->cmd);
+	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
+		const struct vms_machine *mc = vms_model_machine_c(m, i);
+		const struct vms_sync_info *si = &mc->sync;
+		if (mc->source >= 0 && si->method == VMS_SYNC_NONE && vms_model_nr_machines(m) > 1)
+			fprintf(stderr, "vmscope %s: warning: %s shares no clock with %s (no TIME_SHIFT, "
+					"no vmsync pairs): its times are taken as they are and cannot be "
+					"compared with the reference\n", c->cmd, mc->name,
+				cli_machine_name(m, si->reference));
+		if (si->has_containment && si->contain_total &&
+		    (double)si->contained < 0.9 * (double)si->contain_total)
+			fprintf(stderr, "vmscope %s: warning: %s: only %.2f%% of %" PRIu64 " guest events "
+					"fall inside guest mode (containment): the clock sync or the vCPU "
+					"mapping is probably wrong\n", c->cmd, mc->name,
+				100.0 * (double)si->contained / (double)si->contain_total,
+				si->contain_total);
+		if (mc->source < 0)
+			continue;
+		/* roles forced against what the data says */
+		const struct vms_source *src = vms_session_source(s, (uint32_t)mc->source);
+		const char *path = src->path;
+		uint64_t exits = kind_count(s, (uint32_t)mc->source, VMS_K_KVM_EXIT);
+		if (c->sopts.host_path && same_file(c->sopts.host_path, path) && exits == 0 &&
+		    (src->meta.timeshift || src->meta.nr_guests == 0))
+			fprintf(stderr, "vmscope %s: warning: --host %s: its data has no kvm_exit event%s; "
+					"it does not look like a KVM host\n", c->cmd, path,
+				src->meta.timeshift ? " and a guest's TIME_SHIFT option" : "");
+		for (uint32_t g = 0; g < c->sopts.nr_guests; g++)
+			if (same_file(c->sopts.guest_paths[g], path) && (exits || src->meta.nr_guests))
+				fprintf(stderr, "vmscope %s: warning: --guest %s=%s: its data says it is a "
+						"host (%" PRIu64 " kvm_exit events, %u GUEST options)\n",
+					c->cmd, c->sopts.guest_names[g], path, exits,
+					src->meta.nr_guests);
+	}
 }
 
 int cli_begin(struct cli *c, int argc, char **argv, unsigned allow, const char *usage)
@@ -335,10 +496,24 @@ int cli_begin(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		cli_free(c);
 		return st - 1000;
 	}
+	cli_dedupe_paths(c);
 	c->s = cli_session(c, &st);
 	if (!c->s) {
 		cli_free(c);
 		return st;
+	}
+	unit_is_cycles = false;
+	for (uint32_t i = 0; i < vms_session_nr_sources(c->s); i++) {
+		const struct vms_trace_meta *m = &vms_session_source(c->s, i)->meta;
+		if (!m->ts_in_ns && !m->has_tsc2nsec) {
+			if (!unit_is_cycles)
+				fprintf(stderr, "vmscope %s: note: %s counts %s clock cycles and says nothing "
+						"of their rate (no TSC2NSEC): times are in cycles; give "
+						"--tsc-hz HZ (the TSC rate, e.g. from `dmesg | grep 'tsc: "
+						"Refined'`) for nanoseconds\n", c->cmd,
+					vms_session_source(c->s, i)->path, m->clock[0] ? m->clock : "?");
+			unit_is_cycles = true;
+		}
 	}
 	c->f = cli_output(c);
 	if (!c->f)
@@ -351,17 +526,24 @@ int cli_run(struct cli *c, const struct vms_sinks *sinks)
 	struct vms_error err = { 0 };
 	if (vms_session_run(c->s, sinks, NULL, NULL, &err) < 0)
 		return cli_fail(c, &err);
+	cli_warn_model(c);
 	return 0;
 }
 
 int cli_end(struct cli *c, int status)
 {
-	if (c->f && c->f != stdout && fclose(c->f) != 0 && status == 0) {
-		fprintf(stderr, "vmscope %s: cannot write %s\n", c->cmd, c->out);
-		status = VMS_EXIT_FAIL;
+	if (c->f && c->f != stdout) {
+		bool bad = ferror(c->f) != 0;
+		if ((fclose(c->f) != 0 || bad) && status == 0) {
+			fprintf(stderr, "vmscope %s: cannot write %s\n", c->cmd, c->out);
+			status = VMS_EXIT_FAIL;
+		}
 	}
-	if (c->f == stdout && fflush(stdout) != 0 && status == 0)
-		status = VMS_EXIT_FAIL;
+	if (c->f == stdout) {
+		errno = 0;
+		if ((fflush(stdout) != 0 || ferror(stdout)) && status == 0)
+			status = cli_write_failed(c->cmd, errno);
+	}
 	c->f = NULL;
 	vms_session_free(c->s);
 	c->s = NULL;
@@ -375,7 +557,7 @@ void cli_json_sync_members(struct vms_json *j, struct vms_model *m,
 	vms_json_string(j, "reference", cli_machine_name(m, si->reference));
 	vms_json_string(j, "method", vms_sync_method_name(si->method));
 	vms_json_double(j, "slope", si->slope);
-	vms_json_double(j, "offset_ns", si->offset_ns);
+	vms_json_double(j, cli_key("offset"), si->offset_ns);
 	vms_json_string(j, "quality", vms_sync_quality_name(si->quality));
 	vms_json_uint(j, "pairs", si->pairs);
 	if (si->has_containment) {

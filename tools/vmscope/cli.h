@@ -17,11 +17,30 @@ enum cli_allow {
 	CLI_TOP = 1u << 3,     /* --top N */
 	CLI_OUT = 1u << 4,     /* -o FILE */
 	CLI_PER_GUEST = 1u << 5, /* --per-guest */
+	CLI_RAW = 1u << 6,     /* --raw */
 };
+
+/* The version of the JSON documents (a member "schema_version" of each document, and of the
+ * first line of a JSON Lines stream); raised when a member changes meaning or goes away. */
+#define CLI_SCHEMA_VERSION 2
+
+/* The lines of --help for the options every analysis command shares. */
+#define CLI_HELP_OUTPUT                                                                  \
+	"  -o, --output FILE   write to FILE instead of stdout\n"                           \
+	"  --tsc-hz HZ         the TSC rate of a trace that counts cycles without TSC2NSEC\n"   \
+	"  --cpu-hz HZ         the same (xenalyze's name: a xentrace host's CPU frequency)\n"
+#define CLI_HELP_HOST_GUEST                                                              \
+	"  --host FILE         this trace is the host (the reference timebase)\n"           \
+	"  --guest NAME=FILE   this trace is a guest named NAME\n"
+#define CLI_HELP_ROLES                                                                   \
+	CLI_HELP_HOST_GUEST                                                              \
+	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID (replaces\n" \
+	"                      the link the data gave)\n"                                    \
+	"  --map NAME:dom=N    Xen: domain N of the xentrace host is the machine NAME\n"
 
 struct cli {
 	const char *cmd;
-	bool json, csv, per_guest;
+	bool json, csv, per_guest, raw;
 	unsigned top;
 	const char *out;
 	const char **paths;
@@ -57,6 +76,22 @@ struct vms_json;
 void cli_json_sync_members(struct vms_json *j, struct vms_model *m,
 			   const struct vms_sync_info *si);
 
+/* The unit of every time the analyses give: "ns", or "cycles" when a trace's clock is a
+ * counter without TSC2NSEC and no --tsc-hz was given (set by cli_begin). */
+const char *cli_unit(void);
+bool cli_cycles(void);
+/* A JSON/CSV key with the unit: cli_key("total") is "total_ns" or "total_cycles" (a static
+ * buffer, eight in turn). */
+const char *cli_key(const char *base);
+/* The members every JSON document starts with: schema_version, command, tool, version,
+ * time_unit. */
+struct vms_json;
+void cli_json_header(struct vms_json *j, const char *cmd);
+
+/* Warnings on stderr, for every command after its run: low containment, machines that share
+ * no clock with the reference, roles forced against the data, no KVM events at all. */
+void cli_warn_model(const struct cli *c);
+
 /* xen_report.c: the Xen model's tables of a xentrace source (nothing for other sources) */
 void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source);
 void cli_xen_json(struct vms_json *j, struct vms_session *s, uint32_t source);
@@ -64,7 +99,23 @@ void cli_xen_info_text(FILE *f, const struct vms_source *src);
 void cli_xen_info_json(struct vms_json *j, const struct vms_source *src);
 
 /* Human formatting */
-const char *cli_ns(uint64_t ns, char *buf, size_t len);   /* "1.23 ms" */
+const char *cli_ns(uint64_t ns, char *buf, size_t len);   /* "1.23 ms" (or "1.23 M cycles") */
 const char *cli_machine_name(struct vms_model *m, uint32_t i);
+/* ns as trace-cmd prints a timestamp: seconds with the microseconds rounded
+ * ("22149.948193"). Returns the length, like snprintf. */
+int cli_seconds(uint64_t ns, char *buf, size_t len);
+/* What is known of a host process: "process 1234", else "the process of thread 1235
+ * (CPU 0/KVM), pid not recorded". */
+const char *cli_process(struct vms_model *m, int32_t host, int32_t pid, int32_t tid, char *buf,
+			size_t len);
+
+/* Parse a time rate such as 2.1e9, 2100000000 or 2.1G (Hz); false when not one. */
+bool cli_parse_hz(const char *s, double *hz);
+/* Report a failed write of the output: quiet for a closed pipe (EPIPE), else one line.
+ * Returns VMS_EXIT_FAIL. */
+int cli_write_failed(const char *cmd, int err);
+/* The same file named twice (positionally, or also by --host/--guest) is read once, with a
+ * warning on stderr (cli_begin calls it). */
+void cli_dedupe_paths(struct cli *c);
 
 #endif

@@ -7,14 +7,18 @@
  * Output goes through one large buffer written with write(2), and the simpletrace reader
  * formats straight into it: dumping is meant to run at the speed of the disk. */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmds.h"
+#include "vmscope/session.h"
 #include "vmscope/simpletrace.h"
 #include "vmscope/source.h"
 
@@ -22,16 +26,22 @@
 #define OUT_MIN_ROOM (64u << 10)   /* below this, flush before formatting a line */
 
 static const char usage[] =
-	"usage: vmscope dump [--events FILE] [--limit N] TRACE\n"
+	"usage: vmscope dump [--events FILE] [--limit N] [--raw] [--tsc-hz HZ] TRACE...\n"
 	"\n"
-	"Print the events of TRACE as text, one per line, in time order.\n"
+	"Print the events of the traces as text, one per line, merged in time order.\n"
 	"\n"
 	"  --events FILE   QEMU's trace-events-all, for the argument names and types of a QEMU\n"
 	"                  simpletrace file (without it, simpletrace arguments are not decoded)\n"
 	"  --limit N       stop after N events\n"
+	"  --raw           print each event's raw timestamp (the trace's own clock) instead of\n"
+	"                  the reference time\n"
+	"  --tsc-hz HZ     the TSC rate of a trace that counts cycles without TSC2NSEC\n"
 	"\n"
-	"A simpletrace event prints as simpletrace.py does: NAME DELTA_US pid=PID ARG=VALUE...\n"
-	"Other formats print TIMESTAMP, CPU, thread, event type and fields.\n";
+	"Times are the reference timebase of the analyses (the first host's clock, guests\n"
+	"brought onto it), in seconds as trace-cmd prints them (22149.948193); with several\n"
+	"traces each line names its machine. A clock that counts cycles with no known rate\n"
+	"prints cycles. A single simpletrace file prints as simpletrace.py does: NAME DELTA_US\n"
+	"pid=PID ARG=VALUE... Other formats print time, machine, CPU, thread, event and fields.\n";
 
 struct out {
 	char *buf;
@@ -48,7 +58,7 @@ static int out_flush(struct out *o)
 			if (errno == EINTR)
 				continue;
 			if (!o->failed)
-				fprintf(stderr, "vmscope dump: cannot write the output: %s\n", strerror(errno));
+				cli_write_failed("dump", errno);
 			o->failed = 1;
 			o->len = 0;
 			return -1;
@@ -61,15 +71,18 @@ static int out_flush(struct out *o)
 
 /* The fallback rendering for readers without format_event. */
 static int generic_line(const struct vms_source *src, const struct vms_event *ev, char *buf,
-			size_t len)
+			size_t len, const char *prefix)
 {
 	const struct vms_trace_meta *m = &src->meta;
 	const char *type = ev->type < m->nr_types && m->type_names ? m->type_names[ev->type] : "?";
-	int n = snprintf(buf, len,
-			 "%" PRIu64 " cpu=%u tid=%d %s (%s) f=[%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			 ",%" PRIu64 ",%" PRIu64 "]",
-			 ev->ts, ev->cpu, ev->tid, type, vms_kind_name((enum vms_kind)ev->kind), ev->f[0],
-			 ev->f[1], ev->f[2], ev->f[3], ev->f[4]);
+	int n = prefix ? snprintf(buf, len, "%s", prefix)
+		       : snprintf(buf, len, "%" PRIu64 " cpu=%u tid=%d ", ev->ts, ev->cpu, ev->tid);
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	n += snprintf(buf + n, len - (size_t)n,
+		      "%s (%s) f=[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", type,
+		      vms_kind_name((enum vms_kind)ev->kind), ev->f[0], ev->f[1], ev->f[2], ev->f[3],
+		      ev->f[4]);
 	for (int i = 0; i < 2 && n >= 0 && (size_t)n < len; i++)
 		if (ev->s[i])
 			n += snprintf(buf + n, len - (size_t)n, " s%d=\"%s\"", i, ev->s[i]);
@@ -83,12 +96,14 @@ static int generic_line(const struct vms_source *src, const struct vms_event *ev
  * A simpletrace line is complete as it is (simpletrace.py's shape); other readers render the
  * event's name and fields, and the line starts with its time, CPU and thread. */
 static int render(struct vms_source *src, uint32_t stream, const struct vms_event *ev,
-		  char *buf, size_t len, bool complete)
+		  char *buf, size_t len, bool complete, const char *prefix)
 {
 	if (src->ops->format_event) {
 		size_t pre = 0;
 		if (!complete) {
-			int p = snprintf(buf, len, "%" PRIu64 " cpu=%u tid=%d ", ev->ts, ev->cpu, ev->tid);
+			int p = prefix ? snprintf(buf, len, "%s", prefix)
+				       : snprintf(buf, len, "%" PRIu64 " cpu=%u tid=%d ", ev->ts, ev->cpu,
+						  ev->tid);
 			if (p < 0 || (size_t)p >= len)
 				return -1;
 			pre = (size_t)p;
@@ -102,24 +117,24 @@ static int render(struct vms_source *src, uint32_t stream, const struct vms_even
 				return (int)n;
 		}
 	}
-	return generic_line(src, ev, buf, len);
+	return generic_line(src, ev, buf, len, prefix);
 }
 
 /* Append one event's line (with its newline). */
 static void emit(struct out *o, struct vms_source *src, uint32_t stream, const struct vms_event *ev,
-		 bool complete)
+		 bool complete, const char *prefix)
 {
 	if (OUT_CAP - o->len < OUT_MIN_ROOM)
 		out_flush(o);
 	size_t room = OUT_CAP - o->len;
-	int n = render(src, stream, ev, o->buf + o->len, room, complete);
+	int n = render(src, stream, ev, o->buf + o->len, room, complete, prefix);
 	if (n < 0)
 		return;
 	if ((size_t)n >= room - 1 && o->len > 0) {
 		/* a very long line (maybe cut): start it in an empty buffer */
 		out_flush(o);
 		room = OUT_CAP;
-		n = render(src, stream, ev, o->buf, room, complete);
+		n = render(src, stream, ev, o->buf, room, complete, prefix);
 		if (n < 0)
 			return;
 	}
@@ -134,98 +149,26 @@ static int exit_for(int status)
 	return status == VMS_ERR_FORMAT || status == VMS_ERR_USAGE ? VMS_EXIT_USAGE : VMS_EXIT_FAIL;
 }
 
-int cmd_dump(int argc, char **argv)
+/* A QEMU simpletrace file alone: read straight from its reader, printed as simpletrace.py
+ * prints it (the line holds its own time: microseconds since the previous event). */
+static int dump_simpletrace(struct vms_source *src, uint64_t limit)
 {
-	const char *path = NULL, *events = NULL;
-	uint64_t limit = UINT64_MAX;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return VMS_EXIT_OK;
-		} else if (!strcmp(argv[i], "--events") && i + 1 < argc) {
-			events = argv[++i];
-		} else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-			char *end;
-			errno = 0;
-			const char *s = argv[++i];
-			unsigned long long v = strtoull(s, &end, 10);
-			if (!*s || *end || errno || s[0] == '-') {
-				fprintf(stderr, "vmscope dump: --limit wants a number, not '%s'\n%s", s, usage);
-				return VMS_EXIT_USAGE;
-			}
-			limit = v;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "vmscope dump: unknown option or missing value: %s\n%s", argv[i], usage);
-			return VMS_EXIT_USAGE;
-		} else if (!path) {
-			path = argv[i];
-		} else {
-			fprintf(stderr, "vmscope dump: one TRACE only\n%s", usage);
-			return VMS_EXIT_USAGE;
-		}
-	}
-	if (!path) {
-		fprintf(stderr, "vmscope dump: no TRACE given\n%s", usage);
-		return VMS_EXIT_USAGE;
-	}
-
-	struct vms_error err = { 0 };
-	struct vms_source *src = vms_simpletrace_open(path, events, &err);
-	if (!src && err.status == 0) {
-		if (events) {
-			fprintf(stderr, "vmscope dump: %s: --events is for QEMU simpletrace files, and this "
-					"is not one\n", path);
-			return VMS_EXIT_USAGE;
-		}
-		src = vms_source_open(path, &err);
-	}
-	if (!src) {
-		fprintf(stderr, "vmscope dump: %s\n", err.msg[0] ? err.msg : "cannot open the trace");
-		return exit_for(err.status ? err.status : VMS_ERR_IO);
-	}
-
 	struct out o = { malloc(OUT_CAP), 0, 0 };
-	uint32_t ns = src->ops->nr_streams(src);
-	struct vms_event *head = calloc(ns ? ns : 1, sizeof *head);
-	unsigned char *live = calloc(ns ? ns : 1, 1);
+	struct vms_event ev;
 	int rc = VMS_EXIT_OK, st = 0;
-	if (!o.buf || !head || !live) {
+	if (!o.buf) {
 		fprintf(stderr, "vmscope dump: out of memory\n");
-		rc = VMS_EXIT_FAIL;
-		goto done;
+		vms_source_close(src);
+		return VMS_EXIT_FAIL;
 	}
-	uint64_t printed = 0;
-	bool complete = !strcmp(src->ops->name, "simpletrace");
-	if (complete && src->ops->set_wanted) {
+	if (src->ops->set_wanted) {
 		/* the line comes from format_event alone: the reader need not copy strings out */
 		bool none[VMS_K_COUNT] = { false };
 		src->ops->set_wanted(src, none);
 	}
-	if (ns == 1) {
-		/* one stream (simpletrace, xentrace...): no merging needed */
-		while (printed < limit && !o.failed && (st = src->ops->next(src, 0, &head[0])) > 0) {
-			emit(&o, src, 0, &head[0], complete);
-			printed++;
-		}
-	} else {
-		for (uint32_t s = 0; s < ns && st >= 0; s++) {
-			st = src->ops->next(src, s, &head[s]);
-			live[s] = st > 0;
-		}
-		while (st >= 0 && printed < limit && !o.failed) {
-			/* the earliest head; streams are few, a scan beats a heap here */
-			uint32_t best = UINT32_MAX;
-			for (uint32_t s = 0; s < ns; s++)
-				if (live[s] && (best == UINT32_MAX || head[s].ts < head[best].ts))
-					best = s;
-			if (best == UINT32_MAX)
-				break;
-			emit(&o, src, best, &head[best], complete);
-			printed++;
-			st = src->ops->next(src, best, &head[best]);
-			live[best] = st > 0;
-		}
-	}
+	for (uint64_t printed = 0; printed < limit && !o.failed &&
+				   (st = src->ops->next(src, 0, &ev)) > 0; printed++)
+		emit(&o, src, 0, &ev, true, NULL);
 	out_flush(&o);
 	if (st < 0) {
 		fprintf(stderr, "vmscope dump: %s\n", src->err.msg[0] ? src->err.msg : "read error");
@@ -236,10 +179,164 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "vmscope dump: note: %s ended abruptly (its writer was killed or crashed); "
 				"everything flushed before is shown\n", src->path);
 	}
-done:
 	free(o.buf);
-	free(head);
-	free(live);
 	vms_source_close(src);
+	return rc;
+}
+
+struct merged {
+	struct out o;
+	struct vms_session *s;
+	uint64_t limit, printed;
+	bool raw, several, cycles;
+};
+
+/* One event of the merged stream: "SECONDS [machine] cpu=C tid=T TEXT". */
+static void merged_event(void *ctx, const struct vms_event *ev, uint64_t t)
+{
+	struct merged *d = ctx;
+	if (d->printed >= d->limit || d->o.failed)
+		return;
+	char pre[160];
+	int n;
+	if (d->raw)
+		n = snprintf(pre, sizeof pre, "%" PRIu64, ev->ts);
+	else if (d->cycles)
+		n = snprintf(pre, sizeof pre, "%" PRIu64 "c", t);
+	else
+		n = cli_seconds(t, pre, sizeof pre);
+	if (d->several)
+		n += snprintf(pre + n, sizeof pre - (size_t)n, " %.60s",
+			      cli_machine_name(vms_session_model(d->s), ev->machine));
+	snprintf(pre + n, sizeof pre - (size_t)n, " cpu=%u tid=%d ", ev->cpu, ev->tid);
+	emit(&d->o, vms_session_source(d->s, ev->machine), ev->stream, ev, false, pre);
+	if (++d->printed >= d->limit || d->o.failed)
+		vms_session_stop(d->s);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "events", required_argument, NULL, 'e' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "raw", no_argument, NULL, 'r' },
+		{ "tsc-hz", required_argument, NULL, 'z' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *events = NULL;
+	uint64_t limit = UINT64_MAX;
+	struct vms_session_opts sopts = { 0 };
+	bool raw = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage, stdout);
+			return VMS_EXIT_OK;
+		case 'e':
+			events = optarg;
+			break;
+		case 'r':
+			raw = true;
+			break;
+		case 'z':
+			if (!cli_parse_hz(optarg, &sopts.tsc_hz)) {
+				fprintf(stderr, "vmscope dump: --tsc-hz wants a rate in Hz from 1 kHz to 1 THz, "
+						"not '%s'\n", optarg);
+				return VMS_EXIT_USAGE;
+			}
+			break;
+		case 'l': {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || errno || optarg[0] == '-') {
+				fprintf(stderr, "vmscope dump: --limit wants a number, not '%s'\n%s", optarg,
+					usage);
+				return VMS_EXIT_USAGE;
+			}
+			limit = v;
+			break;
+		}
+		case ':':
+			fprintf(stderr, "vmscope dump: option '%s' wants a value\n%s", argv[optind - 1], usage);
+			return VMS_EXIT_USAGE;
+		default:
+			fprintf(stderr, "vmscope dump: unknown option '%s'\n%s", argv[optind - 1], usage);
+			return VMS_EXIT_USAGE;
+		}
+	}
+	const char **paths = (const char **)(argv + optind);
+	uint32_t nr = (uint32_t)(argc - optind);
+	if (nr == 0) {
+		fprintf(stderr, "vmscope dump: no TRACE given\n%s", usage);
+		return VMS_EXIT_USAGE;
+	}
+	struct vms_error err = { 0 };
+	if (nr == 1 && !raw) {
+		/* a missing file (the trace or --events) is bad input, as in every command */
+		struct stat st;
+		for (int k = 0; k < 2; k++) {
+			const char *p = k ? events : paths[0];
+			if (p && stat(p, &st) != 0) {
+				int e = errno;
+				fprintf(stderr, "vmscope dump: %s: cannot open: %s\n", p, strerror(e));
+				return e == ENOENT || e == ENOTDIR ? VMS_EXIT_USAGE : VMS_EXIT_FAIL;
+			}
+		}
+		struct vms_source *src = vms_simpletrace_open(paths[0], events, &err);
+		if (src)
+			return dump_simpletrace(src, limit);
+		if (err.status) {
+			fprintf(stderr, "vmscope dump: %s\n", err.msg);
+			return exit_for(err.status);
+		}
+	}
+	if (events) {
+		fprintf(stderr, "vmscope dump: --events is for a QEMU simpletrace file given alone, and "
+				"this is not one\n");
+		return VMS_EXIT_USAGE;
+	}
+	struct merged d = { .limit = limit, .raw = raw, .several = nr > 1 };
+	sopts.progress = false;
+	d.s = vms_session_open(paths, nr, &sopts, &err);
+	if (!d.s) {
+		fprintf(stderr, "vmscope dump: %s\n", err.msg[0] ? err.msg : "cannot open the trace");
+		return exit_for(err.status ? err.status : VMS_ERR_IO);
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct vms_trace_meta *m = &vms_session_source(d.s, i)->meta;
+		if (!m->ts_in_ns && !m->has_tsc2nsec && !raw) {
+			d.cycles = true;
+			fprintf(stderr, "vmscope dump: note: %s counts clock cycles with no known rate: times "
+					"are cycles (suffix c); give --tsc-hz HZ for seconds\n",
+				vms_session_source(d.s, i)->path);
+		}
+	}
+	int rc = VMS_EXIT_OK;
+	d.o.buf = malloc(OUT_CAP);
+	if (!d.o.buf) {
+		fprintf(stderr, "vmscope dump: out of memory\n");
+		rc = VMS_EXIT_FAIL;
+	} else if (vms_session_build_model(d.s, &err) < 0 ||
+		   vms_session_iterate(d.s, merged_event, &d, &err) < 0) {
+		out_flush(&d.o);
+		fprintf(stderr, "vmscope dump: %s\n", err.msg[0] ? err.msg : "read error");
+		rc = exit_for(err.status);
+	} else {
+		out_flush(&d.o);
+		if (d.o.failed)
+			rc = VMS_EXIT_FAIL;
+		for (uint32_t i = 0; i < nr && rc == VMS_EXIT_OK; i++)
+			if (vms_session_source(d.s, i)->meta.ended_abruptly)
+				fprintf(stderr, "vmscope dump: note: %s ended abruptly (its writer was killed or "
+						"crashed); everything flushed before is shown\n",
+					vms_session_source(d.s, i)->path);
+	}
+	free(d.o.buf);
+	vms_session_free(d.s);
 	return rc;
 }

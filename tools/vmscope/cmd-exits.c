@@ -1,7 +1,10 @@
 /* vmscope exits: VM exits per guest, vCPU and reason, with their cost (spec §5) — what
  * `perf kvm stat report` prints for one host, for every guest, traced or not.
  * CSV header (a contract):
- *   machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns */
+ *   machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns,
+ *   unfinished
+ * (_cycles instead of _ns for a counter clock without its rate). count is every kvm_exit;
+ * unfinished of them have no known end (trace end, lost events) and are not in the times. */
 #include <stdlib.h>
 
 #include "cli.h"
@@ -9,14 +12,20 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope exits [--csv | --json] [--per-guest] [-o FILE] [--host FILE]\n"
-	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...] [--map NAME:dom=N]\n"
-	"                     [--cpu-hz HZ] TRACE...\n"
+	"usage: vmscope exits [--csv | --json] [--per-guest] [-o FILE] [--tsc-hz HZ]\n"
+	"                     [--host FILE] [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                     [--map NAME:dom=N]\n"
+	"                     TRACE...\n"
 	"\n"
 	"VM exits per guest, vCPU and reason: count, total, min, max, mean and percentiles of the\n"
-	"time from kvm_exit to the next kvm_entry of the same host thread (ns). isa is 1 for VMX\n"
-	"(Intel), 2 for SVM (AMD); name is the reason's name (its number when unknown).\n"
-	"  --per-guest   one row per guest and reason, all its vCPUs together (vcpu left empty)\n";
+	"time from kvm_exit to the next kvm_entry of the same host thread (ns; cycles when a\n"
+	"trace counts cycles with no rate). isa is 1 for VMX (Intel), 2 for SVM (AMD); name is\n"
+	"the reason's name (its number when unknown).\n"
+	"\n"
+	"  --csv               CSV, one row per vCPU and reason (columns in man vmscope-exits)\n"
+	"  --json              one JSON object: the header (schema_version, time_unit), rows\n"
+	"  --per-guest         one row per guest and reason, all its vCPUs together (vcpu empty)\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 static void name_of(const struct vms_exit_stats *e, char *buf, size_t len)
 {
@@ -37,6 +46,7 @@ static void put_row(const struct cli *c, FILE *f, struct vms_json *j, const char
 		snprintf(vc, sizeof vc, "%lld", (long long)vcpu);
 	uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
 	uint64_t mn = vms_dist_min(e->dist), mx = vms_dist_max(e->dist);
+	bool approx = !vms_dist_exact(e->dist);
 	uint64_t mean = n ? (sum + n / 2) / n : 0;
 	uint64_t p50 = vms_dist_percentile(e->dist, 50);
 	uint64_t p90 = vms_dist_percentile(e->dist, 90);
@@ -51,30 +61,34 @@ static void put_row(const struct cli *c, FILE *f, struct vms_json *j, const char
 		vms_json_uint(j, "isa", e->isa);
 		vms_json_uint(j, "reason", e->reason);
 		vms_json_string(j, "name", name);
-		vms_json_uint(j, "count", n);
-		vms_json_uint(j, "total_ns", sum);
-		vms_json_uint(j, "min_ns", mn);
-		vms_json_uint(j, "max_ns", mx);
-		vms_json_uint(j, "mean_ns", mean);
-		vms_json_uint(j, "p50_ns", p50);
-		vms_json_uint(j, "p90_ns", p90);
-		vms_json_uint(j, "p99_ns", p99);
+		vms_json_uint(j, "count", e->count);
+		vms_json_uint(j, "unfinished", e->unfinished);
+		vms_json_uint(j, cli_key("total"), sum);
+		vms_json_uint(j, cli_key("min"), mn);
+		vms_json_uint(j, cli_key("max"), mx);
+		vms_json_uint(j, cli_key("mean"), mean);
+		vms_json_uint(j, cli_key("p50"), p50);
+		vms_json_uint(j, cli_key("p90"), p90);
+		vms_json_uint(j, cli_key("p99"), p99);
+		vms_json_bool(j, "percentiles_approximate", approx);
 		vms_json_end_object(j);
 	} else if (c->csv) {
 		vms_csv_string(f, mname);
 		fprintf(f, ",%s,%u,%u,", vc, e->isa, e->reason);
 		vms_csv_string(f, name);
-		fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", (unsigned long long)n,
-			(unsigned long long)sum, (unsigned long long)mn, (unsigned long long)mx,
-			(unsigned long long)mean, (unsigned long long)p50, (unsigned long long)p90,
-			(unsigned long long)p99);
+		fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+			(unsigned long long)e->count, (unsigned long long)sum, (unsigned long long)mn,
+			(unsigned long long)mx, (unsigned long long)mean, (unsigned long long)p50,
+			(unsigned long long)p90, (unsigned long long)p99,
+			(unsigned long long)e->unfinished);
 	} else {
-		char b[6][32];
-		fprintf(f, "%-16s %4s %3s %-24s %9llu %12s %10s %10s %10s %10s %10s\n", mname,
+		char b[6][32], p99s[40];
+		snprintf(p99s, sizeof p99s, "%s%s", approx ? "≈" : "", cli_ns(p99, b[4], 32));
+		fprintf(f, "%-16s %4s %3s %-24s %9llu %12s %10s %10s %10s %10s %10s%s\n", mname,
 			vcpu >= 0 ? vc : "all", e->isa == 1 ? "vmx" : e->isa == 2 ? "svm" : "?", name,
-			(unsigned long long)n, cli_ns(sum, b[0], 32), cli_ns(mn, b[1], 32),
-			cli_ns(mean, b[2], 32), cli_ns(p50, b[3], 32), cli_ns(p99, b[4], 32),
-			cli_ns(mx, b[5], 32));
+			(unsigned long long)e->count, cli_ns(sum, b[0], 32), cli_ns(mn, b[1], 32),
+			cli_ns(mean, b[2], 32), cli_ns(p50, b[3], 32), p99s, cli_ns(mx, b[5], 32),
+			e->unfinished ? "  (some unfinished)" : "");
 	}
 }
 
@@ -93,9 +107,14 @@ int cmd_exits(int argc, char **argv)
 	struct vms_json j;
 	if (c.json) {
 		vms_json_init(&j, f, false);
-		vms_json_begin_array(&j, NULL);
+		vms_json_begin_object(&j, NULL);
+		cli_json_header(&j, "exits");
+		vms_json_bool(&j, "per_guest", c.per_guest);
+		vms_json_begin_array(&j, "rows");
 	} else if (c.csv) {
-		fputs("machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns\n", f);
+		const char *u = cli_unit();
+		fprintf(f, "machine,vcpu,isa,reason,name,count,total_%s,min_%s,max_%s,mean_%s,p50_%s,"
+			   "p90_%s,p99_%s,unfinished\n", u, u, u, u, u, u, u);
 	} else {
 		fprintf(f, "%-16s %4s %3s %-24s %9s %12s %10s %10s %10s %10s %10s\n", "machine", "vcpu",
 			"isa", "reason", "count", "total", "min", "mean", "p50", "p99", "max");
@@ -117,6 +136,7 @@ int cmd_exits(int argc, char **argv)
 	}
 	if (c.json) {
 		vms_json_end_array(&j);
+		vms_json_end_object(&j);
 		vms_json_finish(&j);
 	}
 	return cli_end(&c, VMS_EXIT_OK);

@@ -9,16 +9,24 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope info [--json] [-o FILE] [--host FILE] [--guest NAME=FILE] [--cpu-hz HZ] TRACE...\n"
+	"usage: vmscope info [--json] [--raw] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
+	"                    [--guest NAME=FILE] TRACE...\n"
 	"\n"
 	"For each trace: its format, the role vmscope found for its machine (from the data, not\n"
-	"the file name), clock, CPUs, events per type, lost events, and the trace.dat options\n"
-	"that link host and guests (TRACEID, GUEST, TIME_SHIFT, TSC2NSEC, OFFSET, DATE).\n"
-	"A xentrace file: its physical CPUs, domains and vCPUs, record classes, lost records,\n"
-	"and the CPU frequency that turns its cycles into time (--cpu-hz, e.g. 2.4G).\n";
+	"the file name), clock, CPUs, first and last event time, events per type, lost events,\n"
+	"and the trace.dat options that link host and guests (TRACEID, GUEST, TIME_SHIFT,\n"
+	"TSC2NSEC, OFFSET, DATE). Times are in the reference timebase of the analyses (seconds\n"
+	"as trace-cmd prints them, and ns). A xentrace file: its physical CPUs, domains and\n"
+	"vCPUs, record classes and lost records; its times are cycles unless --tsc-hz (or\n"
+	"--cpu-hz) gives the CPU frequency.\n"
+	"\n"
+	"  --json              one JSON object: the header (schema_version, time_unit), traces\n"
+	"  --raw               also the first and last raw timestamps (the trace's own clock)\n"
+	CLI_HELP_OUTPUT CLI_HELP_HOST_GUEST;
 
 struct per_source {
-	uint64_t events, first, last;
+	uint64_t events, first, last;        /* raw */
+	uint64_t first_t, last_t;            /* reference */
 	bool seen;
 };
 
@@ -30,11 +38,12 @@ static void count(void *ctx, const struct vms_event *ev, uint64_t t)
 {
 	struct counts *c = ctx;
 	struct per_source *p = &c->ps[ev->machine];
-	(void)t;
 	if (!p->seen) {
 		p->first = ev->ts;
+		p->first_t = t;
 		p->seen = true;
 	}
+	p->last_t = t;
 	if (ev->ts < p->first)
 		p->first = ev->ts;
 	if (ev->ts > p->last)
@@ -53,7 +62,8 @@ static const char *role_name(unsigned role)
 	return "none (no KVM events, no host/guest options)";
 }
 
-static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct per_source *p)
+static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct per_source *p,
+			bool raw)
 {
 	struct vms_source *src = vms_session_source(s, i);
 	const struct vms_trace_meta *m = &src->meta;
@@ -99,7 +109,17 @@ static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct
 					ts->cpu[c].frac ? ts->cpu[c].frac[k] : 0);
 	}
 	fprintf(f, "  events       %" PRIu64 "\n", p->events);
-	if (p->seen)
+	if (p->seen && cli_cycles()) {
+		fprintf(f, "  time         %" PRIu64 " .. %" PRIu64 " cycles (no rate known: --tsc-hz)\n",
+			p->first_t, p->last_t);
+	} else if (p->seen) {
+		char a[48], b[48], d[32];
+		cli_seconds(p->first_t, a, sizeof a);
+		cli_seconds(p->last_t, b, sizeof b);
+		fprintf(f, "  time         %s .. %s (%s; reference ns %" PRIu64 " .. %" PRIu64 ")\n", a,
+			b, cli_ns(p->last_t - p->first_t, d, sizeof d), p->first_t, p->last_t);
+	}
+	if (p->seen && raw)
 		fprintf(f, "  raw time     %" PRIu64 " .. %" PRIu64 "\n", p->first, p->last);
 	if (m->lost_events || m->lost_events_unknown)
 		fprintf(f, "  lost         %s%" PRIu64 "\n", m->lost_events_unknown ? "at least " : "",
@@ -194,6 +214,13 @@ static void json_source(struct vms_json *j, struct vms_session *s, uint32_t i,
 		vms_json_null(j, "time_shift");
 	}
 	vms_json_uint(j, "events", p->events);
+	if (p->seen) {
+		vms_json_uint(j, cli_key("first"), p->first_t);
+		vms_json_uint(j, cli_key("last"), p->last_t);
+	} else {
+		vms_json_null(j, cli_key("first"));
+		vms_json_null(j, cli_key("last"));
+	}
 	vms_json_uint(j, "first_raw", p->first);
 	vms_json_uint(j, "last_raw", p->last);
 	vms_json_uint(j, "lost_events", m->lost_events);
@@ -213,7 +240,7 @@ static void json_source(struct vms_json *j, struct vms_session *s, uint32_t i,
 int cmd_info(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_OUT, usage);
+	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_ROLES | CLI_OUT | CLI_RAW, usage);
 	if (st != CLI_GO)
 		return st;
 	struct vms_session *s = c.s;
@@ -222,23 +249,29 @@ int cmd_info(int argc, char **argv)
 	struct vms_error err = { 0 };
 	if (!cnt.ps)
 		vms_error_set(&err, VMS_ERR_NOMEM, "out of memory");
-	if (!cnt.ps || vms_session_iterate(s, count, &cnt, &err) < 0) {
+	/* the model first, so that times are in the reference timebase of the analyses */
+	if (!cnt.ps || vms_session_build_model(s, &err) < 0 ||
+	    vms_session_iterate(s, count, &cnt, &err) < 0) {
 		free(cnt.ps);
 		return cli_end(&c, cli_fail(&c, &err));
 	}
+	cli_warn_model(&c);
 	if (c.json) {
 		struct vms_json j;
 		vms_json_init(&j, c.f, true);
-		vms_json_begin_array(&j, NULL);
+		vms_json_begin_object(&j, NULL);
+		cli_json_header(&j, "info");
+		vms_json_begin_array(&j, "traces");
 		for (uint32_t i = 0; i < n; i++)
 			json_source(&j, s, i, &cnt.ps[i]);
 		vms_json_end_array(&j);
+		vms_json_end_object(&j);
 		vms_json_finish(&j);
 	} else {
 		for (uint32_t i = 0; i < n; i++) {
 			if (i)
 				fputc('\n', c.f);
-			text_source(c.f, s, i, &cnt.ps[i]);
+			text_source(c.f, s, i, &cnt.ps[i], c.raw);
 		}
 	}
 	free(cnt.ps);

@@ -8,21 +8,19 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope report [--json] [--top N] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
-	"                      [--map NAME:VCPU=TID,...] [--map NAME:dom=N] [--cpu-hz HZ] TRACE...\n"
+	"usage: vmscope report [--json] [--top N] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
+	"                      [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                      [--map NAME:dom=N] TRACE...\n"
 	"\n"
 	"Per guest and vCPU: the share of time running, idle, in the hypervisor (VMM), preempted\n"
 	"by the host and halted; the top VM exit reasons with their cost (p50, p99); which host\n"
 	"threads took the CPU; the run-queue latency of the vCPU thread; how the guest's clock was\n"
 	"synchronized and the containment check. Then the guest threads that lost the most time.\n"
 	"\n"
-	"  --json      the same data as one JSON object\n"
-	"  --top N     rows per table (default 10)\n"
-	"  --host FILE        this trace is the host (the reference timebase)\n"
-	"  --guest NAME=FILE  this trace is a guest named NAME\n"
-	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID\n"
-	"  --map NAME:dom=N   Xen: domain N of the xentrace host is machine NAME\n"
-	"  --cpu-hz HZ        xentrace: the CPU frequency of its cycles (2.4G; default 2.4 GHz)\n";
+	"  --json              the same data as one JSON object (schema_version, time_unit)\n"
+	"  --top N             rows per table: exit reasons, stealing threads, guest threads\n"
+	"                      (default 10)\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 static const enum vms_vcpu_state shown[] = {
 	VMS_STATE_RUNNING, VMS_STATE_IDLE, VMS_STATE_VMM, VMS_STATE_PREEMPTED, VMS_STATE_HALTED,
@@ -64,20 +62,24 @@ static void reason_name(uint32_t isa, uint32_t reason, char *buf, size_t len)
 
 /* ---------------- text ---------------- */
 
-/* An exit table as text, indented by `in`. */
+/* An exit table as text, indented by `in`. hyp: the time the hypervisor spent handling
+ * these exits (halted and preempted time inside exits is not the hypervisor's). Every
+ * kvm_exit is counted; the times are those of the exits whose end is known. */
 static void text_exits(FILE *f, const char *in, const struct vms_exit_stats *ex, uint32_t nr,
-		       unsigned top)
+		       unsigned top, uint64_t hyp)
 {
 	if (!nr)
 		return;
 	char b[4][32];
-	uint64_t n_all = 0, t_all = 0;
+	uint64_t n_all = 0, t_all = 0, unfinished = 0;
 	for (uint32_t k = 0; k < nr; k++) {
-		n_all += vms_dist_count(ex[k].dist);
+		n_all += ex[k].count;
 		t_all += vms_dist_sum(ex[k].dist);
+		unfinished += ex[k].unfinished;
 	}
-	fprintf(f, "%sVM exits: %llu, %s in the hypervisor\n", in, (unsigned long long)n_all,
-		cli_ns(t_all, b[0], 32));
+	fprintf(f, "%sVM exits: %llu, %s inside exits, of which %s in the hypervisor (the rest "
+		"halted or preempted)\n", in, (unsigned long long)n_all, cli_ns(t_all, b[0], 32),
+		cli_ns(hyp, b[1], 32));
 	fprintf(f, "%s  %-24s %9s %6s %12s %6s %10s %10s %10s\n", in, "reason", "count", "%",
 		"total", "%", "mean", "p50", "p99");
 	for (uint32_t k = 0; k < nr && k < top; k++) {
@@ -85,14 +87,19 @@ static void text_exits(FILE *f, const char *in, const struct vms_exit_stats *ex,
 		char name[48];
 		reason_name(e->isa, e->reason, name, sizeof name);
 		uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
+		char p99[40];
+		snprintf(p99, sizeof p99, "%s%s", vms_dist_exact(e->dist) ? "" : "≈ ",
+			 cli_ns(vms_dist_percentile(e->dist, 99), b[3], 32));
 		fprintf(f, "%s  %-24s %9llu %5.1f%% %12s %5.1f%% %10s %10s %10s\n", in, name,
-			(unsigned long long)n, pct(n, n_all), cli_ns(sum, b[0], 32), pct(sum, t_all),
-			cli_ns(n ? sum / n : 0, b[1], 32),
-			cli_ns(vms_dist_percentile(e->dist, 50), b[2], 32),
-			cli_ns(vms_dist_percentile(e->dist, 99), b[3], 32));
+			(unsigned long long)e->count, pct(e->count, n_all), cli_ns(sum, b[0], 32),
+			pct(sum, t_all), cli_ns(n ? (sum + n / 2) / n : 0, b[1], 32),
+			cli_ns(vms_dist_percentile(e->dist, 50), b[2], 32), p99);
 	}
 	if (nr > top)
 		fprintf(f, "%s  (%u more reasons)\n", in, nr - top);
+	if (unfinished)
+		fprintf(f, "%s  note: %llu exits have no known end (the trace ended, or events were "
+			"lost): counted, not in the times\n", in, (unsigned long long)unfinished);
 }
 
 static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats *v, unsigned top)
@@ -110,24 +117,54 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 		fprintf(f, "  linked by %s", vms_link_how_name(g->vcpus[v->vcpu].how));
 	fputc('\n', f);
 	uint64_t span = span_of(v);
+	bool traced = g && g->source >= 0;
 	fprintf(f, "    time %s:", cli_ns(span, b[0], 32));
 	for (size_t k = 0; k < sizeof shown / sizeof shown[0]; k++) {
-		if (shown[k] == VMS_STATE_UNKNOWN && v->ns[shown[k]] == 0)
+		enum vms_vcpu_state st = shown[k];
+		uint64_t ns = v->ns[st];
+		/* say what cannot be seen instead of a confident zero */
+		if (!traced && (st == VMS_STATE_RUNNING || st == VMS_STATE_IDLE))
+			continue; /* its guest was not traced: guest mode is all that is known */
+		if (!v->host_visible && (st == VMS_STATE_VMM || st == VMS_STATE_PREEMPTED ||
+					 st == VMS_STATE_HALTED)) {
+			fprintf(f, "  %s unknown", vms_vcpu_state_name(st));
 			continue;
-		fprintf(f, "  %s %.1f%%", vms_vcpu_state_name(shown[k]), pct(v->ns[shown[k]], span));
+		}
+		if (st == VMS_STATE_PREEMPTED && !v->preempt_visible) {
+			fprintf(f, "  preempted unknown");
+			continue;
+		}
+		if (st == VMS_STATE_UNKNOWN && ns == 0)
+			continue;
+		fprintf(f, "  %s %.1f%%", st == VMS_STATE_UNKNOWN && !traced ? "in guest mode"
+					  : vms_vcpu_state_name(st), pct(ns, span));
+		if (st == VMS_STATE_HALTED && v->halt_poll_ns)
+			fprintf(f, " (halt-polling %.1f%%: its host CPU kept busy for the guest)",
+				pct(v->halt_poll_ns, span));
 	}
 	fputc('\n', f);
-	text_exits(f, "    ", v->exits, v->nr_exits, top);
+	if (v->ns[VMS_STATE_UNKNOWN] && traced)
+		fprintf(f, "    unknown: %s outside the traces' coverage (before or after a trace, or "
+			"before anything was known)\n", cli_ns(v->ns[VMS_STATE_UNKNOWN], b[1], 32));
+	if (!v->host_visible)
+		fprintf(f, "    no host trace: time in the hypervisor and preemption cannot be seen\n");
+	else if (!v->preempt_visible)
+		fprintf(f, "    preemption cannot be seen: the host recorded no sched_switch "
+			"(record it with: trace-cmd record -e kvm -e sched)\n");
+	text_exits(f, "    ", v->exits, v->nr_exits, top, v->hypervisor_ns);
 	if (v->nr_steal) {
 		fprintf(f, "    the CPU was taken by:\n");
 		for (uint32_t k = 0; k < v->nr_steal && k < top; k++) {
 			const struct vms_steal_entry *e = &v->steal[k];
-			char pid[16] = "?";
+			/* what is known: the pid when the trace told it, else the tid alone */
+			char who[40];
 			if (e->host_pid >= 0)
-				snprintf(pid, sizeof pid, "%d", e->host_pid);
-			fprintf(f, "      %-20s pid %-8s tid %-8d %12s  %.1f%% of the time\n",
-				e->comm[0] ? e->comm : "?", pid, e->host_tid,
-				cli_ns(e->ns, b[0], 32), pct(e->ns, span));
+				snprintf(who, sizeof who, "pid %d tid %d", e->host_pid, e->host_tid);
+			else
+				snprintf(who, sizeof who, "tid %d", e->host_tid);
+			fprintf(f, "      %-20s %-22s %12s  %.1f%% of the time\n",
+				e->comm[0] ? e->comm : "(no name)", who, cli_ns(e->ns, b[0], 32),
+				pct(e->ns, span));
 		}
 	}
 	if (v->runq_latency && vms_dist_count(v->runq_latency)) {
@@ -231,27 +268,32 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 		if (src && src->meta.ended_abruptly)
 			fprintf(f, "  WARNING: the trace ended abruptly (its writer was killed or crashed)\n");
 		if (mc->role & VMS_ROLE_GUEST || mc->source < 0) {
-			if (mc->host >= 0 && mc->host_pid >= 0)
-				fprintf(f, "  runs on %s as process %d (linked by %s)\n",
-					cli_machine_name(m, (uint32_t)mc->host), mc->host_pid,
-					vms_link_how_name(mc->host_how));
-			else if (mc->host >= 0)
-				fprintf(f, "  runs on %s, process unknown (linked by %s)\n",
+			if (mc->host >= 0) {
+				char proc[96];
+				int32_t tid = -1;
+				for (uint32_t v = 0; v < mc->nr_vcpus && tid < 0; v++)
+					tid = mc->vcpus[v].host_tid;
+				fprintf(f, "  runs on %s as %s (linked by %s)\n",
 					cli_machine_name(m, (uint32_t)mc->host),
+					cli_process(m, mc->host, mc->host_pid, tid, proc, sizeof proc),
 					vms_link_how_name(mc->host_how));
-			else
+			} else
 				fprintf(f, "  its host is not in the traces given\n");
 		}
 		text_sync(f, m, mc);
 		if (src)
 			cli_xen_text(f, s, (uint32_t)mc->source);
 		uint32_t nr_gx = 0, nv = 0;
+		uint64_t hyp = 0;
 		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);
 		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++)
-			nv += vms_analysis_vcpu(a, k)->machine == i;
+			if (vms_analysis_vcpu(a, k)->machine == i) {
+				nv++;
+				hyp += vms_analysis_vcpu(a, k)->hypervisor_ns;
+			}
 		if (nv > 1 && nr_gx) {
 			fprintf(f, "  all %u vCPUs together:\n", nv);
-			text_exits(f, "    ", gx, nr_gx, top);
+			text_exits(f, "    ", gx, nr_gx, top, hyp);
 		}
 		for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
 			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
@@ -270,13 +312,13 @@ static void json_dist(struct vms_json *j, const char *key, const struct vms_dist
 	uint64_t n = d ? vms_dist_count(d) : 0;
 	vms_json_uint(j, "count", n);
 	if (n) {
-		vms_json_uint(j, "total_ns", vms_dist_sum(d));
-		vms_json_uint(j, "min_ns", vms_dist_min(d));
-		vms_json_uint(j, "max_ns", vms_dist_max(d));
-		vms_json_uint(j, "mean_ns", (vms_dist_sum(d) + n / 2) / n);
-		vms_json_uint(j, "p50_ns", vms_dist_percentile(d, 50));
-		vms_json_uint(j, "p90_ns", vms_dist_percentile(d, 90));
-		vms_json_uint(j, "p99_ns", vms_dist_percentile(d, 99));
+		vms_json_uint(j, cli_key("total"), vms_dist_sum(d));
+		vms_json_uint(j, cli_key("min"), vms_dist_min(d));
+		vms_json_uint(j, cli_key("max"), vms_dist_max(d));
+		vms_json_uint(j, cli_key("mean"), (vms_dist_sum(d) + n / 2) / n);
+		vms_json_uint(j, cli_key("p50"), vms_dist_percentile(d, 50));
+		vms_json_uint(j, cli_key("p90"), vms_dist_percentile(d, 90));
+		vms_json_uint(j, cli_key("p99"), vms_dist_percentile(d, 99));
 	}
 	vms_json_end_object(j);
 }
@@ -287,7 +329,7 @@ static void json_exits(struct vms_json *j, const char *key, const struct vms_exi
 {
 	uint64_t n_all = 0, t_all = 0;
 	for (uint32_t k = 0; k < nr; k++) {
-		n_all += vms_dist_count(ex[k].dist);
+		n_all += ex[k].count;
 		t_all += vms_dist_sum(ex[k].dist);
 	}
 	vms_json_begin_array(j, key);
@@ -300,16 +342,18 @@ static void json_exits(struct vms_json *j, const char *key, const struct vms_exi
 		vms_json_uint(j, "isa", e->isa);
 		vms_json_uint(j, "reason", e->reason);
 		vms_json_string(j, "name", name);
-		vms_json_uint(j, "count", n);
-		vms_json_double(j, "count_share", n_all ? (double)n / (double)n_all : 0.0);
-		vms_json_uint(j, "total_ns", sum);
+		vms_json_uint(j, "count", e->count);
+		vms_json_uint(j, "unfinished", e->unfinished);
+		vms_json_double(j, "count_share", n_all ? (double)e->count / (double)n_all : 0.0);
+		vms_json_uint(j, cli_key("total"), sum);
 		vms_json_double(j, "time_share", t_all ? (double)sum / (double)t_all : 0.0);
-		vms_json_uint(j, "min_ns", vms_dist_min(e->dist));
-		vms_json_uint(j, "max_ns", vms_dist_max(e->dist));
-		vms_json_uint(j, "mean_ns", n ? (sum + n / 2) / n : 0);
-		vms_json_uint(j, "p50_ns", vms_dist_percentile(e->dist, 50));
-		vms_json_uint(j, "p90_ns", vms_dist_percentile(e->dist, 90));
-		vms_json_uint(j, "p99_ns", vms_dist_percentile(e->dist, 99));
+		vms_json_uint(j, cli_key("min"), vms_dist_min(e->dist));
+		vms_json_uint(j, cli_key("max"), vms_dist_max(e->dist));
+		vms_json_uint(j, cli_key("mean"), n ? (sum + n / 2) / n : 0);
+		vms_json_uint(j, cli_key("p50"), vms_dist_percentile(e->dist, 50));
+		vms_json_uint(j, cli_key("p90"), vms_dist_percentile(e->dist, 90));
+		vms_json_uint(j, cli_key("p99"), vms_dist_percentile(e->dist, 99));
+		vms_json_bool(j, "percentiles_approximate", !vms_dist_exact(e->dist));
 		vms_json_end_object(j);
 	}
 	vms_json_end_array(j);
@@ -326,13 +370,27 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 		vms_json_null(j, "host_tid");
 	vms_json_string(j, "link", g && v->vcpu < g->nr_vcpus ? vms_link_how_name(g->vcpus[v->vcpu].how)
 							       : vms_link_how_name(VMS_LINK_NONE));
-	vms_json_uint(j, "first_ns", v->first);
-	vms_json_uint(j, "last_ns", v->last);
+	vms_json_uint(j, cli_key("first"), v->first);
+	vms_json_uint(j, cli_key("last"), v->last);
 	uint64_t span = span_of(v);
-	vms_json_begin_object(j, "ns");
-	for (int k = 0; k < VMS_STATE_COUNT; k++)
-		vms_json_uint(j, vms_vcpu_state_name((enum vms_vcpu_state)k), v->ns[k]);
+	/* a state that cannot be seen is null, not 0: no host trace (vmm, preempted, halted), or
+	 * a host that recorded no sched_switch (preempted) */
+	vms_json_begin_object(j, cli_unit());
+	for (int k = 0; k < VMS_STATE_COUNT; k++) {
+		const char *name = vms_vcpu_state_name((enum vms_vcpu_state)k);
+		if ((!v->host_visible && (k == VMS_STATE_VMM || k == VMS_STATE_PREEMPTED ||
+					  k == VMS_STATE_HALTED)) ||
+		    (k == VMS_STATE_PREEMPTED && !v->preempt_visible))
+			vms_json_null(j, name);
+		else
+			vms_json_uint(j, name, v->ns[k]);
+	}
 	vms_json_end_object(j);
+	vms_json_uint(j, cli_key("halt_poll"), v->halt_poll_ns);
+	vms_json_uint(j, cli_key("hypervisor"), v->hypervisor_ns);
+	vms_json_bool(j, "host_visible", v->host_visible);
+	vms_json_bool(j, "preempt_visible", v->preempt_visible);
+	vms_json_uint(j, "exits_unfinished", v->exits_unpaired);
 	vms_json_begin_object(j, "share");
 	for (int k = 0; k < VMS_STATE_COUNT; k++)
 		vms_json_double(j, vms_vcpu_state_name((enum vms_vcpu_state)k),
@@ -348,7 +406,7 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 		else
 			vms_json_null(j, "pid");
 		vms_json_string(j, "comm", v->steal[k].comm);
-		vms_json_uint(j, "ns", v->steal[k].ns);
+		vms_json_uint(j, cli_unit(), v->steal[k].ns);
 		vms_json_end_object(j);
 	}
 	vms_json_end_array(j);
@@ -371,12 +429,11 @@ static void json_report(FILE *f, struct vms_session *s)
 	struct vms_json j;
 	vms_json_init(&j, f, true);
 	vms_json_begin_object(&j, NULL);
-	vms_json_string(&j, "tool", "vmscope");
-	vms_json_string(&j, "version", VMSCOPE_VERSION);
+	cli_json_header(&j, "report");
 	vms_json_uint(&j, "events", vms_session_events(s));
 	vms_json_uint(&j, "backwards", vms_session_backwards(s));
-	vms_json_uint(&j, "first_ns", vms_session_first_ts(s));
-	vms_json_uint(&j, "last_ns", vms_session_last_ts(s));
+	vms_json_uint(&j, cli_key("first"), vms_session_first_ts(s));
+	vms_json_uint(&j, cli_key("last"), vms_session_last_ts(s));
 	vms_json_begin_array(&j, "machines");
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
@@ -427,10 +484,10 @@ static void json_report(FILE *f, struct vms_session *s)
 			vms_json_begin_object(&j, NULL);
 			vms_json_int(&j, "tid", t->tid);
 			vms_json_string(&j, "comm", t->comm);
-			vms_json_uint(&j, "running_ns", t->ns_running);
-			vms_json_uint(&j, "vmm_ns", t->ns_vmm);
-			vms_json_uint(&j, "preempted_ns", t->ns_preempted);
-			vms_json_uint(&j, "halted_ns", t->ns_halted);
+			vms_json_uint(&j, cli_key("running"), t->ns_running);
+			vms_json_uint(&j, cli_key("vmm"), t->ns_vmm);
+			vms_json_uint(&j, cli_key("preempted"), t->ns_preempted);
+			vms_json_uint(&j, cli_key("halted"), t->ns_halted);
 			vms_json_begin_array(&j, "exits");
 			for (uint32_t r = 0; r < t->nr_reasons; r++) {
 				char name[48];
@@ -440,7 +497,7 @@ static void json_report(FILE *f, struct vms_session *s)
 				vms_json_uint(&j, "reason", t->reasons[r].reason);
 				vms_json_string(&j, "name", name);
 				vms_json_uint(&j, "count", t->reasons[r].count);
-				vms_json_uint(&j, "ns", t->reasons[r].ns);
+				vms_json_uint(&j, cli_unit(), t->reasons[r].ns);
 				vms_json_end_object(&j);
 			}
 			vms_json_end_array(&j);

@@ -1,6 +1,9 @@
 /* vmscope sync: how each machine's clock was brought to the reference (spec §8), and whether
- * the result can be trusted (the containment check). --json is a list, one object per
- * machine: machine, reference, method, slope, offset_ns, quality, pairs, containment. */
+ * the result can be trusted (the containment check). --json is one object: the header and
+ * "machines", one object per machine: machine, reference, method, slope, offset_ns, quality,
+ * pairs, containment. The text shows slope and offset exactly (%.17g: they read back to the
+ * same doubles). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -8,14 +11,18 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope sync [--json] [--host FILE] [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
-	"                    [--map NAME:dom=N] [--cpu-hz HZ]\n"
-	"                    TRACE...\n"
+	"usage: vmscope sync [--json] [-o FILE] [--tsc-hz HZ] [--host FILE] [--guest NAME=FILE]\n"
+	"                    [--map NAME:VCPU=TID,...]\n"
+	"                    [--map NAME:dom=N] TRACE...\n"
 	"\n"
 	"For every machine: the transform t_reference = slope * t_machine + offset_ns, the method\n"
 	"that found it (reference, timeshift, hull, user, none), its quality and the number of\n"
 	"pairs or samples used, and the containment check: the share of guest events on vCPU n\n"
-	"that fall inside a guest-mode window (kvm_entry -> kvm_exit) of vCPU n's host thread.\n";
+	"that fall inside a guest-mode window (kvm_entry -> kvm_exit) of vCPU n's host thread.\n"
+	"Slope and offset are printed exactly.\n"
+	"\n"
+	"  --json              one JSON object: the header (schema_version, time_unit), machines\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 int cmd_sync(int argc, char **argv)
 {
@@ -31,7 +38,9 @@ int cmd_sync(int argc, char **argv)
 	struct vms_json j;
 	if (c.json) {
 		vms_json_init(&j, f, true);
-		vms_json_begin_array(&j, NULL);
+		vms_json_begin_object(&j, NULL);
+		cli_json_header(&j, "sync");
+		vms_json_begin_array(&j, "machines");
 	}
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
@@ -43,11 +52,19 @@ int cmd_sync(int argc, char **argv)
 			cli_json_sync_members(&j, m, si);
 			vms_json_end_object(&j);
 		} else {
+			if (mc->source < 0) {
+				/* an untraced guest: its times are its host's thread events */
+				fprintf(f, "%s: untraced, seen in %s's timebase\n", mc->name,
+					mc->host >= 0 ? cli_machine_name(m, (uint32_t)mc->host) : "?");
+				continue;
+			}
 			fprintf(f, "%s: %s", mc->name, vms_sync_method_name(si->method));
 			if (si->method != VMS_SYNC_REFERENCE)
-				fprintf(f, " to %s, t_ref = %.12g * t + %.12g ns, quality %s, %llu pairs",
-					ref, si->slope, si->offset_ns, vms_sync_quality_name(si->quality),
-					(unsigned long long)si->pairs);
+				fprintf(f, " to %s, t_ref = %.17g * t %c %.17g %s, quality %s, %llu %s",
+					ref, si->slope, si->offset_ns < 0 ? '-' : '+', fabs(si->offset_ns),
+					cli_unit(), vms_sync_quality_name(si->quality),
+					(unsigned long long)si->pairs,
+					si->method == VMS_SYNC_TIMESHIFT ? "samples" : "pairs");
 			if (si->has_containment && si->contain_total) {
 				double pct = 100.0 * (double)si->contained / (double)si->contain_total;
 				fprintf(f, "; containment %.2f%% (%llu of %llu guest events)%s", pct,
@@ -60,6 +77,7 @@ int cmd_sync(int argc, char **argv)
 	}
 	if (c.json) {
 		vms_json_end_array(&j);
+		vms_json_end_object(&j);
 		vms_json_finish(&j);
 	}
 	return cli_end(&c, VMS_EXIT_OK);

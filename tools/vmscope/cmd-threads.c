@@ -1,6 +1,7 @@
 /* vmscope threads: guest thread overlays (spec §4): every interval in which a guest thread
  * that its guest believed running was in fact stopped (VM exit, preempted, halted).
- * CSV header (a contract): machine,tid,start,end,reason,exit_reason,host_tid */
+ * CSV header (a contract): machine,tid,start_ns,end_ns,reason,exit_reason,host_tid (_cycles
+ * for a counter clock without its rate). --json: JSON Lines, a header object then the rows. */
 #include <stdlib.h>
 
 #include "cli.h"
@@ -8,12 +9,19 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope threads [--csv | --json] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
-	"                       [--map NAME:VCPU=TID,...] [--map NAME:dom=N] [--cpu-hz HZ] TRACE...\n"
+	"usage: vmscope threads [--csv | --json] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
+	"                       [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                       [--map NAME:dom=N] TRACE...\n"
 	"\n"
 	"One row per interval in which a guest thread, running as far as its guest knew, was\n"
 	"stopped: reason vmm (exit_reason names the VM exit), preempted (the host ran host_tid\n"
-	"instead) or halted. Times are integer ns in the reference timebase, end exclusive.\n";
+	"instead) or halted. Times are integer ns in the reference timebase, end exclusive\n"
+	"(cycles when a trace counts cycles with no rate: see --tsc-hz).\n"
+	"\n"
+	"  --csv               CSV: machine,tid,start_ns,end_ns,reason,exit_reason,host_tid\n"
+	"  --json              JSON Lines: a header object (schema_version, time_unit), then\n"
+	"                      one object per interval, written as it closes\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 struct out {
 	FILE *f;
@@ -45,8 +53,8 @@ static void row(void *ctx, const struct vms_thread_interval *iv)
 		vms_json_string(&o->j, "machine", name);
 		vms_json_int(&o->j, "tid", iv->tid);
 		vms_json_uint(&o->j, "vcpu", iv->vcpu);
-		vms_json_uint(&o->j, "start", iv->start);
-		vms_json_uint(&o->j, "end", iv->end);
+		vms_json_uint(&o->j, cli_key("start"), iv->start);
+		vms_json_uint(&o->j, cli_key("end"), iv->end);
 		vms_json_string(&o->j, "reason", vms_overlay_reason_name(iv->reason));
 		if (ex[0])
 			vms_json_string(&o->j, "exit_reason", ex);
@@ -57,6 +65,7 @@ static void row(void *ctx, const struct vms_thread_interval *iv)
 		else
 			vms_json_null(&o->j, "host_tid");
 		vms_json_end_object(&o->j);
+		fputc('\n', o->f);
 	} else if (o->c->csv) {
 		vms_csv_string(o->f, name);
 		fprintf(o->f, ",%d,%llu,%llu,%s,", iv->tid, (unsigned long long)iv->start,
@@ -86,18 +95,18 @@ int cmd_threads(int argc, char **argv)
 	struct out o = { .s = c.s, .c = &c, .f = c.f };
 	if (c.json) {
 		vms_json_init(&o.j, o.f, false);
-		vms_json_begin_array(&o.j, NULL);
+		vms_json_begin_object(&o.j, NULL);
+		cli_json_header(&o.j, "threads");
+		vms_json_end_object(&o.j);
+		fputc('\n', o.f);
 	} else if (c.csv) {
-		fputs("machine,tid,start,end,reason,exit_reason,host_tid\n", o.f);
+		fprintf(o.f, "machine,tid,start_%s,end_%s,reason,exit_reason,host_tid\n", cli_unit(),
+			cli_unit());
 	} else {
 		fprintf(o.f, "%-16s %8s %20s %20s %10s  %-9s %-22s %s\n", "machine", "tid", "start",
 			"end", "duration", "reason", "exit_reason", "host_tid");
 	}
 	struct vms_sinks sinks = { .ctx = &o, .thread_interval = row };
 	st = cli_run(&c, &sinks);
-	if (c.json) {
-		vms_json_end_array(&o.j);
-		vms_json_finish(&o.j);
-	}
 	return cli_end(&c, st);
 }

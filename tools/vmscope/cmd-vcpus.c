@@ -1,5 +1,6 @@
 /* vmscope vcpus: the vCPU state intervals (spec §3), streamed as they close.
- * CSV header (a contract): machine,vcpu,start,end,status,state */
+ * CSV header (a contract): machine,vcpu,start_ns,end_ns,status,state (_cycles for a counter
+ * clock without its rate). --json: JSON Lines, a header object then one object per row. */
 #include <stdlib.h>
 
 #include "cli.h"
@@ -7,13 +8,20 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope vcpus [--csv | --json] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
-	"                     [--map NAME:VCPU=TID,...] [--map NAME:dom=N] [--cpu-hz HZ] TRACE...\n"
+	"usage: vmscope vcpus [--csv | --json] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
+	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                     [--map NAME:dom=N] TRACE...\n"
 	"\n"
 	"One row per maximal interval of constant vCPU state, for every vCPU of every guest\n"
 	"(traced or not). start/end are integer ns in the reference (first host) timebase, end\n"
-	"exclusive; status is Trace Compass's encoding (0 unknown, 1 idle, 2 running, +128 VMM,\n"
-	"+256 preempted); state is one of unknown idle running vmm preempted halted.\n";
+	"exclusive (cycles when a trace counts cycles with no rate: see --tsc-hz); status is\n"
+	"Trace Compass's encoding (0 unknown, 1 idle, 2 running, +128 VMM, +256 preempted);\n"
+	"state is one of unknown idle running vmm preempted halted.\n"
+	"\n"
+	"  --csv               CSV: machine,vcpu,start_ns,end_ns,status,state\n"
+	"  --json              JSON Lines: a header object (schema_version, time_unit), then\n"
+	"                      one object per interval, written as it closes\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 struct out {
 	FILE *f;
@@ -30,11 +38,12 @@ static void row(void *ctx, const struct vms_vcpu_interval *iv)
 		vms_json_begin_object(&o->j, NULL);
 		vms_json_string(&o->j, "machine", name);
 		vms_json_uint(&o->j, "vcpu", iv->vcpu);
-		vms_json_uint(&o->j, "start", iv->start);
-		vms_json_uint(&o->j, "end", iv->end);
+		vms_json_uint(&o->j, cli_key("start"), iv->start);
+		vms_json_uint(&o->j, cli_key("end"), iv->end);
 		vms_json_uint(&o->j, "status", iv->status);
 		vms_json_string(&o->j, "state", vms_vcpu_state_name(iv->state));
 		vms_json_end_object(&o->j);
+		fputc('\n', o->f);
 	} else if (o->c->csv) {
 		vms_csv_string(o->f, name);
 		fprintf(o->f, ",%u,%llu,%llu,%u,%s\n", iv->vcpu, (unsigned long long)iv->start,
@@ -57,18 +66,17 @@ int cmd_vcpus(int argc, char **argv)
 	struct out o = { .s = c.s, .c = &c, .f = c.f };
 	if (c.json) {
 		vms_json_init(&o.j, o.f, false);
-		vms_json_begin_array(&o.j, NULL);
+		vms_json_begin_object(&o.j, NULL);
+		cli_json_header(&o.j, "vcpus");
+		vms_json_end_object(&o.j);
+		fputc('\n', o.f);
 	} else if (c.csv) {
-		fputs("machine,vcpu,start,end,status,state\n", o.f);
+		fprintf(o.f, "machine,vcpu,start_%s,end_%s,status,state\n", cli_unit(), cli_unit());
 	} else {
 		fprintf(o.f, "%-16s %4s %20s %20s %10s  %4s %s\n", "machine", "vcpu", "start", "end",
 			"duration", "stat", "state");
 	}
 	struct vms_sinks sinks = { .ctx = &o, .vcpu_interval = row };
 	st = cli_run(&c, &sinks);
-	if (c.json) {
-		vms_json_end_array(&o.j);
-		vms_json_finish(&o.j);
-	}
 	return cli_end(&c, st);
 }

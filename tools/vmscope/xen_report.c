@@ -26,8 +26,9 @@ static void text_row(FILE *f, const char *who, const char *what, const struct vm
 		     uint64_t n, uint64_t hz)
 {
 	char b[32];
+	/* without a frequency the time stays cycles (cli_ns then says "cycles") */
 	fprintf(f, "    %-9s %-22s %8" PRIu64 " %12s %14" PRIu64 "\n", who, what, n,
-		cli_ns(vms_xen_cycles_to_ns(c->cycles, hz), b, sizeof b),
+		cli_ns(hz ? vms_xen_cycles_to_ns(c->cycles, hz) : c->cycles, b, sizeof b),
 		c->count ? c->cycles / c->count : 0);
 }
 
@@ -38,9 +39,12 @@ void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source)
 	if (!x || !xi)
 		return;
 	uint64_t hz = xi->cpu_hz;
-	fprintf(f, "  Xen: %u physical CPUs, %u domains, %" PRIu64 " records, %" PRIu64
-		" lost; cycles counted at %.6g GHz%s\n", xi->nr_pcpus, xi->nr_domains, xi->records,
-		xi->lost_records, (double)hz / 1e9, xi->cpu_hz_given ? "" : " (xenalyze's default)");
+	fprintf(f, "  Xen: %u physical CPUs, %u domains, %" PRIu64 " records, %" PRIu64 " lost; ",
+		xi->nr_pcpus, xi->nr_domains, xi->records, xi->lost_records);
+	if (hz)
+		fprintf(f, "time from cycles at %.6g GHz\n", (double)hz / 1e9);
+	else
+		fprintf(f, "times in cycles (no --cpu-hz)\n");
 	if (vms_xen_model_anomalies(x) || vms_xen_model_skews(x))
 		fprintf(f, "  WARNING: %" PRIu64 " scheduler records contradict the others (xenalyze "
 			"would stop), %" PRIu64 " TSC skews between CPUs\n", vms_xen_model_anomalies(x),
@@ -87,7 +91,10 @@ static void json_cycles(struct vms_json *j, const char *key, const struct vms_xe
 	vms_json_uint(j, "count", c->count);
 	vms_json_uint(j, "events", c->events);
 	vms_json_uint(j, "cycles", c->cycles);
-	vms_json_uint(j, "ns", vms_xen_cycles_to_ns(c->cycles, hz));
+	if (hz)
+		vms_json_uint(j, "ns", vms_xen_cycles_to_ns(c->cycles, hz));
+	else
+		vms_json_null(j, "ns");
 	vms_json_end_object(j);
 }
 
@@ -130,7 +137,10 @@ void cli_xen_json(struct vms_json *j, struct vms_session *s, uint32_t source)
 			vms_json_uint(j, "count", v->exits[k].c.events);
 			vms_json_uint(j, "timed", v->exits[k].c.count);
 			vms_json_uint(j, "cycles", v->exits[k].c.cycles);
-			vms_json_uint(j, "ns", vms_xen_cycles_to_ns(v->exits[k].c.cycles, hz));
+			if (hz)
+				vms_json_uint(j, "ns", vms_xen_cycles_to_ns(v->exits[k].c.cycles, hz));
+			else
+				vms_json_null(j, "ns");
 			vms_json_end_object(j);
 		}
 		vms_json_end_array(j);
@@ -154,8 +164,11 @@ void cli_xen_info_text(FILE *f, const struct vms_source *src)
 	const struct vms_xen_info *xi = vms_xentrace_info(src);
 	if (!xi)
 		return;
-	fprintf(f, "  cpu hz       %" PRIu64 " (%s)\n", xi->cpu_hz,
-		xi->cpu_hz_given ? "--cpu-hz" : "not in the file: xenalyze's default, give --cpu-hz");
+	if (xi->cpu_hz)
+		fprintf(f, "  cpu hz       %" PRIu64 " (given)\n", xi->cpu_hz);
+	else
+		fprintf(f, "  cpu hz       unknown (not in a xentrace file): times in cycles; give "
+			   "--cpu-hz (xenalyze assumes 2.4 GHz)\n");
 	fprintf(f, "  pcpus        %u:", xi->nr_pcpus);
 	for (uint32_t i = 0; i < xi->nr_pcpus; i++)
 		fprintf(f, " %u", xi->pcpu[i]);

@@ -354,26 +354,8 @@ void vms_xentrace_set_cpu_hz(struct vms_source *src, uint64_t hz)
 	if (!vms_source_is_xentrace(src))
 		return;
 	struct xt_reader *r = src->impl;
-	r->info.cpu_hz_given = hz != 0;
-	if (!hz)
-		hz = VMS_XEN_DEFAULT_CPU_HZ;
 	r->info.cpu_hz = hz;
-	/* ns = (tsc - first) * mult >> shift, the largest shift whose mult fits 32 bits */
-	__extension__ typedef unsigned __int128 u128;
-	uint32_t shift = 0;
-	uint64_t mult = 0;
-	for (uint32_t sh = 0; sh < 64; sh++) {
-		u128 mm = (((u128)1000000000u << sh) + hz / 2) / hz;
-		if (mm > 0xffffffffu)
-			break;
-		shift = sh;
-		mult = (uint64_t)mm;
-	}
-	src->meta.has_tsc2nsec = true;
-	src->meta.tsc_mult = (uint32_t)mult;
-	src->meta.tsc_shift = shift;
-	src->meta.tsc_offset = r->info.first_tsc;
-	snprintf(src->meta.clock, sizeof src->meta.clock, "tsc @ %.6g GHz", (double)hz / 1e9);
+	r->info.cpu_hz_given = hz != 0;
 }
 
 /* stream side (xentrace_stream.c) */
@@ -461,7 +443,6 @@ struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err)
 	}
 	free(s->dom_slot);
 	free(s);
-	vms_xentrace_set_cpu_hz(src, 0);
 	src->ops->rewind(src);
 	return src;
 fail:

@@ -1,0 +1,55 @@
+/* vmscope: the fused physical-CPU view (docs/vm-analysis.md §7).
+ *
+ * For every physical CPU of every host, what really ran on it, one interval per maximal
+ * stretch of one occupant: a host thread (the host's idle is tid 0), or guest G's vCPU v in
+ * guest mode (between kvm_entry and kvm_exit) running guest thread t (0 = the guest's idle).
+ *
+ * The view is a consumer of the vCPU state machine's observations (vmscope/observe.h): make
+ * it, subscribe the observer it returns (vms_session_observe / vms_analysis_observe), run,
+ * then free it. Nothing is lost at the start of the trace: a CPU's occupant is known from the
+ * first event recorded on it (the thread that emitted it, or a sched_switch's next thread),
+ * and a vCPU's guest thread from the first event of the guest on that vCPU. Before that the
+ * occupant is unknown and no interval is streamed for that stretch (a guest-mode interval
+ * whose guest thread is not known yet has tid -1). Memory is bounded by the model (hosts,
+ * CPUs, vCPUs), never by the number of events. */
+#ifndef VMSCOPE_PCPU_VIEW_H
+#define VMSCOPE_PCPU_VIEW_H
+
+#include <stdint.h>
+
+#include "vmscope/model.h"
+#include "vmscope/observe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct vms_pcpu_interval {
+	uint32_t host, cpu;      /* the host machine and its physical CPU */
+	uint64_t start, end;     /* reference ns, [start, end), end > start */
+	int32_t guest;           /* guest machine in guest mode there; -1: a host thread runs */
+	int32_t vcpu;            /* that guest's vCPU, -1 when guest is -1 */
+	int32_t tid;             /* guest >= 0: the guest thread (0 idle, -1 unknown yet);
+	                            else the host thread (0 the host's idle) */
+	const char *comm;        /* its name ("idle" for a guest's idle, "" when unknown); valid
+	                            during the call only */
+};
+
+typedef void (*vms_pcpu_sink)(void *ctx, const struct vms_pcpu_interval *iv);
+
+struct vms_pcpu_view;
+
+/* A view over the machines of `model` (it must outlive the view and be complete, i.e. built
+ * before the run) streaming each closed interval to sink(ctx, ...), each CPU's
+ * intervals in time order (a few closed intervals may be held back to merge across
+ * zero-length changes; all are out after `finish`). NULL when out of memory. */
+struct vms_pcpu_view *vms_pcpu_view_new(const struct vms_model *model, vms_pcpu_sink sink,
+					void *ctx);
+/* The observer to subscribe (ctx = the view). */
+struct vms_observer vms_pcpu_view_observer(struct vms_pcpu_view *v);
+void vms_pcpu_view_free(struct vms_pcpu_view *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,108 @@
+/* Hand-made host trace.dat files for the CLI tests, written with vmscope's own trace.dat
+ * writer (its output is checked against trace-cmd in tests/synth). Every value the tests
+ * expect is derived by hand from the events below.
+ *
+ *   mk_trace tsc FILE   clock x86-tsc with no TSC2NSEC: timestamps are TSC ticks of an
+ *                       unknown rate. One CPU, vCPU 0 of one VM on host thread 2001:
+ *                         entry 1000, exit IO_INSTRUCTION (30) 5000, entry 7000,
+ *                         exit EXTERNAL_INTERRUPT (1) 10000, entry 16000,
+ *                         exit IO_INSTRUCTION 20000, entry 21000.
+ *                       Exits: IO_INSTRUCTION 2 (2000 + 1000 = 3000 ticks, min 1000, max 2000),
+ *                       EXTERNAL_INTERRUPT 1 (6000 ticks). At --tsc-hz 2G a tick is 0.5 ns.
+ *   mk_trace ns FILE    the same events with the "local" clock (nanoseconds), and a saved
+ *                       cmdline for thread 2001 named "CPU 0/KVM", as QEMU names vCPU threads.
+ *   mk_trace nokvm FILE two sched_switch events and no KVM event at all. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "output/tracedat_writer.h"
+#include "synth/kernel_formats.h"
+
+static int fmt(struct vms_tdw *w, const char *sys, const char *name, unsigned id, const char *body,
+	       struct vms_error *err)
+{
+	char buf[16384];
+	snprintf(buf, sizeof buf, "name: %s\nID: %u\nformat:\n%s", name, id, body);
+	return vms_tdw_add_event_format(w, sys, buf, err);
+}
+
+static int entry(struct vms_tdw *w, uint64_t ts, struct vms_error *err)
+{
+	struct vms_ev_kvm_entry e;
+	memset(&e, 0, sizeof e);
+	e.c.type = 115;
+	e.c.pid = 2001;
+	e.vcpu_id = 0;
+	return vms_tdw_event(w, 0, ts, &e, sizeof e, err);
+}
+
+static int vmexit(struct vms_tdw *w, uint64_t ts, uint32_t reason, struct vms_error *err)
+{
+	struct vms_ev_kvm_exit e;
+	memset(&e, 0, sizeof e);
+	e.c.type = 103;
+	e.c.pid = 2001;
+	e.exit_reason = reason;
+	e.isa = 1;
+	e.vcpu_id = 0;
+	return vms_tdw_event(w, 0, ts, &e, sizeof e, err);
+}
+
+static int sw(struct vms_tdw *w, uint64_t ts, int prev, int next, struct vms_error *err)
+{
+	struct vms_ev_sched_switch e;
+	memset(&e, 0, sizeof e);
+	e.c.type = 372;
+	e.c.pid = prev;
+	snprintf(e.prev_comm, 16, "task-%d", prev);
+	e.prev_pid = prev;
+	e.prev_prio = 120;
+	snprintf(e.next_comm, 16, "task-%d", next);
+	e.next_pid = next;
+	e.next_prio = 120;
+	return vms_tdw_event(w, 0, ts, &e, sizeof e, err);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 || (strcmp(argv[1], "tsc") && strcmp(argv[1], "ns") && strcmp(argv[1], "nokvm"))) {
+		fprintf(stderr, "usage: mk_trace tsc|ns|nokvm FILE\n");
+		return 2;
+	}
+	bool tsc = !strcmp(argv[1], "tsc"), kvm = strcmp(argv[1], "nokvm") != 0;
+	struct vms_tdw_config c = {
+		.path = argv[2], .compression = VMS_TDW_NONE, .nr_cpus = 1,
+		.header_page = vms_synth_header_page, .header_event = vms_synth_header_event,
+		.buffer_clock = tsc ? "x86-tsc" : "local",
+		.trace_clock = tsc ? "local global counter uptime perf mono mono_raw boot [x86-tsc]\n"
+				   : "[local] global counter uptime perf mono mono_raw boot x86-tsc\n",
+		.uname = "Linux test 6.1.0 x86_64", .version = "test",
+	};
+	struct vms_tdw *w;
+	struct vms_error err = { 0 };
+	if (vms_tdw_open(&w, &c, &err))
+		goto fail;
+	if (fmt(w, "sched", "sched_switch", 372, vms_synth_fmt_sched_switch, &err) ||
+	    fmt(w, "kvm", "kvm_entry", 115, vms_synth_fmt_kvm_entry, &err) ||
+	    fmt(w, "kvm", "kvm_exit", 103, vms_synth_fmt_kvm_exit, &err))
+		goto fail_w;
+	if (!tsc && vms_tdw_add_cmdline(w, 2001, "CPU 0/KVM", &err))
+		goto fail_w;
+	if (kvm) {
+		if (entry(w, 1000, &err) || vmexit(w, 5000, 30, &err) || entry(w, 7000, &err) ||
+		    vmexit(w, 10000, 1, &err) || entry(w, 16000, &err) || vmexit(w, 20000, 30, &err) ||
+		    entry(w, 21000, &err))
+			goto fail_w;
+	} else if (sw(w, 1000, 0, 77, &err) || sw(w, 5000, 77, 0, &err)) {
+		goto fail_w;
+	}
+	if (vms_tdw_close(w, &err))
+		goto fail;
+	return 0;
+fail_w:
+	vms_tdw_discard(w);
+fail:
+	fprintf(stderr, "mk_trace: %s\n", err.msg);
+	return 1;
+}
