@@ -65,7 +65,7 @@ if grep -q "^web,0," <<<"$out" && ! grep -q "^d1," <<<"$out"; then ok "--map web
 if [ $? -eq 2 ]; then ok "--map to a domain the trace does not show: exit 2"; else notok "map unknown dom"; fi
 
 if [ ! -r "$XT" ]; then
-  for t in info json report guest-link vcpus; do skip "xentrace.bin $t" "shared traces missing"; done
+  for t in info json report guest-link pcpus vcpus; do skip "xentrace.bin $t" "shared traces missing"; done
 else
   out=$("$VMS" info --cpu-hz 2.4G "$XT" 2>&1)
   if grep -q "d0 *8 vCPUs" <<<"$out" && grep -q "d14 *4 vCPUs, HVM" <<<"$out" &&
@@ -82,6 +82,11 @@ else
   if grep -q "^web (guest, .*guest-Salamander4.dat" <<<"$out" && grep -q "runs on xentrace .*(d14v0).*(linked by user)" <<<"$out" &&
      grep -q "warning: web shares no clock with xentrace" <<<"$out" && ! grep -q "^d14 " <<<"$out"; then
     ok "--guest web=FILE --map web:dom=14: the guest trace is domain 14"; else notok "guest link" "$(head -c 2000 <<<"$out")"; fi
+  # the fused physical-CPU view: HVM guest mode of d14's vCPUs (VMENTRY..VMEXIT) on the CPUs,
+  # the host's "threads" (vCPUs in Xen, dom0, idle) otherwise
+  out=$("$VMS" pcpus --csv --cpu-hz 2.4G "$XT" 2>/dev/null)
+  if grep -q "^xentrace,[0-7],[0-9]*,[0-9]*,d14,[0-3],," <<<"$out" && grep -q "^xentrace,[0-7],[0-9]*,[0-9]*,xentrace,,0,idle$" <<<"$out" &&
+     grep -q ",xentrace,,917505,d14v0$" <<<"$out"; then ok "xentrace.bin pcpus: d14 in guest mode, idle, d14v0 in Xen"; else notok "pcpus" "$(head -5 <<<"$out")"; fi
   out=$("$VMS" vcpus --csv --cpu-hz 2.4G "$XT" 2>/dev/null | cut -d, -f1 | sort -u | tr '\n' ' ')
   if [ "$out" = "d0 d14 machine " ]; then ok "xentrace.bin vcpus: rows for d0 and d14"; else notok "vcpus" "$out"; fi
 fi
