@@ -110,7 +110,7 @@ static struct vmst_tbuf *attach(void)
 	if (prctl(PR_GET_NAME, b->name) != 0)
 		b->name[0] = 0;
 	b->name[sizeof b->name - 1] = 0;
-	b->fd = -1;
+	b->pf.fd = -1;
 	pthread_mutex_lock(&vmst__bufs_lock);
 	static uint64_t serial;
 	b->serial = serial++;
@@ -147,13 +147,30 @@ uint8_t *vmst__reserve_slow(uint32_t len, struct vmst_producer **pp)
 
 void vmst_tbuf_retire(struct vmst_tbuf *b)
 {
-	if (b->fd >= 0)
-		close(b->fd);
-	b->fd = -1;
+	vmst_pfile_close(&b->pf);
 	free(b->mem);
 	free(b->sub);
 	b->mem = NULL;
 	b->sub = NULL;
+}
+
+void vmst_buffers_after_fork(void)
+{
+	pthread_mutex_init(&vmst__bufs_lock, NULL);
+	if (vmst__tls)
+		pthread_setspecific(key, NULL);   /* its destructor must not hand over a freed buffer */
+	vmst__tls = NULL;
+	struct vmst_tbuf *b = vmst__bufs;
+	vmst__bufs = NULL;
+	while (b) {
+		struct vmst_tbuf *next = b->next_buf;
+		if (b->pf.fd >= 0)
+			close(b->pf.fd);   /* the parent's file: no trim, no write */
+		free(b->mem);
+		free(b->sub);
+		free(b);
+		b = next;
+	}
 }
 
 size_t vmst_stats(struct vmst_thread_stats *out, size_t max)

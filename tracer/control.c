@@ -16,8 +16,12 @@
  *
  * The server only calls the public vmst_* functions, so it takes no lock that producers take:
  * the hot path stays as it is whether a client is connected or not. Peers are untrusted (any
- * local process of the same user): lines are bounded, JSON is parsed strictly, and a peer that
- * does not read its replies is dropped after a timeout rather than stalling the server. */
+ * local process of the same user): lines are bounded, JSON is parsed strictly (duplicate keys
+ * found in linear time), sockets are non-blocking so that no peer can stall the others, every
+ * request and every reply has a deadline (CTL_DEADLINE_MS), and idle peers cannot lock others
+ * out (a newcomer evicts the connection idle the longest). Memory: at most CTL_MAX_CLIENTS x
+ * (one 64 KiB request line + one reply). A request that flushes the trace or changes its
+ * directory is served in this thread: others wait for it (see vmst_flush for how long). */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -29,23 +33,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vmscope/tracer.h"
+#include "internal.h"
 #include "json.h"
 
 #define CTL_MAX_LINE 65536      /* longer requests are refused */
-#define CTL_MAX_CLIENTS 8
-#define CTL_SEND_TIMEOUT_MS 2000
+#define CTL_MAX_CLIENTS 16
+#define CTL_DEADLINE_MS 5000    /* a request must arrive whole, and its reply be read, in this */
+#define CTL_IDLE_MS 600000      /* an idle connection is kept at most this long */
 
+/* A connection. Sockets are non-blocking: the server never waits for one peer. A client has
+ * at most one reply queued; while it is, the server reads no more of its requests (they wait
+ * in the socket), so a client's memory is bounded by one request line and one reply. */
 struct client {
 	int fd;
 	char *buf;
 	size_t len;
 	bool discarding;        /* inside an overlong line: drop bytes up to its newline */
+	struct vmst_buf out;    /* the reply being sent */
+	size_t out_off;         /* bytes of it sent */
+	uint64_t idle_since;    /* ms: connected, or last reply sent (eviction order) */
+	uint64_t busy_since;    /* ms: a request begun or a reply queued (0: idle) */
 };
 
 static struct {
@@ -357,42 +370,75 @@ done:
 
 /* ---- the server thread ---- */
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void client_close(struct client *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->buf);
-	c->fd = -1;
-	c->buf = NULL;
-	c->len = 0;
-	c->discarding = false;
+	vmst_buf_free(&c->out);
+	*c = (struct client){ .fd = -1 };
 }
 
-static int send_all(int fd, const char *p, size_t n)
+static bool out_pending(const struct client *c)
 {
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+	return c->out_off < c->out.len;
+}
+
+/* When the client is dropped: a reply or a begun request must be done within the deadline
+ * from when it began; an idle connection lasts CTL_IDLE_MS. */
+static uint64_t client_deadline(struct client *c, uint64_t now)
+{
+	bool busy = out_pending(c) || c->len || c->discarding;
+	if (!busy)
+		c->busy_since = 0;
+	else if (!c->busy_since)
+		c->busy_since = now;
+	return busy ? c->busy_since + CTL_DEADLINE_MS : c->idle_since + CTL_IDLE_MS;
+}
+
+/* Send what the socket takes now. Returns -1 when the client must go. */
+static int client_flush(struct client *c)
+{
+	while (out_pending(c)) {
+		ssize_t w = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return -1;   /* including the send timeout: a peer that does not read */
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
 		}
-		p += w;
-		n -= (size_t)w;
+		c->out_off += (size_t)w;
 	}
+	vmst_buf_free(&c->out);
+	c->out_off = 0;
+	c->idle_since = now_ms();
+	c->busy_since = 0;
 	return 0;
 }
 
-static int send_reply(struct client *c, struct vmst_buf *out)
+/* Queue a reply (one line) and send what can be sent now. */
+static int queue_reply(struct client *c, struct vmst_buf *out)
 {
 	if (out->oom) {
 		vmst_buf_free(out);
 		reply_error(out, NULL, "out of memory");
 	}
 	vmst_buf_put(out, "\n", 1);
-	int rc = out->oom ? -1 : send_all(c->fd, out->p, out->len);
-	vmst_buf_free(out);
-	return rc;
+	if (out->oom) {
+		vmst_buf_free(out);
+		return -1;
+	}
+	c->out = *out;
+	c->out_off = 0;
+	*out = (struct vmst_buf){ 0 };
+	return client_flush(c);
 }
 
 static bool blank(const char *p, size_t n)
@@ -403,28 +449,31 @@ static bool blank(const char *p, size_t n)
 	return true;
 }
 
-/* Serve the complete lines in the client's buffer. Returns -1 when the client must go. */
+/* Serve the complete lines in the client's buffer, one at a time, as long as each reply
+ * goes out at once. Returns -1 when the client must go. */
 static int client_lines(struct client *c)
 {
 	size_t start = 0;
-	for (;;) {
+	int rc = 0;
+	while (!out_pending(c)) {
 		char *nl = memchr(c->buf + start, '\n', c->len - start);
 		if (!nl)
 			break;
 		size_t n = (size_t)(nl - (c->buf + start));
-		if (c->discarding) {
-			c->discarding = false;   /* the end of the overlong line */
-		} else if (!blank(c->buf + start, n)) {
+		bool serve = !c->discarding && !blank(c->buf + start, n);
+		c->discarding = false;   /* an overlong line ends here */
+		if (serve) {
 			struct vmst_buf out = { 0 };
 			handle_line(c->buf + start, n, &out);
-			if (send_reply(c, &out) < 0)
-				return -1;
+			rc = queue_reply(c, &out);
 		}
 		start += n + 1;
+		if (rc < 0)
+			return -1;
 	}
 	memmove(c->buf, c->buf + start, c->len - start);
 	c->len -= start;
-	if (c->len == CTL_MAX_LINE && !c->discarding) {
+	if (c->len == CTL_MAX_LINE && !c->discarding && !out_pending(c)) {
 		/* a full buffer without a newline: refuse the line once, drop the rest of it */
 		struct vmst_buf out = { 0 };
 		char desc[100];
@@ -432,7 +481,7 @@ static int client_lines(struct client *c)
 		reply_error(&out, NULL, desc);
 		c->len = 0;
 		c->discarding = true;
-		if (send_reply(c, &out) < 0)
+		if (queue_reply(c, &out) < 0)
 			return -1;
 	}
 	if (c->discarding)
@@ -442,6 +491,8 @@ static int client_lines(struct client *c)
 
 static void client_read(struct client *c)
 {
+	if (out_pending(c))
+		return;   /* its requests wait until it has read its reply */
 	ssize_t r = recv(c->fd, c->buf + c->len, CTL_MAX_LINE - c->len, MSG_DONTWAIT);
 	if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 		return;
@@ -450,7 +501,11 @@ static void client_read(struct client *c)
 		if (r == 0 && c->len && !c->discarding && !blank(c->buf, c->len)) {
 			struct vmst_buf out = { 0 };
 			handle_line(c->buf, c->len, &out);
-			send_reply(c, &out);
+			c->len = 0;
+			if (queue_reply(c, &out) == 0 && out_pending(c)) {
+				shutdown(c->fd, SHUT_RD);
+				return;   /* the rest of the reply goes out before the close */
+			}
 		}
 		client_close(c);
 		return;
@@ -460,32 +515,39 @@ static void client_read(struct client *c)
 		client_close(c);
 }
 
-static void client_accept(void)
+/* A newcomer is always let in: when every place is taken, the connection idle the longest
+ * (or, if none is idle, the one nearest its deadline) makes room. So idle peers cannot lock
+ * the socket; a peer can only keep a place by using it. */
+static void client_accept(uint64_t now)
 {
-	int fd = accept4(ctl.lfd, NULL, NULL, SOCK_CLOEXEC);
+	int fd = accept4(ctl.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	struct client *c = NULL;
-	for (int i = 0; i < CTL_MAX_CLIENTS; i++)
-		if (ctl.cl[i].fd < 0) {
-			c = &ctl.cl[i];
-			break;
-		}
-	char *buf = c ? malloc(CTL_MAX_LINE) : NULL;
-	if (!c || !buf) {
-		static const char busy[] =
-			"{\"error\":{\"class\":\"GenericError\",\"desc\":\"too many clients\"}}\n";
-		send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-		free(buf);
+	char *buf = malloc(CTL_MAX_LINE);
+	if (!buf) {
 		close(fd);
 		return;
 	}
-	struct timeval tv = { CTL_SEND_TIMEOUT_MS / 1000, (CTL_SEND_TIMEOUT_MS % 1000) * 1000 };
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	c->fd = fd;
-	c->buf = buf;
-	c->len = 0;
-	c->discarding = false;
+	struct client *c = NULL, *victim = NULL;
+	uint64_t victim_key = UINT64_MAX;
+	for (int i = 0; i < CTL_MAX_CLIENTS && !c; i++) {
+		struct client *o = &ctl.cl[i];
+		if (o->fd < 0) {
+			c = o;
+			continue;
+		}
+		bool idle = !out_pending(o) && !o->len && !o->discarding;
+		uint64_t key = idle ? o->idle_since : (uint64_t)1 << 62 | client_deadline(o, now);
+		if (key < victim_key) {
+			victim_key = key;
+			victim = o;
+		}
+	}
+	if (!c) {
+		client_close(victim);
+		c = victim;
+	}
+	*c = (struct client){ .fd = fd, .buf = buf, .idle_since = now };
 }
 
 static void *server(void *arg)
@@ -497,24 +559,51 @@ static void *server(void *arg)
 		nfds_t n = 0;
 		pfd[n++] = (struct pollfd){ .fd = ctl.wake[0], .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = ctl.lfd, .events = POLLIN };
+		uint64_t now = now_ms(), next = UINT64_MAX;
 		int nc = 0;
-		for (int i = 0; i < CTL_MAX_CLIENTS; i++)
-			if (ctl.cl[i].fd >= 0) {
-				idx[nc++] = i;
-				pfd[n++] = (struct pollfd){ .fd = ctl.cl[i].fd, .events = POLLIN };
+		for (int i = 0; i < CTL_MAX_CLIENTS; i++) {
+			struct client *c = &ctl.cl[i];
+			if (c->fd < 0)
+				continue;
+			uint64_t dl = client_deadline(c, now);
+			if (dl <= now) {
+				client_close(c);   /* too slow: a request, a reply or idleness */
+				continue;
 			}
-		if (poll(pfd, n, -1) < 0) {
+			next = dl < next ? dl : next;
+			idx[nc++] = i;
+			pfd[n++] = (struct pollfd){ .fd = c->fd,
+						    .events = out_pending(c) ? POLLOUT : POLLIN };
+		}
+		int timeout = next == UINT64_MAX ? -1 : (int)(next - now < 60000 ? next - now : 60000);
+		if (poll(pfd, n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (pfd[0].revents)
 			break;
-		for (int k = 0; k < nc; k++)
-			if (pfd[2 + k].revents)
-				client_read(&ctl.cl[idx[k]]);
+		for (int k = 0; k < nc; k++) {
+			struct client *c = &ctl.cl[idx[k]];
+			short re = pfd[2 + k].revents;
+			if (!re || c->fd < 0)
+				continue;
+			if (out_pending(c)) {
+				if (client_flush(c) < 0 || (re & (POLLERR | POLLHUP) && out_pending(c))) {
+					client_close(c);
+					continue;
+				}
+				if (out_pending(c))
+					continue;
+				/* the reply is out: serve the requests already buffered */
+				if (client_lines(c) < 0)
+					client_close(c);
+			} else {
+				client_read(c);
+			}
+		}
 		if (pfd[1].revents & POLLIN)
-			client_accept();
+			client_accept(now_ms());
 	}
 	for (int i = 0; i < CTL_MAX_CLIENTS; i++)
 		client_close(&ctl.cl[i]);
@@ -630,6 +719,19 @@ fail:
 out:
 	pthread_mutex_unlock(&ctl.lock);
 	return rc;
+}
+
+void vmst_control_after_fork(void)
+{
+	pthread_mutex_init(&ctl.lock, NULL);
+	if (!ctl.running)
+		return;
+	for (int i = 0; i < CTL_MAX_CLIENTS; i++)
+		client_close(&ctl.cl[i]);
+	free(ctl.path);   /* the socket file stays: it is the parent's */
+	ctl.path = NULL;
+	cleanup_locked();
+	ctl.running = false;
 }
 
 void vmst_control_stop(void)

@@ -197,6 +197,14 @@ uint32_t vmst_events_total(void)
 	return (uint32_t)vmst_event_count();
 }
 
+void vmst_events_fork_lock(bool hold)
+{
+	if (hold)
+		pthread_mutex_lock(&lock);
+	else
+		pthread_mutex_unlock(&lock);
+}
+
 void vmst_events_after_fork(void)
 {
 	/* the child is single-threaded: no lock needed, and the parent's holder is gone */

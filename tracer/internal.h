@@ -48,6 +48,8 @@ const struct vmst_event_desc *vmst_events_desc(uint32_t id);
 uint32_t vmst_events_total(void);
 /* In a forked child: every state byte to 0, the locks usable again. */
 void vmst_events_after_fork(void);
+/* Hold (true) or release (false) the registry across fork(). */
+void vmst_events_fork_lock(bool hold);
 /* Bumped whenever a table is registered (the metadata must be rewritten). */
 extern uint32_t vmst__tables_gen;
 
@@ -63,6 +65,40 @@ struct vmst_clockinfo {
 /* Choose and calibrate the clock (mode: -1 auto, 0 monotonic, 1 tsc). */
 void vmst_clock_setup(int mode, struct vmst_clockinfo *ci);
 extern struct vmst_clockinfo vmst__clockinfo;
+
+/* ---- stream files (packet_file.c) ---- */
+
+/* A packet's header and context, as the metadata describes them (native byte order). */
+struct __attribute__((packed)) vmst_packet {
+	uint32_t magic;
+	uint8_t uuid[16];
+	uint32_t stream_id;
+	uint64_t timestamp_begin;
+	uint64_t timestamp_end;
+	uint64_t content_size;     /* bits */
+	uint64_t packet_size;      /* bits */
+	uint64_t packet_seq_num;
+	uint64_t events_discarded;
+	uint32_t cpu_id;
+	int32_t vtid;
+};
+
+/* A stream file that is a sequence of complete packets whenever the process is killed. */
+struct vmst_pfile {
+	int fd;                    /* -1: not open */
+	uint64_t end;              /* end of the real packets: where the padding packet begins */
+	uint64_t size;             /* the file's length, a multiple of the page size */
+	struct vmst_packet pad;    /* the padding packet's header as it is in the file */
+};
+
+/* Create DIR/NAME (replacing it) holding one padding packet made from proto (magic, uuid,
+ * stream_id, timestamps, cpu_id, vtid). Returns 0 or -errno. */
+int vmst_pfile_create(struct vmst_pfile *f, const char *dir, const char *name,
+		      const struct vmst_packet *proto);
+/* Append a packet: h (sizes and packet_seq_num are filled in here) and len bytes of records. */
+int vmst_pfile_append(struct vmst_pfile *f, struct vmst_packet *h, const void *data, size_t len);
+/* Cut the padding off and close (a clean end of the stream). */
+void vmst_pfile_close(struct vmst_pfile *f);
 
 /* ---- per-thread buffers (buffer.c) ---- */
 
@@ -90,9 +126,8 @@ struct vmst_tbuf {
 	uint32_t exited;           /* atomic: the thread is gone (its destructor ran) */
 	/* writer-private */
 	uint32_t next_w;           /* the sub-buffer the writer expects next */
-	int fd;
+	struct vmst_pfile pf;      /* the stream file (pf.fd -1: not created yet) */
 	uint64_t serial;           /* the n of stream-TID-n */
-	uint64_t seq;              /* packet_seq_num of the next packet */
 	uint64_t disc_written;     /* events_discarded of the last packet written */
 	uint64_t disc_base;        /* drops before the current trace directory */
 	uint64_t last_ts;          /* timestamp_end of the last packet written */
@@ -109,6 +144,10 @@ extern uint32_t vmst__buf_nsub;
  * written (writer); the struct stays listed for vmst_stats. */
 void vmst_tbuf_retire(struct vmst_tbuf *b);
 void vmst_buffers_init_key(void);
+/* In a forked child: drop the parent's buffers (their events are the parent's), close the
+ * inherited stream files without changing them; the calling thread gets a new buffer (and
+ * its own tid) at its next event. */
+void vmst_buffers_after_fork(void);
 
 /* ---- the writer (writer.c) ---- */
 
@@ -130,6 +169,11 @@ extern uint32_t vmst__writer_paused;
 
 /* Write the TSDL metadata of the trace into f. */
 int vmst_metadata_write(FILE *f, const uint8_t uuid[16], const struct vmst_clockinfo *ci);
+
+/* ---- control socket (control.c) ---- */
+
+/* In a forked child: close the inherited descriptors, leave the socket file to the parent. */
+void vmst_control_after_fork(void);
 
 /* ---- life cycle (tracer.c) ---- */
 

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "json.h"
 
@@ -14,6 +16,7 @@ struct parser {
 	char *why;
 	size_t whylen;
 	int depth;
+	size_t values;     /* parsed so far, against VMST_JSON_MAX_VALUES */
 };
 
 static int perr(struct parser *ps, const char *what)
@@ -319,6 +322,98 @@ static int parse_array(struct parser *ps, struct vmst_json *v)
 	}
 }
 
+/* ---- duplicate keys in linear time ----
+ * A table of the keys' hashes (open addressing, at most half full): expected O(1) per key.
+ * The hash is keyed by a random seed per process, so that a peer cannot choose keys that
+ * collide; should probing still exceed 8 steps per key on average, the keys are sorted
+ * instead (O(n log n) comparisons whatever the keys). */
+
+static uint64_t hash_seed(void)
+{
+	static uint64_t seed;
+	uint64_t s = __atomic_load_n(&seed, __ATOMIC_RELAXED);
+	if (!s) {
+		if (getrandom(&s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			s = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)(uintptr_t)&ts;
+		}
+		s |= 1;
+		__atomic_store_n(&seed, s, __ATOMIC_RELAXED);
+	}
+	return s;
+}
+
+static uint64_t key_hash(const char *k, uint64_t seed)
+{
+	uint64_t h = seed ^ 0xcbf29ce484222325u;
+	for (const unsigned char *p = (const unsigned char *)k; *p; p++)
+		h = (h ^ *p) * 0x100000001b3u;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdu ^ seed;
+	h ^= h >> 33;
+	return h;
+}
+
+static int cmp_keys(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int keys_unique_sorted(struct parser *ps, const struct vmst_json *v)
+{
+	char **k = malloc(v->n * sizeof *k);
+	if (!k)
+		return perr(ps, "out of memory");
+	memcpy(k, v->key, v->n * sizeof *k);
+	qsort(k, v->n, sizeof *k, cmp_keys);
+	int rc = 0;
+	for (size_t i = 1; i < v->n && !rc; i++)
+		if (!strcmp(k[i - 1], k[i]))
+			rc = perr(ps, "duplicate key in object");
+	free(k);
+	return rc;
+}
+
+static int keys_unique(struct parser *ps, const struct vmst_json *v)
+{
+	if (v->n < 2)
+		return 0;
+	if (v->n <= 8) {
+		for (size_t i = 1; i < v->n; i++)
+			for (size_t j = 0; j < i; j++)
+				if (!strcmp(v->key[i], v->key[j]))
+					return perr(ps, "duplicate key in object");
+		return 0;
+	}
+	size_t cap = 16;
+	while (cap < 2 * v->n)
+		cap *= 2;
+	uint32_t *slot = calloc(cap, sizeof *slot);   /* key index + 1; 0 = empty */
+	if (!slot)
+		return perr(ps, "out of memory");
+	uint64_t seed = hash_seed();
+	size_t probes = 0, budget = 8 * v->n;
+	int rc = 0;
+	for (size_t i = 0; i < v->n && !rc; i++) {
+		size_t at = (size_t)key_hash(v->key[i], seed) & (cap - 1);
+		while (slot[at]) {
+			if (!strcmp(v->key[slot[at] - 1], v->key[i])) {
+				rc = perr(ps, "duplicate key in object");
+				break;
+			}
+			at = (at + 1) & (cap - 1);
+			if (++probes > budget) {
+				free(slot);
+				return keys_unique_sorted(ps, v);
+			}
+		}
+		slot[at] = (uint32_t)i + 1;
+	}
+	free(slot);
+	return rc;
+}
+
 static int parse_object(struct parser *ps, struct vmst_json *v)
 {
 	v->type = VMST_JSON_OBJECT;
@@ -343,11 +438,6 @@ static int parse_object(struct parser *ps, struct vmst_json *v)
 			free(key);
 			return perr(ps, "NUL character in key");
 		}
-		for (size_t i = 0; i < v->n; i++)
-			if (!strcmp(v->key[i], key)) {
-				free(key);
-				return perr(ps, "duplicate key in object");
-			}
 		skip_ws(ps);
 		if (ps->p >= ps->end || *ps->p != ':') {
 			free(key);
@@ -370,7 +460,7 @@ static int parse_object(struct parser *ps, struct vmst_json *v)
 		}
 		if (*ps->p == '}') {
 			ps->p++;
-			return 0;
+			return keys_unique(ps, v);
 		}
 		return perr(ps, "expected ',' or '}' in object");
 	}
@@ -378,6 +468,8 @@ static int parse_object(struct parser *ps, struct vmst_json *v)
 
 static int parse_value(struct parser *ps, struct vmst_json *v)
 {
+	if (++ps->values > VMST_JSON_MAX_VALUES)
+		return perr(ps, "too many values");
 	skip_ws(ps);
 	if (ps->p >= ps->end)
 		return perr(ps, "expected a value");
@@ -413,7 +505,7 @@ static int parse_value(struct parser *ps, struct vmst_json *v)
 int vmst_json_parse(const char *text, size_t len, struct vmst_json *out, char *why, size_t whylen)
 {
 	struct parser ps = { (const unsigned char *)text, (const unsigned char *)text + len, why,
-			     whylen, 0 };
+			     whylen, 0, 0 };
 	if (why && whylen)
 		why[0] = '\0';
 	memset(out, 0, sizeof *out);

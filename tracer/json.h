@@ -1,5 +1,5 @@
 /* A small strict JSON reader and writer for the control socket (RFC 8259: no comments, no
- * trailing commas, no duplicate keys, valid UTF-8 only). Requests are single short lines, so a
+ * trailing commas, no duplicate keys (found in linear time), valid UTF-8 only). Requests are single short lines, so a
  * plain tree is enough. Internal to libvmstrace; the vmscope CLI compiles it too. */
 #ifndef VMST_JSON_H
 #define VMST_JSON_H
@@ -28,6 +28,10 @@ struct vmst_json {
 };
 
 #define VMST_JSON_MAX_DEPTH 32
+/* Values in one text at most: bounds the tree (about 100 bytes a value) whatever the text's
+ * length. A request line (64 KiB) holds fewer; the largest reply a tracer sends, the state of
+ * all 65535 possible events, holds about 200,000. */
+#define VMST_JSON_MAX_VALUES (1u << 20)
 
 /* Parse exactly one value filling text[0..len) (blanks around it allowed). Returns 0, or -1
  * with a short reason in why (and *out left empty). */

@@ -13,32 +13,36 @@ static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool atexit_done;
 static bool control_on;
 
-/* The control socket is in control.c. These weak defaults keep the library linkable (and
- * vmst_init working, without a socket) when it is built without it; the library is linked
- * whole, so control.c's definitions win when present. */
-__attribute__((weak)) int vmst_control_start(const char *path)
-{
-	(void)path;
-	return -ENOSYS;
-}
-
-__attribute__((weak)) void vmst_control_stop(void)
-{
-}
-
 static void at_exit(void)
 {
 	vmst_shutdown();
 }
 
-/* A forked child has none of the parent's threads (no writer, no control socket): it stops
- * recording and forgets the running tracer, so that its exit does not wait for a writer
- * that does not exist. The parent's trace is not the child's to write. */
+/* fork(): the child has none of the parent's threads (no writer, no control socket) and a
+ * copy of the parent's buffers, whose events are the parent's to write. Around the fork the
+ * registry and the buffer list are held so that the child's copies are consistent; in the
+ * child the tracer is stopped, the copied buffers are dropped (so that a vmst_init in the
+ * child writes only its own events, each thread under its own tid in a new buffer), and the
+ * inherited descriptors are closed without touching the parent's files. */
+static void before_fork(void)
+{
+	vmst_events_fork_lock(true);
+	pthread_mutex_lock(&vmst__bufs_lock);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&vmst__bufs_lock);
+	vmst_events_fork_lock(false);
+}
+
 static void after_fork_child(void)
 {
 	__atomic_store_n(&vmst__recording, 0, __ATOMIC_RELAXED);
 	vmst_events_after_fork();
 	vmst_writer_after_fork();
+	vmst_buffers_after_fork();
+	vmst_control_after_fork();
 	control_on = false;
 	__atomic_store_n(&vmst__started, false, __ATOMIC_RELAXED);
 	pthread_mutex_init(&life_lock, NULL);
@@ -77,7 +81,7 @@ int vmst_init(const char *config)
 	vmst_events_refresh();
 	if (!atexit_done) {
 		atexit(at_exit);
-		pthread_atfork(NULL, NULL, after_fork_child);
+		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 		atexit_done = true;
 	}
 	if (cfg.socket) {

@@ -28,20 +28,6 @@
 #define CLOSED_MARK ".vmst-closed"
 #define THREADS_FILE ".vmst-threads"
 
-struct __attribute__((packed)) packet_header {
-	uint32_t magic;
-	uint8_t uuid[16];
-	uint32_t stream_id;
-	uint64_t timestamp_begin;
-	uint64_t timestamp_end;
-	uint64_t content_size;     /* bits */
-	uint64_t packet_size;      /* bits */
-	uint64_t packet_seq_num;
-	uint64_t events_discarded;
-	uint32_t cpu_id;
-	int32_t vtid;
-};
-
 uint32_t vmst__writer_waiting;
 uint32_t vmst__writer_paused;
 static uint32_t wake_seq;
@@ -85,28 +71,6 @@ static void say_error(const char *what, const char *path, int err)
 		fprintf(stderr, "vmstrace: %s %s: %s (further errors not shown)\n", what, path,
 			strerror(err));
 	write_error_said = true;
-}
-
-static int write_all(int fd, struct iovec *iov, int n)
-{
-	while (n > 0) {
-		ssize_t w = writev(fd, iov, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		while (n > 0 && (size_t)w >= iov->iov_len) {
-			w -= (ssize_t)iov->iov_len;
-			iov++;
-			n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (uint8_t *)iov->iov_base + w;
-			iov->iov_len -= (size_t)w;
-		}
-	}
-	return 0;
 }
 
 /* ---- the trace directory ---- */
@@ -161,7 +125,8 @@ static int prepare_dir(const char *path)
 		return -errno;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (!strncmp(e->d_name, "stream-", 7) || !strcmp(e->d_name, "metadata") ||
+		if (!strncmp(e->d_name, "stream-", 7) || !strncmp(e->d_name, ".stream-", 8) ||
+		    !strcmp(e->d_name, "metadata") ||
 		    !strcmp(e->d_name, CLOSED_MARK) || !strcmp(e->d_name, THREADS_FILE)) {
 			char p[PATH_MAX];
 			snprintf(p, sizeof p, "%s/%s", path, e->d_name);
@@ -235,19 +200,20 @@ static void note_thread_name(const struct vmst_tbuf *b)
 	close(fd);
 }
 
-static int stream_fd(struct vmst_tbuf *b)
+/* The thread's stream file, created with a padding packet at its first packet. */
+static bool stream_open(struct vmst_tbuf *b, const struct vmst_packet *first)
 {
-	if (b->fd >= 0)
-		return b->fd;
-	char p[PATH_MAX];
-	snprintf(p, sizeof p, "%s/stream-%d-%llu", dir, (int)b->tid,
-		 (unsigned long long)b->serial);
-	b->fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (b->fd < 0)
-		say_error("cannot create", p, errno);
-	else
-		note_thread_name(b);
-	return b->fd;
+	if (b->pf.fd >= 0)
+		return true;
+	char name[64];
+	snprintf(name, sizeof name, "stream-%d-%llu", (int)b->tid, (unsigned long long)b->serial);
+	int rc = vmst_pfile_create(&b->pf, dir, name, first);
+	if (rc) {
+		say_error("cannot create a stream file in", dir, -rc);
+		return false;
+	}
+	note_thread_name(b);
+	return true;
 }
 
 static uint64_t read_ts(const uint8_t *rec)
@@ -260,27 +226,21 @@ static uint64_t read_ts(const uint8_t *rec)
 static void emit_packet(struct vmst_tbuf *b, uint32_t cpu, uint64_t disc, uint64_t ts_begin,
 			uint64_t ts_end, const uint8_t *data, size_t len)
 {
-	int fd = stream_fd(b);
-	if (fd < 0)
-		return;
-	struct packet_header h = {
+	struct vmst_packet h = {
 		.magic = CTF_MAGIC,
 		.stream_id = 0,
 		.timestamp_begin = ts_begin,
 		.timestamp_end = ts_end,
-		.content_size = (sizeof h + len) * 8,
-		.packet_size = (sizeof h + len) * 8,
-		.packet_seq_num = b->seq,
 		.events_discarded = disc,
 		.cpu_id = cpu,
 		.vtid = b->tid,
 	};
 	memcpy(h.uuid, uuid, 16);
-	struct iovec iov[2] = {{&h, sizeof h}, {(void *)data, len}};
-	int rc = write_all(fd, iov, len ? 2 : 1);
+	if (!stream_open(b, &h))
+		return;
+	int rc = vmst_pfile_append(&b->pf, &h, data, len);
 	if (rc)
 		say_error("cannot write to", dir, -rc);
-	b->seq++;
 	b->last_ts = ts_end;
 	b->disc_written = disc;
 	b->any_packet = true;
@@ -385,8 +345,8 @@ static bool any_full(void)
 static void sync_all(void)
 {
 	for (struct vmst_tbuf *b = list_head(); b; b = b->next_buf)
-		if (b->fd >= 0)
-			fdatasync(b->fd);
+		if (b->pf.fd >= 0)
+			fdatasync(b->pf.fd);
 	int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (dfd >= 0) {
 		fsync(dfd);
@@ -400,10 +360,7 @@ static void close_dir(void)
 	drain_all(true);
 	sync_all();
 	for (struct vmst_tbuf *b = list_head(); b; b = b->next_buf)
-		if (b->fd >= 0) {
-			close(b->fd);
-			b->fd = -1;
-		}
+		vmst_pfile_close(&b->pf);
 	char p[PATH_MAX];
 	snprintf(p, sizeof p, "%s/" CLOSED_MARK, dir);
 	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -421,10 +378,7 @@ static void close_dir(void)
 static void reset_streams(void)
 {
 	for (struct vmst_tbuf *b = list_head(); b; b = b->next_buf) {
-		if (b->fd >= 0)
-			close(b->fd);
-		b->fd = -1;
-		b->seq = 0;
+		vmst_pfile_close(&b->pf);
 		b->disc_base = __atomic_load_n(&b->hot.dropped, __ATOMIC_RELAXED);
 		b->disc_written = 0;
 		b->any_packet = false;
@@ -543,9 +497,6 @@ void vmst_writer_after_fork(void)
 	running = false;
 	pthread_mutex_init(&cmd_lock, NULL);
 	pthread_cond_init(&cmd_cond, NULL);
-	pthread_mutex_init(&vmst__bufs_lock, NULL);
-	for (struct vmst_tbuf *b = vmst__bufs; b; b = b->next_buf)
-		b->fd = -1;   /* the parent's files: the child must not write or close them */
 }
 
 bool vmst_writer_running(void)

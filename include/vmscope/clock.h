@@ -7,7 +7,9 @@
  *       --(linear sync: t_ref = slope * t + offset)--> reference ns
  *
  * Every stage is optional. The TIME_SHIFT inverse is exact (128-bit integers), including TSC
- * scaling: host_tsc = ((guest_tsc - tsc_offset) << frac) / ratio. */
+ * scaling: host_tsc = ((guest_tsc - tsc_offset) << frac) / ratio. The linear stage is exact
+ * too: a rational slope and a fractional offset applied in 128-bit integers (vms_linear), so
+ * that no nanosecond is lost on 64-bit timestamps, whatever their size. */
 #ifndef VMSCOPE_CLOCK_H
 #define VMSCOPE_CLOCK_H
 
@@ -20,15 +22,49 @@
 extern "C" {
 #endif
 
+/* An affine map of nanoseconds, exact in form and in application:
+ *   R(t) = out0 + ((t - in0) * num + frac) / den          (a rational number)
+ *   applied(t) = floor(R(t) + 1/2), saturated to [0, 2^64 - 1]
+ * computed in 128-bit integers ((t - in0) * num < 2^127 since num < 2^63). den is a power of
+ * two (2^62 for slopes near 1: a slope resolution of 2e-19, 2e-5 ns over a day), and
+ * 0 <= frac < den is the offset's fraction. The identity is in0 = out0 = 0, num = den = 1. */
+struct vms_linear {
+	uint64_t in0;             /* origin of the input */
+	int64_t out0;             /* integer part of R(in0) (floor) */
+	uint64_t num, den;        /* slope = num / den */
+	uint64_t frac;            /* fractional part of R(in0), in units of 1/den */
+};
+
+void vms_linear_identity(struct vms_linear *l);
+/* The map t -> slope * (t - in0) + out_at_in0, with slope > 0 and the value at in0 given as
+ * a long double (64-bit mantissa): both are rounded to the representation above. Returns -1
+ * (l untouched) when slope is not positive and finite or out_at_in0 is out of range. */
+int vms_linear_set(struct vms_linear *l, long double slope, uint64_t in0, long double out_at_in0);
+/* The same with the value at in0 given as base + delta, base an exact integer and delta a
+ * small long double (an offset from it), so that large bases lose nothing. */
+int vms_linear_set_base(struct vms_linear *l, long double slope, uint64_t in0, int64_t base,
+			long double delta);
+/* t_out = slope * t + offset (the form the command line and JSON use). */
+int vms_linear_set_slope_offset(struct vms_linear *l, long double slope, long double offset);
+uint64_t vms_linear_apply(const struct vms_linear *l, uint64_t t);
+/* R(t) as a long double (for reports and composition). */
+long double vms_linear_eval(const struct vms_linear *l, long double t);
+long double vms_linear_slope(const struct vms_linear *l);
+/* R(0): the offset of the form t_out = slope * t + offset (long double: inexact far from
+ * in0, for display only). */
+long double vms_linear_offset(const struct vms_linear *l);
+/* outer(inner(t)), rounded to the representation (the origin stays inner's in0). */
+int vms_linear_compose(struct vms_linear *out, const struct vms_linear *outer,
+		       const struct vms_linear *inner);
+
 struct vms_clock {
 	const struct vms_timeshift *timeshift; /* not owned; NULL when none */
 	bool tsc2nsec;
 	uint32_t mult, shift;
 	uint64_t tsc_offset;      /* TSC2NSEC offset, subtracted before the multiply */
 	int64_t add_ns;          /* OFFSET + DATE */
-	bool linear;             /* apply slope/offset (sync by hull, user) */
-	double slope;            /* t_ref = slope * t + offset_ns */
-	double offset_ns;
+	bool linear;             /* apply lin (sync by hull, user) */
+	struct vms_linear lin;   /* machine ns -> reference ns */
 };
 
 /* The identity clock (raw ns). */

@@ -46,7 +46,7 @@ enum vms_sync_method {
 	VMS_SYNC_REFERENCE = 0, /* this machine is the reference */
 	VMS_SYNC_NONE,          /* no transform found: raw timestamps used as they are */
 	VMS_SYNC_TIMESHIFT,     /* trace.dat TIME_SHIFT + TSC2NSEC */
-	VMS_SYNC_HULL,          /* matched event pairs + convex hull */
+	VMS_SYNC_HULL,          /* matched event pairs + convex hull ("convex-hull") */
 	VMS_SYNC_USER,          /* command line */
 };
 const char *vms_sync_method_name(enum vms_sync_method m);
@@ -61,11 +61,29 @@ struct vms_sync_info {
 	enum vms_sync_method method;
 	enum vms_sync_quality quality;
 	uint32_t reference;      /* machine index of the reference */
-	double slope, offset_ns; /* t_reference = slope * t_machine_ns + offset_ns (fit) */
+	double slope, offset_ns; /* t_reference = slope * t_machine_ns + offset_ns (fit; for the
+	                            hull, the exact form is the clock's vms_linear) */
 	double accuracy;         /* hull: alpha_max - alpha_min */
 	uint64_t pairs;          /* matched pairs / TIME_SHIFT samples used */
 	bool has_containment;
 	uint64_t contained, contain_total; /* containment check (spec §8) */
+	/* hull (method VMS_SYNC_HULL) */
+	bool applied;            /* the transform is used (quality ACCURATE or APPROXIMATE on a
+	                            path from the reference); else the raw clock is */
+	int32_t parent;          /* the machine it was synchronized to (tree), -1 when none */
+	uint32_t depth;          /* edges from the reference */
+	uint32_t hull_above, hull_below; /* points kept on the two hulls of its edge: messages
+	                            parent -> it (above) and it -> parent (below) */
+	long double alpha, beta; /* the edge's bisector y = alpha x + beta, x the parent's ns
+	                            relative to x0, y its own relative to y0 */
+	uint64_t x0, y0;
+	bool has_range;          /* the offsets the hull allows at that slope, as a shift of
+	                            this machine's reference times: [range_lo_ns, range_hi_ns] */
+	double range_lo_ns, range_hi_ns;
+	/* --refine: the shift within that range that maximises containment */
+	bool refined;
+	double refine_shift_ns;
+	uint64_t refine_contained, refine_total;
 };
 
 struct vms_vcpu_link {
@@ -137,6 +155,20 @@ int vms_model_user_map(struct vms_model *m, const char *guest, uint32_t vcpu, in
  * that name, whose vCPU v is the domain's vCPU v; else the domain's machine takes the name). */
 int vms_model_user_domain(struct vms_model *m, const char *guest, uint32_t dom,
 			  struct vms_error *err);
+
+/* Clock sync from matched events (vmscope/sync.h). The reference: the machine named `name`
+ * (checked at vms_model_finish: an unknown name is a usage error there), instead of the first
+ * host. on_pair (may be NULL) sees every matched pair (machine own ns) during the first pass. */
+void vms_model_set_reference(struct vms_model *m, const char *name);
+/* Matching and the hull on (the default) or off: off, machines without metadata transforms
+ * keep their own clocks (method none), as Trace Compass reads an unsynchronized experiment. */
+void vms_model_set_hull(struct vms_model *m, bool enabled);
+struct vms_sync_pair;
+void vms_model_on_pair(struct vms_model *m, void (*fn)(void *ctx, const struct vms_sync_pair *p),
+		       void *ctx);
+/* The match counts of the first pass (NULL when nothing was matched or fewer than two traces). */
+struct vms_match_stats;
+const struct vms_match_stats *vms_model_match_stats(const struct vms_model *m);
 
 /* The first pass: which kinds it needs (sets wanted[k] = true, leaves others untouched),
  * then every such event, each stream in its own time order, streams interleaved in any order.

@@ -32,16 +32,27 @@ struct vms_session_opts {
 	const char **dom_map_guest;
 	uint32_t *dom_map_id;
 	bool progress;               /* progress on stderr (the CLI sets it when it is a tty) */
+	bool no_hull;                /* no clock sync from matched events (vms_model_set_hull) */
+	const char *reference;       /* --reference NAME: the reference timebase, else the first
+	                                host, else the first trace */
+	/* every matched message pair (machine own ns) as the model pass finds it (may be NULL) */
+	void (*on_pair)(void *ctx, const struct vms_sync_pair *pair);
+	void *on_pair_ctx;
 	double tsc_hz;               /* --tsc-hz: the rate of a counter clock that has no
 	                              * TSC2NSEC (0: such timestamps stay in cycles) */
 };
 
 struct vms_session;
+struct vms_sync_pair;
 
 /* Open every trace (paths given positionally, plus host/guests of opts). */
 struct vms_session *vms_session_open(const char *const *paths, uint32_t nr_paths,
 				     const struct vms_session_opts *opts, struct vms_error *err);
 void vms_session_free(struct vms_session *s);
+/* The sync options of vms_session_opts (reference, on_pair), set after opening and before
+ * the model is built. `reference` must outlive the session. */
+void vms_session_set_sync(struct vms_session *s, const char *reference,
+			  void (*on_pair)(void *ctx, const struct vms_sync_pair *pair), void *ctx);
 
 uint32_t vms_session_nr_sources(const struct vms_session *s);
 struct vms_source *vms_session_source(struct vms_session *s, uint32_t i);

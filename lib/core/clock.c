@@ -8,6 +8,7 @@
  * one the host's counter showed for most of that guest tick. (It is the largest h with
  * ((h * ratio) >> frac) + tsc_offset <= guest_tsc in the continuous sense, h * ratio <=
  * (guest_tsc - tsc_offset) << frac.) */
+#include <math.h>
 #include <string.h>
 
 #include "vmscope/clock.h"
@@ -15,10 +16,125 @@
 typedef unsigned __int128 u128;
 typedef __int128 s128;
 
+void vms_linear_identity(struct vms_linear *l)
+{
+	*l = (struct vms_linear){ .in0 = 0, .out0 = 0, .num = 1, .den = 1, .frac = 0 };
+}
+
+/* floor(n / d) for d > 0 (C division truncates toward zero) */
+static s128 floor_div(s128 n, s128 d)
+{
+	s128 q = n / d;
+	if (n % d != 0 && n < 0)
+		q--;
+	return q;
+}
+
+/* The map with R(in0) = base + fraction, base an integer, fraction a long double. */
+static int linear_set_split(struct vms_linear *l, long double slope, uint64_t in0, s128 base,
+			    long double fraction)
+{
+	if (!(slope > 0) || !isfinite(slope) || slope >= 0x1p62L || !isfinite(fraction))
+		return -1;
+	/* den = 2^k, the largest k <= 62 with num = slope * 2^k < 2^63 */
+	int k = 62;
+	while (k > 0 && slope * ldexpl(1.0L, k) >= 0x1p63L)
+		k--;
+	long double scaled = roundl(slope * ldexpl(1.0L, k));
+	if (scaled < 1.0L)
+		scaled = 1.0L; /* slopes below 2^-63: the smallest representable */
+	uint64_t den = 1ull << k;
+	long double fl = floorl(fraction);
+	base += (s128)fl;
+	long double fr = roundl((fraction - fl) * (long double)den);
+	uint64_t frac = (uint64_t)fr;
+	if (frac >= den) {
+		frac -= den;
+		base++;
+	}
+	if (base < INT64_MIN || base > INT64_MAX)
+		return -1;
+	l->in0 = in0;
+	l->out0 = (int64_t)base;
+	l->num = (uint64_t)scaled;
+	l->den = den;
+	l->frac = frac;
+	return 0;
+}
+
+int vms_linear_set(struct vms_linear *l, long double slope, uint64_t in0, long double out_at_in0)
+{
+	if (!isfinite(out_at_in0) || out_at_in0 >= 0x1p63L || out_at_in0 < -0x1p63L)
+		return -1;
+	long double b = floorl(out_at_in0);
+	return linear_set_split(l, slope, in0, (s128)b, out_at_in0 - b);
+}
+
+int vms_linear_set_base(struct vms_linear *l, long double slope, uint64_t in0, int64_t base,
+			long double delta)
+{
+	return linear_set_split(l, slope, in0, (s128)base, delta);
+}
+
+int vms_linear_set_slope_offset(struct vms_linear *l, long double slope, long double offset)
+{
+	return vms_linear_set(l, slope, 0, offset);
+}
+
+uint64_t vms_linear_apply(const struct vms_linear *l, uint64_t t)
+{
+	s128 d = (s128)t - (s128)l->in0;  /* |d| < 2^64, num < 2^63: the product fits */
+	s128 n = d * (s128)l->num + (s128)l->frac + (s128)(l->den / 2);
+	s128 r = (s128)l->out0 + floor_div(n, (s128)l->den);
+	if (r < 0)
+		return 0;
+	if (r > (s128)UINT64_MAX)
+		return UINT64_MAX;
+	return (uint64_t)r;
+}
+
+long double vms_linear_slope(const struct vms_linear *l)
+{
+	return (long double)l->num / (long double)l->den;
+}
+
+long double vms_linear_eval(const struct vms_linear *l, long double t)
+{
+	return (long double)l->out0 + (long double)l->frac / (long double)l->den +
+	       vms_linear_slope(l) * (t - (long double)l->in0);
+}
+
+long double vms_linear_offset(const struct vms_linear *l)
+{
+	return vms_linear_eval(l, 0.0L);
+}
+
+int vms_linear_compose(struct vms_linear *out, const struct vms_linear *outer,
+		       const struct vms_linear *inner)
+{
+	/* outer(R_inner(in0)) with R_inner(in0) = inner.out0 + inner.frac / inner.den: the
+	 * integer parts in 128-bit integers, only the fractions in long double */
+	s128 d = (s128)inner->out0 - (s128)outer->in0;
+	if (d >= ((s128)1 << 64) || d <= -((s128)1 << 64))
+		return -1;
+	s128 p = d * (s128)outer->num + (s128)outer->frac;
+	s128 q = floor_div(p, (s128)outer->den);
+	s128 rem = p - q * (s128)outer->den;
+	long double fraction = ((long double)rem + (long double)inner->frac /
+				(long double)inner->den * (long double)outer->num) /
+			       (long double)outer->den;
+	struct vms_linear r;
+	if (linear_set_split(&r, vms_linear_slope(outer) * vms_linear_slope(inner), inner->in0,
+			     (s128)outer->out0 + q, fraction) < 0)
+		return -1;
+	*out = r;
+	return 0;
+}
+
 void vms_clock_init(struct vms_clock *c)
 {
 	memset(c, 0, sizeof *c);
-	c->slope = 1.0;
+	vms_linear_identity(&c->lin);
 }
 
 void vms_clock_from_meta(struct vms_clock *c, const struct vms_trace_meta *meta,
@@ -133,13 +249,5 @@ uint64_t vms_clock_to_ns(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
 uint64_t vms_clock_to_ref(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
 {
 	uint64_t t = vms_clock_to_ns(c, cpu, raw);
-	if (c->linear) {
-		long double r = (long double)c->slope * (long double)t + (long double)c->offset_ns;
-		if (r < 0)
-			return 0;
-		if (r >= 18446744073709551615.0L)
-			return UINT64_MAX;
-		return (uint64_t)(r + 0.5L);
-	}
-	return t;
+	return c->linear ? vms_linear_apply(&c->lin, t) : t;
 }

@@ -1,12 +1,118 @@
-/* Each machine's clock from its metadata (TSC2NSEC, OFFSET, DATE), and TIME_SHIFT for a
- * trace-cmd guest whose host (the peer TRACEID of its TIME_SHIFT) is in the session: that
- * is exact (quality EXACT). The reference keeps its own timebase; other machines have no
- * transform here (NONE): matched-pair sync (hull) is another stage's business. Untraced
- * guests have no events of their own, only their host's: they share its timebase. */
+/* Each machine's clock (docs/vm-analysis.md §8).
+ *
+ * From metadata: TSC2NSEC, OFFSET, DATE, and TIME_SHIFT for a trace-cmd guest whose host (the
+ * peer TRACEID of its TIME_SHIFT) is in the session: that is exact (quality EXACT). Then, for
+ * every other machine, the matched event pairs of the first pass (vmscope/sync.h): a spanning
+ * tree of convex-hull fits from the reference, each machine's transform the composition along
+ * its path, exact in application (vms_linear). A machine the tree does not reach keeps its own
+ * clock, and its report says why (quality INCOMPLETE, FAIL or ABSENT). Untraced guests have
+ * no events of their own, only their host's: they share its timebase. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "model_internal.h"
 
-void vms_model_set_clocks(struct vms_model *m)
+void vms_model_set_reference(struct vms_model *m, const char *name)
 {
+	free(m->reference_name);
+	m->reference_name = name ? strdup(name) : NULL;
+}
+
+void vms_model_set_hull(struct vms_model *m, bool enabled)
+{
+	m->no_hull = !enabled;
+}
+
+void vms_model_on_pair(struct vms_model *m, void (*fn)(void *ctx, const struct vms_sync_pair *p),
+		       void *ctx)
+{
+	m->on_pair = fn;
+	m->on_pair_ctx = ctx;
+}
+
+const struct vms_match_stats *vms_model_match_stats(const struct vms_model *m)
+{
+	return m->sync_set ? vms_sync_set_stats(m->sync_set) : NULL;
+}
+
+/* The host whose TSC a guest's TIME_SHIFT targets, when it is in the session. */
+static const struct vms_trace_meta *timeshift_host(const struct vms_model *m, uint32_t i,
+						   int32_t *host_index)
+{
+	const struct vms_machine *mc = &m->mach[i];
+	const struct vms_trace_meta *meta = m->priv[i].meta;
+	*host_index = -1;
+	if (!meta->timeshift)
+		return NULL;
+	if ((mc->role & VMS_ROLE_GUEST) && mc->host >= 0) {
+		const struct vms_trace_meta *hm = m->priv[mc->host].meta;
+		if (hm && hm->has_trace_id && hm->trace_id == meta->timeshift->peer_trace_id) {
+			*host_index = mc->host;
+			return hm;
+		}
+	}
+	const struct vms_trace_meta *found = NULL;
+	for (uint32_t h = 0; h < m->nr_sources; h++) {
+		const struct vms_trace_meta *hm = m->priv[h].meta;
+		if (h != i && hm && hm->has_trace_id && hm->trace_id == meta->timeshift->peer_trace_id) {
+			found = hm;
+			*host_index = (int32_t)h;
+		}
+	}
+	return found;
+}
+
+/* The hull's answer for machine i (tree from the reference). */
+static void set_hull(struct vms_model *m, uint32_t i)
+{
+	struct vms_machine *mc = &m->mach[i];
+	struct vms_sync_info *si = &mc->sync;
+	const struct vms_sync_tree *t = &m->tree;
+	if (!t->has_fit[i] || t->fit[i].quality == VMS_SYNC_Q_ABSENT)
+		return;
+	const struct vms_hull_fit *f = &t->fit[i];
+	si->method = VMS_SYNC_HULL;
+	si->quality = f->quality;
+	si->pairs = f->pairs;
+	si->accuracy = (double)f->accuracy;
+	si->hull_above = f->hull_above;
+	si->hull_below = f->hull_below;
+	si->alpha = f->alpha;
+	si->beta = f->beta;
+	si->x0 = f->x0;
+	si->y0 = f->y0;
+	si->parent = t->parent[i];
+	si->depth = t->depth[i];
+	if (!t->has_lin[i])
+		return; /* not used: the raw clock stays, the report says why */
+	si->applied = true;
+	mc->clock.linear = true;
+	mc->clock.lin = t->lin[i];
+	si->slope = (double)vms_linear_slope(&t->lin[i]);
+	si->offset_ns = (double)vms_linear_offset(&t->lin[i]);
+	if (f->has_range && t->parent[i] >= 0) {
+		/* beta in [beta_lo, beta_hi] moves the machine's times by -(beta - fit) / alpha in
+		 * its parent's ns, times the parent's slope in the reference's */
+		long double ps = vms_linear_slope(&t->lin[t->parent[i]]);
+		si->has_range = true;
+		si->range_lo_ns = (double)(-(f->beta_hi - f->beta) / f->alpha * ps);
+		si->range_hi_ns = (double)((f->beta - f->beta_lo) / f->alpha * ps);
+	}
+}
+
+int vms_model_set_clocks(struct vms_model *m, struct vms_error *err)
+{
+	if (m->reference_name) {
+		int32_t r = vms_model_find(m, m->reference_name);
+		if (r < 0 || m->mach[r].source < 0)
+			return vms_error_set(err, VMS_ERR_USAGE,
+					     "--reference %s: no traced machine has that name",
+					     m->reference_name);
+		m->reference = (uint32_t)r;
+	}
+	bool *fixed = calloc(m->nr_sources ? m->nr_sources : 1, sizeof *fixed);
+	if (!fixed)
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	for (uint32_t i = 0; i < m->nr; i++) {
 		struct vms_machine *mc = &m->mach[i];
 		const struct vms_trace_meta *meta = m->priv[i].meta;
@@ -14,22 +120,12 @@ void vms_model_set_clocks(struct vms_model *m)
 		si->reference = m->reference;
 		si->slope = 1.0;
 		si->offset_ns = 0.0;
+		si->parent = -1;
 		if (!meta)
 			continue; /* untraced: filled below from the host */
-		const struct vms_trace_meta *host_meta = NULL;
-		if ((mc->role & VMS_ROLE_GUEST) && meta->timeshift && mc->host >= 0) {
-			const struct vms_trace_meta *hm = m->priv[mc->host].meta;
-			if (hm && hm->has_trace_id && hm->trace_id == meta->timeshift->peer_trace_id)
-				host_meta = hm;
-		}
-		if (!host_meta) {
-			for (uint32_t h = 0; meta->timeshift && h < m->nr_sources; h++) {
-				const struct vms_trace_meta *hm = m->priv[h].meta;
-				if (h != i && hm && hm->has_trace_id &&
-				    hm->trace_id == meta->timeshift->peer_trace_id)
-					host_meta = hm;
-			}
-		}
+		int32_t host_index = -1;
+		const struct vms_trace_meta *host_meta =
+			i == m->reference ? NULL : timeshift_host(m, i, &host_index);
 		vms_clock_from_meta(&mc->clock, meta, host_meta != NULL, host_meta);
 		if (i == m->reference) {
 			si->method = VMS_SYNC_REFERENCE;
@@ -37,6 +133,8 @@ void vms_model_set_clocks(struct vms_model *m)
 		} else if (host_meta) {
 			si->method = VMS_SYNC_TIMESHIFT;
 			si->quality = VMS_SYNC_Q_EXACT;
+			si->parent = host_index;
+			fixed[i] = true;
 			uint64_t n = 0;
 			for (uint32_t c = 0; c < meta->timeshift->nr_cpus; c++)
 				n += meta->timeshift->cpu[c].n;
@@ -46,6 +144,22 @@ void vms_model_set_clocks(struct vms_model *m)
 			si->quality = VMS_SYNC_Q_ABSENT;
 		}
 	}
+	if (m->sync_set && vms_sync_tree_build(m->sync_set, m->reference, fixed, &m->tree) == 0) {
+		m->has_tree = true;
+		for (uint32_t i = 0; i < m->nr_sources; i++)
+			if (m->mach[i].sync.method == VMS_SYNC_NONE)
+				set_hull(m, i);
+		/* a TIME_SHIFT guest's clock ends in its host's ns: when the host itself was
+		 * synchronized by the hull, the host's transform follows */
+		for (uint32_t i = 0; i < m->nr_sources; i++) {
+			int32_t h = m->mach[i].sync.parent;
+			if (m->mach[i].sync.method == VMS_SYNC_TIMESHIFT && h >= 0 && m->mach[h].clock.linear) {
+				m->mach[i].clock.linear = true;
+				m->mach[i].clock.lin = m->mach[h].clock.lin;
+			}
+		}
+	}
+	free(fixed);
 	for (uint32_t i = 0; i < m->nr; i++) {
 		struct vms_machine *mc = &m->mach[i];
 		if (m->priv[i].meta || mc->host < 0)
@@ -54,4 +168,5 @@ void vms_model_set_clocks(struct vms_model *m)
 		mc->clock = h->clock;
 		mc->sync = h->sync;
 	}
+	return 0;
 }

@@ -428,7 +428,9 @@ int vms_model_finish(struct vms_model *m, struct vms_error *err)
 	int rc = vms_model_resolve_links(m, err);
 	if (rc)
 		return rc;
-	vms_model_set_clocks(m);
+	rc = vms_model_set_clocks(m, err);
+	if (rc)
+		return rc;
 	m->finished = true;
 	return 0;
 }

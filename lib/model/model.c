@@ -28,6 +28,9 @@ void vms_model_free(struct vms_model *m)
 		vms_keymap_free(&m->priv[i].kvm_threads);
 		vms_keymap_free(&m->priv[i].vcpu_of);
 	}
+	vms_sync_set_free(m->sync_set);
+	vms_sync_tree_free(&m->tree);
+	free(m->reference_name);
 	free(m->mach);
 	free(m->priv);
 	vms_keymap_free(&m->thread_idx);
@@ -86,6 +89,7 @@ int vms_model_add_machine(struct vms_model *m, const char *name)
 	mc->host_pid = -1;
 	vms_clock_init(&mc->clock);
 	mc->sync.slope = 1.0;
+	vms_clock_init(&m->priv[i].own);
 	vms_keymap_init(&m->priv[i].kvm_threads);
 	vms_keymap_init(&m->priv[i].vcpu_of);
 	m->nr++;
@@ -127,6 +131,8 @@ int vms_model_add_source(struct vms_model *m, uint32_t source_index, const char 
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	struct vms_machine_priv *p = &m->priv[i];
 	p->meta = meta;
+	if (meta)
+		vms_clock_from_meta(&p->own, meta, false, NULL);
 	p->path = strdup(path ? path : "");
 	if (name && *name)
 		p->user_name = strdup(name);

@@ -7,6 +7,7 @@
 
 #include "keymap.h"
 #include "vmscope/model.h"
+#include "vmscope/sync.h"
 
 #define VMS_MODEL_MAX_VCPUS 4096   /* KVM_MAX_VCPUS on x86; beyond is damage, not a vCPU */
 #define VMS_MODEL_MAX_SYNC 4096    /* distinct (vm_uid, host thread) pairs kept */
@@ -32,6 +33,7 @@ struct vms_machine_priv {
 	struct vms_sync_host *sync;
 	uint32_t nr_sync;
 	struct vms_keymap vcpu_of; /* host: tid -> guest machine << 32 | vcpu (after finish) */
+	struct vms_clock own;      /* the trace's own clock (raw -> its ns), for matching */
 };
 
 struct vms_user_map {
@@ -63,6 +65,15 @@ struct vms_model {
 
 	uint32_t reference;
 	bool finished;
+
+	/* clock sync from matched events (vmscope/sync.h) */
+	struct vms_sync_set *sync_set; /* created at the first matching event */
+	char *reference_name;          /* --reference, NULL when none */
+	bool no_hull;                  /* vms_model_set_hull(m, false) */
+	vms_sync_pair_fn on_pair;
+	void *on_pair_ctx;
+	struct vms_sync_tree tree;
+	bool has_tree;
 };
 
 /* model.c */
@@ -78,6 +89,6 @@ int vms_model_resolve_links(struct vms_model *m, struct vms_error *err);
 /* xen_links.c: every domain of a xentrace host becomes a guest (before the kvm_entry links) */
 int vms_model_link_xen_domains(struct vms_model *m, struct vms_error *err);
 int vms_model_claim(struct vms_model *m, uint32_t h, int32_t tid, uint32_t g, uint32_t vcpu);
-void vms_model_set_clocks(struct vms_model *m);
+int vms_model_set_clocks(struct vms_model *m, struct vms_error *err);
 
 #endif

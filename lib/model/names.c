@@ -31,7 +31,7 @@ const char *vms_sync_method_name(enum vms_sync_method m)
 	case VMS_SYNC_REFERENCE: return "reference";
 	case VMS_SYNC_NONE: return "none";
 	case VMS_SYNC_TIMESHIFT: return "timeshift";
-	case VMS_SYNC_HULL: return "hull";
+	case VMS_SYNC_HULL: return "convex-hull";
 	case VMS_SYNC_USER: return "user";
 	}
 	return "invalid";

@@ -17,6 +17,22 @@ void vms_model_wanted_kinds(bool wanted[VMS_K_COUNT])
 	wanted[VMS_K_VMSYNC_HG_GUEST] = true;
 	wanted[VMS_K_PROCESS_FORK] = true;
 	wanted[VMS_K_THREAD_NAME] = true;
+	wanted[VMS_K_NET_SEND] = true;  /* matched pairs for the hull (vmscope/sync.h) */
+	wanted[VMS_K_NET_RECV] = true;
+}
+
+/* An event that may pair with one of another machine: matched in the machines' own ns. */
+static void observe_match(struct vms_model *m, const struct vms_event *ev)
+{
+	if (m->nr_sources < 2 || m->no_hull)
+		return;
+	if (!m->sync_set && !(m->sync_set = vms_sync_set_new(m->nr_sources, VMS_MATCH_DEFAULT_CAP)))
+		return;
+	uint64_t t = vms_clock_to_ns(&m->priv[ev->machine].own, ev->cpu, ev->ts);
+	struct vms_sync_pair pair;
+	if (vms_sync_set_event(m->sync_set, ev->machine, (enum vms_kind)ev->kind, ev->f, t, &pair) &&
+	    m->on_pair)
+		m->on_pair(m->on_pair_ctx, &pair);
 }
 
 static void note_sync_host(struct vms_machine_priv *p, uint64_t uid, int32_t tid, bool gh)
@@ -62,6 +78,8 @@ void vms_model_observe(struct vms_model *m, const struct vms_event *ev)
 	if (ev->machine >= m->nr_sources || m->finished)
 		return;
 	struct vms_machine_priv *p = &m->priv[ev->machine];
+	if (vms_match_kind((enum vms_kind)ev->kind))
+		observe_match(m, ev);
 	switch (ev->kind) {
 	case VMS_K_KVM_ENTRY:
 		p->has_kvm = true;

@@ -19,6 +19,7 @@
 #include "vmscope/xen_model.h"
 #include "vmscope/xentrace.h"
 #include "vmscope/session.h"
+#include "vmscope/sync.h"
 #include "core/merge.h"
 #include "core/progress.h"
 
@@ -166,6 +167,14 @@ int vms_session_observe(struct vms_session *s, const struct vms_observer *o)
 	return 0;
 }
 
+void vms_session_set_sync(struct vms_session *s, const char *reference,
+			  void (*on_pair)(void *ctx, const struct vms_sync_pair *pair), void *ctx)
+{
+	s->opts.reference = reference;
+	s->opts.on_pair = on_pair;
+	s->opts.on_pair_ctx = ctx;
+}
+
 uint32_t vms_session_nr_sources(const struct vms_session *s) { return s->nr_src; }
 struct vms_source *vms_session_source(struct vms_session *s, uint32_t i)
 {
@@ -201,53 +210,135 @@ static bool has_wanted_type(const struct vms_source *src, const bool *wanted)
 	return false;
 }
 
-/* Does it hold anything that links machines (the reason to make a model pass at all)? */
-static bool has_linking_type(const struct vms_source *src)
+/* Does it hold anything that links machines (the reason to make a model pass at all)? With
+ * two traces or more, network events do: their matched pairs synchronize the clocks. */
+static bool has_linking_type(const struct vms_session *s, const struct vms_source *src)
 {
 	bool link[VMS_K_COUNT] = { false };
 	link[VMS_K_KVM_ENTRY] = link[VMS_K_VMSYNC_GH_GUEST] = link[VMS_K_VMSYNC_GH_HOST] = true;
 	link[VMS_K_VMSYNC_HG_HOST] = link[VMS_K_VMSYNC_HG_GUEST] = true;
+	if (s->nr_src >= 2)
+		link[VMS_K_NET_SEND] = link[VMS_K_NET_RECV] = true;
 	return has_wanted_type(src, link);
 }
 
+/* Does the source hold events that matching pairs across machines (vmscope/sync.h)? */
+static bool has_match_type(const struct vms_source *src)
+{
+	bool match[VMS_K_COUNT] = { false };
+	for (int k = 0; k < VMS_K_COUNT; k++)
+		match[k] = vms_match_kind((enum vms_kind)k);
+	return has_wanted_type(src, match);
+}
+
+/* Will matched events set clocks? Then the metadata's model cannot be the right one, and the
+ * model pass (which decodes only the linking kinds) is cheaper than a second analysis. */
+static bool syncs_from_events(const struct vms_session *s)
+{
+	if (s->opts.no_hull || s->nr_src < 2)
+		return false;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		n += has_match_type(s->src[i]);
+	return n >= 2;
+}
+
+/* One source of the model pass, stream after stream. */
+static int observe_source(struct vms_session *s, uint32_t i, const bool *wanted,
+			  struct vms_progress *prog, uint64_t *n, struct vms_error *err)
+{
+	struct vms_source *src = s->src[i];
+	uint32_t ns = src->ops->nr_streams(src);
+	for (uint32_t j = 0; j < ns; j++) {
+		struct vms_event ev;
+		int r;
+		while ((r = src->ops->next(src, j, &ev)) > 0) {
+			vms_progress_maybe(prog, ++*n);
+			if (ev.kind == VMS_K_OTHER || !wanted[ev.kind])
+				continue;
+			ev.machine = i;
+			ev.stream = j;
+			vms_model_observe(s->model, &ev);
+		}
+		if (r < 0)
+			return vms_error_set(err, src->err.status ? src->err.status : VMS_ERR_FORMAT,
+					     "%s", src->err.msg);
+	}
+	return 0;
+}
+
+/* The model pass reads the sources that hold linking kinds, each stream after the other;
+ * but when matched events synchronize clocks, the sources that hold them are read merged by
+ * their own clocks: the matcher (vmscope/sync.h) remembers unmatched events in bounded
+ * tables, so a message's two events must come near each other, which reading one trace after
+ * the other would not give. */
 static int model_pass(struct vms_session *s, struct vms_error *err)
 {
 	bool wanted[VMS_K_COUNT] = { false };
 	vms_model_wanted_kinds(wanted);
+	bool merge = syncs_from_events(s);
+	uint32_t k = 0;
+	size_t cap = s->nr_src ? s->nr_src : 1;
+	struct vms_source **srcs = calloc(cap, sizeof *srcs);
+	uint32_t *index = calloc(cap, sizeof *index);
+	struct vms_clock *own = calloc(cap, sizeof *own);
+	const struct vms_clock **clocks = calloc(cap, sizeof *clocks);
+	if (!srcs || !index || !own || !clocks) {
+		free(srcs);
+		free(index);
+		free(own);
+		free(clocks);
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
 	struct vms_progress prog;
 	vms_progress_start(&prog, s->opts.progress, "linking pass");
 	uint64_t n = 0;
-	for (uint32_t i = 0; i < s->nr_src; i++) {
+	int r = 0;
+	for (uint32_t i = 0; i < s->nr_src && r >= 0; i++) {
 		struct vms_source *src = s->src[i];
-		if (!has_linking_type(src))
+		if (!has_linking_type(s, src))
 			continue;
 		if (src->ops->set_wanted)
 			src->ops->set_wanted(src, wanted);
-		uint32_t ns = src->ops->nr_streams(src);
-		for (uint32_t j = 0; j < ns; j++) {
-			struct vms_event ev;
-			int r;
-			while ((r = src->ops->next(src, j, &ev)) > 0) {
-				vms_progress_maybe(&prog, ++n);
-				if (ev.kind == VMS_K_OTHER || !wanted[ev.kind])
-					continue;
-				ev.machine = i;
-				ev.stream = j;
-				vms_model_observe(s->model, &ev);
-			}
-			if (r < 0) {
-				vms_progress_end(&prog, n);
-				return vms_error_set(err, src->err.status ? src->err.status : VMS_ERR_FORMAT,
-						     "%s", src->err.msg);
-			}
+		if (merge && has_match_type(src)) {
+			vms_clock_from_meta(&own[k], &src->meta, false, NULL);
+			clocks[k] = &own[k];
+			index[k] = i;
+			srcs[k++] = src;
+			continue;
 		}
+		r = observe_source(s, i, wanted, &prog, &n, err);
 		if (src->ops->set_wanted)
 			src->ops->set_wanted(src, NULL);
-		if (src->ops->rewind(src) < 0)
-			return vms_error_set(err, VMS_ERR_IO, "%s", src->err.msg);
+		if (r >= 0 && src->ops->rewind(src) < 0)
+			r = vms_error_set(err, VMS_ERR_IO, "%s", src->err.msg);
+	}
+	struct vms_merge mg;
+	if (k && r >= 0 && (r = vms_merge_init(&mg, srcs, clocks, k, err)) == 0) {
+		const struct vms_event *e;
+		uint64_t t;
+		while ((r = vms_merge_next(&mg, &e, &t)) > 0) {
+			vms_progress_maybe(&prog, ++n);
+			if (e->kind == VMS_K_OTHER || !wanted[e->kind])
+				continue;
+			struct vms_event ev = *e;
+			ev.machine = index[e->machine];
+			vms_model_observe(s->model, &ev);
+		}
+		vms_merge_free(&mg);
 	}
 	vms_progress_end(&prog, n);
-	return 0;
+	for (uint32_t j = 0; j < k; j++) {
+		if (srcs[j]->ops->set_wanted)
+			srcs[j]->ops->set_wanted(srcs[j], NULL);
+		if (r >= 0 && srcs[j]->ops->rewind(srcs[j]) < 0)
+			r = vms_error_set(err, VMS_ERR_IO, "%s", srcs[j]->err.msg);
+	}
+	free(srcs);
+	free(index);
+	free(own);
+	free(clocks);
+	return r < 0 ? r : 0;
 }
 
 /* A TIME_SHIFT transform is exact but not linear in form; `sync` reports it as the line
@@ -295,6 +386,10 @@ static struct vms_model *new_model(struct vms_session *s, struct vms_error *err)
 	for (uint32_t i = 0; i < s->opts.nr_dom_maps; i++)
 		if (vms_model_user_domain(m, s->opts.dom_map_guest[i], s->opts.dom_map_id[i], err) < 0)
 			goto fail;
+	if (s->opts.reference)
+		vms_model_set_reference(m, s->opts.reference);
+	vms_model_set_hull(m, !s->opts.no_hull);
+	vms_model_on_pair(m, s->opts.on_pair, s->opts.on_pair_ctx);
 	return m;
 fail:
 	vms_model_free(m);
@@ -314,7 +409,7 @@ static int finish_model(struct vms_session *s, struct vms_model *m, struct vms_e
 static bool any_linking_source(const struct vms_session *s)
 {
 	for (uint32_t i = 0; i < s->nr_src; i++)
-		if (has_linking_type(s->src[i]))
+		if (has_linking_type(s, s->src[i]))
 			return true;
 	return false;
 }
@@ -478,7 +573,7 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 	bool streaming = on_event || s->nr_obs ||
 			 (sinks && (sinks->vcpu_interval || sinks->thread_interval));
 	struct vms_model *given = NULL;
-	if (!s->model_built && !streaming && any_linking_source(s)) {
+	if (!s->model_built && !streaming && any_linking_source(s) && !syncs_from_events(s)) {
 		/* the checked single pass needs a model from the metadata alone; when it cannot
 		 * be made (a --map naming a host that only its events reveal), the model pass
 		 * decides, and reports what is really wrong */

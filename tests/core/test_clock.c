@@ -141,11 +141,10 @@ static void test_linear(void **state)
 	vms_clock_init(&c);
 	assert_int_equal(vms_clock_to_ref(&c, 0, 42), 42);
 	c.linear = true;
-	c.slope = 1.0 + 1e-6;
-	c.offset_ns = -1000.0;
+	assert_int_equal(vms_linear_set_slope_offset(&c.lin, 1.0L + 1e-6L, -1000.0L), 0);
 	/* 1e9 * (1 + 1e-6) - 1000 = 1000000000 */
 	assert_int_equal(vms_clock_to_ref(&c, 0, 1000000000ull), 1000000000ull);
-	c.offset_ns = -5e9;
+	assert_int_equal(vms_linear_set_slope_offset(&c.lin, 1.0L + 1e-6L, -5e9L), 0);
 	assert_int_equal(vms_clock_to_ref(&c, 0, 1), 0); /* clamps at 0 */
 	struct vms_trace_meta m = { 0 };
 	m.offset_ns = 500;

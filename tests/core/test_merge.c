@@ -106,7 +106,7 @@ static void test_clock_applied(void **state)
 	vms_clock_init(&c0);
 	vms_clock_init(&c1);
 	c1.linear = true;
-	c1.offset_ns = 100;
+	assert_int_equal(vms_linear_set_slope_offset(&c1.lin, 1.0L, 100.0L), 0);
 	struct vms_source *sp[2] = { &src[0], &src[1] };
 	const struct vms_clock *cl[2] = { &c0, &c1 };
 	struct vms_error err = { 0 };

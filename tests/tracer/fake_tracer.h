@@ -9,7 +9,7 @@
 
 #include "vmscope/tracer.h"
 
-#define FAKE_MAX_EVENTS 16
+#define FAKE_MAX_EVENTS 4096
 #define FAKE_MAX_THREADS 8
 
 struct fake_tracer {

@@ -350,6 +350,121 @@ static void test_pipelined_and_last_line(void **state)
 	close(fd);
 }
 
+/* ---- peers that misbehave ---- */
+
+/* Read one line with a buffer of our own (the replies below are hundreds of KiB). */
+static char *read_line_fast(int fd, char *rest, size_t *nrest)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *s = malloc(cap);
+	assert_non_null(s);
+	for (;;) {
+		char *nl = memchr(rest, '\n', *nrest);
+		size_t take = nl ? (size_t)(nl - rest) : *nrest;
+		while (len + take + 1 > cap)
+			assert_non_null(s = realloc(s, cap *= 2));
+		memcpy(s + len, rest, take);
+		len += take;
+		if (nl) {
+			*nrest -= take + 1;
+			memmove(rest, nl + 1, *nrest);
+			s[len] = 0;
+			return s;
+		}
+		*nrest = 0;
+		ssize_t r = recv(fd, rest, 65536, 0);
+		if (r <= 0) {
+			free(s);
+			return NULL;
+		}
+		*nrest = (size_t)r;
+	}
+}
+
+/* 2048 events with 100-byte names: each element {"name":"N","state":"disabled"} of a
+ * "get *" reply is 9 + 100 + 21 = 130 bytes, with 2047 commas between and {"return":[ ]}
+ * (11 + 2) around: 2048 * 130 + 2047 + 13 = 268,300 bytes, more than a UNIX socket buffers. */
+static void many_events(void)
+{
+	static char names[2048][101];
+	for (size_t i = 0; i < 2048; i++) {
+		snprintf(names[i], sizeof names[i], "ev%04zu_", i);
+		memset(names[i] + 7, 'x', 93);
+		names[i][100] = 0;
+		fake.name[i] = names[i];
+		fake.state[i] = false;
+	}
+	fake.nr_events = 2048;
+}
+
+/* A client that sends requests and never reads its replies: the server must go on serving
+ * others at once, and keep that client's replies for it (it is only slow, not gone). The old
+ * server blocked in send() to it for 2 s and then dropped it. */
+static void test_client_that_does_not_read(void **state)
+{
+	(void)state;
+	many_events();
+	int a = ctl_connect(sock_path);
+	assert_true(a >= 0);
+	static const char get_all[] = "{\"execute\":\"trace-event-get-state\",\"arguments\":{\"name\":\"*\"}}\n";
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(ctl_send(a, get_all, sizeof get_all - 1), 0);
+	/* meanwhile another client is served */
+	char want[300];
+	snprintf(want, sizeof want, "{\"return\":[{\"name\":\"%s\",\"state\":\"disabled\"}]}",
+		 fake.name[7]);
+	char req[300];
+	snprintf(req, sizeof req,
+		 "{\"execute\":\"trace-event-get-state\",\"arguments\":{\"name\":\"%s\"}}", fake.name[7]);
+	expect_reply(req, want);
+	/* and the first one still gets its 8 replies, whole */
+	static char rest[65536];
+	size_t nrest = 0;
+	for (int i = 0; i < 8; i++) {
+		char *r = read_line_fast(a, rest, &nrest);
+		if (!r)
+			fail_msg("reply %d of the slow client is missing: it was dropped", i);
+		assert_int_equal(strlen(r), 268300);
+		assert_int_equal(strncmp(r, "{\"return\":[{\"name\":\"ev0000_xxx", 30), 0);
+		assert_string_equal(r + strlen(r) - 21, "\"state\":\"disabled\"}]}");
+		free(r);
+	}
+	close(a);
+}
+
+/* More idle connections than the server has places: a newcomer is still served (the
+ * connection idle the longest makes room; it sees the end of its connection). */
+static void test_idle_clients_do_not_lock_out(void **state)
+{
+	(void)state;
+	int idle[40];
+	for (int i = 0; i < 40; i++) {
+		idle[i] = ctl_connect(sock_path);
+		assert_true(idle[i] >= 0);
+	}
+	expect_reply("{\"execute\":\"trace-event-get-state\",\"arguments\":{\"name\":\"vcpu_run\"}}",
+		     "{\"return\":[{\"name\":\"vcpu_run\",\"state\":\"disabled\"}]}");
+	char c;
+	assert_int_equal(recv(idle[0], &c, 1, 0), 0);   /* evicted: end of file */
+	for (int i = 0; i < 40; i++)
+		close(idle[i]);
+}
+
+/* A request that never ends (a byte, then nothing): the server drops that client after its
+ * deadline (5 s) instead of keeping a place for it forever. */
+static void test_unfinished_request_is_dropped(void **state)
+{
+	(void)state;
+	int a = ctl_connect(sock_path);
+	assert_true(a >= 0);
+	struct timeval tv = { 30, 0 };   /* longer than the server's deadline */
+	setsockopt(a, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	assert_int_equal(ctl_send(a, "{\"exe", 5), 0);
+	char c;
+	assert_int_equal(recv(a, &c, 1, 0), 0);
+	close(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +478,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlong_and_garbage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_and_last_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_that_does_not_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_clients_do_not_lock_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unfinished_request_is_dropped, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,12 +94,74 @@ static void test_invalid(void **state)
 	vmst_json_free(&v);
 }
 
+/* Large objects: 200,000 distinct keys are accepted, and one duplicate among them is found
+ * wherever it is (first against last, or two neighbours in the middle), also among keys that
+ * share a long prefix. The count of values is bounded. */
+static char *object_of(size_t n, const char *fmt, size_t dup_a, size_t dup_b)
+{
+	size_t cap = n * 48 + 16, len = 0;
+	char *t = malloc(cap);
+	assert_non_null(t);
+	t[len++] = '{';
+	for (size_t i = 0; i < n; i++) {
+		size_t k = i == dup_b ? dup_a : i;
+		len += (size_t)snprintf(t + len, cap - len, i ? ",\"" : "\"");
+		len += (size_t)snprintf(t + len, cap - len, fmt, k);
+		len += (size_t)snprintf(t + len, cap - len, "\":%zu", i);
+	}
+	t[len++] = '}';
+	t[len] = 0;
+	return t;
+}
+
+static void test_many_keys(void **state)
+{
+	(void)state;
+	static const char *const fmts[] = { "k%zu", "a-long-common-prefix-of-keys-%08zu" };
+	for (size_t f = 0; f < 2; f++) {
+		struct vmst_json v;
+		char why[128];
+		char *t = object_of(200000, fmts[f], 0, SIZE_MAX);
+		assert_int_equal(vmst_json_parse(t, strlen(t), &v, why, sizeof why), 0);
+		assert_int_equal(v.n, 200000);
+		if (f == 0)
+			assert_non_null(vmst_json_get(&v, "k199999"));
+		vmst_json_free(&v);
+		free(t);
+		const size_t dups[][2] = { { 0, 199999 }, { 100000, 100001 } };
+		for (size_t d = 0; d < 2; d++) {
+			t = object_of(200000, fmts[f], dups[d][0], dups[d][1]);
+			assert_int_equal(vmst_json_parse(t, strlen(t), &v, why, sizeof why), -1);
+			assert_string_equal(why, "duplicate key in object");
+			free(t);
+		}
+	}
+	/* [0,0,...] with VMST_JSON_MAX_VALUES elements is one value more (the array itself) than
+	 * allowed: refused; with one element fewer it passes */
+	size_t n = VMST_JSON_MAX_VALUES;
+	char *t = malloc(2 * n + 2);
+	assert_non_null(t);
+	t[0] = '[';
+	for (size_t i = 0; i < n; i++)
+		memcpy(t + 1 + 2 * i, i + 1 < n ? "0," : "0]", 2);
+	struct vmst_json v;
+	char why[128];
+	assert_int_equal(vmst_json_parse(t, 2 * n + 1, &v, why, sizeof why), -1);
+	assert_string_equal(why, "too many values");
+	memcpy(t + 1 + 2 * (n - 2), "0]", 2);
+	assert_int_equal(vmst_json_parse(t, 2 * (n - 1) + 1, &v, why, sizeof why), 0);
+	assert_int_equal(v.n, n - 1);
+	vmst_json_free(&v);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_many_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

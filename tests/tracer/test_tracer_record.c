@@ -477,11 +477,13 @@ static void test_event_file_switch_and_new_dir(void **state)
 	expect_all(d2, 1, 20, false);
 }
 
-/* fork() in a traced process: the child records nothing and exits at once (no writer to
- * wait for); the parent's trace goes on. */
+/* fork() in a traced process: the child records nothing unless it starts the tracer itself,
+ * and then only its own events, under its own tid: the parent's 100 events buffered at the
+ * fork (the period is a minute, so none is written out before it) are not in the child's
+ * trace; the parent's trace goes on, each of its events once. */
 static void child_forks(const char *dir)
 {
-	snprintf(cfg, sizeof cfg, "file=%s,enable=vmst_test_seq", dir);
+	snprintf(cfg, sizeof cfg, "file=%s/parent,enable=vmst_test_seq,period=60000", dir);
 	must_init(cfg);
 	for (uint32_t i = 0; i < 100; i++)
 		trace_vmst_test_seq(0, i);
@@ -490,7 +492,19 @@ static void child_forks(const char *dir)
 	if (pid == 0) {
 		alarm(20);   /* a hang at exit fails the test instead of blocking it */
 		for (uint32_t i = 0; i < 50; i++)
-			trace_vmst_test_seq(1, i);
+			trace_vmst_test_seq(1, i);   /* not started in the child: not recorded */
+		snprintf(cfg, sizeof cfg, "file=%s/child,enable=vmst_test_seq", dir);
+		if (vmst_init(cfg) != 0)
+			_exit(98);
+		for (uint32_t i = 0; i < 50; i++)
+			trace_vmst_test_seq(0, i);
+		char p[4200];
+		snprintf(p, sizeof p, "%s/child.pid", dir);
+		FILE *f = fopen(p, "w");
+		if (!f)
+			_exit(99);
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
 		exit(0);
 	}
 	int st;
@@ -507,7 +521,31 @@ static void test_fork_in_traced_process(void **state)
 	int st = run_child(child_forks, dir);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	expect_all(dir, 1, 200, false);
+	char d[4200];
+	snprintf(d, sizeof d, "%s/parent", dir);
+	expect_all(d, 1, 200, false);
+	/* the child's trace: its 50 events exactly (a parent's event would be a duplicate of
+	 * seq < 50 or a stray with seq >= 50), all under the child's tid (its pid) */
+	snprintf(d, sizeof d, "%s/child", dir);
+	expect_all(d, 1, 50, false);
+	char p[4200];
+	snprintf(p, sizeof p, "%s/child.pid", dir);
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	int child_pid = 0;
+	assert_int_equal(fscanf(f, "%d", &child_pid), 1);
+	fclose(f);
+	static struct found fb;
+	found_init(&fb, 1, 50);
+	read_babeltrace(d, &fb);
+	assert_int_equal(fb.tid[0], child_pid);
+#ifndef VMST_NO_READER
+	static struct found fv;
+	bool abrupt;
+	found_init(&fv, 1, 50);
+	read_vmscope(d, &fv, &abrupt);
+	assert_int_equal(fv.tid[0], child_pid);
+#endif
 }
 
 int main(int argc, char **argv)

@@ -122,7 +122,8 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	c->cmd = argv[0];
 	c->top = 10;
 	c->sopts.progress = isatty(STDERR_FILENO);
-	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_TSC_HZ, O_RAW };
+	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_TSC_HZ, O_RAW, O_THREAD, O_BY,
+	       O_KALLSYMS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
@@ -136,6 +137,9 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		{ "tsc-hz", required_argument, NULL, O_TSC_HZ },
 		{ "cpu-hz", required_argument, NULL, O_TSC_HZ }, /* xenalyze's name, for xentrace */
 		{ "raw", no_argument, NULL, O_RAW },
+		{ "thread", required_argument, NULL, O_THREAD },
+		{ "by", required_argument, NULL, O_BY },
+		{ "kallsyms", required_argument, NULL, O_KALLSYMS },
 		{ NULL, 0, NULL, 0 },
 	};
 	optind = 1;
@@ -152,6 +156,36 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 				bad = "--raw";
 			c->raw = true;
 			break;
+		case O_THREAD:
+			if (!(allow & CLI_THREAD))
+				bad = "--thread";
+			c->thread = optarg;
+			break;
+		case O_BY:
+			if (!(allow & CLI_BY))
+				bad = "--by";
+			else if (strcmp(optarg, "rip") != 0) {
+				fprintf(stderr, "vmscope %s: --by knows only 'rip', not '%s'\n", c->cmd, optarg);
+				return 1002;
+			}
+			c->by = optarg;
+			break;
+		case O_KALLSYMS: {
+			const char *eq = strchr(optarg, '=');
+			if (!(allow & CLI_BY))
+				bad = "--kallsyms";
+			else if (!eq || eq == optarg || !eq[1] ||
+				 c->nr_kallsyms >= sizeof c->kallsyms_path / sizeof c->kallsyms_path[0]) {
+				fprintf(stderr, "vmscope %s: --kallsyms wants NAME=FILE (at most 8), not '%s'\n",
+					c->cmd, optarg);
+				return 1002;
+			} else {
+				/* NAME ends at '=': point into optarg, NUL-free copy kept in the path */
+				c->kallsyms_name[c->nr_kallsyms] = optarg;
+				c->kallsyms_path[c->nr_kallsyms++] = eq + 1;
+			}
+			break;
+		}
 		case O_TSC_HZ:
 			if (!cli_parse_hz(optarg, &c->sopts.tsc_hz)) {
 				fprintf(stderr, "vmscope %s: %s wants a rate in Hz from 1 kHz to 1 THz "
@@ -457,9 +491,10 @@ void cli_warn_model(const struct cli *c)
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		const struct vms_sync_info *si = &mc->sync;
-		if (mc->source >= 0 && si->method == VMS_SYNC_NONE && vms_model_nr_machines(m) > 1)
+		if (mc->source >= 0 && vms_model_nr_machines(m) > 1 &&
+		    (si->method == VMS_SYNC_NONE || (si->method == VMS_SYNC_HULL && !si->applied)))
 			fprintf(stderr, "vmscope %s: warning: %s shares no clock with %s (no TIME_SHIFT, "
-					"no vmsync pairs): its times are taken as they are and cannot be "
+					"no usable matched pairs: see vmscope sync): its times are taken as they are and cannot be "
 					"compared with the reference\n", c->cmd, mc->name,
 				cli_machine_name(m, si->reference));
 		if (si->has_containment && si->contain_total &&

@@ -18,6 +18,8 @@ enum cli_allow {
 	CLI_OUT = 1u << 4,     /* -o FILE */
 	CLI_PER_GUEST = 1u << 5, /* --per-guest */
 	CLI_RAW = 1u << 6,     /* --raw */
+	CLI_THREAD = 1u << 10, /* --thread TID|COMM */
+	CLI_BY = 1u << 11,     /* --by rip, --kallsyms NAME=FILE */
 };
 
 /* The version of the JSON documents (a member "schema_version" of each document, and of the
@@ -41,6 +43,10 @@ enum cli_allow {
 struct cli {
 	const char *cmd;
 	bool json, csv, per_guest, raw;
+	const char *thread;      /* --thread TID|COMM */
+	const char *by;          /* --by KEY */
+	uint32_t nr_kallsyms;    /* --kallsyms NAME=FILE */
+	const char *kallsyms_name[8], *kallsyms_path[8];
 	unsigned top;
 	const char *out;
 	const char **paths;

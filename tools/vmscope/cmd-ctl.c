@@ -2,22 +2,26 @@
  * see tracer/control.c). One request, one reply, printed as text or (--json) as received. */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmds.h"
 #include "json.h"
 
-#define CTL_MAX_REPLY (64u << 20)
+/* The server is not trusted either: one deadline for the whole request (connect, send, the
+ * reply), a bounded reply (the largest a tracer sends, the state of all 65535 possible events,
+ * is under 5 MiB), and the JSON parser's bound on values. */
+#define CTL_MAX_REPLY (8u << 20)
 #define CTL_TIMEOUT_S 10
 
 static const char usage[] =
-	"usage: vmscope ctl [--json] SOCKET COMMAND [ARGS]\n"
+	"usage: vmscope ctl [--json] [--timeout SECONDS] SOCKET COMMAND [ARGS]\n"
 	"\n"
 	"Send one command to the control socket of a program traced with libvmstrace\n"
 	"(VMSCOPE_TRACE=...,socket=PATH) and print the reply.\n"
@@ -31,7 +35,8 @@ static const char usage[] =
 	"   stats                 events written and dropped per thread\n"
 	"   raw JSON              send a request as it is ('{\"execute\": ...}')\n"
 	"\n"
-	"  --json   print the reply as received (one JSON line)\n"
+	"  --json              print the reply as received (one JSON line)\n"
+	"  --timeout SECONDS   give up when the whole exchange takes longer (default 10)\n"
 	"\n"
 	"Exit status: 0 success, 1 an error reply or no connection, 2 bad usage.\n";
 
@@ -100,43 +105,89 @@ static int build_request(int argc, char **argv, struct vmst_buf *req)
 	return req->oom ? VMS_EXIT_FAIL : VMS_EXIT_OK;
 }
 
-/* Send the request, read one reply line into *reply (without its newline). */
-static int exchange(const char *path, const struct vmst_buf *req, struct vmst_buf *reply)
+static int64_t mono_ms(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until fd is ready for `events` or the deadline passes (0: timed out). */
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		int64_t left = deadline - mono_ms();
+		if (left <= 0)
+			return 0;
+		struct pollfd p = { .fd = fd, .events = events };
+		int r = poll(&p, 1, left > 60000 ? 60000 : (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != 0)
+			return r;
+	}
+}
+
+/* Send the request, read one reply line into *reply (without its newline), all before
+ * `timeout_ms` has passed. Returns 0, or -1 with a message on stderr. */
+static int exchange(const char *path, const struct vmst_buf *req, struct vmst_buf *reply,
+		    int64_t timeout_ms)
+{
+	int64_t deadline = mono_ms() + timeout_ms;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof sa.sun_path) {
 		fprintf(stderr, "vmscope ctl: %s: socket path too long\n", path);
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
 		fprintf(stderr, "vmscope ctl: %s: cannot connect: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		return -1;
 	}
-	struct timeval tv = { CTL_TIMEOUT_S, 0 };
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	/* a UNIX socket connects at once, or says EAGAIN while the server's queue is full */
+	while (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		if (errno != EAGAIN && errno != EINTR) {
+			fprintf(stderr, "vmscope ctl: %s: cannot connect: %s\n", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (mono_ms() >= deadline) {
+			fprintf(stderr, "vmscope ctl: %s: cannot connect: timed out\n", path);
+			close(fd);
+			return -1;
+		}
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	const char *what = "timed out";
 	const char *p = req->p;
 	size_t n = req->len;
 	while (n) {
 		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0) {
-			if (errno == EINTR)
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (wait_fd(fd, POLLOUT, deadline) > 0)
 				continue;
-			fprintf(stderr, "vmscope ctl: %s: cannot send: %s\n", path, strerror(errno));
-			close(fd);
-			return -1;
+		} else if (w >= 0) {
+			p += w;
+			n -= (size_t)w;
+			continue;
+		} else {
+			what = strerror(errno);
 		}
-		p += w;
-		n -= (size_t)w;
+		fprintf(stderr, "vmscope ctl: %s: cannot send: %s\n", path, what);
+		close(fd);
+		return -1;
 	}
 	char buf[65536];
 	for (;;) {
 		ssize_t r = recv(fd, buf, sizeof buf, 0);
 		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+		    wait_fd(fd, POLLIN, deadline) > 0)
 			continue;
 		if (r < 0) {
 			fprintf(stderr, "vmscope ctl: %s: no reply: %s\n", path,
@@ -150,9 +201,16 @@ static int exchange(const char *path, const struct vmst_buf *req, struct vmst_bu
 			return -1;
 		}
 		char *nl = memchr(buf, '\n', (size_t)r);
-		vmst_buf_put(reply, buf, nl ? (size_t)(nl - buf) : (size_t)r);
-		if (reply->oom || reply->len > CTL_MAX_REPLY) {
-			fprintf(stderr, "vmscope ctl: %s: reply too long\n", path);
+		size_t take = nl ? (size_t)(nl - buf) : (size_t)r;
+		if (reply->len + take > CTL_MAX_REPLY) {
+			fprintf(stderr, "vmscope ctl: %s: reply longer than %u bytes\n", path,
+				CTL_MAX_REPLY);
+			close(fd);
+			return -1;
+		}
+		vmst_buf_put(reply, buf, take);
+		if (reply->oom) {
+			fprintf(stderr, "vmscope ctl: %s: out of memory for the reply\n", path);
 			close(fd);
 			return -1;
 		}
@@ -175,12 +233,30 @@ static const char *num_of(const struct vmst_json *obj, const char *key)
 	return v && v->type == VMST_JSON_NUMBER ? v->str : "?";
 }
 
+/* Text from the server as it is, but for control characters (C0, DEL, and C1 written in
+ * UTF-8), which become '?': a server cannot drive the terminal or fake lines. */
+static void put_safe(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fputc('?', f);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			fputc('?', f), p++;
+		else
+			fputc(*p, f);
+	}
+}
+
 /* The reply as text, per command. */
 static void print_text(const char *cmd, char **argv, const struct vmst_json *ret)
 {
 	if (!strcmp(cmd, "get") && ret->type == VMST_JSON_ARRAY) {
-		for (size_t i = 0; i < ret->n; i++)
-			printf("%s %s\n", str_of(&ret->item[i], "name"), str_of(&ret->item[i], "state"));
+		for (size_t i = 0; i < ret->n; i++) {
+			put_safe(stdout, str_of(&ret->item[i], "name"));
+			putchar(' ');
+			put_safe(stdout, str_of(&ret->item[i], "state"));
+			putchar('\n');
+		}
 	} else if (!strcmp(cmd, "set")) {
 		const char *m = num_of(ret, "matched");
 		printf("%s event%s %s\n", m, strcmp(m, "1") ? "s" : "",
@@ -188,8 +264,9 @@ static void print_text(const char *cmd, char **argv, const struct vmst_json *ret
 	} else if (!strcmp(cmd, "file")) {
 		const struct vmst_json *en = vmst_json_get(ret, "enabled");
 		const char *path = vmst_json_cstr(vmst_json_get(ret, "path"));
-		printf("trace file %s: %s\n", path ? path : "(none)",
-		       en && en->type == VMST_JSON_BOOL && en->b ? "on" : "off");
+		fputs("trace file ", stdout);
+		put_safe(stdout, path ? path : "(none)");
+		printf(": %s\n", en && en->type == VMST_JSON_BOOL && en->b ? "on" : "off");
 	} else if (!strcmp(cmd, "stats")) {
 		const struct vmst_json *th = vmst_json_get(ret, "threads");
 		printf("%10s %14s %14s\n", "tid", "written", "dropped");
@@ -200,8 +277,10 @@ static void print_text(const char *cmd, char **argv, const struct vmst_json *ret
 	} else {
 		struct vmst_buf b = { 0 };
 		vmst_buf_json(&b, ret);
-		if (b.p)
-			printf("%s\n", b.p);
+		if (b.p) {
+			put_safe(stdout, b.p);
+			putchar('\n');
+		}
 		vmst_buf_free(&b);
 	}
 }
@@ -209,6 +288,7 @@ static void print_text(const char *cmd, char **argv, const struct vmst_json *ret
 int cmd_ctl(int argc, char **argv)
 {
 	bool json = false;
+	double timeout_s = CTL_TIMEOUT_S;
 	char *pos[8];
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
@@ -218,6 +298,14 @@ int cmd_ctl(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--json")) {
 			json = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--timeout") || !strncmp(argv[i], "--timeout=", 10)) {
+			const char *v = argv[i][9] == '=' ? argv[i] + 10 : i + 1 < argc ? argv[++i] : NULL;
+			char *end;
+			timeout_s = v ? strtod(v, &end) : 0;
+			if (!v || !*v || *end || !(timeout_s > 0 && timeout_s <= 86400))
+				return usage_err("--timeout takes a number of seconds, above 0 and at most 86400");
 			continue;
 		}
 		if (!strcmp(argv[i], "--")) {
@@ -242,7 +330,7 @@ int cmd_ctl(int argc, char **argv)
 		vmst_buf_free(&req);
 		return rc;
 	}
-	if (exchange(path, &req, &reply) < 0) {
+	if (exchange(path, &req, &reply, (int64_t)(timeout_s * 1000 + 0.5)) < 0) {
 		vmst_buf_free(&req);
 		vmst_buf_free(&reply);
 		return VMS_EXIT_FAIL;
@@ -267,7 +355,9 @@ int cmd_ctl(int argc, char **argv)
 		printf("%s\n", reply.p);
 	if (err) {
 		const char *desc = vmst_json_cstr(vmst_json_get(err, "desc"));
-		fprintf(stderr, "vmscope ctl: %s\n", desc ? desc : "error reply without a description");
+		fputs("vmscope ctl: ", stderr);
+		put_safe(stderr, desc ? desc : "error reply without a description");
+		fputc('\n', stderr);
 		rc = VMS_EXIT_FAIL;
 	} else if (!ret) {
 		fprintf(stderr, "vmscope ctl: %s: reply has neither 'return' nor 'error'\n", path);

@@ -11,6 +11,7 @@ int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_vcpus(int argc, char **argv);
 int cmd_pcpus(int argc, char **argv);
+int cmd_latency(int argc, char **argv);
 int cmd_threads(int argc, char **argv);
 int cmd_exits(int argc, char **argv);
 int cmd_sync(int argc, char **argv);

@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{ "vcpus", cmd_vcpus, "vCPU state intervals (text, CSV or JSON Lines)" },
 	{ "pcpus", cmd_pcpus, "what really ran on each physical CPU: host thread or guest thread" },
 	{ "threads", cmd_threads, "when a guest thread its guest thought running was stopped" },
+	{ "latency", cmd_latency, "why guest threads were late: each wake-up split into causes" },
 	{ "exits", cmd_exits, "VM exits per guest, vCPU and reason with cost percentiles" },
 	{ "sync", cmd_sync, "how each machine's clock was brought to the reference" },
 	{ "synth", cmd_synth, "write a realistic simulated host + guest trace.dat pair" },

@@ -1,0 +1,512 @@
+/* Wake-up latency, decomposed (include/vmscope/latency.h): a consumer of the vCPU state
+ * machine's observations and of the guests' sched_wakeup events.
+ *
+ * Each vCPU keeps the history of its causes (what a waiting thread would be waiting for)
+ * since its oldest pending wake-up; when the woken thread runs, [wakeup, run) is integrated
+ * over that history, so the causes add up to the latency exactly. A HLT exit's states are
+ * published when the halt ends (observe.h), before any later guest event of that vCPU, so the
+ * history is complete when the thread runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+#include "vmscope/latency.h"
+
+#define LT_HIST_MAX 65536   /* history entries per vCPU before the oldest are dropped */
+#define LT_TAIL 64          /* slowest wake-ups kept per thread for the tail's causes */
+
+const char *vms_cause_name(enum vms_cause c)
+{
+	static const char *const n[VMS_CAUSE_COUNT] = { "guest-runqueue", "preempted", "exits",
+							 "halted-wakeup", "unknown" };
+	return (unsigned)c < VMS_CAUSE_COUNT ? n[c] : "?";
+}
+
+struct lt_hist {
+	uint64_t t;
+	uint8_t cause;
+	uint32_t isa, reason;      /* exits */
+	char culprit[48];
+};
+
+struct lt_vcpu {
+	uint32_t machine, vcpu;
+	enum vms_vcpu_state state;
+	int32_t exit_reason;
+	uint32_t isa;
+	int32_t gtid;
+	char gcomm[24];
+	int32_t instead_tid;
+	char instead_comm[24];
+	struct lt_hist *h;
+	uint32_t n, cap;
+	uint32_t pending;          /* wake-ups waiting on this vCPU */
+	uint64_t dropped_before;   /* history before this time was dropped (cap reached) */
+};
+
+struct lt_tail {
+	uint64_t latency;
+	uint64_t ns[VMS_CAUSE_COUNT];
+	uint8_t top;
+	char culprit[48];
+};
+
+struct lt_thread {
+	struct vms_latency_thread st;
+	struct vms_dist *dist;
+	bool pending;
+	uint64_t tw;
+	uint32_t vidx;
+	int32_t waker;
+	struct lt_tail tail[LT_TAIL];
+	uint32_t nr_tail;
+};
+
+struct vms_latency {
+	const struct vms_model *model;
+	vms_wakeup_fn fn;
+	void *ctx;
+	uint32_t nr_mach;
+	uint32_t *vbase, *nvcpus;  /* per machine: its vCPUs' vidx range (guests) */
+	struct lt_vcpu *v;
+	uint32_t nr_v;
+	struct vms_keymap idx;     /* (machine, tid) -> thread index */
+	struct lt_thread *th;
+	uint32_t nr_th, cap_th;
+	struct vms_latency_thread *out;
+};
+
+/* ---- what a waiting thread waits for, now ---- */
+static void current(const struct lt_vcpu *v, struct lt_hist *e, uint64_t t)
+{
+	memset(e, 0, sizeof *e);
+	e->t = t;
+	switch (v->state) {
+	case VMS_STATE_RUNNING:
+	case VMS_STATE_IDLE:
+		e->cause = VMS_CAUSE_GUEST_RUNQUEUE;
+		if (v->gtid > 0)
+			snprintf(e->culprit, sizeof e->culprit, "%s (tid %d)",
+				 v->gcomm[0] ? v->gcomm : "?", v->gtid);
+		else
+			snprintf(e->culprit, sizeof e->culprit, "the guest's idle task");
+		break;
+	case VMS_STATE_PREEMPTED:
+		e->cause = VMS_CAUSE_PREEMPTED;
+		if (v->instead_tid >= 0)
+			snprintf(e->culprit, sizeof e->culprit, "host %s (tid %d)",
+				 v->instead_comm[0] ? v->instead_comm : "?", v->instead_tid);
+		break;
+	case VMS_STATE_HALTED:
+		e->cause = VMS_CAUSE_HALTED_WAKEUP;
+		snprintf(e->culprit, sizeof e->culprit, "halted vCPU");
+		break;
+	case VMS_STATE_VMM: {
+		bool known = v->exit_reason >= 0;
+		bool hlt = known && vms_exit_is_halt(v->isa, (uint32_t)v->exit_reason);
+		e->cause = hlt ? VMS_CAUSE_HALTED_WAKEUP : VMS_CAUSE_EXITS;
+		e->isa = v->isa;
+		e->reason = known ? (uint32_t)v->exit_reason : UINT32_MAX;
+		const char *nm = known ? vms_exit_reason_name(v->isa, (uint32_t)v->exit_reason) : NULL;
+		if (nm)
+			snprintf(e->culprit, sizeof e->culprit, "exit:%s", nm);
+		else if (known)
+			snprintf(e->culprit, sizeof e->culprit, "exit:%d", v->exit_reason);
+		else
+			snprintf(e->culprit, sizeof e->culprit, "exit:not recorded");
+		break;
+	}
+	default:
+		e->cause = VMS_CAUSE_UNKNOWN;
+		break;
+	}
+}
+
+/* The vCPU's cause may have changed at t: record it. Without waiters only the current entry
+ * is kept. */
+static void note(struct vms_latency *l, uint32_t vidx, uint64_t t)
+{
+	struct lt_vcpu *v = &l->v[vidx];
+	struct lt_hist e;
+	current(v, &e, t);
+	if (v->n && v->h[v->n - 1].cause == e.cause && v->h[v->n - 1].reason == e.reason &&
+	    !strcmp(v->h[v->n - 1].culprit, e.culprit))
+		return;
+	if (!v->pending || v->n == 0) {
+		if (!v->cap) {
+			v->h = malloc(8 * sizeof *v->h);
+			if (!v->h)
+				return;
+			v->cap = 8;
+		}
+		v->h[0] = e;
+		v->n = 1;
+		return;
+	}
+	if (v->n == v->cap) {
+		if (v->cap >= LT_HIST_MAX) {
+			/* bounded: drop the older half; waits reaching back there lose their start */
+			uint32_t keep = v->n / 2;
+			v->dropped_before = v->h[v->n - keep].t;
+			memmove(v->h, v->h + (v->n - keep), keep * sizeof *v->h);
+			v->n = keep;
+		} else {
+			uint32_t ncap = v->cap * 2;
+			struct lt_hist *nh = realloc(v->h, ncap * sizeof *nh);
+			if (!nh)
+				return;
+			v->h = nh;
+			v->cap = ncap;
+		}
+	}
+	if (v->n && v->h[v->n - 1].t == t)
+		v->h[v->n - 1] = e; /* a change at the same instant replaces */
+	else
+		v->h[v->n++] = e;
+}
+
+static struct lt_thread *thread_get(struct vms_latency *l, uint32_t machine, int32_t tid)
+{
+	bool inserted;
+	uint64_t *ix = vms_keymap_put(&l->idx, vms_keymap_mt(machine, tid), l->nr_th, &inserted);
+	if (!ix)
+		return NULL;
+	if (!inserted)
+		return *ix < l->nr_th ? &l->th[*ix] : NULL;
+	if (l->nr_th == l->cap_th) {
+		uint32_t ncap = l->cap_th ? l->cap_th * 2 : 64;
+		struct lt_thread *nt = realloc(l->th, ncap * sizeof *nt);
+		if (!nt) {
+			*ix = UINT32_MAX;
+			return NULL;
+		}
+		l->th = nt;
+		l->cap_th = ncap;
+	}
+	struct lt_thread *th = &l->th[l->nr_th];
+	memset(th, 0, sizeof *th);
+	if (!(th->dist = vms_dist_new())) {
+		*ix = UINT32_MAX;
+		return NULL;
+	}
+	l->nr_th++;
+	th->st.machine = machine;
+	th->st.tid = tid;
+	return th;
+}
+
+/* ---- the breakdown ---- */
+struct tally { char name[48]; uint64_t ns; };
+
+static void tally_add(struct tally *t, uint32_t *n, uint32_t max, const char *name, uint64_t ns)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (!strcmp(t[i].name, name)) {
+			t[i].ns += ns;
+			return;
+		}
+	if (*n < max) {
+		snprintf(t[*n].name, sizeof t[*n].name, "%s", name);
+		t[(*n)++].ns = ns;
+	}
+}
+
+static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t tr)
+{
+	struct lt_vcpu *v = &l->v[th->vidx];
+	struct vms_wakeup w;
+	memset(&w, 0, sizeof w);
+	w.machine = th->st.machine;
+	w.tid = th->st.tid;
+	memcpy(w.comm, th->st.comm, sizeof w.comm);
+	w.vcpu = v->vcpu;
+	w.waker_vcpu = th->waker;
+	w.wakeup = th->tw;
+	w.run = tr > th->tw ? tr : th->tw;
+	w.latency = w.run - w.wakeup;
+	struct tally cul[VMS_CAUSE_COUNT][8], ex[16];
+	uint32_t ncul[VMS_CAUSE_COUNT] = {0}, nex = 0;
+	/* the part lost to the history's bound is unknown */
+	uint64_t from = th->tw;
+	if (v->dropped_before > from) {
+		uint64_t lost = (v->dropped_before < w.run ? v->dropped_before : w.run) - from;
+		w.ns[VMS_CAUSE_UNKNOWN] += lost;
+		from += lost;
+	}
+	for (uint32_t i = 0; i < v->n; i++) {
+		uint64_t a = v->h[i].t, b = i + 1 < v->n ? v->h[i + 1].t : w.run;
+		if (a < from)
+			a = from;
+		if (b > w.run)
+			b = w.run;
+		if (i == 0 && v->h[0].t > from) /* nothing recorded before the first entry */
+			w.ns[VMS_CAUSE_UNKNOWN] += (v->h[0].t < w.run ? v->h[0].t : w.run) - from;
+		if (b <= a)
+			continue;
+		const struct lt_hist *e = &v->h[i];
+		w.ns[e->cause] += b - a;
+		tally_add(cul[e->cause], &ncul[e->cause], 8, e->culprit, b - a);
+		if (e->cause == VMS_CAUSE_EXITS)
+			tally_add(ex, &nex, 16, e->culprit, b - a);
+	}
+	uint64_t sum = 0;
+	for (int c = 0; c < VMS_CAUSE_COUNT; c++)
+		sum += w.ns[c];
+	if (sum < w.latency) /* no history at all: unknown */
+		w.ns[VMS_CAUSE_UNKNOWN] += w.latency - sum;
+	w.top = VMS_CAUSE_UNKNOWN;
+	uint64_t best = 0;
+	for (int c = 0; c < VMS_CAUSE_COUNT; c++)
+		if (w.ns[c] > best) {
+			best = w.ns[c];
+			w.top = (enum vms_cause)c;
+		}
+	best = 0;
+	for (uint32_t i = 0; i < ncul[w.top]; i++)
+		if (cul[w.top][i].ns > best) {
+			best = cul[w.top][i].ns;
+			snprintf(w.culprit, sizeof w.culprit, "%s", cul[w.top][i].name);
+		}
+	/* the costliest exit reason, by name back to (isa, reason) through the history */
+	best = 0;
+	const char *top_exit = NULL;
+	for (uint32_t i = 0; i < nex; i++)
+		if (ex[i].ns > best) {
+			best = ex[i].ns;
+			top_exit = ex[i].name;
+		}
+	for (uint32_t i = 0; top_exit && i < v->n; i++)
+		if (v->h[i].cause == VMS_CAUSE_EXITS && !strcmp(v->h[i].culprit, top_exit)) {
+			w.exit_isa = v->h[i].isa;
+			w.exit_reason = v->h[i].reason;
+			break;
+		}
+	th->pending = false;
+	if (v->pending)
+		v->pending--;
+	if (!v->pending && v->n > 1) {
+		v->h[0] = v->h[v->n - 1];
+		v->n = 1;
+	}
+	vms_dist_add(th->dist, w.latency);
+	/* keep the slowest LT_TAIL */
+	uint32_t slot = th->nr_tail;
+	if (th->nr_tail == LT_TAIL) {
+		slot = 0;
+		for (uint32_t i = 1; i < LT_TAIL; i++)
+			if (th->tail[i].latency < th->tail[slot].latency)
+				slot = i;
+		if (th->tail[slot].latency >= w.latency)
+			slot = LT_TAIL;
+	} else {
+		th->nr_tail++;
+	}
+	if (slot < LT_TAIL) {
+		th->tail[slot].latency = w.latency;
+		memcpy(th->tail[slot].ns, w.ns, sizeof w.ns);
+		th->tail[slot].top = (uint8_t)w.top;
+		memcpy(th->tail[slot].culprit, w.culprit, sizeof w.culprit);
+	}
+	if (l->fn)
+		l->fn(l->ctx, &w);
+}
+
+/* ---- observations ---- */
+static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+{
+	struct vms_latency *l = ctx;
+	if (o->vidx >= l->nr_v)
+		return;
+	struct lt_vcpu *v = &l->v[o->vidx];
+	v->state = o->state;
+	v->exit_reason = o->exit_reason;
+	v->isa = o->isa;
+	note(l, o->vidx, o->t);
+}
+
+static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+{
+	struct vms_latency *l = ctx;
+	if (o->vidx >= l->nr_v)
+		return;
+	struct lt_vcpu *v = &l->v[o->vidx];
+	v->instead_tid = o->tid;
+	an_copy_comm(v->instead_comm, o->comm);
+	note(l, o->vidx, o->t);
+}
+
+static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
+{
+	struct vms_latency *l = ctx;
+	if (o->vidx >= l->nr_v)
+		return;
+	struct lt_vcpu *v = &l->v[o->vidx];
+	if (v->state == VMS_STATE_VMM) { /* a second exit with no entry between */
+		v->exit_reason = (int32_t)(o->reason & INT32_MAX);
+		v->isa = o->isa;
+		note(l, o->vidx, o->t);
+	}
+}
+
+static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
+{
+	struct vms_latency *l = ctx;
+	if (o->vidx >= l->nr_v)
+		return;
+	struct lt_vcpu *v = &l->v[o->vidx];
+	if (o->next_tid > 0) {
+		uint64_t *ix = vms_keymap_get(&l->idx, vms_keymap_mt(o->machine, o->next_tid));
+		if (ix && *ix < l->nr_th) {
+			struct lt_thread *th = &l->th[*ix];
+			if (o->next_comm && *o->next_comm)
+				an_copy_comm(th->st.comm, o->next_comm);
+			if (th->pending)
+				finish_wakeup(l, th, o->t);
+		}
+	}
+	v->gtid = o->next_tid;
+	an_copy_comm(v->gcomm, o->next_comm);
+	note(l, o->vidx, o->t);
+}
+
+static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
+{
+	struct vms_latency *l = ctx;
+	if (ev->kind != VMS_K_SCHED_WAKEUP || ev->machine >= l->nr_mach ||
+	    !l->nvcpus[ev->machine])
+		return;
+	int64_t tid = (int64_t)ev->f[0];
+	if (tid <= 0 || tid > INT32_MAX)
+		return;
+	uint32_t m = ev->machine, target = (uint32_t)ev->f[1];
+	if (target >= l->nvcpus[m])
+		target = ev->cpu;
+	if (target >= l->nvcpus[m])
+		return;
+	struct lt_thread *th = thread_get(l, m, (int32_t)tid);
+	if (!th || th->pending)
+		return; /* a second wake-up before it runs: the wait began at the first */
+	if (ev->s[0] && *ev->s[0])
+		an_copy_comm(th->st.comm, ev->s[0]);
+	th->pending = true;
+	th->tw = t;
+	th->vidx = l->vbase[m] + target;
+	th->waker = ev->cpu < l->nvcpus[m] ? (int32_t)ev->cpu : -1;
+	l->v[th->vidx].pending++;
+}
+
+static int cmp_thread(const void *x, const void *y)
+{
+	const struct vms_latency_thread *a = x, *b = y;
+	if (a->machine != b->machine)
+		return a->machine < b->machine ? -1 : 1;
+	return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+static void on_finish(void *ctx, uint64_t t_end)
+{
+	(void)t_end;
+	struct vms_latency *l = ctx;
+	l->out = calloc(l->nr_th ? l->nr_th : 1, sizeof *l->out);
+	if (!l->out)
+		return;
+	for (uint32_t i = 0; i < l->nr_th; i++) {
+		struct lt_thread *th = &l->th[i];
+		struct vms_latency_thread *r = &l->out[i];
+		*r = th->st;
+		r->dist = th->dist;
+		uint64_t p99 = vms_dist_percentile(th->dist, 99);
+		uint64_t best = 0;
+		uint64_t by[VMS_CAUSE_COUNT] = {0};
+		for (uint32_t k = 0; k < th->nr_tail; k++) {
+			if (th->tail[k].latency <= p99)
+				continue;
+			r->tail_count++;
+			for (int c = 0; c < VMS_CAUSE_COUNT; c++)
+				r->tail_ns[c] += th->tail[k].ns[c];
+		}
+		int topc = 0;
+		for (int c = 0; c < VMS_CAUSE_COUNT; c++)
+			if (r->tail_ns[c] > r->tail_ns[topc])
+				topc = c;
+		for (uint32_t k = 0; k < th->nr_tail; k++)
+			if (th->tail[k].latency > p99 && th->tail[k].ns[topc] > best) {
+				best = th->tail[k].ns[topc];
+				snprintf(r->tail_culprit, sizeof r->tail_culprit, "%s",
+					 th->tail[k].top == topc ? th->tail[k].culprit : "");
+			}
+		(void)by;
+	}
+	qsort(l->out, l->nr_th, sizeof *l->out, cmp_thread);
+}
+
+struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn fn, void *ctx,
+				    struct vms_observer *o)
+{
+	struct vms_latency *l = calloc(1, sizeof *l);
+	if (!l)
+		return NULL;
+	l->model = model;
+	l->fn = fn;
+	l->ctx = ctx;
+	vms_keymap_init(&l->idx);
+	l->nr_mach = vms_model_nr_machines(model);
+	l->vbase = calloc(l->nr_mach ? l->nr_mach : 1, sizeof *l->vbase);
+	l->nvcpus = calloc(l->nr_mach ? l->nr_mach : 1, sizeof *l->nvcpus);
+	if (!l->vbase || !l->nvcpus)
+		goto fail;
+	/* the analysis stage's order of vCPUs (vidx): guests by machine index, then vCPU */
+	for (uint32_t m = 0; m < l->nr_mach; m++) {
+		const struct vms_machine *mc = vms_model_machine_c(model, m);
+		l->vbase[m] = l->nr_v;
+		l->nvcpus[m] = (mc->role & VMS_ROLE_GUEST) ? mc->nr_vcpus : 0;
+		l->nr_v += l->nvcpus[m];
+	}
+	l->v = calloc(l->nr_v ? l->nr_v : 1, sizeof *l->v);
+	if (!l->v)
+		goto fail;
+	for (uint32_t m = 0; m < l->nr_mach; m++)
+		for (uint32_t n = 0; n < l->nvcpus[m]; n++) {
+			struct lt_vcpu *v = &l->v[l->vbase[m] + n];
+			v->machine = m;
+			v->vcpu = n;
+			v->gtid = v->instead_tid = v->exit_reason = -1;
+		}
+	*o = (struct vms_observer){
+		.ctx = l, .vcpu_state = on_state, .vcpu_instead = on_instead,
+		.exit_begin = on_exit_begin, .guest_switch = on_guest_switch, .event = on_event,
+		.finish = on_finish,
+	};
+	return l;
+fail:
+	vms_latency_free(l);
+	return NULL;
+}
+
+void vms_latency_free(struct vms_latency *l)
+{
+	if (!l)
+		return;
+	for (uint32_t i = 0; i < l->nr_th; i++)
+		vms_dist_free(l->th[i].dist);
+	for (uint32_t i = 0; l->v && i < l->nr_v; i++)
+		free(l->v[i].h);
+	free(l->th);
+	free(l->out);
+	free(l->v);
+	free(l->vbase);
+	free(l->nvcpus);
+	vms_keymap_free(&l->idx);
+	free(l);
+}
+
+uint32_t vms_latency_nr_threads(const struct vms_latency *l)
+{
+	return l->out ? l->nr_th : 0;
+}
+
+const struct vms_latency_thread *vms_latency_thread(const struct vms_latency *l, uint32_t i)
+{
+	return l->out && i < l->nr_th ? &l->out[i] : NULL;
+}

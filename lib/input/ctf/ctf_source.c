@@ -1,0 +1,1169 @@
+/* The CTF 1.8 source: one machine from a CTF trace directory (metadata + stream files) or
+ * an LTTng session directory holding several (kernel/, ust/uid/N/64-bit/, ...), read with
+ * plans compiled from each trace's metadata (plan.h). One vms stream per stream file.
+ *
+ * Files are mapped, not copied: a packet costs no heap whatever size it claims, memory is
+ * bounded by the files' real sizes, and pages 2 MiB behind each stream's cursor are given
+ * back (they stay in the page cache), so the resident set does not grow with the trace.
+ * At open every packet header and context is decoded once (sizes within the file, magic,
+ * UUID, stream class), which gives the CPUs and the drop totals and refuses damage before
+ * any analysis. A stream's events are returned in file order; a timestamp below its
+ * predecessor's is flagged (VMS_EVF_TIME_BACKWARDS), never refused: the merge reports it.
+ * A packet's events_discarded growth marks its first event VMS_EVF_LOST_BEFORE. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctf_kinds.h"
+#include "plan.h"
+#include "tsdl.h"
+#include "vmscope/source.h"
+
+#define CTF_MAGIC 0xC1FC1FC1u
+#define MAX_METADATA (16u << 20)
+#define MAX_STREAMS 65536
+#define MAX_TRACES 256
+#define OP_BUDGET (4u << 20)       /* plan operations of all classes of a machine */
+#define GIVE_BACK (2u << 20)       /* bytes kept mapped behind a stream's cursor */
+#define NOREG PLAN_NOREG
+
+struct sclass {
+	uint64_t id;
+	struct plan ph, pc, eh, sec;
+	uint32_t mark;                 /* first register of the event classes */
+	uint32_t r_magic, r_uuid, r_sid, r_ts_begin, r_content, r_packet, r_disc, r_cpu, r_ptid;
+	uint32_t r_id[4], n_id, r_clk[4], clk_bits[4], n_clk;
+	uint32_t r_tid, r_vtid, r_ecpu;
+	/* event id -> class: dense table when the ids are small, else sorted pairs */
+	uint32_t *dense;
+	uint32_t ndense;
+	uint64_t *sorted;              /* id << 24 | class index */
+	uint32_t nsorted;
+	uint32_t nr_classes;
+	uint32_t only;                 /* the class when there is exactly one */
+};
+
+struct eclass {
+	const char *name;
+	uint64_t id;
+	uint32_t type;                 /* index into meta.type_names */
+	struct plan ec, ef;
+	struct plan_reg *regs;         /* descriptors of registers [reg_first, reg_end) */
+	uint32_t reg_first, reg_end;
+	uint32_t r_tid, r_vtid, r_ecpu;
+	struct ctf_evmap map;
+};
+
+struct trace {
+	char *path;
+	struct tsdl_trace t;
+	enum ctf_domain dom;
+	struct sclass *sc;
+	uint32_t nsc;
+	struct eclass *ec;
+	uint32_t nec;
+	int64_t adjust;                /* raw ticks added to its clock: the machine's timebase */
+	uint32_t clock;                /* the clock the event headers map to */
+	bool strict_end;               /* a cut last packet is damage (vmstrace, closed) */
+};
+
+struct cstream {
+	char *path;
+	struct trace *tr;
+	int fd;
+	const uint8_t *map;
+	uint64_t size;                 /* bytes mapped (the file at open) */
+	uint64_t valid_end;            /* bytes of complete packets */
+	uint64_t next_pkt;             /* offset of the next packet */
+	uint64_t given_back;           /* bytes before this are released */
+	/* the current packet */
+	const struct sclass *sc;
+	uint64_t pkt_off;
+	uint64_t pos, end;             /* bits from the packet's start */
+	uint64_t clock;
+	uint32_t cpu;
+	int32_t ptid;                  /* the packet's thread (vmstrace), or -1 */
+	int32_t cur_tid;               /* from sched_switch, when no context gives a tid */
+	uint64_t disc_prev;
+	bool lost_pending;
+	bool have_last_ts;
+	uint64_t last_ts;
+	bool have_last;                /* last event, for format_event */
+	uint64_t last_pos, last_clock;
+	char sbuf[2][64];
+};
+
+struct ctf {
+	uint32_t nt;
+	struct trace *tr;
+	uint32_t n;
+	struct cstream *st;
+	struct plan_rf rf;
+};
+
+static int fail(struct vms_source *src, const char *path, uint64_t off, const char *what)
+{
+	return vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: %s at byte offset %llu", path, what,
+			     (unsigned long long)off);
+}
+
+/* ---- compiling a trace's metadata ---- */
+
+static int by_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a >> 24, y = *(const uint64_t *)b >> 24;
+	return x < y ? -1 : x > y;
+}
+
+static void find_roles(struct sclass *s, const struct plan_regs *r)
+{
+	s->r_magic = plan_find(r, 0, PLAN_PH, "magic", true);
+	s->r_uuid = plan_find(r, 0, PLAN_PH, "uuid", true);
+	s->r_sid = plan_find(r, 0, PLAN_PH, "stream_id", true);
+	s->r_ts_begin = plan_find(r, 0, PLAN_PC, "timestamp_begin", true);
+	s->r_content = plan_find(r, 0, PLAN_PC, "content_size", true);
+	s->r_packet = plan_find(r, 0, PLAN_PC, "packet_size", true);
+	s->r_disc = plan_find(r, 0, PLAN_PC, "events_discarded", true);
+	s->r_cpu = plan_find(r, 0, PLAN_PC, "cpu_id", true);
+	s->r_ptid = plan_find(r, 0, PLAN_PC, "vtid", true);
+	if (s->r_ptid == NOREG)
+		s->r_ptid = plan_find(r, 0, PLAN_PC, "tid", true);
+	s->n_id = s->n_clk = 0;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct plan_reg *g = &r->r[i];
+		if (g->scope != PLAN_EH || g->in_loop)
+			continue;
+		if (!strcmp(g->name, "id") && s->n_id < 4)
+			s->r_id[s->n_id++] = i;
+		if (g->type->kind == TSDL_INT && (g->type->clock || !strcmp(g->name, "timestamp")) &&
+		    s->n_clk < 4) {
+			s->clk_bits[s->n_clk] = g->type->size;
+			s->r_clk[s->n_clk++] = i;
+		}
+	}
+	s->r_tid = plan_find(r, 0, PLAN_SEC, "tid", false);
+	s->r_vtid = plan_find(r, 0, PLAN_SEC, "vtid", false);
+	s->r_ecpu = plan_find(r, 0, PLAN_SEC, "cpu_id", false);
+}
+
+static int compile_trace(struct vms_source *src, struct trace *tr, uint32_t type_base,
+			 uint32_t *max_regs, uint64_t *budget, struct vms_error *err)
+{
+	struct tsdl_trace *t = &tr->t;
+	struct plan_regs regs = {0};
+	int rc = 0;
+	tr->sc = calloc(t->nr_streams, sizeof *tr->sc);
+	tr->ec = calloc(t->nr_events ? t->nr_events : 1, sizeof *tr->ec);
+	if (!tr->sc || !tr->ec)
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	bool no_wakeup = true;
+	for (uint32_t e = 0; e < t->nr_events; e++)
+		if (!strcmp(t->events[e].name, "sched_wakeup"))
+			no_wakeup = false;
+	for (uint32_t i = 0; i < t->nr_streams && !rc; i++) {
+		const struct tsdl_stream *ts = &t->streams[i];
+		struct sclass *s = &tr->sc[i];
+		tr->nsc++;
+		s->id = ts->id;
+		regs.n = 0;
+		if ((rc = plan_compile(&s->ph, t->packet_header, PLAN_PH, t->order, &regs, budget,
+				       tr->path, "trace.packet.header", err)) ||
+		    (rc = plan_compile(&s->pc, ts->packet_context, PLAN_PC, t->order, &regs, budget,
+				       tr->path, "stream.packet.context", err)) ||
+		    (rc = plan_compile(&s->eh, ts->event_header, PLAN_EH, t->order, &regs, budget,
+				       tr->path, "stream.event.header", err)) ||
+		    (rc = plan_compile(&s->sec, ts->event_context, PLAN_SEC, t->order, &regs,
+				       budget, tr->path, "stream.event.context", err)))
+			break;
+		s->mark = regs.n;
+		find_roles(s, &regs);
+		for (uint32_t k = 0; k < s->n_clk; k++) {
+			const char *name = regs.r[s->r_clk[k]].type->clock;
+			if (!name)
+				continue;
+			uint32_t ci = 0;
+			while (ci < t->nr_clocks && strcmp(t->clocks[ci].name, name))
+				ci++;
+			if (ci == t->nr_clocks) {
+				rc = vms_error_set(err, VMS_ERR_FORMAT, "%s/metadata: map to an "
+						   "undeclared clock '%s' at byte offset 0", tr->path,
+						   name);
+				break;
+			}
+			if (i == 0 && k == 0)
+				tr->clock = ci;
+		}
+		if (rc)
+			break;
+		uint64_t max_id = 0;
+		for (uint32_t e = 0; e < t->nr_events && !rc; e++) {
+			const struct tsdl_event *te = &t->events[e];
+			if (te->stream_id != ts->id)
+				continue;
+			struct eclass *c = &tr->ec[e];
+			regs.n = s->mark;
+			if ((rc = plan_compile(&c->ec, te->context, PLAN_EC, t->order, &regs, budget,
+					       tr->path, te->name, err)) ||
+			    (rc = plan_compile(&c->ef, te->fields, PLAN_EF, t->order, &regs, budget,
+					       tr->path, te->name, err)))
+				break;
+			c->name = te->name;
+			c->id = te->id;
+			c->type = type_base + e;
+			c->reg_first = s->mark;
+			c->reg_end = regs.n;
+			c->regs = malloc((regs.n - s->mark + 1) * sizeof *c->regs);
+			if (!c->regs) {
+				rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+				break;
+			}
+			memcpy(c->regs, regs.r + s->mark, (regs.n - s->mark) * sizeof *c->regs);
+			c->r_tid = plan_find(&regs, s->mark, PLAN_EC, "tid", false);
+			c->r_vtid = plan_find(&regs, s->mark, PLAN_EC, "vtid", false);
+			c->r_ecpu = plan_find(&regs, s->mark, PLAN_EC, "cpu_id", false);
+			ctf_map_event(te->name, &regs, s->mark, tr->dom, no_wakeup, &c->map);
+			if (regs.n > *max_regs)
+				*max_regs = regs.n;
+			if (te->id > max_id)
+				max_id = te->id;
+			s->nr_classes++;
+			s->only = e;
+		}
+		if (rc)
+			break;
+		if (regs.n > *max_regs)
+			*max_regs = regs.n;
+		if (s->nr_classes && max_id < 65536) {
+			s->ndense = (uint32_t)max_id + 1;
+			s->dense = malloc(s->ndense * sizeof *s->dense);
+			if (!s->dense) {
+				rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+				break;
+			}
+			memset(s->dense, 0xff, s->ndense * sizeof *s->dense);
+		} else if (s->nr_classes) {
+			s->sorted = malloc(s->nr_classes * sizeof *s->sorted);
+			if (!s->sorted) {
+				rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+				break;
+			}
+		}
+		for (uint32_t e = 0; e < t->nr_events; e++) {
+			const struct tsdl_event *te = &t->events[e];
+			if (te->stream_id != ts->id)
+				continue;
+			if (s->dense) {
+				if (s->dense[te->id] != UINT32_MAX) {
+					rc = vms_error_set(err, VMS_ERR_FORMAT, "%s/metadata: two events "
+							   "of id %llu at byte offset 0", tr->path,
+							   (unsigned long long)te->id);
+					break;
+				}
+				s->dense[te->id] = e;
+			} else if (s->sorted) {
+				if (te->id >= (1ull << 40)) {
+					rc = vms_error_set(err, VMS_ERR_FORMAT, "%s/metadata: event id "
+							   "too large at byte offset 0", tr->path);
+					break;
+				}
+				s->sorted[s->nsorted++] = te->id << 24 | e;
+			}
+		}
+		if (s->sorted)
+			qsort(s->sorted, s->nsorted, sizeof *s->sorted, by_id);
+	}
+	(void)src;
+	plan_regs_free(&regs);
+	return rc;
+}
+
+static uint32_t class_of(const struct sclass *s, uint64_t id)
+{
+	if (s->dense)
+		return id < s->ndense ? s->dense[id] : UINT32_MAX;
+	uint32_t lo = 0, hi = s->nsorted;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		uint64_t v = s->sorted[mid] >> 24;
+		if (v == id)
+			return (uint32_t)(s->sorted[mid] & 0xffffff);
+		if (v < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return UINT32_MAX;
+}
+
+/* ---- packets ---- */
+
+struct pktinfo {
+	const struct sclass *sc;
+	uint64_t packet_bytes, content_bits, header_bits;
+	bool has_ts, has_disc, has_cpu, has_ptid;
+	uint64_t ts_begin, disc, cpu, ptid;
+};
+
+/* Decode the packet header and context at `off`: 1 with *pi, 0 when the packet does not fit
+ * in the `limit` bytes (a cut packet), or a negative status. */
+static int read_packet(struct vms_source *src, struct ctf *c, struct cstream *s, uint64_t off,
+		       uint64_t limit, struct pktinfo *pi)
+{
+	struct trace *tr = s->tr;
+	const uint8_t *buf = s->map + off;
+	uint64_t avail = limit - off;
+	uint64_t end = avail > (UINT64_MAX >> 4) ? UINT64_MAX >> 1 : avail * 8, pos = 0;
+	struct plan_rf *rf = &c->rf;
+	rf->cur++;
+	const struct sclass *sc = &tr->sc[0];
+	int rc = plan_exec(&sc->ph, buf, &pos, end, rf);
+	if (rc == PLAN_E_END && avail < 4096)
+		return 0;
+	if (rc)
+		return fail(src, s->path, off + pos / 8, plan_err_text(rc));
+	uint64_t v;
+	if (plan_get(rf, sc->r_magic, &v) && v != CTF_MAGIC)
+		return fail(src, s->path, off, "bad packet magic");
+	if (tr->t.has_uuid && sc->r_uuid != NOREG && rf->gen[sc->r_uuid] == rf->cur &&
+	    (rf->aux[sc->r_uuid] != 16 || memcmp(buf + rf->val[sc->r_uuid], tr->t.uuid, 16)))
+		return fail(src, s->path, off + rf->val[sc->r_uuid],
+			    "packet of another trace (UUID differs)");
+	if (plan_get(rf, sc->r_sid, &v)) {
+		sc = NULL;
+		for (uint32_t i = 0; i < tr->nsc; i++)
+			if (tr->sc[i].id == v)
+				sc = &tr->sc[i];
+		if (!sc)
+			return fail(src, s->path, off, "unknown stream id");
+	} else if (tr->nsc != 1) {
+		return fail(src, s->path, off, "packet without a stream id in a trace of several "
+			    "stream classes");
+	}
+	uint64_t at = pos;
+	rc = plan_exec(&sc->pc, buf, &pos, end, rf);
+	if (rc == PLAN_E_END && avail < 4096)
+		return 0;
+	if (rc)
+		return fail(src, s->path, off + pos / 8, plan_err_text(rc));
+	memset(pi, 0, sizeof *pi);
+	pi->sc = sc;
+	pi->header_bits = pos;
+	uint64_t psize = 0, csize = 0;
+	bool has_p = plan_get(rf, sc->r_packet, &psize), has_c = plan_get(rf, sc->r_content, &csize);
+	if (!has_p)
+		psize = has_c ? (csize + 7) & ~7ull : avail * 8;
+	if (!has_c)
+		csize = psize;
+	if (psize % 8 || csize > psize || csize < pos || psize == 0) {
+		/* name the field that is wrong: content_size when it is, else packet_size */
+		uint32_t r = has_c && (csize > psize || csize < pos) ? sc->r_content
+			     : has_p ? sc->r_packet : NOREG;
+		return fail(src, s->path, off + (r != NOREG ? rf->aux[r] : at / 8),
+			    "bad packet size");
+	}
+	if (psize / 8 > avail)
+		return 0;
+	pi->packet_bytes = psize / 8;
+	pi->content_bits = csize;
+	pi->has_ts = plan_get(rf, sc->r_ts_begin, &pi->ts_begin);
+	pi->has_disc = plan_get(rf, sc->r_disc, &pi->disc);
+	pi->has_cpu = plan_get(rf, sc->r_cpu, &pi->cpu);
+	pi->has_ptid = plan_get(rf, sc->r_ptid, &pi->ptid);
+	return 1;
+}
+
+static int map_stream(struct vms_source *src, struct cstream *s)
+{
+	struct stat st;
+	if (fstat(s->fd, &st) != 0)
+		return vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot stat", s->path);
+	s->size = (uint64_t)st.st_size;
+	if (s->size == 0)
+		return 0;
+	void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+	if (m == MAP_FAILED)
+		return vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot map: %s", s->path,
+				     strerror(errno));
+	s->map = m;
+	return 0;
+}
+
+static int scan_stream(struct vms_source *src, struct ctf *c, struct cstream *s)
+{
+	uint64_t off = 0, disc = 0;
+	while (off < s->size) {
+		struct pktinfo pi;
+		int rc = read_packet(src, c, s, off, s->size, &pi);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			if (s->tr->strict_end)
+				return fail(src, s->path, off, "truncated packet");
+			src->meta.ended_abruptly = true;
+			break;
+		}
+		if (pi.has_disc)
+			disc = pi.disc;
+		if (pi.has_cpu && pi.cpu < 4096 && pi.cpu + 1 > src->meta.nr_cpus)
+			src->meta.nr_cpus = (uint32_t)pi.cpu + 1;
+		off += pi.packet_bytes;
+	}
+	s->valid_end = off;
+	src->meta.lost_events += disc;
+	return 0;
+}
+
+static void give_back(struct cstream *s, uint64_t upto)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t pg = page > 0 ? (uint64_t)page : 4096;
+	if (upto < s->given_back + GIVE_BACK + pg)
+		return;
+	uint64_t to = (upto - GIVE_BACK) / pg * pg;
+	if (to > s->given_back) {
+		madvise((void *)(s->map + s->given_back), to - s->given_back, MADV_DONTNEED);
+		s->given_back = to;
+	}
+}
+
+/* Load the next packet with events; 0 at the end of the stream. */
+static int load_packet(struct vms_source *src, struct ctf *c, struct cstream *s)
+{
+	while (s->next_pkt < s->valid_end) {
+		struct pktinfo pi;
+		int rc = read_packet(src, c, s, s->next_pkt, s->valid_end, &pi);
+		if (rc <= 0)
+			return rc < 0 ? rc : fail(src, s->path, s->next_pkt, "packet changed since open");
+		give_back(s, s->next_pkt);
+		s->sc = pi.sc;
+		s->pkt_off = s->next_pkt;
+		s->next_pkt += pi.packet_bytes;
+		s->pos = pi.header_bits;
+		s->end = pi.content_bits;
+		if (pi.has_ts)
+			s->clock = pi.ts_begin;
+		if (pi.has_cpu)
+			s->cpu = pi.cpu < 4096 ? (uint32_t)pi.cpu : 4095;
+		s->ptid = pi.has_ptid ? (int32_t)pi.ptid : -1;
+		if (pi.has_disc) {
+			if (pi.disc != s->disc_prev)
+				s->lost_pending = true;
+			s->disc_prev = pi.disc;
+		}
+		if (s->end > s->pos)
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- events ---- */
+
+static void update_clock(struct cstream *s, uint64_t v, uint32_t bits)
+{
+	if (bits >= 64) {
+		s->clock = v;
+		return;
+	}
+	uint64_t mask = (1ull << bits) - 1;
+	if (v < (s->clock & mask))
+		s->clock += mask + 1;
+	s->clock = (s->clock & ~mask) | v;
+}
+
+/* Decode the event at s->pos: its class (or NULL with an error). */
+static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct cstream *s)
+{
+	const struct sclass *sc = s->sc;
+	struct trace *tr = s->tr;
+	struct plan_rf *rf = &c->rf;
+	const uint8_t *buf = s->map + s->pkt_off;
+	uint64_t start = s->pos;
+	rf->cur++;
+	if (rf->cur == 0) {
+		memset(rf->gen, 0, rf->n * sizeof *rf->gen);
+		rf->cur = 1;
+	}
+	int rc = plan_exec(&sc->eh, buf, &s->pos, s->end, rf);
+	if (rc) {
+		fail(src, s->path, s->pkt_off + s->pos / 8, plan_err_text(rc));
+		return NULL;
+	}
+	uint64_t id = 0, v;
+	bool have_id = false;
+	for (uint32_t i = 0; i < sc->n_id; i++)
+		if (plan_get(rf, sc->r_id[i], &v)) {
+			id = v;
+			have_id = true;
+		}
+	for (uint32_t i = 0; i < sc->n_clk; i++)
+		if (plan_get(rf, sc->r_clk[i], &v))
+			update_clock(s, v, sc->clk_bits[i]);
+	uint32_t e = have_id ? class_of(sc, id) : sc->nr_classes == 1 ? sc->only : UINT32_MAX;
+	if (e == UINT32_MAX) {
+		fail(src, s->path, s->pkt_off + start / 8, "unknown event id");
+		return NULL;
+	}
+	const struct eclass *ec = &tr->ec[e];
+	if ((rc = plan_exec(&sc->sec, buf, &s->pos, s->end, rf)) ||
+	    (rc = plan_exec(&ec->ec, buf, &s->pos, s->end, rf)) ||
+	    (rc = plan_exec(&ec->ef, buf, &s->pos, s->end, rf))) {
+		fail(src, s->path, s->pkt_off + s->pos / 8, plan_err_text(rc));
+		return NULL;
+	}
+	return ec;
+}
+
+/* A text field into s->sbuf[k] (char arrays need not end with a NUL; strings do). */
+static const char *text_of(struct cstream *s, const struct plan_rf *rf, uint32_t reg, int k,
+			   bool basename)
+{
+	const char *p = (const char *)s->map + s->pkt_off + rf->val[reg];
+	size_t n = rf->aux[reg];
+	const char *nul = memchr(p, 0, n);
+	if (nul)
+		n = (size_t)(nul - p);
+	if (basename) {
+		const char *slash = memrchr(p, '/', n);
+		if (slash) {
+			n -= (size_t)(slash + 1 - p);
+			p = slash + 1;
+		}
+		if (n > 15)
+			n = 15; /* the kernel's comm after exec: TASK_COMM_LEN - 1 */
+	}
+	if (n >= sizeof s->sbuf[k])
+		n = sizeof s->sbuf[k] - 1;
+	memcpy(s->sbuf[k], p, n);
+	s->sbuf[k][n] = 0;
+	return s->sbuf[k];
+}
+
+static bool first_set(const struct plan_rf *rf, const uint32_t *cand, uint8_t n, uint32_t *reg)
+{
+	for (uint8_t i = 0; i < n; i++)
+		if (rf->gen[cand[i]] == rf->cur) {
+			*reg = cand[i];
+			return true;
+		}
+	return false;
+}
+
+static void fill(struct ctf *c, struct cstream *s, const struct eclass *ec, uint32_t stream,
+		 struct vms_event *ev)
+{
+	const struct plan_rf *rf = &c->rf;
+	const struct sclass *sc = s->sc;
+	const struct ctf_evmap *m = &ec->map;
+	memset(ev, 0, sizeof *ev);
+	ev->ts = s->clock + (uint64_t)s->tr->adjust;
+	ev->type = ec->type;
+	ev->stream = stream;
+	ev->kind = m->kind;
+	uint32_t reg;
+	for (int k = 0; k < 5; k++) {
+		if (first_set(rf, m->f[k], m->nf[k], &reg))
+			ev->f[k] = rf->val[reg];
+		else if (m->required >> k & 1)
+			ev->kind = VMS_K_OTHER; /* e.g. a packet without a TCP header */
+	}
+	for (int k = 0; k < 2; k++)
+		if (first_set(rf, m->s[k], m->ns[k], &reg))
+			ev->s[k] = text_of(s, rf, reg, k, m->basename && k == 0);
+	uint64_t v;
+	if (plan_get(rf, ec->r_tid, &v) || plan_get(rf, sc->r_tid, &v) ||
+	    plan_get(rf, ec->r_vtid, &v) || plan_get(rf, sc->r_vtid, &v))
+		ev->tid = (int32_t)v;
+	else if (s->ptid >= 0)
+		ev->tid = s->ptid;
+	else if (ev->kind == VMS_K_SCHED_SWITCH)
+		ev->tid = (int32_t)ev->f[0];
+	else
+		ev->tid = s->cur_tid;
+	if (ev->kind == VMS_K_SCHED_SWITCH)
+		s->cur_tid = (int32_t)ev->f[2];
+	/* the record's own CPU (vmstrace writes UINT16_MAX when it had none), else the packet's */
+	if ((plan_get(rf, ec->r_ecpu, &v) || plan_get(rf, sc->r_ecpu, &v)) && v < 4096)
+		ev->cpu = (uint32_t)v;
+	else
+		ev->cpu = s->cpu;
+}
+
+static uint32_t ctf_nr_streams(struct vms_source *src)
+{
+	return ((struct ctf *)src->impl)->n;
+}
+
+static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
+{
+	struct ctf *c = src->impl;
+	if (stream >= c->n)
+		return vms_error_set(&src->err, VMS_ERR_USAGE, "no stream %u", stream);
+	struct cstream *s = &c->st[stream];
+	if (s->pos >= s->end || !s->sc) {
+		s->have_last = false;
+		int rc = load_packet(src, c, s);
+		if (rc <= 0)
+			return rc;
+	}
+	s->last_pos = s->pos;
+	s->last_clock = s->clock;
+	const struct eclass *ec = decode(src, c, s);
+	if (!ec)
+		return src->err.status ? src->err.status : VMS_ERR_FORMAT;
+	s->have_last = true;
+	fill(c, s, ec, stream, ev);
+	if (s->have_last_ts && ev->ts < s->last_ts)
+		ev->flags |= VMS_EVF_TIME_BACKWARDS;
+	if (s->lost_pending) {
+		ev->flags |= VMS_EVF_LOST_BEFORE;
+		s->lost_pending = false;
+	}
+	s->last_ts = ev->ts;
+	s->have_last_ts = true;
+	return 1;
+}
+
+static void reset_stream(struct cstream *s)
+{
+	s->next_pkt = 0;
+	s->sc = NULL;
+	s->pos = s->end = 0;
+	s->clock = 0;
+	s->cpu = 0;
+	s->ptid = -1;
+	s->cur_tid = -1;
+	s->disc_prev = 0;
+	s->lost_pending = false;
+	s->have_last_ts = false;
+	s->have_last = false;
+}
+
+static int ctf_rewind(struct vms_source *src)
+{
+	struct ctf *c = src->impl;
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct cstream *s = &c->st[i];
+		reset_stream(s);
+		s->given_back = 0; /* released pages come back from the file on access */
+	}
+	return 0;
+}
+
+/* The last event again, decoded into the registers, then printed: "name: f=v ...". */
+static int ctf_format(struct vms_source *src, uint32_t stream, char *buf, size_t len)
+{
+	struct ctf *c = src->impl;
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	if (stream >= c->n || !c->st[stream].have_last)
+		return 0;
+	struct cstream *s = &c->st[stream];
+	uint64_t pos = s->pos, clock = s->clock;
+	s->pos = s->last_pos;
+	s->clock = s->last_clock;
+	const struct eclass *ec = decode(src, c, s);
+	s->pos = pos;
+	s->clock = clock;
+	if (!ec)
+		return 0;
+	const struct plan_rf *rf = &c->rf;
+	size_t n = (size_t)snprintf(buf, len, "%s:", ec->name);
+	for (uint32_t r = ec->reg_first; r < ec->reg_end && n < len; r++) {
+		const struct plan_reg *g = &ec->regs[r - ec->reg_first];
+		if (g->in_loop || rf->gen[r] != rf->cur)
+			continue;
+		const struct tsdl_type *t = g->type;
+		uint64_t v = rf->val[r];
+		if (t->kind == TSDL_STRING || ((t->kind == TSDL_ARRAY || t->kind == TSDL_SEQ) &&
+					       t->elem->text)) {
+			char tmp[64];
+			size_t k = rf->aux[r] < sizeof tmp - 1 ? rf->aux[r] : sizeof tmp - 1;
+			memcpy(tmp, s->map + s->pkt_off + v, k);
+			tmp[k] = 0;
+			n += (size_t)snprintf(buf + n, len - n, " %s=\"%s\"", g->name, tmp);
+		} else if (t->kind == TSDL_ARRAY || t->kind == TSDL_SEQ) {
+			n += (size_t)snprintf(buf + n, len - n, " %s=[%u bytes]", g->name, rf->aux[r]);
+		} else if (t->kind == TSDL_FLOAT) {
+			double d;
+			if (t->size == 32) {
+				float f;
+				uint32_t x = (uint32_t)v;
+				memcpy(&f, &x, 4);
+				d = f;
+			} else {
+				memcpy(&d, &v, 8);
+			}
+			n += (size_t)snprintf(buf + n, len - n, " %s=%g", g->name, d);
+		} else if (t->base == 16) {
+			n += (size_t)snprintf(buf + n, len - n, " %s=0x%llx", g->name,
+					      (unsigned long long)v);
+		} else if (t->is_signed) {
+			n += (size_t)snprintf(buf + n, len - n, " %s=%lld", g->name, (long long)v);
+		} else {
+			n += (size_t)snprintf(buf + n, len - n, " %s=%llu", g->name,
+					      (unsigned long long)v);
+		}
+	}
+	return 0;
+}
+
+static void free_trace(struct trace *tr)
+{
+	for (uint32_t i = 0; i < tr->nsc; i++) {
+		struct sclass *s = &tr->sc[i];
+		plan_free(&s->ph);
+		plan_free(&s->pc);
+		plan_free(&s->eh);
+		plan_free(&s->sec);
+		free(s->dense);
+		free(s->sorted);
+	}
+	for (uint32_t i = 0; i < tr->t.nr_events && tr->ec; i++) {
+		plan_free(&tr->ec[i].ec);
+		plan_free(&tr->ec[i].ef);
+		free(tr->ec[i].regs);
+	}
+	free(tr->sc);
+	free(tr->ec);
+	tsdl_free(&tr->t);
+	free(tr->path);
+}
+
+static void ctf_close(struct vms_source *src)
+{
+	if (!src)
+		return;
+	struct ctf *c = src->impl;
+	if (c) {
+		for (uint32_t i = 0; i < c->n; i++) {
+			struct cstream *s = &c->st[i];
+			if (s->map)
+				munmap((void *)s->map, s->size);
+			if (s->fd >= 0)
+				close(s->fd);
+			free(s->path);
+		}
+		free(c->st);
+		for (uint32_t i = 0; i < c->nt; i++)
+			free_trace(&c->tr[i]);
+		free(c->tr);
+		free(c->rf.val);
+		free(c->rf.aux);
+		free(c->rf.gen);
+		free(c);
+	}
+	vms_trace_meta_free(&src->meta);
+	free(src->path);
+	free(src);
+}
+
+static const struct vms_source_ops ctf_ops = {
+	.name = "ctf",
+	.nr_streams = ctf_nr_streams,
+	.next = ctf_next,
+	.rewind = ctf_rewind,
+	.format_event = ctf_format,
+	.close = ctf_close,
+};
+
+/* ---- opening ---- */
+
+/* DIR/.vmst-threads: "TID NAME" lines written by the tracer when a thread's stream file is
+ * created. Optional; a line that does not parse is damage. */
+static int read_thread_names(struct vms_source *src, const char *path)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof p, "%s/.vmst-threads", path);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return 0;
+	struct vms_trace_meta *m = &src->meta;
+	char line[256];
+	uint64_t off = 0;
+	int rc = 0;
+	while (fgets(line, sizeof line, f)) {
+		size_t len = strlen(line);
+		int tid, name_at = 0;
+		if (len == 0 || line[len - 1] != '\n' || sscanf(line, "%d %n", &tid, &name_at) != 1 ||
+		    name_at == 0 || m->nr_comms >= 1000000) {
+			rc = vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: bad line at byte offset "
+					   "%llu", p, (unsigned long long)off);
+			break;
+		}
+		off += len;
+		line[len - 1] = 0;
+		int32_t *t = realloc(m->comm_tid, (m->nr_comms + 1) * sizeof *t);
+		if (t)
+			m->comm_tid = t;
+		char **n = realloc(m->comm_name, (m->nr_comms + 1) * sizeof *n);
+		if (n)
+			m->comm_name = n;
+		char *name = strdup(line + name_at);
+		if (!t || !n || !name) {
+			free(name);
+			rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+			break;
+		}
+		m->comm_tid[m->nr_comms] = tid;
+		m->comm_name[m->nr_comms] = name;
+		m->nr_comms++;
+	}
+	fclose(f);
+	return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static int names_add(struct names *ns, const char *s)
+{
+	if (ns->n == ns->cap) {
+		size_t cap = ns->cap ? 2 * ns->cap : 16;
+		char **n = realloc(ns->v, cap * sizeof *n);
+		if (!n)
+			return -1;
+		ns->v = n;
+		ns->cap = cap;
+	}
+	if (!(ns->v[ns->n] = strdup(s)))
+		return -1;
+	ns->n++;
+	return 0;
+}
+
+static void names_free(struct names *ns)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		free(ns->v[i]);
+	free(ns->v);
+}
+
+static bool has_metadata(const char *dir)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	return snprintf(p, sizeof p, "%s/metadata", dir) < (int)sizeof p && stat(p, &st) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+/* The trace directories under an LTTng session directory (kernel/, ust/uid/1000/64-bit/,
+ * ...): the directories holding a metadata file, a few levels down, in name order. */
+static int find_traces(const char *dir, int depth, struct names *out)
+{
+	if (has_metadata(dir))
+		return names_add(out, dir);
+	if (depth == 0 || out->n >= MAX_TRACES)
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct names subs = {0};
+	struct dirent *e;
+	int rc = 0;
+	while ((e = readdir(d)) && !rc) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[PATH_MAX];
+		struct stat st;
+		if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p ||
+		    stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		rc = names_add(&subs, p);
+	}
+	closedir(d);
+	if (subs.n)
+		qsort(subs.v, subs.n, sizeof *subs.v, by_name);
+	for (size_t i = 0; i < subs.n && !rc && out->n < MAX_TRACES; i++)
+		rc = find_traces(subs.v[i], depth - 1, out);
+	names_free(&subs);
+	return rc;
+}
+
+/* The stream files of a trace directory: every regular file but the metadata and hidden
+ * files (LTTng's index/ is a directory), in name order. */
+static int list_streams(struct vms_source *src, const char *dir, struct names *out)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot open the directory", dir);
+	struct dirent *e;
+	size_t first = out->n;
+	int rc = 0;
+	while ((e = readdir(d)) && !rc) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "metadata"))
+			continue;
+		char p[PATH_MAX];
+		struct stat st;
+		if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p ||
+		    stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (out->n >= MAX_STREAMS)
+			rc = vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: more than %d stream files",
+					   dir, MAX_STREAMS);
+		else if (names_add(out, p))
+			rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+	}
+	closedir(d);
+	if (out->n > first)
+		qsort(out->v + first, out->n - first, sizeof *out->v, by_name);
+	return rc;
+}
+
+/* Read and parse DIR/metadata. 1 when parsed, 0 when it is not CTF, or a negative status. */
+static int load_metadata(struct vms_source *src, struct trace *tr)
+{
+	char mpath[PATH_MAX];
+	snprintf(mpath, sizeof mpath, "%s/metadata", tr->path);
+	int fd = open(mpath, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat ms;
+	if (fstat(fd, &ms) != 0 || ms.st_size > MAX_METADATA) {
+		close(fd);
+		return vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: metadata larger than %u bytes "
+				     "at byte offset 0", mpath, MAX_METADATA);
+	}
+	size_t len = (size_t)ms.st_size;
+	uint8_t *raw = malloc(len + 1);
+	size_t got = 0;
+	while (raw && got < len) {
+		ssize_t r = pread(fd, raw + got, len - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (!raw || got < len) {
+		free(raw);
+		return vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot read", mpath);
+	}
+	char *text;
+	size_t tlen;
+	int rc = tsdl_read_text(tr->path, raw, len, &text, &tlen, &src->err);
+	free(raw);
+	if (rc < 0)
+		return rc;
+	if (!text)
+		return 0;
+	rc = tsdl_parse(tr->path, text, tlen, &tr->t, &src->err);
+	free(text);
+	if (rc < 0)
+		return rc;
+	const char *tracer = tsdl_env(&tr->t, "tracer_name");
+	const char *domain = tsdl_env(&tr->t, "domain");
+	if (tracer && !strcmp(tracer, "vmstrace"))
+		tr->dom = CTF_DOM_VMSTRACE;
+	else if ((domain && !strcmp(domain, "kernel")) ||
+		 (tracer && !strcmp(tracer, "lttng-modules")))
+		tr->dom = CTF_DOM_KERNEL;
+	else
+		tr->dom = CTF_DOM_UST;
+	if (tr->t.nr_clocks == 0)
+		return vms_error_set(&src->err, VMS_ERR_FORMAT, "%s/metadata: no clock at byte "
+				     "offset %zu", tr->path, tlen);
+	return 1;
+}
+
+/* The machine's clock from its traces' (the first one's; the others shifted onto it). */
+static int set_clock(struct vms_source *src, struct ctf *c)
+{
+	struct vms_trace_meta *m = &src->meta;
+	const struct tsdl_clock *k0 = &c->tr[0].t.clocks[c->tr[0].clock];
+	__int128 base = (__int128)k0->offset_s * k0->freq + k0->offset;
+	for (uint32_t i = 1; i < c->nt; i++) {
+		const struct tsdl_clock *k = &c->tr[i].t.clocks[c->tr[i].clock];
+		if (k->freq != k0->freq)
+			return vms_error_set(&src->err, VMS_ERR_FORMAT, "%s/metadata: a clock of "
+					     "%llu Hz in a session whose first trace's is %llu Hz "
+					     "at byte offset 0", c->tr[i].path,
+					     (unsigned long long)k->freq,
+					     (unsigned long long)k0->freq);
+		__int128 d = (__int128)k->offset_s * k->freq + k->offset - base;
+		if (d > INT64_MAX / 2 || d < -(INT64_MAX / 2))
+			return vms_error_set(&src->err, VMS_ERR_FORMAT, "%s/metadata: clock offset "
+					     "out of range at byte offset 0", c->tr[i].path);
+		c->tr[i].adjust = (int64_t)d;
+	}
+	snprintf(m->clock, sizeof m->clock, "%.31s", k0->name);
+	if (k0->freq == 1000000000u) {
+		m->ts_in_ns = true;
+	} else {
+		/* ns = ticks * mult >> shift, with mult below 2^32 */
+		uint32_t shift = 32;
+		long double mult = 1e9L * (long double)(1ull << shift) / (long double)k0->freq;
+		while (mult >= 4294967296.0L && shift > 0) {
+			shift--;
+			mult /= 2;
+		}
+		m->has_tsc2nsec = true;
+		m->tsc_mult = (uint32_t)(mult + 0.5L);
+		m->tsc_shift = shift;
+	}
+	m->offset_ns = k0->offset_s * 1000000000ll +
+		       (int64_t)((long double)k0->offset * 1e9L / (long double)k0->freq);
+	return 0;
+}
+
+static int set_types(struct vms_source *src, struct ctf *c)
+{
+	struct vms_trace_meta *m = &src->meta;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->nt; i++)
+		n += c->tr[i].t.nr_events;
+	m->nr_types = n;
+	m->type_names = calloc(n ? n : 1, sizeof *m->type_names);
+	m->type_kinds = calloc(n ? n : 1, sizeof *m->type_kinds);
+	if (!m->type_names || !m->type_kinds)
+		return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+	for (uint32_t i = 0, k = 0; i < c->nt; i++)
+		for (uint32_t e = 0; e < c->tr[i].t.nr_events; e++, k++) {
+			m->type_names[k] = strdup(c->tr[i].t.events[e].name);
+			m->type_kinds[k] = c->tr[i].ec[e].map.kind;
+			if (!m->type_names[k])
+				return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		}
+	return 0;
+}
+
+static const char *domain_name(enum ctf_domain d)
+{
+	return d == CTF_DOM_KERNEL ? "LTTng kernel" : d == CTF_DOM_VMSTRACE ? "vmstrace" : "UST";
+}
+
+/* Returns 1 when opened, 0 when a directory is not CTF, or a negative status. */
+static int open_all(struct vms_source *src, struct ctf *c, const struct names *dirs)
+{
+	int rc = 0;
+	uint32_t max_regs = 1, type_base = 0;
+	uint64_t budget = OP_BUDGET;
+	c->tr = calloc(dirs->n, sizeof *c->tr);
+	if (!c->tr)
+		return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < dirs->n && !rc; i++) {
+		struct trace *tr = &c->tr[c->nt++];
+		if (!(tr->path = strdup(dirs->v[i])))
+			return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		rc = load_metadata(src, tr);
+		if (rc == 0)
+			return 0; /* not CTF */
+		if (rc < 0)
+			return rc;
+		rc = compile_trace(src, tr, type_base, &max_regs, &budget, &src->err);
+		type_base += tr->t.nr_events;
+		if (!rc && tr->dom == CTF_DOM_VMSTRACE) {
+			char p[PATH_MAX];
+			snprintf(p, sizeof p, "%s/.vmst-closed", tr->path);
+			tr->strict_end = access(p, F_OK) == 0;
+			if (!tr->strict_end)
+				src->meta.ended_abruptly = true;
+			rc = read_thread_names(src, tr->path);
+		}
+	}
+	if (rc)
+		return rc;
+	c->rf.n = max_regs;
+	c->rf.val = calloc(max_regs, sizeof *c->rf.val);
+	c->rf.aux = calloc(max_regs, sizeof *c->rf.aux);
+	c->rf.gen = calloc(max_regs, sizeof *c->rf.gen);
+	if (!c->rf.val || !c->rf.aux || !c->rf.gen)
+		return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+	if ((rc = set_clock(src, c)) || (rc = set_types(src, c)))
+		return rc;
+	struct vms_trace_meta *m = &src->meta;
+	if (c->nt == 1)
+		snprintf(m->format, sizeof m->format, "CTF 1.8 (%s)", domain_name(c->tr[0].dom));
+	else
+		snprintf(m->format, sizeof m->format, "CTF 1.8 (LTTng session, %u traces)", c->nt);
+	/* the streams of every trace */
+	struct names files = {0};
+	uint32_t *owner = NULL;
+	for (uint32_t i = 0; i < c->nt && !rc; i++) {
+		size_t before = files.n;
+		rc = list_streams(src, c->tr[i].path, &files);
+		uint32_t *o = realloc(owner, (files.n ? files.n : 1) * sizeof *o);
+		if (!o) {
+			rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+			break;
+		}
+		owner = o;
+		for (size_t k = before; k < files.n; k++)
+			owner[k] = i;
+	}
+	if (!rc && !(c->st = calloc(files.n ? files.n : 1, sizeof *c->st)))
+		rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < files.n && !rc; i++) {
+		struct cstream *s = &c->st[c->n++];
+		s->fd = -1;
+		s->tr = &c->tr[owner[i]];
+		reset_stream(s);
+		if (!(s->path = strdup(files.v[i]))) {
+			rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+			break;
+		}
+		s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+		if (s->fd < 0)
+			rc = vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot open", s->path);
+		else if (!(rc = map_stream(src, s)))
+			rc = scan_stream(src, c, s);
+	}
+	free(owner);
+	names_free(&files);
+	if (m->nr_cpus == 0)
+		m->nr_cpus = 1;
+	return rc < 0 ? rc : 1;
+}
+
+struct vms_source *vms_ctf_open(const char *path, struct vms_error *err)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return NULL;
+	struct names dirs = {0};
+	if (find_traces(path, 4, &dirs)) {
+		names_free(&dirs);
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (dirs.n == 0)
+		return NULL;
+	struct vms_source *src = calloc(1, sizeof *src);
+	struct ctf *c = calloc(1, sizeof *c);
+	if (!src || !c || !(src->path = strdup(path))) {
+		free(src);
+		free(c);
+		names_free(&dirs);
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	src->ops = &ctf_ops;
+	src->impl = c;
+	int rc = open_all(src, c, &dirs);
+	names_free(&dirs);
+	if (rc < 0) {
+		vms_error_set(err, src->err.status ? src->err.status : rc, "%s", src->err.msg);
+		ctf_close(src);
+		return NULL;
+	}
+	if (rc == 0) {
+		ctf_close(src);
+		return NULL; /* not CTF: err untouched */
+	}
+	return src;
+}

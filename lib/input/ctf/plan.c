@@ -1,0 +1,545 @@
+/* Compiling TSDL types into plans, and the interpreter that runs them (plan.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+enum { PLAN_SWAP = 16 }; /* PLAN_FAST: the field's byte order is not this machine's */
+
+struct cc {
+	struct plan *pl;
+	uint32_t cap_ops, cap_vopts;
+	struct plan_regs *regs;
+	enum plan_scope scope;
+	uint8_t order;
+	uint64_t *budget;
+	const char *path, *what;
+	struct vms_error *err;
+	int depth;
+	bool in_loop;
+};
+
+static bool host_be(void)
+{
+	union {
+		uint16_t u;
+		uint8_t b[2];
+	} x = {.u = 1};
+	return x.b[0] == 0;
+}
+
+static int cfail(struct cc *c, const char *why)
+{
+	return vms_error_set(c->err, VMS_ERR_FORMAT, "%s/metadata: %s: %s at byte offset 0",
+			     c->path, c->what, why);
+}
+
+static int emit(struct cc *c, struct plan_op op, uint32_t *at)
+{
+	struct plan *pl = c->pl;
+	if (pl->nops >= PLAN_MAX_OPS || *c->budget == 0)
+		return cfail(c, "types too large to decode (too many fields)");
+	if (pl->nops == c->cap_ops) {
+		uint32_t cap = c->cap_ops ? 2 * c->cap_ops : 16;
+		struct plan_op *n = realloc(pl->ops, cap * sizeof *n);
+		if (!n)
+			return vms_error_set(c->err, VMS_ERR_NOMEM, "out of memory");
+		pl->ops = n;
+		c->cap_ops = cap;
+	}
+	(*c->budget)--;
+	if (at)
+		*at = pl->nops;
+	pl->ops[pl->nops++] = op;
+	return 0;
+}
+
+static const char *strip(const char *name)
+{
+	return name[0] == '_' ? name + 1 : name;
+}
+
+static int new_reg(struct cc *c, const char *name, const struct tsdl_type *ty, bool top,
+		   uint32_t *reg)
+{
+	struct plan_regs *r = c->regs;
+	if (r->n >= PLAN_MAX_REGS)
+		return cfail(c, "too many fields");
+	if (r->n == r->cap) {
+		uint32_t cap = r->cap ? 2 * r->cap : 64;
+		struct plan_reg *n = realloc(r->r, cap * sizeof *n);
+		if (!n)
+			return vms_error_set(c->err, VMS_ERR_NOMEM, "out of memory");
+		r->r = n;
+		r->cap = cap;
+	}
+	r->r[r->n] = (struct plan_reg){strip(name), ty, (uint8_t)c->scope, c->in_loop, top};
+	*reg = r->n++;
+	return 0;
+}
+
+uint32_t plan_find(const struct plan_regs *regs, uint32_t from, int scope, const char *name,
+		   bool top_only)
+{
+	for (uint32_t i = from; i < regs->n; i++) {
+		const struct plan_reg *r = &regs->r[i];
+		if ((scope < 0 || r->scope == scope) && !r->in_loop && (!top_only || r->top) &&
+		    !strcmp(r->name, name))
+			return i;
+	}
+	return PLAN_NOREG;
+}
+
+/* A sequence length or variant tag: a field declared before, by relative name (the
+ * nearest before) or absolute path ("stream.event.header.id"). */
+static uint32_t resolve(struct cc *c, const char *ref)
+{
+	static const struct {
+		const char *prefix;
+		int scope;
+	} abs[] = {
+		{"trace.packet.header.", PLAN_PH}, {"stream.packet.context.", PLAN_PC},
+		{"stream.event.header.", PLAN_EH}, {"stream.event.context.", PLAN_SEC},
+		{"event.context.", PLAN_EC},       {"event.fields.", PLAN_EF},
+	};
+	int scope = -1;
+	for (size_t i = 0; i < sizeof abs / sizeof abs[0]; i++)
+		if (!strncmp(ref, abs[i].prefix, strlen(abs[i].prefix))) {
+			ref += strlen(abs[i].prefix);
+			scope = abs[i].scope;
+			break;
+		}
+	const char *dot = strrchr(ref, '.');
+	const char *name = strip(dot ? dot + 1 : ref);
+	for (uint32_t i = c->regs->n; i-- > 0;) {
+		const struct plan_reg *r = &c->regs->r[i];
+		if ((scope < 0 || r->scope == scope) && !strcmp(r->name, name))
+			return i;
+	}
+	return PLAN_NOREG;
+}
+
+static uint64_t minbits(const struct tsdl_type *ty, int depth)
+{
+	if (depth > PLAN_MAX_DEPTH)
+		return 0;
+	switch (ty->kind) {
+	case TSDL_INT:
+	case TSDL_ENUM:
+	case TSDL_FLOAT:
+		return ty->size;
+	case TSDL_STRING:
+		return 8;
+	case TSDL_STRUCT: {
+		uint64_t s = 0;
+		for (uint32_t i = 0; i < ty->nr_fields && s < (1ull << 40); i++)
+			s += minbits(ty->fields[i].type, depth + 1);
+		return s;
+	}
+	case TSDL_VARIANT: {
+		uint64_t m = UINT64_MAX;
+		for (uint32_t i = 0; i < ty->nr_fields; i++) {
+			uint64_t b = minbits(ty->fields[i].type, depth + 1);
+			if (b < m)
+				m = b;
+		}
+		return ty->nr_fields ? m : 0;
+	}
+	case TSDL_ARRAY: {
+		uint64_t e = minbits(ty->elem, depth + 1);
+		return e && ty->length > (1ull << 40) / e ? 1ull << 40 : e * ty->length;
+	}
+	default:
+		return 0;
+	}
+}
+
+static bool label_is(const char *label, const char *option)
+{
+	return !strcmp(label, option) || !strcmp(strip(label), strip(option));
+}
+
+static int compile_type(struct cc *c, const struct tsdl_type *ty, const char *name, bool top);
+
+static int compile_loop(struct cc *c, const struct tsdl_type *ty, const char *name, bool top)
+{
+	const struct tsdl_type *el = ty->elem;
+	uint32_t lenreg = PLAN_NOREG;
+	int rc;
+	if (ty->kind == TSDL_SEQ) {
+		lenreg = resolve(c, ty->length_ref);
+		if (lenreg == PLAN_NOREG)
+			return cfail(c, "sequence length field not found");
+		const struct tsdl_type *lt = c->regs->r[lenreg].type;
+		if (lt->kind != TSDL_INT && lt->kind != TSDL_ENUM)
+			return cfail(c, "sequence length is not an integer");
+	}
+	/* arrays of bytes: one operation, and a register (char arrays are strings) */
+	if ((el->kind == TSDL_INT || el->kind == TSDL_ENUM) && el->size == 8 && el->align % 8 == 0) {
+		uint32_t reg;
+		if ((rc = emit(c, (struct plan_op){.code = PLAN_ALIGN, .a = el->align}, NULL)) ||
+		    (rc = new_reg(c, name, ty, top, &reg)))
+			return rc;
+		struct plan_op op = {.reg = reg, .flags = el->text ? PLAN_TEXT : 0};
+		if (ty->kind == TSDL_ARRAY) {
+			if (ty->length > UINT32_MAX)
+				return cfail(c, "array too long");
+			op.code = PLAN_BYTES;
+			op.a = (uint32_t)ty->length;
+		} else {
+			op.code = PLAN_BYTESEQ;
+			op.a = lenreg;
+		}
+		return emit(c, op, NULL);
+	}
+	uint32_t at;
+	struct plan_op op = {.code = ty->kind == TSDL_ARRAY ? PLAN_ARRAY : PLAN_SEQ,
+			     .reg = PLAN_NOREG, .a = lenreg, .n = ty->length};
+	uint64_t mb = minbits(el, 0);
+	op.minbits = mb > UINT32_MAX ? UINT32_MAX : (uint32_t)mb;
+	if ((rc = emit(c, op, &at)))
+		return rc;
+	bool was = c->in_loop;
+	c->in_loop = true;
+	rc = compile_type(c, el, name, false);
+	c->in_loop = was;
+	if (rc)
+		return rc;
+	c->pl->ops[at].end = c->pl->nops;
+	return 0;
+}
+
+static int compile_variant(struct cc *c, const struct tsdl_type *ty, const char *name)
+{
+	if (!ty->tag)
+		return cfail(c, "variant without a tag");
+	uint32_t tag = resolve(c, ty->tag);
+	if (tag == PLAN_NOREG)
+		return cfail(c, "variant tag field not found");
+	const struct tsdl_type *tt = c->regs->r[tag].type;
+	if (tt->kind != TSDL_ENUM)
+		return cfail(c, "variant tag is not an enumeration");
+	uint32_t at;
+	int rc = emit(c, (struct plan_op){.code = PLAN_VARIANT, .reg = PLAN_NOREG, .a = tag}, &at);
+	if (rc)
+		return rc;
+	struct plan_vopt *v = NULL;
+	uint32_t nv = 0;
+	for (uint32_t i = 0; i < ty->nr_fields && !rc; i++) {
+		uint32_t start = c->pl->nops;
+		if ((rc = compile_type(c, ty->fields[i].type, ty->fields[i].name, false)))
+			break;
+		for (uint32_t m = 0; m < tt->nr_maps; m++) {
+			if (!label_is(tt->maps[m].label, ty->fields[i].name))
+				continue;
+			struct plan_vopt *n = realloc(v, (nv + 1) * sizeof *n);
+			if (!n) {
+				rc = vms_error_set(c->err, VMS_ERR_NOMEM, "out of memory");
+				break;
+			}
+			v = n;
+			v[nv++] = (struct plan_vopt){tt->maps[m].lo, tt->maps[m].hi, start,
+						     c->pl->nops};
+		}
+	}
+	(void)name;
+	struct plan *pl = c->pl;
+	if (!rc && pl->nvopts + nv > c->cap_vopts) {
+		uint32_t cap = c->cap_vopts ? c->cap_vopts : 8;
+		while (cap < pl->nvopts + nv)
+			cap *= 2;
+		struct plan_vopt *n = realloc(pl->vopts, cap * sizeof *n);
+		if (!n)
+			rc = vms_error_set(c->err, VMS_ERR_NOMEM, "out of memory");
+		else {
+			pl->vopts = n;
+			c->cap_vopts = cap;
+		}
+	}
+	if (!rc) {
+		if (nv)
+			memcpy(pl->vopts + pl->nvopts, v, nv * sizeof *v);
+		pl->ops[at].n = pl->nvopts;
+		pl->ops[at].b = nv;
+		pl->ops[at].end = pl->nops;
+		pl->nvopts += nv;
+	}
+	free(v);
+	return rc;
+}
+
+static int compile_type(struct cc *c, const struct tsdl_type *ty, const char *name, bool top)
+{
+	int rc;
+	if (++c->depth > PLAN_MAX_DEPTH) {
+		c->depth--;
+		return cfail(c, "types nested too deep");
+	}
+	if (ty->align > 1 && ty->kind != TSDL_VARIANT && ty->kind != TSDL_ARRAY &&
+	    ty->kind != TSDL_SEQ && (rc = emit(c, (struct plan_op){.code = PLAN_ALIGN,
+								     .a = ty->align}, NULL)))
+		goto out;
+	switch (ty->kind) {
+	case TSDL_INT:
+	case TSDL_ENUM:
+	case TSDL_FLOAT: {
+		uint32_t reg;
+		if ((rc = new_reg(c, name, ty, top, &reg)))
+			break;
+		uint8_t order = ty->order == TSDL_NATIVE ? c->order : ty->order;
+		struct plan_op op = {.code = PLAN_INT, .size = (uint16_t)ty->size, .reg = reg};
+		if (ty->is_signed && ty->kind != TSDL_FLOAT)
+			op.flags |= PLAN_SIGNED;
+		if (order == TSDL_BE)
+			op.flags |= PLAN_BE;
+		if (ty->kind == TSDL_FLOAT)
+			op.flags |= PLAN_FLOAT;
+		if (ty->align % 8 == 0 &&
+		    (ty->size == 8 || ty->size == 16 || ty->size == 32 || ty->size == 64)) {
+			op.code = PLAN_FAST;
+			if ((order == TSDL_BE) != host_be())
+				op.flags |= PLAN_SWAP;
+		}
+		rc = emit(c, op, NULL);
+		break;
+	}
+	case TSDL_STRING: {
+		uint32_t reg;
+		if (!(rc = emit(c, (struct plan_op){.code = PLAN_ALIGN, .a = 8}, NULL)) &&
+		    !(rc = new_reg(c, name, ty, top, &reg)))
+			rc = emit(c, (struct plan_op){.code = PLAN_STRING, .reg = reg,
+						      .flags = PLAN_TEXT}, NULL);
+		break;
+	}
+	case TSDL_STRUCT:
+		rc = 0;
+		for (uint32_t i = 0; i < ty->nr_fields && !rc; i++)
+			rc = compile_type(c, ty->fields[i].type, ty->fields[i].name, c->depth == 1);
+		break;
+	case TSDL_ARRAY:
+	case TSDL_SEQ:
+		rc = compile_loop(c, ty, name, top);
+		break;
+	case TSDL_VARIANT:
+		rc = compile_variant(c, ty, name);
+		break;
+	default:
+		rc = cfail(c, "unknown type");
+	}
+out:
+	c->depth--;
+	return rc;
+}
+
+int plan_compile(struct plan *pl, const struct tsdl_type *st, enum plan_scope scope,
+		 uint8_t trace_order, struct plan_regs *regs, uint64_t *budget, const char *path,
+		 const char *what, struct vms_error *err)
+{
+	memset(pl, 0, sizeof *pl);
+	pl->reg_first = pl->reg_end = regs->n;
+	if (!st)
+		return 0;
+	struct cc c = {.pl = pl, .regs = regs, .scope = scope, .order = trace_order,
+		       .budget = budget, .path = path, .what = what, .err = err};
+	int rc = compile_type(&c, st, "", false);
+	pl->reg_end = regs->n;
+	if (rc)
+		plan_free(pl);
+	return rc;
+}
+
+void plan_free(struct plan *pl)
+{
+	free(pl->ops);
+	free(pl->vopts);
+	pl->ops = NULL;
+	pl->vopts = NULL;
+	pl->nops = pl->nvopts = 0;
+}
+
+void plan_regs_free(struct plan_regs *regs)
+{
+	free(regs->r);
+	memset(regs, 0, sizeof *regs);
+}
+
+const char *plan_err_text(int e)
+{
+	switch (e) {
+	case PLAN_E_END:
+		return "event field past the packet content";
+	case PLAN_E_STRING:
+		return "unterminated string";
+	case PLAN_E_LENGTH:
+		return "sequence or array longer than the packet";
+	case PLAN_E_TAG:
+		return "variant tag selects no option";
+	default:
+		return "decoding error";
+	}
+}
+
+/* ---- the interpreter ---- */
+
+static inline uint64_t read_bits(const uint8_t *buf, uint64_t pos, unsigned size, bool be)
+{
+	const uint8_t *p = buf + (pos >> 3);
+	unsigned shift = (unsigned)(pos & 7), nbytes = (shift + size + 7) >> 3;
+	unsigned __int128 x = 0;
+	if (be) {
+		for (unsigned i = 0; i < nbytes; i++)
+			x = x << 8 | p[i];
+		x >>= nbytes * 8 - shift - size;
+	} else {
+		for (unsigned i = nbytes; i-- > 0;)
+			x = x << 8 | p[i];
+		x >>= shift;
+	}
+	return size == 64 ? (uint64_t)x : (uint64_t)x & ((1ull << size) - 1);
+}
+
+static inline uint64_t sign(uint64_t v, unsigned size)
+{
+	if (size < 64 && (v >> (size - 1)) & 1)
+		v |= ~0ull << size;
+	return v;
+}
+
+static inline void put(struct plan_rf *rf, uint32_t reg, uint64_t v, uint32_t aux)
+{
+	rf->val[reg] = v;
+	rf->aux[reg] = aux;
+	rf->gen[reg] = rf->cur;
+}
+
+int plan_run(const struct plan *pl, uint32_t from, uint32_t to, const uint8_t *buf,
+	     uint64_t *pos, uint64_t end, struct plan_rf *rf)
+{
+	uint64_t p = *pos;
+	int rc = 0;
+	for (uint32_t i = from; i < to;) {
+		const struct plan_op *o = &pl->ops[i];
+		switch (o->code) {
+		case PLAN_ALIGN:
+			p = (p + o->a - 1) & ~(uint64_t)(o->a - 1);
+			if (p > end) {
+				rc = PLAN_E_END;
+				goto out;
+			}
+			i++;
+			break;
+		case PLAN_FAST: {
+			if (end - p < o->size) {
+				rc = PLAN_E_END;
+				goto out;
+			}
+			const uint8_t *q = buf + (p >> 3);
+			uint64_t v;
+			switch (o->size) {
+			case 8:
+				v = q[0];
+				break;
+			case 16: {
+				uint16_t x;
+				memcpy(&x, q, 2);
+				v = o->flags & PLAN_SWAP ? __builtin_bswap16(x) : x;
+				break;
+			}
+			case 32: {
+				uint32_t x;
+				memcpy(&x, q, 4);
+				v = o->flags & PLAN_SWAP ? __builtin_bswap32(x) : x;
+				break;
+			}
+			default:
+				memcpy(&v, q, 8);
+				if (o->flags & PLAN_SWAP)
+					v = __builtin_bswap64(v);
+			}
+			if (o->flags & PLAN_SIGNED)
+				v = sign(v, o->size);
+			put(rf, o->reg, v, (uint32_t)(p >> 3));
+			p += o->size;
+			i++;
+			break;
+		}
+		case PLAN_INT: {
+			if (end - p < o->size) {
+				rc = PLAN_E_END;
+				goto out;
+			}
+			uint64_t v = read_bits(buf, p, o->size, o->flags & PLAN_BE);
+			if (o->flags & PLAN_SIGNED)
+				v = sign(v, o->size);
+			put(rf, o->reg, v, (uint32_t)(p >> 3));
+			p += o->size;
+			i++;
+			break;
+		}
+		case PLAN_STRING: {
+			const uint8_t *s = buf + (p >> 3);
+			const uint8_t *nul = memchr(s, 0, (size_t)((end >> 3) - (p >> 3)));
+			if (!nul) {
+				rc = PLAN_E_STRING;
+				goto out;
+			}
+			put(rf, o->reg, p >> 3, (uint32_t)(nul - s));
+			p = (uint64_t)(nul + 1 - buf) * 8;
+			i++;
+			break;
+		}
+		case PLAN_BYTES:
+		case PLAN_BYTESEQ: {
+			uint64_t n = o->code == PLAN_BYTES ? o->a : rf->val[o->a];
+			if ((end - p) / 8 < n || n > UINT32_MAX) {
+				rc = PLAN_E_LENGTH;
+				goto out;
+			}
+			put(rf, o->reg, p >> 3, (uint32_t)n);
+			p += n * 8;
+			i++;
+			break;
+		}
+		case PLAN_ARRAY:
+		case PLAN_SEQ: {
+			uint64_t n = o->code == PLAN_ARRAY ? o->n : rf->val[o->a];
+			if (o->minbits ? n > (end - p) / o->minbits : n > 65536) {
+				rc = PLAN_E_LENGTH;
+				goto out;
+			}
+			for (uint64_t k = 0; k < n; k++)
+				if ((rc = plan_run(pl, i + 1, o->end, buf, &p, end, rf)))
+					goto out;
+			i = o->end;
+			break;
+		}
+		case PLAN_VARIANT: {
+			int64_t v = (int64_t)rf->val[o->a];
+			const struct plan_vopt *opt = NULL;
+			for (uint32_t k = 0; k < o->b; k++) {
+				const struct plan_vopt *c = &pl->vopts[o->n + k];
+				if (v >= c->lo && v <= c->hi) {
+					opt = c;
+					break;
+				}
+			}
+			if (!opt || rf->gen[o->a] != rf->cur) {
+				rc = PLAN_E_TAG;
+				goto out;
+			}
+			if (opt->end > opt->start &&
+			    (rc = plan_run(pl, opt->start, opt->end, buf, &p, end, rf)))
+				goto out;
+			i = o->end;
+			break;
+		}
+		default:
+			rc = PLAN_E_END;
+			goto out;
+		}
+	}
+out:
+	*pos = p;
+	return rc;
+}

@@ -1,0 +1,134 @@
+/* Decoding plans: a TSDL type tree compiled into a flat list of operations (align, read an
+ * integer, a string, bytes; loops for arrays and sequences; jumps for variants), run by a
+ * small interpreter over a packet in memory. Every scalar a plan reads lands in a register
+ * (value, auxiliary length, and the number of the event that set it), so that sequence
+ * lengths, variant tags, the packet's sizes and the fields vmscope maps are found by index,
+ * never by name, while decoding.
+ *
+ * Bounds: a plan has at most PLAN_MAX_OPS operations and registers, types nest at most
+ * PLAN_MAX_DEPTH deep (so the interpreter's recursion is bounded), and every read is checked
+ * against the packet's content end; loops are checked against the bits left before they
+ * start, so no hostile length makes the interpreter spin. */
+#ifndef VMS_CTF_PLAN_H
+#define VMS_CTF_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tsdl.h"
+
+#define PLAN_MAX_OPS 65536
+#define PLAN_MAX_REGS 8192
+#define PLAN_MAX_DEPTH 64
+#define PLAN_NOREG UINT32_MAX
+
+enum plan_code {
+	PLAN_ALIGN,   /* a = alignment in bits */
+	PLAN_FAST,    /* byte-aligned 8/16/32/64-bit integer: size bits, flags */
+	PLAN_INT,     /* any integer (bit fields, any order): size bits, flags */
+	PLAN_STRING,  /* NUL-terminated: reg.val = byte offset, reg.aux = length */
+	PLAN_BYTES,   /* a = count of 8-bit elements: reg.val = byte offset, reg.aux = count */
+	PLAN_BYTESEQ, /* as PLAN_BYTES, the count in register a */
+	PLAN_ARRAY,   /* n elements of the body [i + 1, end) */
+	PLAN_SEQ,     /* register a elements of the body [i + 1, end) */
+	PLAN_VARIANT, /* register a selects an option (vopts[n .. n + b)); then on at end */
+};
+
+enum plan_flag { PLAN_SIGNED = 1, PLAN_BE = 2, PLAN_TEXT = 4, PLAN_FLOAT = 8 };
+
+struct plan_op {
+	uint8_t code;
+	uint8_t flags;
+	uint16_t size;      /* bits */
+	uint32_t reg;       /* destination register or PLAN_NOREG */
+	uint32_t a, b;
+	uint32_t end;       /* loops and variants: the op after their bodies */
+	uint32_t minbits;   /* loops: the least bits one element takes */
+	uint64_t n;
+};
+
+struct plan_vopt {
+	int64_t lo, hi;     /* tag values (as the tag's signedness reads them) */
+	uint32_t start, end;
+};
+
+struct plan_reg {
+	const char *name;   /* the field's name without LTTng's leading '_' */
+	const struct tsdl_type *type;
+	uint8_t scope;      /* enum plan_scope */
+	bool in_loop;       /* inside an array or sequence: the last element's value */
+	bool top;           /* a direct field of its scope's struct */
+};
+
+enum plan_scope { PLAN_PH, PLAN_PC, PLAN_EH, PLAN_SEC, PLAN_EC, PLAN_EF };
+
+struct plan {
+	struct plan_op *ops;
+	uint32_t nops;
+	struct plan_vopt *vopts;
+	uint32_t nvopts;
+	uint32_t reg_first, reg_end;   /* the registers its fields use */
+};
+
+/* The registers of one stream class and the event class being compiled: names and types
+ * for look-ups, shared by the plans of the scopes in decoding order. */
+struct plan_regs {
+	struct plan_reg *r;
+	uint32_t n, cap;
+	uint32_t mark;      /* registers below belong to the stream class */
+};
+
+/* Compile `st` (a struct, may be NULL: an empty plan) of scope `scope`, appending its
+ * registers. Returns 0, or a negative status with err set (naming `what`). `budget` is
+ * decremented by the ops made (the caller bounds a whole trace's plans). */
+int plan_compile(struct plan *pl, const struct tsdl_type *st, enum plan_scope scope,
+		 uint8_t trace_order, struct plan_regs *regs, uint64_t *budget, const char *path,
+		 const char *what, struct vms_error *err);
+void plan_free(struct plan *pl);
+void plan_regs_free(struct plan_regs *regs);
+
+/* The first register at or after `from` named `name` (without the leading '_') in `scope`
+ * (any scope if scope < 0), outside loops; PLAN_NOREG if none. */
+uint32_t plan_find(const struct plan_regs *regs, uint32_t from, int scope, const char *name,
+		   bool top_only);
+
+/* The register file the interpreter writes: integers' aux is their byte offset in the
+ * buffer (for error messages), strings' and bytes' their length. */
+struct plan_rf {
+	uint64_t *val;
+	uint32_t *aux;
+	uint32_t *gen;
+	uint32_t cur;       /* generation of the event being decoded (never 0) */
+	uint32_t n;
+};
+
+enum plan_err {
+	PLAN_E_END = -1,        /* a field past the packet content */
+	PLAN_E_STRING = -2,     /* a string without its NUL */
+	PLAN_E_LENGTH = -3,     /* a sequence or array longer than the packet */
+	PLAN_E_TAG = -4,        /* a variant tag that selects no option */
+};
+
+/* Run ops [from, to) at bit *pos of buf (whose content ends at bit `end`). Returns 0 or a
+ * plan_err with *pos at the offending field. */
+int plan_run(const struct plan *pl, uint32_t from, uint32_t to, const uint8_t *buf,
+	     uint64_t *pos, uint64_t end, struct plan_rf *rf);
+
+static inline int plan_exec(const struct plan *pl, const uint8_t *buf, uint64_t *pos,
+			    uint64_t end, struct plan_rf *rf)
+{
+	return pl->nops ? plan_run(pl, 0, pl->nops, buf, pos, end, rf) : 0;
+}
+
+/* The register's value if the current event set it. */
+static inline bool plan_get(const struct plan_rf *rf, uint32_t reg, uint64_t *v)
+{
+	if (reg == PLAN_NOREG || rf->gen[reg] != rf->cur)
+		return false;
+	*v = rf->val[reg];
+	return true;
+}
+
+const char *plan_err_text(int e);
+
+#endif
