@@ -27,7 +27,7 @@ static void text_row(FILE *f, const char *who, const char *what, const struct vm
 {
 	char b[32];
 	/* without a frequency the time stays cycles (cli_ns then says "cycles") */
-	fprintf(f, "    %-9s %-22s %8" PRIu64 " %12s %14" PRIu64 "\n", who, what, n,
+	fprintf(f, "    %-9s %-22s %8" PRIu64 " %16s %14" PRIu64 "\n", who, what, n,
 		cli_ns(hz ? vms_xen_cycles_to_ns(c->cycles, hz) : c->cycles, b, sizeof b),
 		c->count ? c->cycles / c->count : 0);
 }
@@ -50,7 +50,7 @@ void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source)
 			"would stop), %" PRIu64 " TSC skews between CPUs\n", vms_xen_model_anomalies(x),
 			vms_xen_model_skews(x));
 	fprintf(f, "  Xen runstates per vCPU (xenalyze's accounting):\n");
-	fprintf(f, "    %-9s %-22s %8s %12s %14s\n", "vCPU", "runstate", "count", "time",
+	fprintf(f, "    %-9s %-22s %8s %16s %14s\n", "vCPU", "runstate", "count", "time",
 		"mean cycles");
 	char who[32];
 	for (uint32_t i = 0; i < vms_xen_model_nr_vcpus(x); i++) {
@@ -71,7 +71,7 @@ void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source)
 		}
 	}
 	fprintf(f, "  Xen HVM exits per vCPU (VMEXIT to VMENTRY, or to the vCPU becoming runnable):\n");
-	fprintf(f, "    %-9s %-22s %8s %12s %14s\n", "vCPU", "reason", "count", "time",
+	fprintf(f, "    %-9s %-22s %8s %16s %14s\n", "vCPU", "reason", "count", "time",
 		"mean cycles");
 	for (uint32_t i = 0; i < vms_xen_model_nr_vcpus(x); i++) {
 		const struct vms_xen_vcpu_acct *v = vms_xen_model_vcpu(x, i);

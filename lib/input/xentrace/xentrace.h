@@ -57,6 +57,12 @@ static inline bool xt_is_vmexit(uint32_t ev)
 	return e == VMS_XEN_TRC_VMX_EXIT || e == VMS_XEN_TRC_SVM_EXIT;
 }
 
+struct xt_reader;
+
+/* Give back the mapped pages more than 2 MiB below `upto` (they stay in the page cache and
+ * come back if touched again), so that the resident set does not grow with the file. */
+void xt_give_back(struct xt_reader *r, uint64_t upto);
+
 /* class index of an event (enum order of vms_xen_class_name), VMS_XEN_NR_CLASSES - 1 if none */
 uint32_t xt_class(uint32_t ev);
 /* the type of a record (enum vms_xen_type) */
@@ -82,6 +88,7 @@ struct xt_stream {
 	bool lost_end_pending;   /* its LOST_END event is the next one, at lost_end_tsc */
 	uint64_t lost_end_tsc;
 	bool in_block;
+	bool done;               /* no block of its CPU is left */
 	char name[2][24];        /* s[0], s[1] of the last event */
 	uint64_t last_off;       /* the last record (for dump's format_event) */
 };
@@ -91,6 +98,7 @@ struct xt_reader {
 	const uint8_t *map;
 	size_t size;
 	uint64_t valid_end;      /* bytes below are complete records */
+	uint64_t dropped;        /* the mapping below this was given back (see xt_give_back) */
 	struct xt_stream *st;
 	uint32_t nr_st;
 	struct vms_xen_info info;

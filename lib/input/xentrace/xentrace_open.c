@@ -88,6 +88,18 @@ static const uint16_t type_kinds[VMS_XEN_T_COUNT] = {
 	[VMS_XEN_T_VMEXIT] = VMS_K_KVM_EXIT,
 };
 
+void xt_give_back(struct xt_reader *r, uint64_t upto)
+{
+	const uint64_t keep = 2u << 20;
+	if (upto < keep)
+		return;
+	uint64_t end = (upto - keep) & ~(uint64_t)(keep - 1);
+	if (end <= r->dropped)
+		return;
+	madvise((void *)(r->map + r->dropped), end - r->dropped, MADV_DONTNEED);
+	r->dropped = end;
+}
+
 uint64_t vms_xen_cycles_to_ns(uint64_t cycles, uint64_t hz)
 {
 	__extension__ typedef unsigned __int128 u128;
@@ -261,6 +273,7 @@ static int walk(struct scan *s)
 		}
 		off = end;
 		r->valid_end = off;
+		xt_give_back(r, off);
 	}
 	return 0;
 }
@@ -443,7 +456,7 @@ struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err)
 	}
 	free(s->dom_slot);
 	free(s);
-	src->ops->rewind(src);
+	src->ops->rewind(src); /* (it also gives the whole mapping back: the streams start over) */
 	return src;
 fail:
 	if (s)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "xentrace.h"
 
@@ -44,9 +45,23 @@ static void name_of(char buf[24], int32_t tid, uint32_t dv)
 	*p = '\0';
 }
 
+/* Give back what every stream has left behind (called once per block). */
+static void give_back(struct xt_reader *r)
+{
+	uint64_t low = UINT64_MAX;
+	for (uint32_t i = 0; i < r->nr_st; i++) {
+		const struct xt_stream *o = &r->st[i];
+		if (!o->done && (o->in_block ? o->pos : o->next_blk) < low)
+			low = o->in_block ? o->pos : o->next_blk;
+	}
+	xt_give_back(r, low == UINT64_MAX ? r->valid_end : low);
+}
+
 /* The next block of the stream's CPU, 0 when none is left. */
 static int next_block(struct xt_reader *r, struct xt_stream *s)
 {
+	if (r->nr_st > 0)
+		give_back(r);
 	uint64_t b = s->next_blk;
 	while (b + 12 <= r->valid_end) {
 		uint32_t cpu = xt_rd32(r->map + b + 4), win = xt_rd32(r->map + b + 8);
@@ -61,6 +76,7 @@ static int next_block(struct xt_reader *r, struct xt_stream *s)
 		b = end;
 	}
 	s->next_blk = b;
+	s->done = true;
 	return 0;
 }
 
@@ -236,6 +252,10 @@ static uint32_t xt_nr_streams(struct vms_source *src)
 static int xt_rewind(struct vms_source *src)
 {
 	struct xt_reader *r = src->impl;
+	if (r->dropped) {
+		madvise((void *)r->map, r->dropped, MADV_DONTNEED);
+		r->dropped = 0;
+	}
 	for (uint32_t i = 0; i < r->nr_st; i++) {
 		struct xt_stream *s = &r->st[i];
 		uint32_t cpu = s->cpu;
