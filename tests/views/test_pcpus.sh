@@ -43,7 +43,7 @@ host,0,275,295,guest,0,130,any
 host,0,295,300,host,,31,qemucpu1
 host,0,300,350,host,,30,any
 host,0,350,355,host,,31,qemucpu1
-host,0,355,375,guest,0,130,any
+host,0,355,376,guest,0,130,any
 CSV
   if [ $st -eq 0 ] && diff "$TMP/oqk.want" "$TMP/oqk.csv" >"$TMP/oqk.diff"; then
     ok "OneQemuKvm pcpus --csv: the rows derived by hand"

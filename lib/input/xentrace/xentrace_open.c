@@ -448,6 +448,13 @@ struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err)
 	}
 	if (walk(s) != 0)
 		goto fail;
+	if (r->info.records == 0) {
+		/* a file cut before its first whole record holds nothing to read: damaged */
+		vms_error_set(err, VMS_ERR_FORMAT, "%s: no whole record (the file ends in its first "
+			      "block) at byte offset %llu", path,
+			      (unsigned long long)(r->info.truncated ? r->info.truncated_at : r->size));
+		goto fail;
+	}
 	src->ops = &vms_xentrace_ops;
 	src->impl = r;
 	if (!(src->path = xstrdup(path)) || fill_meta(src, r, s) != 0) {
