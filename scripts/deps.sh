@@ -4,7 +4,7 @@
 set -euo pipefail
 what=${1:-build}
 pkgs=(gcc meson ninja-build pkg-config libtraceevent-dev libzstd-dev zlib1g-dev
-      libbabeltrace2-dev libxml2-dev libcmocka-dev)
+      libxml2-dev libcmocka-dev)
 if [ "$what" = test ]; then
   # peers and reference readers used by tests and benchmarks
   pkgs+=(trace-cmd libtracecmd-dev babeltrace2 liblttng-ust-dev lttng-tools protobuf-compiler

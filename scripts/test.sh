@@ -28,11 +28,13 @@ run_suite() { # dir sanitize [suite]
 run_suite build-test address,undefined || rc=1
 TSAN_OPTIONS="halt_on_error=1" run_suite build-tsan thread tracer || rc=1
 
+fresh_top=""
 fresh_runs() {
   local user=vmscope-test top fresh shared
   id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user" || return 1
   shared=$(realpath ../shared 2>/dev/null || true)
   top=$(mktemp -d /tmp/vmscope-fresh.XXXXXX) && chmod 755 "$top" && fresh=$top/vmscope
+  fresh_top=$top
   git clone -q --no-hardlinks . "$fresh" && chown -R "$user" "$top" || return 1
   local as_user=(runuser -u "$user" -- env HOME="$top")
   "${as_user[@]}" meson setup "$fresh/build" "$fresh" -Dbuildtype=debug ${shared:+-Dshared_dir="$shared"} \
@@ -55,4 +57,5 @@ if [ "$(id -u)" = 0 ] && [ "${VMS_TEST_FRESH:-1}" != 0 ]; then
   fresh_runs || rc=1
 fi
 python3 scripts/test-summary.py "${logs[@]}" || rc=1
+[ -n "$fresh_top" ] && rm -rf "$fresh_top"
 exit $rc

@@ -16,6 +16,7 @@
 
 #include "vmscope/error.h"
 #include "vmscope/event.h"
+#include "vmscope/ksyms.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -82,6 +83,8 @@ struct vms_trace_meta {
 	int32_t *comm_tid;
 	char **comm_name;
 
+	struct vms_ksyms *ksyms; /* kernel symbols recorded with the trace, or NULL */
+
 	uint64_t lost_events;    /* missed-event counts the source could read */
 	bool lost_events_unknown;/* events were lost but the count is not recorded */
 	bool ended_abruptly;     /* the recording did not end cleanly (the traced process was
@@ -136,7 +139,8 @@ void vms_trace_meta_free(struct vms_trace_meta *meta);
  * "not this format"). */
 struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err);
 struct vms_source *vms_tcxml_open(const char *path, struct vms_error *err);
-/* A CTF 1.8 directory written by vmscope's tracer library (lib/input/ctf). */
+/* A CTF 1.8 trace directory (LTTng kernel or UST, libvmstrace, any producer), or an LTTng
+ * session directory holding several: one machine (lib/input/ctf). */
 struct vms_source *vms_ctf_open(const char *path, struct vms_error *err);
 
 #ifdef __cplusplus

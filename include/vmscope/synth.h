@@ -42,6 +42,14 @@ extern "C" {
 
 enum vms_synth_compression { VMS_SYNTH_ZSTD = 0, VMS_SYNTH_ZLIB, VMS_SYNTH_NONE };
 
+/* trace.dat (trace-cmd), or LTTng-kernel-style CTF: host_path and guest_path are then trace
+ * directories, times monotonic ns (host ns = the truth's), the guest's monotonic clock
+ * started guest_boot_ns later, each clock's epoch offset in its metadata; lttng_statedump
+ * records name the threads, and vmsync message pairs (vm_uid, cnt) are planted every 32nd
+ * guest-mode window: vmsync_hg_host at the kvm_entry, vmsync_hg_guest 100 ns later,
+ * vmsync_gh_guest 100 ns before the kvm_exit, vmsync_gh_host 100 ns after it. */
+enum vms_synth_format { VMS_SYNTH_TRACEDAT = 0, VMS_SYNTH_LTTNG };
+
 /* vCPU states as reported (vm-analysis.md section 3). */
 enum vms_synth_state {
 	VMS_SYNTH_UNKNOWN = 0,
@@ -72,6 +80,8 @@ struct vms_synth_config {
  	enum vms_synth_compression compression;
 	int level;                      /* compression level; 0: the writer's default (zstd -1) */
 	bool tsc_scaling;               /* default true: the guest TSC runs at 3.0 GHz */
+	enum vms_synth_format format;
+	int64_t clock_error_ns;         /* LTTng: the guest's epoch offset is off by this much */
 	/* progress, called now and then from the generating thread */
 	void (*progress)(void *ctx, uint64_t done, uint64_t target);
 	void *progress_ctx;
@@ -151,6 +161,13 @@ struct vms_synth_truth {
 	struct vms_synth_gthread_truth gthread[VMS_SYNTH_MAX_GTHREADS];
 	uint32_t nr_samples;
 	struct vms_synth_sync_sample sample[VMS_SYNTH_MAX_SAMPLES];
+	/* LTTng output */
+	bool lttng;
+	uint64_t guest_boot_ns;         /* guest monotonic ns = host ns - this */
+	int64_t host_epoch_ns;          /* the host's clock offset (epoch ns at host ns 0) */
+	int64_t clock_error_ns;         /* the guest's clock offset = host's + boot + this */
+	uint64_t vm_uid;
+	uint64_t vmsync_pairs;          /* messages each way */
 };
 
 void vms_synth_config_init(struct vms_synth_config *cfg);

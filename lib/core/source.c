@@ -37,5 +37,6 @@ void vms_trace_meta_free(struct vms_trace_meta *m)
 		free(m->comm_name[c]);
 	free(m->comm_tid);
 	free(m->comm_name);
+	vms_ksyms_free(m->ksyms);
 	memset(m, 0, sizeof *m);
 }

@@ -4,11 +4,13 @@
  * Either side may come first (the events are read in an order the clocks being synchronized
  * cannot make exact), so each direction has its table of events waiting for a partner: an
  * effect looks among the waiting causes, a cause among the waiting effects. A table is a pool
- * of `cap` entries used as a ring: entries are taken in arrival order, and once the pool is
- * full the oldest entry is reused (the event it held is forgotten: `expired`). Memory is thus
- * bounded by the cap, never by the trace's length; an event that waits longer than `cap`
- * newer unmatched events is lost as a pair, which is the price of that bound. Lookups go
- * through a chained hash over the pool. */
+ * of at most `cap` entries: a matched entry goes back to a free list (so the pool stays as
+ * small as the events really waiting, and hot in cache), and when `cap` events wait at once
+ * the oldest is forgotten (`expired`) for the new one. Memory is thus bounded by the cap,
+ * never by the trace's length; an event that waits while `cap` newer ones wait too is lost as
+ * a pair, the price of that bound (machines whose own clocks are offset by D need
+ * rate x D < cap, since the model pass reads them merged by those clocks). Lookups go through
+ * a chained hash over the pool, age through a list in arrival order. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,14 +29,16 @@ struct mentry {
 	struct mkey key;
 	uint64_t t;
 	uint32_t machine;
-	uint32_t next;           /* hash chain */
+	uint32_t next;           /* hash chain; the free list for entries not live */
+	uint32_t older, newer;   /* the age list of live entries */
 	bool live;
 };
 
 struct mtable {
 	struct mentry *e;
-	uint32_t n, cap, max;    /* entries used, allocated, the bound */
-	uint32_t ring;           /* once n == max: the next (oldest) entry to reuse */
+	uint32_t n, cap, max;    /* entries ever used, allocated, the bound */
+	uint32_t free;           /* free list of entries matched (NIL when empty) */
+	uint32_t oldest, newest; /* ends of the age list (NIL when empty) */
 	uint32_t *bucket;
 	uint32_t nbuckets;       /* power of two, >= 2 * cap */
 };
@@ -69,6 +73,8 @@ struct vms_matcher *vms_matcher_new(uint32_t cap)
 	if (cap > (1u << 30))
 		cap = 1u << 30;
 	m->cause.max = m->effect.max = cap;
+	m->cause.free = m->effect.free = NIL;
+	m->cause.oldest = m->cause.newest = m->effect.oldest = m->effect.newest = NIL;
 	return m;
 }
 
@@ -116,17 +122,36 @@ static uint32_t find(const struct mtable *t, const struct mkey *k)
 	return NIL;
 }
 
+/* Take a live entry out of its hash chain and of the age list. */
 static void unlink_entry(struct mtable *t, uint32_t i)
 {
-	uint32_t *pp = &t->bucket[hash(&t->e[i].key, t->nbuckets)];
+	struct mentry *e = &t->e[i];
+	uint32_t *pp = &t->bucket[hash(&e->key, t->nbuckets)];
 	while (*pp != NIL && *pp != i)
 		pp = &t->e[*pp].next;
 	if (*pp == i)
-		*pp = t->e[i].next;
-	t->e[i].live = false;
+		*pp = e->next;
+	if (e->older != NIL)
+		t->e[e->older].newer = e->newer;
+	else
+		t->oldest = e->newer;
+	if (e->newer != NIL)
+		t->e[e->newer].older = e->older;
+	else
+		t->newest = e->older;
+	e->live = false;
 }
 
-/* Rebuild the chains for a larger pool (entries keep their indexes). */
+/* A matched entry: back to the free list. */
+static void release(struct mtable *t, uint32_t i)
+{
+	unlink_entry(t, i);
+	t->e[i].next = t->free;
+	t->free = i;
+}
+
+/* Rebuild the chains for a larger pool (entries keep their indexes; it grows only when the
+ * free list is empty, so every entry is live). */
 static int grow(struct mtable *t)
 {
 	uint32_t ncap = t->cap ? t->cap * 2 : 256;
@@ -162,22 +187,27 @@ static int insert(struct mtable *t, const struct mkey *k, uint32_t machine, uint
 {
 	uint32_t i;
 	int expired = 0;
-	if (t->n < t->max) {
+	if (t->free != NIL) {
+		i = t->free;
+		t->free = t->e[i].next;
+	} else if (t->n < t->max) {
 		if (t->n == t->cap && grow(t) < 0)
 			return 0; /* out of memory: the event simply cannot wait */
 		i = t->n++;
 	} else {
-		i = t->ring;
-		t->ring = (t->ring + 1) % t->max;
-		if (t->e[i].live) {
-			unlink_entry(t, i);
-			expired = 1;
-		}
+		i = t->oldest; /* cap events wait: the oldest is forgotten */
+		unlink_entry(t, i);
+		expired = 1;
 	}
 	uint32_t h = hash(k, t->nbuckets);
 	t->e[i] = (struct mentry){ .key = *k, .t = ts, .machine = machine, .next = t->bucket[h],
-				   .live = true };
+				   .older = t->newest, .newer = NIL, .live = true };
 	t->bucket[h] = i;
+	if (t->newest != NIL)
+		t->e[t->newest].newer = i;
+	else
+		t->oldest = i;
+	t->newest = i;
 	return expired;
 }
 
@@ -231,7 +261,7 @@ int vms_matcher_event(struct vms_matcher *m, uint32_t machine, enum vms_kind kin
 		struct mentry *e = &other->e[i];
 		uint32_t om = e->machine;
 		uint64_t ot = e->t;
-		unlink_entry(other, i);
+		release(other, i);
 		if (om == machine) {
 			m->st.same_machine++;
 			return 0;

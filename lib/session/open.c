@@ -22,7 +22,7 @@ static struct vms_source *simpletrace_open(const char *path, struct vms_error *e
 
 static const opener_fn openers[] = {
 	vms_tracedat_open,
-	vms_ctf_open,          /* a directory written by libvmstrace */
+	vms_ctf_open,          /* a CTF directory (LTTng, libvmstrace) or an LTTng session */
 	simpletrace_open,
 	vms_tcxml_open,
 	vms_xentrace_open,     /* Xen's t_rec stream */

@@ -1,17 +1,14 @@
-/* Event payloads in the kernel's binary layout (kernel_formats.h), appended to the writer. */
+/* Event payloads in the kernel's binary layout (kernel_formats.h) appended to the trace.dat
+ * writer, or LTTng's layout to the CTF writer. */
 #include <string.h>
 
 #include "synth/event_emit.h"
 #include "synth/kernel_formats.h"
+#include "synth/synth_context.h"
 
-static void put(struct vms_emitter *e, uint32_t cpu, uint64_t ts, enum vms_synth_event kind,
-		const void *payload, uint32_t len)
+/* The truth's count, first and last raw time of the file. */
+static void account(struct vms_emitter *e, uint64_t ts, int kind)
 {
-	if (e->rc)
-		return;
-	e->rc = vms_tdw_event(e->w, cpu, ts, payload, len, e->err);
-	if (e->rc)
-		return;
 	struct vms_synth_file_truth *ft = e->ft;
 	if (!ft->total || ts < ft->first_ts)
 		ft->first_ts = ts;
@@ -20,6 +17,97 @@ static void put(struct vms_emitter *e, uint32_t cpu, uint64_t ts, enum vms_synth
 	ft->count[kind]++;
 	ft->total++;
 }
+
+static void put(struct vms_emitter *e, uint32_t cpu, uint64_t ts, enum vms_synth_event kind,
+		const void *payload, uint32_t len)
+{
+	if (e->rc)
+		return;
+	e->rc = vms_tdw_event(e->w, cpu, ts, payload, len, e->err);
+	if (!e->rc)
+		account(e, ts, (int)kind);
+}
+
+/* ---- LTTng CTF ---- */
+
+static uint64_t ctf_ns(const struct vms_emitter *e, uint32_t cpu, uint64_t ts)
+{
+	uint64_t tsc = e->guest ? vms_synth_to_host(ts, e->ratio, e->frac, e->tsc_offset[cpu]) : ts;
+	return (uint64_t)(((unsigned __int128)tsc * e->mult) >> e->shift) - e->minus_ns;
+}
+
+static void ctf_put(struct vms_emitter *e, uint32_t cpu, uint64_t ts, int kind,
+		    enum vms_ctf_event ce, int32_t tid, const uint64_t *vals,
+		    const char *const *comms)
+{
+	if (e->rc)
+		return;
+	e->rc = vms_ctfw_event(e->cw, cpu, ctf_ns(e, cpu, ts), e->cid[ce], tid, vals, comms, e->err);
+	if (!e->rc && kind >= 0)
+		account(e, ts, kind);
+}
+
+#define FLD(n, t) {n, VMS_CTFW_##t}
+
+int vms_emit_ctf_classes(struct vms_emitter *e, struct vms_error *err)
+{
+	static const struct vms_ctfw_field sw[] = {
+		FLD("prev_comm", COMM), FLD("prev_tid", S32), FLD("prev_prio", S32),
+		FLD("prev_state", S64), FLD("next_comm", COMM), FLD("next_tid", S32),
+		FLD("next_prio", S32)};
+	static const struct vms_ctfw_field wk[] = {FLD("comm", COMM), FLD("tid", S32),
+						   FLD("prio", S32), FLD("target_cpu", S32)};
+	static const struct vms_ctfw_field en[] = {FLD("vcpu_id", U32)};
+	static const struct vms_ctfw_field ex[] = {FLD("exit_reason", U32), FLD("guest_rip", U64),
+						   FLD("isa", U32), FLD("info1", U64),
+						   FLD("info2", U64)};
+	static const struct vms_ctfw_field sd[] = {
+		FLD("tid", S32), FLD("vtid", S32), FLD("pid", S32), FLD("vpid", S32),
+		FLD("ppid", S32), FLD("vppid", S32), FLD("name", COMM), FLD("type", S32),
+		FLD("mode", S32), FLD("submode", S32), FLD("status", S32), FLD("ns_level", U32)};
+	static const struct vms_ctfw_field vs[] = {FLD("cnt", U64), FLD("vm_uid", U64)};
+	static const struct {
+		const char *name;
+		const struct vms_ctfw_field *f;
+		uint32_t n;
+	} cl[VMS_CE_N] = {
+		{"sched_switch", sw, 7}, {"sched_wakeup", wk, 4},
+		{"kvm_x86_entry", en, 1}, {"kvm_x86_exit", ex, 5},
+		{"lttng_statedump_start", NULL, 0}, {"lttng_statedump_process_state", sd, 12},
+		{"lttng_statedump_end", NULL, 0}, {"vmsync_gh_guest", vs, 2},
+		{"vmsync_gh_host", vs, 2}, {"vmsync_hg_host", vs, 2}, {"vmsync_hg_guest", vs, 2},
+	};
+	for (int i = 0; i < VMS_CE_N; i++) {
+		int rc = vms_ctfw_add_event(e->cw, cl[i].name, cl[i].f, cl[i].n, &e->cid[i], err);
+		if (rc)
+			return rc;
+	}
+	return VMS_OK;
+}
+
+void vms_emit_statedump(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
+			int32_t pid)
+{
+	/* type 1 (thread), mode 5 (user), submode 0, status 5 (wait) as LTTng writes them */
+	uint64_t v[] = {(uint64_t)t->tid, (uint64_t)t->tid, (uint64_t)pid, (uint64_t)pid, 1, 1,
+			1, 5, 0, 5, 0};
+	const char *c[] = {t->comm};
+	ctf_put(e, cpu, ts, -1, VMS_CE_SD_PROC, 0, v, c);
+}
+
+void vms_emit_statedump_mark(struct vms_emitter *e, uint32_t cpu, uint64_t ts, bool end)
+{
+	ctf_put(e, cpu, ts, -1, end ? VMS_CE_SD_END : VMS_CE_SD_START, 0, NULL, NULL);
+}
+
+void vms_emit_vmsync(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
+		     enum vms_ctf_event kind, uint64_t vm_uid, uint64_t cnt)
+{
+	uint64_t v[] = {cnt, vm_uid};
+	ctf_put(e, cpu, ts, -1, kind, t->tid, v, NULL);
+}
+
+/* ---- trace.dat ---- */
 
 static void common(struct vms_ev_common *c, uint16_t type, uint8_t flags, uint8_t preempt,
 		   int32_t pid)
@@ -40,6 +128,14 @@ static inline void comm16(char dst[16], const char src[16])
 void vms_emit_switch(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *prev,
 		     int64_t prev_state, const struct vms_task *next)
 {
+	if (e->cw) {
+		/* LTTng's prio is the kernel's minus MAX_RT_PRIO */
+		uint64_t v[] = {(uint64_t)prev->tid, (uint64_t)(prev->prio - 100), (uint64_t)prev_state,
+				(uint64_t)next->tid, (uint64_t)(next->prio - 100)};
+		const char *c[] = {prev->comm, next->comm};
+		ctf_put(e, cpu, ts, VMS_SYNTH_EV_SCHED_SWITCH, VMS_CE_SWITCH, prev->tid, v, c);
+		return;
+	}
 	struct vms_ev_sched_switch ev;
 	memset(&ev, 0, sizeof ev);
 	common(&ev.c, e->id[VMS_SYNTH_EV_SCHED_SWITCH], 0x01, 2, prev->tid); /* irqs off */
@@ -56,6 +152,13 @@ void vms_emit_switch(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const str
 void vms_emit_wakeup(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *waker,
 		     const struct vms_task *woken, uint32_t target_cpu, int hardirq)
 {
+	if (e->cw) {
+		uint64_t v[] = {(uint64_t)woken->tid, (uint64_t)(woken->prio - 100), target_cpu};
+		const char *c[] = {woken->comm};
+		(void)hardirq;
+		ctf_put(e, cpu, ts, VMS_SYNTH_EV_SCHED_WAKEUP, VMS_CE_WAKEUP, waker->tid, v, c);
+		return;
+	}
 	struct vms_ev_sched_wakeup ev;
 	memset(&ev, 0, sizeof ev);
 	common(&ev.c, e->id[VMS_SYNTH_EV_SCHED_WAKEUP], hardirq ? 0x09 : 0x01, 2, waker->tid);
@@ -69,6 +172,12 @@ void vms_emit_wakeup(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const str
 void vms_emit_kvm_entry(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
 			uint32_t vcpu, uint64_t rip, uint32_t intr_info)
 {
+	if (e->cw) {
+		uint64_t v[] = {vcpu};
+		(void)rip, (void)intr_info;
+		ctf_put(e, cpu, ts, VMS_SYNTH_EV_KVM_ENTRY, VMS_CE_ENTRY, t->tid, v, NULL);
+		return;
+	}
 	struct vms_ev_kvm_entry ev;
 	memset(&ev, 0, sizeof ev);
 	common(&ev.c, e->id[VMS_SYNTH_EV_KVM_ENTRY], 0x01, 1, t->tid);
@@ -82,6 +191,12 @@ void vms_emit_kvm_exit(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const s
 		       uint32_t vcpu, uint32_t reason, uint64_t rip, uint64_t info1, uint64_t info2,
 		       uint32_t intr_info)
 {
+	if (e->cw) {
+		uint64_t v[] = {reason, rip, 1 /* VMX */, info1, info2};
+		(void)vcpu, (void)intr_info;
+		ctf_put(e, cpu, ts, VMS_SYNTH_EV_KVM_EXIT, VMS_CE_EXIT, t->tid, v, NULL);
+		return;
+	}
 	struct vms_ev_kvm_exit ev;
 	memset(&ev, 0, sizeof ev);
 	common(&ev.c, e->id[VMS_SYNTH_EV_KVM_EXIT], 0x01, 1, t->tid);

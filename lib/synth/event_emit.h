@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "vmscope/synth.h"
+#include "output/ctf_writer.h"
 #include "output/tracedat_writer.h"
 
 /* A thread as the trace shows it. comm is NUL-terminated and zero-padded to 16 bytes (build
@@ -16,8 +17,22 @@ struct vms_task {
 	char comm[16];
 };
 
+/* The LTTng event classes of `synth --format lttng` (ids in vms_emitter.cid). */
+enum vms_ctf_event {
+	VMS_CE_SWITCH, VMS_CE_WAKEUP, VMS_CE_ENTRY, VMS_CE_EXIT, VMS_CE_SD_START, VMS_CE_SD_PROC,
+	VMS_CE_SD_END, VMS_CE_GH_GUEST, VMS_CE_GH_HOST, VMS_CE_HG_HOST, VMS_CE_HG_GUEST, VMS_CE_N
+};
+
 struct vms_emitter {
-	struct vms_tdw *w;
+	struct vms_tdw *w;                   /* trace.dat, or: */
+	struct vms_ctfw *cw;                 /* LTTng CTF, time in ns: */
+	uint32_t cid[VMS_CE_N];
+	uint32_t mult, shift;                /* host TSC -> ns */
+	bool guest;                          /* raw times are a guest CPU's TSC: */
+	uint64_t ratio;
+	uint32_t frac;
+	int64_t tsc_offset[VMS_SYNTH_MAX_VCPUS];
+	uint64_t minus_ns;                   /* the machine's monotonic clock = host ns - this */
 	uint16_t id[VMS_SYNTH_NEVENTS];      /* event ids in this file's formats */
 	struct vms_synth_file_truth *ft;
 	struct vms_error *err;
@@ -36,5 +51,15 @@ void vms_emit_kvm_vcpu_wakeup(struct vms_emitter *e, uint32_t cpu, uint64_t ts,
 void vms_emit_kvm_exit(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
 		       uint32_t vcpu, uint32_t reason, uint64_t rip, uint64_t info1, uint64_t info2,
 		       uint32_t intr_info);
+
+/* LTTng-only events (not in the truth's counts): a statedump record of a thread, and the
+ * vmsync messages (kind: VMS_CE_GH_GUEST .. VMS_CE_HG_GUEST). */
+void vms_emit_statedump(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
+			int32_t pid);
+void vms_emit_statedump_mark(struct vms_emitter *e, uint32_t cpu, uint64_t ts, bool end);
+void vms_emit_vmsync(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
+		     enum vms_ctf_event kind, uint64_t vm_uid, uint64_t cnt);
+/* Declare the LTTng event classes in e->cw. */
+int vms_emit_ctf_classes(struct vms_emitter *e, struct vms_error *err);
 
 #endif

@@ -163,6 +163,80 @@ static int open_writer(struct vms_tdw **w, const char *path, uint32_t cpus,
 	return vms_tdw_open(w, &c, err);
 }
 
+/* The threads a machine knows at the start: trace.dat's saved cmdlines, LTTng's statedump. */
+struct thread_list {
+	uint32_t n;
+	struct vms_task t[32];
+	int32_t pid[32];
+};
+
+static int add_thread(struct vms_tdw *w, struct thread_list *l, const struct vms_task *t,
+		      int32_t pid, struct vms_error *err)
+{
+	if (l->n < 32) {
+		l->t[l->n] = *t;
+		l->pid[l->n++] = pid;
+	}
+	return w ? vms_tdw_add_cmdline(w, t->tid, t->comm, err) : VMS_OK;
+}
+
+static void statedump(struct vms_emitter *e, const struct thread_list *l, uint64_t ts)
+{
+	vms_emit_statedump_mark(e, 0, ts, false);
+	for (uint32_t i = 0; i < l->n; i++)
+		vms_emit_statedump(e, 0, ts, &l->t[i], l->pid[i]);
+	vms_emit_statedump_mark(e, 0, ts, true);
+}
+
+#define EPOCH_S 1764547200ll   /* the host's clock offset: 2025-12-01 00:00:00 UTC */
+
+/* Both machines as LTTng kernel traces: host ns = the truth's; the guest's monotonic clock
+ * started when the guest booted, its epoch offset says so (plus clock_error_ns). */
+static int open_lttng(struct vms_synth_ctx *x, struct vms_synth_truth *tr,
+		      const struct vms_synth_config *cfg, uint64_t t0, uint64_t ratio, uint32_t frac,
+		      struct vms_ctfw **hc, struct vms_ctfw **gc, struct vms_error *err)
+{
+	/* the guest has been up about ten minutes at t0 (no PRNG draw: the scenario is the
+	 * trace.dat one, event for event) */
+	uint64_t host_t0 = vms_synth_ns(x, t0);
+	uint64_t boot = host_t0 - 600000000000ull - (cfg->seed % 60) * 1000000000ull;
+	int64_t gepoch = EPOCH_S * 1000000000ll + (int64_t)boot + cfg->clock_error_ns;
+	struct vms_ctfw_config hcfg = {
+		.dir = cfg->host_path, .hostname = "synth-host",
+		.kernel_release = "6.18.0 (SIMULATED)", .nr_cpus = HOST_CPUS,
+		.offset_s = EPOCH_S, .offset_ns = 0, .uuid_seed = cfg->seed * 2 + 1,
+	};
+	struct vms_ctfw_config gcfg = {
+		.dir = cfg->guest_path, .hostname = "demo-guest",
+		.kernel_release = "6.1.0 (SIMULATED)", .nr_cpus = NR_VCPUS,
+		.offset_s = gepoch / 1000000000ll, .offset_ns = (uint64_t)(gepoch % 1000000000ll),
+		.uuid_seed = cfg->seed * 2 + 2,
+	};
+	int rc = vms_ctfw_open(hc, &hcfg, err);
+	if (!rc)
+		rc = vms_ctfw_open(gc, &gcfg, err);
+	if (rc)
+		return rc;
+	x->host.cw = *hc;
+	x->guest.cw = *gc;
+	if ((rc = vms_emit_ctf_classes(&x->host, err)) || (rc = vms_emit_ctf_classes(&x->guest, err)))
+		return rc;
+	x->host.mult = x->guest.mult = x->mult;
+	x->host.shift = x->guest.shift = x->shift;
+	x->guest.guest = true;
+	x->guest.ratio = ratio;
+	x->guest.frac = frac;
+	x->guest.minus_ns = boot;
+	x->vmsync = true;
+	x->vm_uid = 0x5eed0000u + (cfg->seed & 0xffff);
+	tr->lttng = true;
+	tr->guest_boot_ns = boot;
+	tr->host_epoch_ns = EPOCH_S * 1000000000ll;
+	tr->clock_error_ns = cfg->clock_error_ns;
+	tr->vm_uid = x->vm_uid;
+	return VMS_OK;
+}
+
 int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *truth_out,
 		  struct vms_error *err)
 {
@@ -189,6 +263,7 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 		struct vms_synth_ctx x;
 		struct vms_vcpu_lane lanes[NR_VCPUS];
 		struct host_lane hl[2];
+		struct thread_list sd_host, sd_guest;
 	} *run = calloc(1, sizeof *run);
 	if (!run)
 		return vms_error_set(err, VMS_ERR_NOMEM, "synth: out of memory");
@@ -214,19 +289,28 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 	int64_t off0 = (int64_t)guest_up - (int64_t)vms_synth_to_guest(t0, ratio, frac, 0);
 
 	struct vms_tdw *hw = NULL, *gw = NULL;
-	int rc = open_writer(&hw, cfg->host_path, HOST_CPUS, cfg->compression, cfg->level, host_id,
-			     "Linux synth-host 6.18.0 x86_64 (SIMULATED)", err);
-	if (!rc)
-		rc = open_writer(&gw, cfg->guest_path, NR_VCPUS, cfg->compression, cfg->level, guest_id,
-				 "Linux demo-guest 6.1.0 x86_64 (SIMULATED)", err);
-	if (!rc)
-		rc = add_formats(hw, host_ids, true, err);
-	if (!rc)
-		rc = add_formats(gw, guest_ids, false, err);
+	struct vms_ctfw *hc = NULL, *gc = NULL;
+	bool lttng = cfg->format == VMS_SYNTH_LTTNG;
+	int rc;
+	x->host = (struct vms_emitter){ .ft = &tr->host, .err = err };
+	x->guest = (struct vms_emitter){ .ft = &tr->guest, .err = err };
+	if (lttng) {
+		rc = open_lttng(x, tr, cfg, t0, ratio, frac, &hc, &gc, err);
+	} else {
+		rc = open_writer(&hw, cfg->host_path, HOST_CPUS, cfg->compression, cfg->level, host_id,
+				 "Linux synth-host 6.18.0 x86_64 (SIMULATED)", err);
+		if (!rc)
+			rc = open_writer(&gw, cfg->guest_path, NR_VCPUS, cfg->compression, cfg->level,
+					 guest_id, "Linux demo-guest 6.1.0 x86_64 (SIMULATED)", err);
+		if (!rc)
+			rc = add_formats(hw, host_ids, true, err);
+		if (!rc)
+			rc = add_formats(gw, guest_ids, false, err);
+	}
 	if (rc)
 		goto fail;
-	x->host = (struct vms_emitter){ .w = hw, .ft = &tr->host, .err = err };
-	x->guest = (struct vms_emitter){ .w = gw, .ft = &tr->guest, .err = err };
+	x->host.w = hw;
+	x->guest.w = gw;
 	memcpy(x->host.id, host_ids, sizeof host_ids);
 	memcpy(x->guest.id, guest_ids, sizeof guest_ids);
 
@@ -274,14 +358,14 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 			vms_vcpu_lane_add_thread(L, &t, s->burst_ns, s->sleep_ns, (int32_t)tr->nr_gthreads);
 			tr->nr_gthreads++;
 			if (!rc)
-				rc = vms_tdw_add_cmdline(gw, s->tid, s->comm, err);
+				rc = add_thread(gw, &run->sd_guest, &t, s->tid, err);
 		}
 		if (!rc)
-			rc = vms_tdw_add_cmdline(hw, L->vthr.tid, L->vthr.comm, err);
+			rc = add_thread(hw, &run->sd_host, &L->vthr, QEMU_PID, err);
 		if (!rc && noisy)
-			rc = vms_tdw_add_cmdline(hw, L->noisy.tid, L->noisy.comm, err);
+			rc = add_thread(hw, &run->sd_host, &L->noisy, L->noisy.tid, err);
 		if (!rc)
-			rc = vms_tdw_add_cmdline(hw, L->kworker.tid, L->kworker.comm, err);
+			rc = add_thread(hw, &run->sd_host, &L->kworker, L->kworker.tid, err);
 	}
 	for (int h = 0; h < 2; h++) {
 		hl[h].x = x;
@@ -297,11 +381,21 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 			struct vms_task t = task(s->tid, s->comm);
 			vms_sched_add(&hl[h].s, &t, s->burst_ns, s->sleep_ns, -1, t0);
 			if (!rc)
-				rc = vms_tdw_add_cmdline(hw, s->tid, s->comm, err);
+				rc = add_thread(hw, &run->sd_host, &t,
+						s->tid == QEMU_PID + 2 ? QEMU_PID : s->tid, err);
 		}
 	}
 	if (rc)
 		goto fail;
+	if (lttng) {
+		/* the session starts with a statedump of the threads on CPU 0 of each machine */
+		for (uint32_t v = 0; v < NR_VCPUS; v++)
+			x->guest.tsc_offset[v] = lanes[v].tsc_offset;
+		statedump(&x->host, &run->sd_host, t0);
+		/* a few cycles after t0: its exact inverse must not fall before t0 (the window) */
+		statedump(&x->guest, &run->sd_guest,
+			  vms_synth_to_guest(t0 + 4, ratio, frac, lanes[0].tsc_offset));
+	}
 
 	/* run every CPU in 1 ms steps of host time until the target is reached */
 	for (uint32_t v = 0; v < NR_VCPUS; v++)
@@ -348,6 +442,17 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 	for (uint32_t v = 0; v < NR_VCPUS; v++)
 		vms_vcpu_lane_finish(&lanes[v], x->max_ref_tsc);
 
+	if (lttng) {
+		rc = vms_ctfw_close(hc, err);
+		hc = NULL;
+		if (!rc)
+			rc = vms_ctfw_close(gc, err);
+		gc = NULL;
+		if (rc)
+			goto fail;
+		tr->vmsync_pairs = x->cnt_gh < x->cnt_hg ? x->cnt_gh : x->cnt_hg;
+		goto done;
+	}
 	/* options that needed the whole run */
 	rc = vms_tdw_add_tsc2nsec(hw, x->mult, x->shift, 0, err);
 	if (!rc)
@@ -380,7 +485,7 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 	gw = NULL;
 	if (rc)
 		goto fail;
-
+done:
 	snprintf(tr->host.path, sizeof tr->host.path, "%s", cfg->host_path);
 	snprintf(tr->guest.path, sizeof tr->guest.path, "%s", cfg->guest_path);
 	tr->host.trace_id = host_id;
@@ -392,6 +497,8 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 fail:
 	vms_tdw_discard(hw);
 	vms_tdw_discard(gw);
+	vms_ctfw_discard(hc);
+	vms_ctfw_discard(gc);
 	free(run);
 	return rc ? rc : VMS_ERR_INTERNAL;
 }

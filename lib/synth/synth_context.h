@@ -17,6 +17,8 @@ struct vms_synth_ctx {
 	struct vms_synth_truth *truth;
 	uint64_t max_ref_tsc;         /* latest event seen, host TSC (guest events: inverse) */
 	bool noisy;                   /* the neighbour exists */
+	bool vmsync;                  /* plant vmsync pairs (LTTng output) */
+	uint64_t vm_uid, cnt_gh, cnt_hg;
 };
 
 static inline uint64_t vms_synth_ns(const struct vms_synth_ctx *x, uint64_t tsc)

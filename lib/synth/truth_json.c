@@ -38,7 +38,9 @@ static void file_json(FILE *f, const char *key, const struct vms_synth_file_trut
 
 int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
 {
-	fprintf(f, "{\n  \"simulated\": true,\n  \"generator\": \"vmscope synth\",\n");
+	/* schema_version: raised when a member changes meaning or goes away */
+	fprintf(f, "{\n  \"simulated\": true,\n  \"schema_version\": 1,\n  \"command\": \"synth-truth\",\n"
+		   "  \"generator\": \"vmscope synth\",\n");
 	fprintf(f, "  \"scenario\": \"%s\",\n  \"seed\": %" PRIu64 ",\n", t->scenario, t->seed);
 	fprintf(f, "  \"timebase\": \"host ns = (host_tsc * mult) >> shift; guest events at the exact "
 		"inverse of their guest TSC\",\n");
@@ -93,6 +95,12 @@ int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
 			s->guest_tsc, s->host_tsc, s->entry_tsc, s->exit_tsc,
 			i + 1 < t->nr_samples ? "," : "");
 	}
-	fprintf(f, "  ]\n}\n");
+	fprintf(f, "  ]");
+	if (t->lttng)
+		fprintf(f, ",\n  \"lttng\": {\"guest_boot_ns\": %" PRIu64 ", \"host_epoch_ns\": %" PRId64
+			", \"clock_error_ns\": %" PRId64 ", \"vm_uid\": %" PRIu64
+			", \"vmsync_pairs\": %" PRIu64 "}", t->guest_boot_ns, t->host_epoch_ns,
+			t->clock_error_ns, t->vm_uid, t->vmsync_pairs);
+	fprintf(f, "\n}\n");
 	return ferror(f) ? VMS_ERR_IO : VMS_OK;
 }

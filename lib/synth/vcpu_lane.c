@@ -148,10 +148,25 @@ static void h_wakeup(struct vms_vcpu_lane *L, uint64_t ts, const struct vms_task
 	vms_synth_seen(L->x, ts);
 }
 
+/* A guest event at host time `ts`, in the guest's TSC (vmsync: no truth side effects). */
+static uint64_t to_guest(const struct vms_vcpu_lane *L, uint64_t ts)
+{
+	return vms_synth_to_guest(ts, L->ratio, L->frac, L->tsc_offset);
+}
+
 static void kvm_entry(struct vms_vcpu_lane *L, uint64_t ts)
 {
+	struct vms_synth_ctx *x = L->x;
+	bool sync = x->vmsync && L->nwin++ % 32 == 0 && !L->sync_pending;
+	if (sync)
+		vms_emit_vmsync(&x->host, L->cpu, ts, &L->vthr, VMS_CE_HG_HOST, x->vm_uid, ++x->cnt_hg);
 	vms_emit_kvm_entry(&L->x->host, L->cpu, ts, &L->vthr, L->vcpu, L->rip, L->inject);
 	vms_synth_seen(L->x, ts);
+	if (sync) {
+		vms_emit_vmsync(&x->guest, L->vcpu, to_guest(L, ts + cyc(L, 100)), &L->gidle,
+				VMS_CE_HG_GUEST, x->vm_uid, x->cnt_hg);
+		L->sync_pending = true;
+	}
 	L->inject = 0;
 	if (L->in_exit) {
 		add_exit(L, L->exit_reason, exit_name(L->exit_reason),
@@ -190,8 +205,17 @@ static void kvm_exit(struct vms_vcpu_lane *L, uint64_t ts, const struct exit_kin
 	default:
 		break;
 	}
+	struct vms_synth_ctx *x = L->x;
+	if (L->sync_pending)
+		vms_emit_vmsync(&x->guest, L->vcpu, to_guest(L, ts - cyc(L, 100)), &L->gidle,
+				VMS_CE_GH_GUEST, x->vm_uid, ++x->cnt_gh);
 	vms_emit_kvm_exit(&L->x->host, L->cpu, ts, &L->vthr, L->vcpu, k->code, rip, info1, info2, intr);
 	vms_synth_seen(L->x, ts);
+	if (L->sync_pending) {
+		vms_emit_vmsync(&x->host, L->cpu, ts + cyc(L, 100), &L->vthr, VMS_CE_GH_HOST,
+				x->vm_uid, x->cnt_gh);
+		L->sync_pending = false;
+	}
 	L->rip = rip + k->insn_len;
 	L->in_exit = true;
 	L->exit_reason = k->code;

@@ -54,6 +54,8 @@ struct vms_vcpu_lane {
 	uint64_t exit_tsc, entry_tsc;
 	uint64_t windows;                   /* guest-mode windows with guest events */
 	uint64_t counted_entry;             /* the window last counted */
+	uint64_t nwin;                      /* guest-mode windows so far (vmsync every 32nd) */
+	bool sync_pending;                  /* a vmsync_gh pair is due at the next exit */
 	bool have_sample;
 	struct vms_synth_sync_sample sample;
 };

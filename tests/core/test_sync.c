@@ -58,6 +58,11 @@ static void test_hull_accurate(void **state)
 		long double want = ((long double)t - beta) / alpha;
 		assert_true(fabsl((long double)vms_linear_apply(&l, t) - want) <= 0.5L + 1e-9L);
 	}
+	/* in fractions: alpha = 1595/1599, beta = (610/39 - 610/41) / 2 = 610/1599, so the guest's
+	 * t is the host's round((1599 t - 610) / 1595): 375 -> round(375.558) = 376, 10 -> 10 */
+	assert_int_equal(vms_linear_apply(&l, 375), 376);
+	assert_int_equal(vms_linear_apply(&l, 10), 10);
+	assert_int_equal(vms_linear_apply(&l, 175), 175);
 	/* the other orientation: the lines of the swapped frame are the same lines, inverted:
 	 * its alpha_max is 1 / alpha_min and its alpha_min 1 / alpha_max */
 	struct vms_hull_fit g;

@@ -65,7 +65,9 @@ def run_sync(paths, *opts):
                            capture_output=True, text=True)
         pairs = [(int(r['from']), int(r['to']), int(r['t_send_ns']), int(r['t_recv_ns']))
                  for r in csv.DictReader(open(pf.name))] if p.returncode == 0 else []
-    return p, (json.loads(p.stdout)['machines'] if p.returncode == 0 else None), pairs
+    global last_doc
+    last_doc = json.loads(p.stdout) if p.returncode == 0 else None
+    return p, (last_doc['machines'] if last_doc else None), pairs
 
 
 def apply(tr, t):
@@ -207,6 +209,10 @@ def test_tcp(tmp):
     want = sorted((idx[a], idx[b], s, r) for a, b, s, r in msgs)
     ok(sorted(pairs) == want, f'TCP stubs: --pairs lists exactly the {len(want)} messages written '
        '(no loopback pair, the retransmission not matched)', f'{len(pairs)} pairs')
+    ms = last_doc.get('matching') or {}
+    ok(ms.get('pairs') == len(want) and ms.get('same_machine') == 5 and ms.get('duplicates') == 1 and
+       ms.get('expired') == 0, 'TCP stubs: matching counts: 5 loopback pairs, 1 retransmission, none expired',
+       json.dumps(ms))
     ok([m['machine'] for m in js] == list('ABCDE') and js[0]['method'] == 'reference',
        'TCP stubs: A is the reference (no host: the first trace)')
     check_fit('TCP stubs B', js, pairs, 0, 1)

@@ -506,6 +506,11 @@ void cli_warn_model(const struct cli *c)
 				si->contain_total);
 		if (mc->source < 0)
 			continue;
+		if ((mc->role & VMS_ROLE_HOST) && kind_count(s, (uint32_t)mc->source, VMS_K_KVM_EXIT) &&
+		    !kind_count(s, (uint32_t)mc->source, VMS_K_SCHED_SWITCH))
+			fprintf(stderr, "vmscope %s: warning: %s recorded no sched_switch: when its vCPU "
+					"threads were preempted cannot be seen (record the host with "
+					"`trace-cmd record -e kvm -e sched`)\n", c->cmd, mc->name);
 		/* roles forced against what the data says */
 		const struct vms_source *src = vms_session_source(s, (uint32_t)mc->source);
 		const char *path = src->path;

@@ -95,7 +95,8 @@ struct vms_json;
 void cli_json_header(struct vms_json *j, const char *cmd);
 
 /* Warnings on stderr, for every command after its run: low containment, machines that share
- * no clock with the reference, roles forced against the data, no KVM events at all. */
+ * no clock with the reference, roles forced against the data, no KVM events at all, a host
+ * without sched_switch (preemption cannot be seen). */
 void cli_warn_model(const struct cli *c);
 
 /* xen_report.c: the Xen model's tables of a xentrace source (nothing for other sources) */

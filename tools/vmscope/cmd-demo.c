@@ -1,6 +1,7 @@
 /* vmscope demo: the README's first command. Synthesizes a host + guest trace.dat pair (a
  * noisy neighbour preempting a busy guest), then reports on it, so a newcomer sees what
  * vmscope tells without having any trace at hand. The data is simulated, and says so. */
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,22 +18,43 @@ static const char usage[] =
 
 int cmd_demo(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "events", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "scenario", required_argument, NULL, 's' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *events = "200000", *seed = "1", *scenario = NULL, *dir = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			fputs(usage, stdout);
 			return VMS_EXIT_OK;
-		}
-		const char **slot = !strcmp(argv[i], "--events")   ? &events
-				    : !strcmp(argv[i], "--seed")     ? &seed
-				    : !strcmp(argv[i], "--scenario") ? &scenario
-				    : !strcmp(argv[i], "--dir")      ? &dir
-								     : NULL;
-		if (!slot || i + 1 >= argc) {
-			fprintf(stderr, "vmscope demo: bad argument '%s'\n%s", argv[i], usage);
+		case 'n':
+			events = optarg;
+			break;
+		case 'S':
+			seed = optarg;
+			break;
+		case 's':
+			scenario = optarg;
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		default:
+			fprintf(stderr, "vmscope demo: bad argument '%s'\n%s", argv[optind - 1], usage);
 			return VMS_EXIT_USAGE;
 		}
-		*slot = argv[++i];
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vmscope demo: unexpected argument '%s'\n%s", argv[optind], usage);
+		return VMS_EXIT_USAGE;
 	}
 	char tmpl[PATH_MAX];
 	if (!dir) {

@@ -7,15 +7,19 @@
  * unfinished of them have no known end (trace end, lost events) and are not in the times. */
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "cli.h"
+#include "vmscope/exit_rips.h"
+#include "vmscope/ksyms.h"
 #include "cmds.h"
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope exits [--csv | --json] [--per-guest] [-o FILE] [--tsc-hz HZ]\n"
-	"                     [--host FILE] [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
-	"                     [--map NAME:dom=N]\n"
-	"                     TRACE...\n"
+	"usage: vmscope exits [--csv | --json] [--per-guest | --by rip [--kallsyms NAME=FILE]]\n"
+	"                     [--top N] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
+	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                     [--map NAME:dom=N] TRACE...\n"
 	"\n"
 	"VM exits per guest, vCPU and reason: count, total, min, max, mean and percentiles of the\n"
 	"time from kvm_exit to the next kvm_entry of the same host thread (ns; cycles when a\n"
@@ -25,6 +29,10 @@ static const char usage[] =
 	"  --csv               CSV, one row per vCPU and reason (columns in man vmscope-exits)\n"
 	"  --json              one JSON object: the header (schema_version, time_unit), rows\n"
 	"  --per-guest         one row per guest and reason, all its vCPUs together (vcpu empty)\n"
+	"  --by rip            per guest, reason and guest RIP (where the guest exited), named\n"
+	"                      from the guest trace's kallsyms: count, unfinished, total, mean\n"
+	"  --kallsyms NAME=FILE  symbols of guest NAME (a copy of its /proc/kallsyms)\n"
+	"  --top N             rows of the --by rip text (default 10)\n"
 	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 static void name_of(const struct vms_exit_stats *e, char *buf, size_t len)
@@ -92,12 +100,159 @@ static void put_row(const struct cli *c, FILE *f, struct vms_json *j, const char
 	}
 }
 
+/* The symbols of guest machine m: --kallsyms NAME=FILE, else its trace's own kallsyms. */
+static const struct vms_ksyms *ksyms_of(const struct cli *c, struct vms_model *model,
+					struct vms_ksyms **loaded, uint32_t m)
+{
+	const char *name = cli_machine_name(model, m);
+	for (uint32_t k = 0; k < c->nr_kallsyms; k++) {
+		size_t n = (size_t)(strchr(c->kallsyms_name[k], '=') - c->kallsyms_name[k]);
+		if (strlen(name) == n && !strncmp(name, c->kallsyms_name[k], n))
+			return loaded[k];
+	}
+	const struct vms_machine *mc = vms_model_machine_c(model, m);
+	struct vms_source *src = mc && mc->source >= 0 ? vms_session_source(c->s, (uint32_t)mc->source)
+						       : NULL;
+	return src ? src->meta.ksyms : NULL;
+}
+
+/* exits --by rip: per guest, reason and guest RIP, symbolized where symbols are known. */
+static int by_rip(struct cli *c)
+{
+	struct vms_error err = { 0 };
+	if (vms_session_build_model(c->s, &err) != 0)
+		return cli_fail(c, &err);
+	struct vms_model *model = vms_session_model(c->s);
+	struct vms_ksyms *loaded[8] = { NULL };
+	int st = 0;
+	for (uint32_t k = 0; k < c->nr_kallsyms; k++) {
+		const char *eq = strchr(c->kallsyms_name[k], '=');
+		bool known = false;
+		for (uint32_t m = 0; m < vms_model_nr_machines(model); m++) {
+			const char *n = cli_machine_name(model, m);
+			known |= strlen(n) == (size_t)(eq - c->kallsyms_name[k]) &&
+				 !strncmp(n, c->kallsyms_name[k], (size_t)(eq - c->kallsyms_name[k]));
+		}
+		if (!known) {
+			fprintf(stderr, "vmscope %s: --kallsyms names no machine: '%.*s'\n", c->cmd,
+				(int)(eq - c->kallsyms_name[k]), c->kallsyms_name[k]);
+			st = VMS_EXIT_USAGE;
+		} else if (!(loaded[k] = vms_ksyms_load(c->kallsyms_path[k]))) {
+			fprintf(stderr, "vmscope %s: %s: cannot be read\n", c->cmd, c->kallsyms_path[k]);
+			st = VMS_EXIT_USAGE;
+		}
+	}
+	struct vms_observer obs;
+	struct vms_exit_rips *r = st ? NULL : vms_exit_rips_new(&obs);
+	if (!st && (!r || vms_session_observe(c->s, &obs) != 0)) {
+		fprintf(stderr, "vmscope %s: out of memory\n", c->cmd);
+		st = VMS_EXIT_FAIL;
+	}
+	if (!st)
+		st = cli_run(c, NULL);
+	if (!st) {
+		FILE *f = c->f;
+		const char *u = cli_unit();
+		struct vms_json j;
+		if (c->json) {
+			vms_json_init(&j, f, false);
+			vms_json_begin_object(&j, NULL);
+			cli_json_header(&j, "exits");
+			vms_json_string(&j, "by", "rip");
+			vms_json_bool(&j, "truncated", vms_exit_rips_truncated(r));
+			vms_json_begin_array(&j, "rows");
+		} else if (c->csv) {
+			fprintf(f, "machine,isa,reason,name,rip,symbol,count,unfinished,total_%s,mean_%s\n",
+				u, u);
+		} else {
+			fprintf(f, "%-16s %-20s %-18s %-40s %9s %12s %10s\n", "machine", "reason", "rip",
+				"symbol", "count", "total", "mean");
+		}
+		uint32_t shown = 0, nosym = 0;
+		for (uint32_t i = 0; i < vms_exit_rips_count(r); i++) {
+			const struct vms_exit_rip *x = vms_exit_rips_row(r, i);
+			if (!c->csv && !c->json && shown >= c->top)
+				break;
+			shown++;
+			const char *mname = cli_machine_name(model, x->machine);
+			const struct vms_ksyms *ks = ksyms_of(c, model, loaded, x->machine);
+			char name[48], sym[160], rip[24];
+			struct vms_exit_stats es = { .isa = x->isa, .reason = x->reason };
+			name_of(&es, name, sizeof name);
+			uint64_t off = 0;
+			const char *sn = x->rip != UINT64_MAX ? vms_ksyms_lookup(ks, x->rip, &off) : NULL;
+			if (sn)
+				snprintf(sym, sizeof sym, "%s+0x%llx", sn, (unsigned long long)off);
+			else
+				sym[0] = '\0';
+			nosym += !sn;
+			if (x->rip == UINT64_MAX)
+				snprintf(rip, sizeof rip, "other");
+			else
+				snprintf(rip, sizeof rip, "0x%llx", (unsigned long long)x->rip);
+			uint64_t fin = x->count - x->unfinished;
+			uint64_t mean = fin ? (x->total + fin / 2) / fin : 0;
+			if (c->json) {
+				vms_json_begin_object(&j, NULL);
+				vms_json_string(&j, "machine", mname);
+				vms_json_uint(&j, "isa", x->isa);
+				vms_json_uint(&j, "reason", x->reason);
+				vms_json_string(&j, "name", name);
+				if (x->rip == UINT64_MAX)
+					vms_json_null(&j, "rip");
+				else
+					vms_json_uint(&j, "rip", x->rip);
+				vms_json_string(&j, "symbol", sn ? sym : NULL);
+				vms_json_uint(&j, "count", x->count);
+				vms_json_uint(&j, "unfinished", x->unfinished);
+				vms_json_uint(&j, cli_key("total"), x->total);
+				vms_json_uint(&j, cli_key("mean"), mean);
+				vms_json_end_object(&j);
+			} else if (c->csv) {
+				vms_csv_string(f, mname);
+				fprintf(f, ",%u,%u,", x->isa, x->reason);
+				vms_csv_string(f, name);
+				fprintf(f, ",%s,", rip);
+				vms_csv_string(f, sym);
+				fprintf(f, ",%llu,%llu,%llu,%llu\n", (unsigned long long)x->count,
+					(unsigned long long)x->unfinished, (unsigned long long)x->total,
+					(unsigned long long)mean);
+			} else {
+				char b[2][32];
+				fprintf(f, "%-16s %-20s %-18s %-40s %9llu %12s %10s\n", mname, name, rip,
+					sn ? sym : "?", (unsigned long long)x->count,
+					cli_ns(x->total, b[0], 32), cli_ns(mean, b[1], 32));
+			}
+		}
+		if (c->json) {
+			vms_json_end_array(&j);
+			vms_json_end_object(&j);
+			vms_json_finish(&j);
+		} else if (!c->csv && vms_exit_rips_count(r) > shown)
+			fprintf(f, "(%u more rows; --top N, or --csv for all)\n", vms_exit_rips_count(r) - shown);
+		if (nosym)
+			fprintf(stderr, "vmscope %s: %u addresses have no symbol: the guest trace holds no "
+				"kallsyms for them (record with trace-cmd's kallsyms, or give --kallsyms "
+				"NAME=FILE, a copy of the guest's /proc/kallsyms)\n", c->cmd, nosym);
+		if (vms_exit_rips_truncated(r))
+			fprintf(stderr, "vmscope %s: more than %d addresses: the rest are summed as 'other'\n",
+				c->cmd, VMS_EXIT_RIPS_MAX);
+	}
+	vms_exit_rips_free(r);
+	for (uint32_t k = 0; k < 8; k++)
+		vms_ksyms_free(loaded[k]);
+	return st;
+}
+
 int cmd_exits(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT | CLI_PER_GUEST, usage);
+	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT | CLI_PER_GUEST |
+				  CLI_BY | CLI_TOP, usage);
 	if (st != CLI_GO)
 		return st;
+	if (c.by)
+		return cli_end(&c, by_rip(&c));
 	if ((st = cli_run(&c, NULL)))
 		return cli_end(&c, st);
 	struct vms_session *s = c.s;

@@ -1,5 +1,6 @@
 /* vmscope pcpus: the fused physical-CPU view (spec §7), streamed as intervals close.
- * CSV header (a contract): host,cpu,start,end,machine,vcpu,tid,comm */
+ * CSV header (a contract): host,cpu,start_ns,end_ns,machine,vcpu,tid,comm (_cycles for a
+ * counter clock without its rate). --json: JSON Lines, a header object then the rows. */
 #include <stdlib.h>
 
 #include "cli.h"
@@ -8,8 +9,8 @@
 #include "vmscope/writers.h"
 
 static const char usage[] =
-	"usage: vmscope pcpus [--csv | --json] [-o FILE] [--host FILE] [--guest NAME=FILE]\n"
-	"                     [--map NAME:VCPU=TID,...] TRACE...\n"
+	"usage: vmscope pcpus [--csv | --json] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
+	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
 	"\n"
 	"What really ran on every physical CPU of every host: one row per maximal interval of\n"
 	"one occupant. machine is the host itself when a host thread runs (vcpu empty, tid 0\n"
@@ -17,7 +18,13 @@ static const char usage[] =
 	"(tid/comm the guest thread, 0/idle for the guest's idle; empty while the guest has\n"
 	"not yet recorded anything on that vCPU). start/end are integer ns in the reference\n"
 	"(first host) timebase, end exclusive. A CPU's rows begin at the first event recorded\n"
-	"on it; around lost events nothing is claimed. --json writes JSON Lines.\n";
+	"on it; around lost events nothing is claimed (cycles instead of ns when a trace counts\n"
+	"cycles with no rate: see --tsc-hz).\n"
+	"\n"
+	"  --csv               CSV: host,cpu,start_ns,end_ns,machine,vcpu,tid,comm\n"
+	"  --json              JSON Lines: a header object (schema_version, time_unit), then\n"
+	"                      one object per interval, written as it closes\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 struct out {
 	FILE *f;
@@ -36,8 +43,8 @@ static void row(void *ctx, const struct vms_pcpu_interval *iv)
 		vms_json_begin_object(&j, NULL);
 		vms_json_string(&j, "host", host);
 		vms_json_uint(&j, "cpu", iv->cpu);
-		vms_json_uint(&j, "start", iv->start);
-		vms_json_uint(&j, "end", iv->end);
+		vms_json_uint(&j, cli_key("start"), iv->start);
+		vms_json_uint(&j, cli_key("end"), iv->end);
 		vms_json_string(&j, "machine", mach);
 		if (iv->guest >= 0)
 			vms_json_int(&j, "vcpu", iv->vcpu);
@@ -97,9 +104,16 @@ int cmd_pcpus(int argc, char **argv)
 		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
 		return cli_end(&c, VMS_EXIT_FAIL);
 	}
-	if (c.csv)
-		fputs("host,cpu,start,end,machine,vcpu,tid,comm\n", o.f);
-	else if (!c.json)
+	if (c.json) {
+		struct vms_json j;
+		vms_json_init(&j, o.f, false);
+		vms_json_begin_object(&j, NULL);
+		cli_json_header(&j, "pcpus");
+		vms_json_end_object(&j);
+		vms_json_finish(&j);
+	} else if (c.csv)
+		fprintf(o.f, "host,cpu,start_%s,end_%s,machine,vcpu,tid,comm\n", cli_unit(), cli_unit());
+	else
 		fprintf(o.f, "%-12s %4s %20s %20s %10s  %-16s %4s %8s %s\n", "host", "cpu", "start",
 			"end", "duration", "machine", "vcpu", "tid", "comm");
 	bool any_host = false;

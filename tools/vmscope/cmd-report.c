@@ -248,6 +248,9 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top)
 	fprintf(f, "vmscope report: %u machine%s, %llu events over %s\n", vms_model_nr_machines(m),
 		vms_model_nr_machines(m) == 1 ? "" : "s", (unsigned long long)vms_session_events(s),
 		cli_ns(last - first, b[0], 32));
+	if (cli_cycles())
+		fprintf(f, "times are clock cycles: a trace counts cycles and does not say their rate "
+			   "(no TSC2NSEC); --tsc-hz HZ gives seconds\n");
 	if (vms_session_backwards(s))
 		fprintf(f, "note: %llu events had timestamps earlier than their predecessor's\n",
 			(unsigned long long)vms_session_backwards(s));

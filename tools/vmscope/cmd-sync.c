@@ -105,7 +105,8 @@ static int containment_at(struct cli *c, struct vms_machine *g, const struct vms
 			  int64_t shift, uint64_t *in, uint64_t *total)
 {
 	g->clock.lin = *base;
-	g->clock.lin.out0 += shift;
+	if (__builtin_add_overflow(base->out0, shift, &g->clock.lin.out0))
+		g->clock.lin.out0 = shift < 0 ? INT64_MIN : INT64_MAX;
 	struct vms_error err = { 0 };
 	if (vms_session_run(c->s, NULL, NULL, NULL, &err) < 0) {
 		cli_fail(c, &err);
@@ -135,7 +136,9 @@ static int refine_guest(struct cli *c, struct vms_model *m, uint32_t gi)
 	struct vms_machine *g = vms_model_machine(m, gi);
 	struct vms_sync_info *si = &g->sync;
 	struct vms_linear base = g->clock.lin;
-	int64_t lo = (int64_t)ceil(si->range_lo_ns), hi = (int64_t)floor(si->range_hi_ns);
+	/* (kept within +-1e15 ns, 11 days: wider is no estimate worth refining) */
+	int64_t lo = (int64_t)ceil(fmax(si->range_lo_ns, -1e15)),
+		hi = (int64_t)floor(fmin(si->range_hi_ns, 1e15));
 	if (lo > 0)
 		lo = 0;
 	if (hi < 0)
@@ -328,6 +331,19 @@ int cmd_sync(int argc, char **argv)
 		vms_json_init(&j, f, true);
 		vms_json_begin_object(&j, NULL);
 		cli_json_header(&j, "sync");
+		if (ms) {
+			/* what the matching of the first pass saw (vmscope/sync.h) */
+			vms_json_begin_object(&j, "matching");
+			vms_json_uint(&j, "sent", ms->causes);
+			vms_json_uint(&j, "received", ms->effects);
+			vms_json_uint(&j, "pairs", ms->matched);
+			vms_json_uint(&j, "same_machine", ms->same_machine);
+			vms_json_uint(&j, "duplicates", ms->duplicates);
+			vms_json_uint(&j, "expired", ms->expired);
+			vms_json_end_object(&j);
+		} else {
+			vms_json_null(&j, "matching");
+		}
 		vms_json_begin_array(&j, "machines");
 	}
 	for (uint32_t i = 0; i < n; i++) {

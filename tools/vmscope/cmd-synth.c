@@ -17,7 +17,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: vmscope synth [--scenario NAME] [--seed N] [--events N] [--out DIR]\n"
 		"                     [--truth FILE] [--compression zstd|zlib|none] [--level N]\n"
-		"                     [--no-tsc-scaling]\n"
+		"                     [--no-tsc-scaling] [--format tracedat|lttng]\n"
+		"                     [--clock-error NS]\n"
 		"\n"
 		"Writes DIR/host.dat and DIR/guest.dat, a SIMULATED KVM host and guest recorded the\n"
 		"way trace-cmd records them (trace.dat v7, TSC clock with TSC2NSEC, GUEST and\n"
@@ -34,6 +35,11 @@ static void usage(FILE *f)
 		"  --compression C     zstd (default; what trace-cmd 3.1 reads), zlib or none\n"
 		"  --level N           compression level (default: zstd -1, its fast mode; zlib 1)\n"
 		"  --no-tsc-scaling    the guest TSC runs at the host's rate (ratio 1)\n"
+		"  --format F          tracedat (default), or lttng: DIR/host and DIR/guest as\n"
+		"                      LTTng kernel CTF traces (monotonic ns clocks with their epoch\n"
+		"                      offsets, statedump, vmsync message pairs; same scenario)\n"
+		"  --clock-error NS    lttng: the guest's clock offset is off by NS nanoseconds (for\n"
+		"                      testing synchronization; default 0)\n"
 		"  --help              this text\n");
 }
 
@@ -81,6 +87,8 @@ int cmd_synth(int argc, char **argv)
 		{ "compression", required_argument, NULL, 'c' },
 		{ "level", required_argument, NULL, 'l' },
 		{ "no-tsc-scaling", no_argument, NULL, 'N' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "clock-error", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -130,6 +138,29 @@ int cmd_synth(int argc, char **argv)
 		case 'N':
 			cfg.tsc_scaling = false;
 			break;
+		case 'f':
+			if (!strcmp(optarg, "tracedat"))
+				cfg.format = VMS_SYNTH_TRACEDAT;
+			else if (!strcmp(optarg, "lttng"))
+				cfg.format = VMS_SYNTH_LTTNG;
+			else {
+				fprintf(stderr, "vmscope synth: --format is tracedat or lttng, not '%s'\n",
+					optarg);
+				return VMS_EXIT_USAGE;
+			}
+			break;
+		case 'e': {
+			char *end;
+			errno = 0;
+			long long v = strtoll(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < -3600000000000ll || v > 3600000000000ll) {
+				fprintf(stderr, "vmscope synth: --clock-error wants nanoseconds (within an "
+					"hour), not '%s'\n", optarg);
+				return VMS_EXIT_USAGE;
+			}
+			cfg.clock_error_ns = v;
+			break;
+		}
 		case 'l': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -181,8 +212,9 @@ int cmd_synth(int argc, char **argv)
 		fprintf(stderr, "vmscope synth: out of memory\n");
 		return VMS_EXIT_FAIL;
 	}
-	snprintf(host, n, "%s/host.dat", out);
-	snprintf(guest, n, "%s/guest.dat", out);
+	bool lttng = cfg.format == VMS_SYNTH_LTTNG;
+	snprintf(host, n, "%s/%s", out, lttng ? "host" : "host.dat");
+	snprintf(guest, n, "%s/%s", out, lttng ? "guest" : "guest.dat");
 	cfg.host_path = host;
 	cfg.guest_path = guest;
 	bool tty = isatty(2);
@@ -215,8 +247,8 @@ int cmd_synth(int argc, char **argv)
 	fprintf(stderr, "vmscope synth: SIMULATED data (scenario %s, seed %llu): %s (%llu events, "
 		"%.1f MB) + %s (%llu events, %.1f MB), %.2f s of host time, written in %.2f s "
 		"(%.1f M events/s)\n", cfg.scenario, (unsigned long long)cfg.seed, host,
-		(unsigned long long)truth->host.total, file_size(host) / 1e6, guest,
-		(unsigned long long)truth->guest.total, file_size(guest) / 1e6,
+		(unsigned long long)truth->host.total, lttng ? 0.0 : file_size(host) / 1e6, guest,
+		(unsigned long long)truth->guest.total, lttng ? 0.0 : file_size(guest) / 1e6,
 		(double)(truth->window_end_ns - truth->window_start_ns) / 1e9, secs,
 		secs > 0 ? (double)total / secs / 1e6 : 0.0);
 out:

@@ -32,9 +32,9 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		fprintf(f, "   %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nOptions may come before or after the traces; --opt=value and --opt value are "
-		   "alike.\n'vmscope help <command>' or 'vmscope <command> --help' tells more; "
-		   "'man vmscope-<command>' tells all.\n'vmscope --version' (on any command) prints "
-		   "the version.\nExit status: 0 success, 1 failure, 2 bad input or usage.\n");
+		   "alike.\n'vmscope help <command>' tells more, 'man vmscope-<command>' tells all;\n"
+		   "'vmscope --version' (on any command) prints the version.\n"
+		   "Exit status: 0 success, 1 failure, 2 bad input or usage.\n");
 }
 
 static const struct command *find(const char *name)

@@ -482,6 +482,17 @@ static int parse_printk(struct opener *o, const uint8_t *p, uint64_t n)
 	return 0;
 }
 
+/* The kallsyms text names guest code addresses (exits --by rip); bounded by its own size. */
+static int parse_kallsyms(struct opener *o, const uint8_t *p, uint64_t n)
+{
+	if (!n || o->ts->src.meta.ksyms)
+		return 0;
+	o->ts->src.meta.ksyms = vms_ksyms_parse((const char *)p, (size_t)n);
+	if (!o->ts->src.meta.ksyms)
+		return vms_error_set(o->f->err, VMS_ERR_NOMEM, "%s: out of memory for kallsyms", o->f->path);
+	return 0;
+}
+
 /* ---- v6: one fixed sequence ---- */
 static int open_v6(struct opener *o, uint64_t pos)
 {
@@ -495,7 +506,7 @@ static int open_v6(struct opener *o, uint64_t pos)
 	    (r = parse_event_formats(o, &c)) < 0)
 		return r;
 	if ((r = td_cur_u32(&c, &n32, "kallsyms size")) < 0 ||
-	    (r = td_cur_bytes(&c, n32, &p, "kallsyms")) < 0)
+	    (r = td_cur_bytes(&c, n32, &p, "kallsyms")) < 0 || (r = parse_kallsyms(o, p, n32)) < 0)
 		return r;
 	if ((r = td_cur_u32(&c, &n32, "printk size")) < 0 ||
 	    (r = td_cur_bytes(&c, n32, &p, "printk formats")) < 0 ||
@@ -581,6 +592,17 @@ static int with_section(struct opener *o, int id, const char *what,
 	return r;
 }
 
+static int sec_kallsyms(struct opener *o, struct td_cur *c)
+{
+	uint32_t n;
+	const uint8_t *p;
+	int r;
+	if ((r = td_cur_u32(c, &n, "kallsyms size")) < 0 ||
+	    (r = td_cur_bytes(c, n, &p, "kallsyms")) < 0)
+		return r;
+	return parse_kallsyms(o, p, n);
+}
+
 static int sec_printk(struct opener *o, struct td_cur *c)
 {
 	uint32_t n;
@@ -632,6 +654,7 @@ static int open_v7(struct opener *o, uint64_t first)
 	if ((r = with_section(o, OPT_HEADER_INFO, "header info", parse_header_info)) < 0 ||
 	    (r = with_section(o, OPT_FTRACE_EVENTS, "ftrace formats", parse_ftrace_formats)) < 0 ||
 	    (r = with_section(o, OPT_EVENT_FORMATS, "event formats", parse_event_formats)) < 0 ||
+	    (r = with_section(o, OPT_KALLSYMS, "kallsyms", sec_kallsyms)) < 0 ||
 	    (r = with_section(o, OPT_PRINTK, "printk", sec_printk)) < 0 ||
 	    (r = with_section(o, OPT_CMDLINES, "cmdlines", sec_cmdlines)) < 0)
 		return r;

@@ -1,0 +1,278 @@
+/* The CTF decoder (lib/input/ctf) on hand-made traces: the metadata and the stream bytes are
+ * written here, so every expected value below is the one put in (read the builder calls).
+ * Covered: LTTng's compact event header (5-bit id + 27-bit timestamp bit fields) and its
+ * wrap-around, the extended header (its struct starts at the next byte), a big-endian field, bit fields, a string, a char array,
+ * a sequence, a variant selected by an enum, events_discarded -> LOST_BEFORE and the lost
+ * total, the thread from sched_switch when no context gives it, an LTTng session directory of
+ * two traces whose clocks have different offsets (one machine, one timebase), and damage
+ * (a sequence longer than the packet: one line with the file and byte offset). */
+#include <sys/stat.h>
+
+#include "testutil.h"
+#include "vmscope/source.h"
+
+static const char META[] =
+	"/* CTF 1.8 */\n"
+	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	"typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
+	"typealias integer { size = 27; align = 1; signed = false; map = clock.monotonic.value; }"
+	" := uint27_clock_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; }"
+	" := uint64_clock_t;\n"
+	"trace { major = 1; minor = 8; uuid = \"00112233-4455-6677-8899-aabbccddeeff\";\n"
+	"  byte_order = le;\n"
+	"  packet.header := struct { uint32_t magic; uint8_t uuid[16]; uint32_t stream_id; };\n"
+	"};\n"
+	"env { domain = \"kernel\"; tracer_name = \"lttng-modules\"; };\n"
+	"clock { name = monotonic; freq = 1000000000; offset_s = %d; offset = 0; };\n"
+	"struct packet_context { uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end;\n"
+	"  uint64_t content_size; uint64_t packet_size; uint64_t events_discarded;\n"
+	"  uint32_t cpu_id; };\n"
+	"struct event_header_compact {\n"
+	"  enum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
+	"  variant <id> { struct { uint27_clock_t timestamp; } compact;\n"
+	"    struct { uint32_t id; uint64_clock_t timestamp; } extended; } v;\n"
+	"} align(8);\n"
+	"stream { id = 0; event.header := struct event_header_compact;\n"
+	"  packet.context := struct packet_context; };\n"
+	"event { name = probe; id = 1; stream_id = 0; fields := struct {\n"
+	"  integer { size = 16; align = 8; signed = 0; byte_order = be; base = 16; } _be16;\n"
+	"  string _s;\n"
+	"  integer { size = 8; align = 8; signed = 0; } _n;\n"
+	"  uint32_t _seq[ _n ];\n"
+	"  integer { size = 3; align = 1; signed = 1; } _b3;\n"
+	"  integer { size = 5; align = 1; signed = 0; } _b5;\n"
+	"  enum : uint8_t { small = 0, big = 1 ... 9 } _sel;\n"
+	"  variant <_sel> { uint8_t small; uint64_t big; } _val;\n"
+	"}; };\n"
+	"event { name = sched_switch; id = 2; stream_id = 0; fields := struct {\n"
+	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _prev_comm[16];\n"
+	"  integer { size = 32; align = 8; signed = 1; } _prev_tid;\n"
+	"  integer { size = 32; align = 8; signed = 1; } _prev_prio;\n"
+	"  integer { size = 64; align = 8; signed = 1; } _prev_state;\n"
+	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _next_comm[16];\n"
+	"  integer { size = 32; align = 8; signed = 1; } _next_tid;\n"
+	"  integer { size = 32; align = 8; signed = 1; } _next_prio;\n"
+	"}; };\n";
+
+struct buf {
+	uint8_t b[4096];
+	size_t n;
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+	memcpy(b->b + b->n, p, n);
+	b->n += n;
+}
+
+static void u8(struct buf *b, uint8_t v) { put(b, &v, 1); }
+static void u32(struct buf *b, uint32_t v) { put(b, &v, 4); }
+static void u64(struct buf *b, uint64_t v) { put(b, &v, 8); }
+
+/* packet header + context; returns the offset of content_size to patch */
+static size_t packet(struct buf *b, uint64_t begin, uint64_t discarded)
+{
+	static const uint8_t uuid[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+					 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+	u32(b, 0xC1FC1FC1);
+	put(b, uuid, 16);
+	u32(b, 0);
+	u64(b, begin);
+	u64(b, begin);
+	size_t at = b->n;
+	u64(b, 0);
+	u64(b, 0);
+	u64(b, discarded);
+	u32(b, 3); /* cpu_id */
+	return at;
+}
+
+static void end_packet(struct buf *b, size_t start, size_t at)
+{
+	uint64_t bits = (uint64_t)(b->n - start) * 8;
+	memcpy(b->b + at, &bits, 8);
+	memcpy(b->b + at + 8, &bits, 8);
+}
+
+static void compact(struct buf *b, uint32_t id, uint32_t ts27)
+{
+	u32(b, id | ts27 << 5); /* LE bit fields: id in bits 0-4, the timestamp in 5-31 */
+}
+
+static void probe(struct buf *b, uint8_t n, uint8_t sel)
+{
+	u8(b, 0x12);
+	u8(b, 0x34); /* be16 = 0x1234 */
+	put(b, "hi", 3);
+	u8(b, n);
+	for (uint32_t i = 0; i < 2; i++)
+		u32(b, 100 + i);
+	u8(b, (uint8_t)(0x5 | 17 << 3)); /* b3 = 0b101 = -3 (signed), b5 = 17 */
+	u8(b, sel);
+	if (sel == 0)
+		u8(b, 42);
+	else
+		u64(b, 1ull << 40);
+}
+
+static void sswitch(struct buf *b, int32_t prev, int32_t next)
+{
+	char comm[16] = "prev-thread", ncomm[16] = "next-thread-name"; /* 16 bytes, no NUL */
+	put(b, comm, 16);
+	u32(b, (uint32_t)prev);
+	u32(b, 20);
+	u64(b, 1);
+	put(b, ncomm, 16);
+	u32(b, (uint32_t)next);
+	u32(b, 20);
+}
+
+static void write_file(const char *dir, const char *name, const void *p, size_t n)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(p, 1, n, f), n);
+	fclose(f);
+}
+
+static void make_trace(const char *dir, int offset_s, uint8_t seq_len)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	char meta[sizeof META + 32];
+	snprintf(meta, sizeof meta, META, offset_s);
+	write_file(dir, "metadata", meta, strlen(meta));
+	static struct buf b;
+	b.n = 0;
+	size_t at = packet(&b, 1000, 0);
+	compact(&b, 1, 1500);
+	probe(&b, seq_len, 0);
+	compact(&b, 2, 100); /* below 1500 in 27 bits: the clock wrapped */
+	sswitch(&b, 7, 9);
+	u8(&b, 31); /* extended: the 5-bit id, then the struct aligned to a byte */
+	u32(&b, 1);
+	u64(&b, 1ull << 40);
+	probe(&b, 2, 3);
+	end_packet(&b, 0, at);
+	size_t p2 = b.n;
+	at = packet(&b, (1ull << 40) + 10, 5);
+	compact(&b, 2, (uint32_t)(((1ull << 40) + 20) & ((1u << 27) - 1)));
+	sswitch(&b, 9, 0);
+	end_packet(&b, p2, at);
+	write_file(dir, "channel0_3", b.b, b.n);
+}
+
+static struct vms_source *open_ok(const char *dir)
+{
+	struct vms_error err = {0};
+	struct vms_source *s = vms_source_open(dir, &err);
+	if (!s)
+		fail_msg("open %s: %s", dir, err.msg);
+	return s;
+}
+
+static void check_events(struct vms_source *s, uint32_t stream, uint64_t add)
+{
+	struct vms_event ev;
+	char text[512];
+	/* 1: probe, compact header */
+	assert_int_equal(s->ops->next(s, stream, &ev), 1);
+	assert_int_equal(ev.ts, 1500 + add);
+	assert_int_equal(ev.cpu, 3);
+	assert_int_equal(ev.tid, -1); /* no context, no sched_switch yet: unknown */
+	assert_int_equal(ev.kind, VMS_K_OTHER);
+	s->ops->format_event(s, stream, text, sizeof text);
+	assert_string_equal(text, "probe: be16=0x1234 s=\"hi\" n=2 b3=-3 b5=17 sel=0 small=42");
+	/* 2: sched_switch after the 27-bit wrap */
+	assert_int_equal(s->ops->next(s, stream, &ev), 1);
+	assert_int_equal(ev.ts, (1ull << 27) + 100 + add);
+	assert_int_equal(ev.kind, VMS_K_SCHED_SWITCH);
+	assert_int_equal(ev.f[0], 7);
+	assert_int_equal(ev.f[1], 1);
+	assert_int_equal(ev.f[2], 9);
+	assert_int_equal(ev.tid, 7);
+	assert_string_equal(ev.s[0], "prev-thread");
+	assert_string_equal(ev.s[1], "next-thread-name"); /* 16 bytes without a NUL: all 16 */
+	/* 3: extended header; the thread is the one switched in */
+	assert_int_equal(s->ops->next(s, stream, &ev), 1);
+	assert_int_equal(ev.ts, (1ull << 40) + add);
+	assert_int_equal(ev.tid, 9);
+	s->ops->format_event(s, stream, text, sizeof text);
+	assert_string_equal(text, "probe: be16=0x1234 s=\"hi\" n=2 b3=-3 b5=17 sel=3 big=1099511627776");
+	assert_false(ev.flags & VMS_EVF_LOST_BEFORE);
+	/* 4: the second packet, after 5 lost events */
+	assert_int_equal(s->ops->next(s, stream, &ev), 1);
+	assert_int_equal(ev.ts, (1ull << 40) + 20 + add);
+	assert_true(ev.flags & VMS_EVF_LOST_BEFORE);
+	assert_int_equal(s->ops->next(s, stream, &ev), 0);
+}
+
+static void test_decode(void **state)
+{
+	(void)state;
+	char dir[2100];
+	snprintf(dir, sizeof dir, "%.2000s/t", vms_test_tmpdir("ctf-decode"));
+	make_trace(dir, 100, 2);
+	struct vms_source *s = open_ok(dir);
+	assert_string_equal(s->meta.format, "CTF 1.8 (LTTng kernel)");
+	assert_int_equal(s->meta.nr_cpus, 4);
+	assert_int_equal(s->meta.lost_events, 5);
+	assert_int_equal(s->meta.offset_ns, 100000000000ll);
+	check_events(s, 0, 0);
+	assert_int_equal(s->ops->rewind(s), 0);
+	check_events(s, 0, 0);
+	vms_source_close(s);
+}
+
+/* An LTTng session: kernel/ and ust/uid/0/64-bit/, clocks 100 s and 103 s after the epoch:
+ * one machine on the first trace's timebase, the second's events 3 s later on it. */
+static void test_session(void **state)
+{
+	(void)state;
+	char base[2100], d[2200];
+	snprintf(base, sizeof base, "%.2000s", vms_test_tmpdir("ctf-session"));
+	snprintf(d, sizeof d, "%s/kernel", base);
+	make_trace(d, 100, 2);
+	snprintf(d, sizeof d, "%s/ust/uid/0/64-bit", base);
+	make_trace(d, 103, 2);
+	struct vms_source *s = open_ok(base);
+	assert_int_equal(s->ops->nr_streams(s), 2);
+	assert_int_equal(s->meta.nr_types, 4);
+	assert_int_equal(s->meta.lost_events, 10);
+	check_events(s, 0, 0);
+	check_events(s, 1, 3000000000ull);
+	vms_source_close(s);
+}
+
+static void test_sequence_past_the_packet(void **state)
+{
+	(void)state;
+	char dir[2100];
+	snprintf(dir, sizeof dir, "%.2000s/t", vms_test_tmpdir("ctf-decode-bad"));
+	make_trace(dir, 100, 250); /* 250 u32 elements in a packet of a few dozen bytes */
+	struct vms_source *s = open_ok(dir);
+	struct vms_event ev;
+	assert_true(s->ops->next(s, 0, &ev) < 0);
+	/* the sequence starts after 24 bytes of packet header, 44 of context, 4 of event header
+	 * and 2 + 3 + 1 of fields: byte 78 */
+	if (!strstr(s->err.msg, "channel0_3: sequence or array longer than the packet at byte "
+				"offset 78"))
+		fail_msg("error: %s", s->err.msg);
+	vms_source_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_session),
+		cmocka_unit_test(test_sequence_past_the_packet),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `vmscope synth --format lttng` against `vmscope synth` (trace.dat) with the same seed: the
+# same scenario written two ways must give the same vCPU intervals, guest-thread intervals
+# and exit statistics (the trace.dat path is checked against the ground truth elsewhere, in
+# tests/analysis/test_synth_truth.c); babeltrace2 must read the LTTng traces without a word on
+# stderr and count as many events as vmscope; every analysis command works on the pair.
+# Speaks TAP.
+set -u
+VMS=${VMS_BUILD_DIR:?}/tools/vmscope/vmscope
+TMP=${VMS_BUILD_DIR}/test-tmp/synth-lttng
+rm -rf "$TMP" && mkdir -p "$TMP"
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+"$VMS" synth --seed 7 --events 60000 --out "$TMP/td" --truth "$TMP/td.json" 2>/dev/null
+"$VMS" synth --seed 7 --events 60000 --out "$TMP/lt" --format lttng --truth "$TMP/lt.json" 2>/dev/null
+if [ -f "$TMP/lt/host/metadata" ] && [ -f "$TMP/lt/guest/metadata" ]; then ok "synth --format lttng writes two CTF traces"; else notok "synth --format lttng"; fi
+ls "$TMP/lt/host" | grep -q '^channel0_' && ok "per-CPU stream files" || notok "per-CPU stream files"
+
+# the same events planted: the truths agree (the LTTng one adds its clock facts)
+if diff <(grep -v '"path"' "$TMP/td.json" | sed '/"lttng"/d; s/\],$/]/') \
+        <(grep -v '"path"' "$TMP/lt.json" | sed '/"lttng"/d; s/\],$/]/') >/dev/null; then
+  ok "same ground truth both ways"
+else
+  notok "same ground truth both ways"
+fi
+
+# babeltrace2 reads them: no warning, and its event count is vmscope's
+if babeltrace2 --version >/dev/null 2>&1; then
+  for m in host guest; do
+    bt=$(babeltrace2 "$TMP/lt/$m" -c sink.utils.counter 2>"$TMP/bt-$m.err" | awk '/Event messages/ {print $1}' | tail -1)
+    vm=$("$VMS" info "$TMP/lt/$m" 2>/dev/null | awk '$1 == "events" {print $2}')
+    if [ ! -s "$TMP/bt-$m.err" ] && [ -n "$bt" ] && [ "$bt" = "$vm" ]; then
+      ok "babeltrace2 reads the $m trace without a warning ($bt events, as vmscope)"
+    else
+      notok "babeltrace2 reads the $m trace" "babeltrace2 $bt, vmscope $vm, stderr: $(head -c 300 "$TMP/bt-$m.err")"
+    fi
+  done
+else
+  skip "babeltrace2 reads the host trace" "babeltrace2 is not installed (Debian: babeltrace2)"
+  skip "babeltrace2 reads the guest trace" "babeltrace2 is not installed (Debian: babeltrace2)"
+fi
+
+# the same intervals and statistics through both formats
+for c in "vcpus --csv" "threads --csv" "exits --csv"; do
+  "$VMS" $c "$TMP/td/host.dat" "$TMP/td/guest.dat" >"$TMP/td.out" 2>"$TMP/td.err"; a=$?
+  "$VMS" $c "$TMP/lt/host" "$TMP/lt/guest" >"$TMP/lt.out" 2>"$TMP/lt.err"; b=$?
+  # machine names differ (trace.dat: the GUEST option's "demo-guest"; CTF: the directory's
+  # "guest"); the rest must not
+  sed -i 's/^demo-guest,/guest,/; s/host\.dat/host/g; s/guest\.dat/guest/g' "$TMP/td.out"
+  # the LTTng times are on the host's epoch clock: its offset (the truth's host_epoch_ns)
+  # comes off the start and end columns (3 and 4 of vcpus and threads)
+  case $c in vcpus*|threads*)
+    python3 - "$TMP/lt.out" "$TMP/lt.json" <<'PY'
+import json, sys
+off = json.load(open(sys.argv[2]))["lttng"]["host_epoch_ns"]
+rows = open(sys.argv[1]).read().splitlines()
+out = [rows[0]] + [",".join(f[:2] + [str(int(f[2]) - off), str(int(f[3]) - off)] + f[4:])
+                   for f in (r.split(",") for r in rows[1:])]
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+PY
+  esac
+  lines=$(wc -l <"$TMP/td.out")
+  if [ $a -eq 0 ] && [ $b -eq 0 ] && [ "$lines" -gt 3 ] && cmp -s "$TMP/td.out" "$TMP/lt.out"; then
+    ok "$c: the same $lines lines via trace.dat and via LTTng CTF"
+  else
+    notok "$c: trace.dat and LTTng CTF agree" "status $a/$b; $(diff "$TMP/td.out" "$TMP/lt.out" | head -5 | tr '\n' '|') $(head -c 300 "$TMP/lt.err")"
+  fi
+done
+
+# every analysis command on the LTTng pair
+for c in info report "report --json" vcpus threads exits "sync --json"; do
+  if "$VMS" $c "$TMP/lt/host" "$TMP/lt/guest" >/dev/null 2>"$TMP/cmd.err"; then
+    ok "vmscope $c on an LTTng pair"
+  else
+    notok "vmscope $c on an LTTng pair" "$(head -c 300 "$TMP/cmd.err")"
+  fi
+done
+for m in host guest; do
+  if "$VMS" dump --limit 100 "$TMP/lt/$m" >"$TMP/dump.out" 2>"$TMP/cmd.err" && [ "$(wc -l <"$TMP/dump.out")" -eq 100 ]; then
+    ok "vmscope dump on the LTTng $m"
+  else
+    notok "vmscope dump on the LTTng $m" "$(head -c 300 "$TMP/cmd.err")"
+  fi
+done
+echo "1..$n"
