@@ -8,7 +8,7 @@ pkgs=(gcc meson ninja-build pkg-config libtraceevent-dev libzstd-dev zlib1g-dev
 if [ "$what" = test ]; then
   # peers and reference readers used by tests and benchmarks
   pkgs+=(trace-cmd libtracecmd-dev babeltrace2 liblttng-ust-dev lttng-tools protobuf-compiler
-         python3)
+         python3 xen-utils-common)   # xen-utils-common: xenalyze, the xentrace reference
   # the HTML report's browser test: headless Chromium driven by playwright-core, which
   # tests/browser/setup.sh installs with npm (a node and npm already on PATH will do)
   pkgs+=(chromium)

@@ -37,6 +37,7 @@ enum vms_link_how {
 	VMS_LINK_USER,         /* --guest / --map on the command line */
 	VMS_LINK_TIMESHIFT,    /* guest -> host only: the guest's TIME_SHIFT names the host's
 	                          TRACEID (trace-cmd recording without a usable GUEST option) */
+	VMS_LINK_XENTRACE,     /* a Xen domain's vCPU, named by the xentrace records themselves */
 };
 const char *vms_link_how_name(enum vms_link_how how);
 
@@ -150,6 +151,10 @@ int vms_model_force_host(struct vms_model *m, uint32_t machine);
 int vms_model_force_guest(struct vms_model *m, uint32_t machine, const char *name);
 int vms_model_user_map(struct vms_model *m, const char *guest, uint32_t vcpu, int32_t tid,
 		       struct vms_error *err);
+/* user_domain: Xen domain `dom` of the xentrace host is the machine `guest` (a guest trace of
+ * that name, whose vCPU v is the domain's vCPU v; else the domain's machine takes the name). */
+int vms_model_user_domain(struct vms_model *m, const char *guest, uint32_t dom,
+			  struct vms_error *err);
 
 /* Clock sync from matched events (vmscope/sync.h). The reference: the machine named `name`
  * (checked at vms_model_finish: an unknown name is a usage error there), instead of the first

@@ -29,6 +29,9 @@ struct vms_session_opts {
 	const char **map_guest;
 	uint32_t *map_vcpu;
 	int32_t *map_tid;
+	uint32_t nr_dom_maps;        /* --map NAME:dom=N (Xen domain N is machine NAME) */
+	const char **dom_map_guest;
+	uint32_t *dom_map_id;
 	bool progress;               /* progress on stderr (the CLI sets it when it is a tty) */
 	bool no_hull;                /* no clock sync from matched events (vms_model_set_hull) */
 	uint32_t match_cap;          /* unmatched events remembered per direction (0: the
@@ -82,6 +85,10 @@ int vms_session_observe(struct vms_session *s, const struct vms_observer *o);
 /* The rows to keep (--machine, --vcpu), valid after the model is built; NULL when the
  * machine named is not one of the model's (the run fails with a usage error then). */
 const struct vms_filter *vms_session_filter(struct vms_session *s);
+/* The Xen model's accounting (vmscope/xen_model.h) of source `source` in the last run, NULL
+ * when that source is no xentrace file. */
+struct vms_xen_model;
+const struct vms_xen_model *vms_session_xen_model(const struct vms_session *s, uint32_t source);
 /* The analysis of the last run (results valid until the session is freed). */
 struct vms_analysis *vms_session_analysis(struct vms_session *s);
 

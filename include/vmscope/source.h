@@ -89,9 +89,16 @@ struct vms_trace_meta {
 	bool lost_events_unknown;/* events were lost but the count is not recorded */
 	bool ended_abruptly;     /* the recording did not end cleanly (the traced process was
 	                            killed): what is there is complete, the rest is missing */
+
+	/* A hypervisor's own trace (xentrace): the domains it shows, each a guest of this
+	 * machine whose vCPU v runs as host thread VMS_XEN_TID(id, v) (vmscope/xentrace.h).
+	 * Owned by the reader. */
+	uint32_t nr_xen_domains;
+	const struct vms_xen_domain *xen_domains;
 };
 
 struct vms_source;
+struct vms_xen_domain;
 
 struct vms_source_ops {
 	const char *name;        /* format name: "tracedat", "tcxml", "ctf", "xentrace", ... */

@@ -48,7 +48,7 @@ static void find_roles(struct vms_model *m)
 		const struct vms_machine_priv *p = &m->priv[i];
 		unsigned role = 0;
 		if (p->forced_host || p->has_kvm || p->has_vmsync_host ||
-		    (p->meta && p->meta->nr_guests > 0))
+		    (p->meta && (p->meta->nr_guests > 0 || p->meta->nr_xen_domains > 0)))
 			role |= VMS_ROLE_HOST;
 		if (p->forced_guest || p->has_vmsync_guest || (p->meta && p->meta->timeshift))
 			role |= VMS_ROLE_GUEST;
@@ -221,7 +221,7 @@ static int check_user_maps(const struct vms_model *m, struct vms_error *err)
 	return 0;
 }
 
-static int claim(struct vms_model *m, uint32_t h, int32_t tid, uint32_t g, uint32_t vcpu)
+int vms_model_claim(struct vms_model *m, uint32_t h, int32_t tid, uint32_t g, uint32_t vcpu)
 {
 	uint64_t v = (uint64_t)g << 32 | vcpu;
 	return vms_keymap_put(&m->priv[h].vcpu_of, (uint32_t)tid, v, NULL) ? 0 : -1;
@@ -237,7 +237,7 @@ static int link_by_kvm_entry(struct vms_model *m, struct procset *ps)
 			continue;
 		for (uint32_t v = 0; v < G->nr_vcpus; v++)
 			if (G->vcpus[v].host_tid >= 0 &&
-			    claim(m, (uint32_t)G->host, G->vcpus[v].host_tid, g, v) != 0)
+			    vms_model_claim(m, (uint32_t)G->host, G->vcpus[v].host_tid, g, v) != 0)
 				return -1;
 	}
 	for (uint32_t g = 0; g < m->nr_sources; g++) {
@@ -264,7 +264,7 @@ static int link_by_kvm_entry(struct vms_model *m, struct procset *ps)
 				G->vcpus[vcpu].host_tid = tid;
 				G->vcpus[vcpu].how = VMS_LINK_KVM_ENTRY;
 			}
-			if (claim(m, h, tid, g, vcpu) != 0)
+			if (vms_model_claim(m, h, tid, g, vcpu) != 0)
 				return -1;
 		}
 	}
@@ -350,7 +350,7 @@ static int add_untraced(struct vms_model *m, uint32_t h)
 		}
 		struct vms_machine *G = &m->mach[g];
 		if (vms_model_set_vcpu(G, o[i].vcpu, -1, VMS_LINK_NONE) != 0 ||
-		    claim(m, h, o[i].tid, (uint32_t)g, o[i].vcpu) != 0) {
+		    vms_model_claim(m, h, o[i].tid, (uint32_t)g, o[i].vcpu) != 0) {
 			rc = -1;
 			break;
 		}
@@ -438,6 +438,8 @@ int vms_model_resolve_links(struct vms_model *m, struct vms_error *err)
 	}
 	for (uint32_t g = 0; g < ns && !rc; g++)
 		rc = link_by_user(m, g, err);
+	if (!rc)
+		rc = vms_model_link_xen_domains(m, err);
 	if (!rc && link_by_kvm_entry(m, ps) != 0)
 		rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	for (uint32_t g = 0; g < ns && !rc; g++) {

@@ -38,6 +38,9 @@ void vms_model_free(struct vms_model *m)
 	for (uint32_t i = 0; i < m->nr_maps; i++)
 		free(m->maps[i].guest);
 	free(m->maps);
+	for (uint32_t i = 0; i < m->nr_dom_maps; i++)
+		free(m->dom_maps[i].guest);
+	free(m->dom_maps);
 	free(m);
 }
 
@@ -204,6 +207,25 @@ int vms_model_user_map(struct vms_model *m, const char *guest, uint32_t vcpu, in
 	nm[m->nr_maps].vcpu = vcpu;
 	nm[m->nr_maps].tid = tid;
 	m->nr_maps++;
+	return 0;
+}
+
+int vms_model_user_domain(struct vms_model *m, const char *guest, uint32_t dom,
+			  struct vms_error *err)
+{
+	if (!guest || !*guest)
+		return vms_error_set(err, VMS_ERR_USAGE, "--map: no guest name");
+	if (dom >= 32767)
+		return vms_error_set(err, VMS_ERR_USAGE, "--map %s:dom=%u: no such Xen domain id",
+				     guest, dom);
+	struct vms_user_dom *nd = realloc(m->dom_maps, (m->nr_dom_maps + 1) * sizeof *nd);
+	if (!nd)
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	m->dom_maps = nd;
+	if (!(nd[m->nr_dom_maps].guest = strdup(guest)))
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	nd[m->nr_dom_maps].dom = dom;
+	m->nr_dom_maps++;
 	return 0;
 }
 

@@ -42,6 +42,12 @@ struct vms_user_map {
 	int32_t tid;
 };
 
+/* --map NAME:dom=N: the Xen domain N is the machine NAME (a guest trace, or a new name) */
+struct vms_user_dom {
+	char *guest;
+	uint32_t dom;
+};
+
 struct vms_model {
 	struct vms_machine *mach;
 	struct vms_machine_priv *priv;
@@ -54,6 +60,8 @@ struct vms_model {
 
 	struct vms_user_map *maps;
 	uint32_t nr_maps;
+	struct vms_user_dom *dom_maps;
+	uint32_t nr_dom_maps;
 
 	uint32_t reference;
 	bool finished;
@@ -79,6 +87,9 @@ int64_t vms_model_process_key(const struct vms_model *m, uint32_t machine, int32
 
 /* links.c / clocks.c, steps of vms_model_finish */
 int vms_model_resolve_links(struct vms_model *m, struct vms_error *err);
+/* xen_links.c: every domain of a xentrace host becomes a guest (before the kvm_entry links) */
+int vms_model_link_xen_domains(struct vms_model *m, struct vms_error *err);
+int vms_model_claim(struct vms_model *m, uint32_t h, int32_t tid, uint32_t g, uint32_t vcpu);
 int vms_model_set_clocks(struct vms_model *m, struct vms_error *err);
 
 #endif

@@ -20,6 +20,7 @@ const char *vms_link_how_name(enum vms_link_how how)
 	case VMS_LINK_KVM_ENTRY: return "kvm_entry";
 	case VMS_LINK_USER: return "user";
 	case VMS_LINK_TIMESHIFT: return "timeshift";
+	case VMS_LINK_XENTRACE: return "xentrace";
 	}
 	return "invalid";
 }

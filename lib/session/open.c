@@ -8,6 +8,7 @@
 
 #include "vmscope/simpletrace.h"
 #include "vmscope/source.h"
+#include "vmscope/xentrace.h"
 #include "unsupported.h"
 
 typedef struct vms_source *(*opener_fn)(const char *path, struct vms_error *err);
@@ -24,6 +25,7 @@ static const opener_fn openers[] = {
 	vms_ctf_open,          /* a CTF directory (LTTng, libvmstrace) or an LTTng session */
 	simpletrace_open,
 	vms_tcxml_open,
+	vms_xentrace_open,     /* Xen's t_rec stream */
 };
 
 struct vms_source *vms_source_open(const char *path, struct vms_error *err)

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmscope/xen_model.h"
+#include "vmscope/xentrace.h"
 #include "vmscope/session.h"
 #include "vmscope/sync.h"
 #include "core/merge.h"
@@ -36,6 +38,7 @@ struct vms_session {
 	uint64_t events, backwards, first, last;
 	struct vms_observer *obs;  /* vms_session_observe: subscribed to every analysis run */
 	uint32_t nr_obs;
+	struct vms_xen_model **xen; /* per source: the Xen model of a xentrace host, else NULL */
 	bool stop;               /* vms_session_stop: the pass under way ends after this event */
 	struct vms_filter filter; /* --machine, --vcpu, resolved by vms_session_filter */
 	uint64_t win_end;        /* the window's end when the last pass stopped there, else 0 */
@@ -80,6 +83,8 @@ static int add_source(struct vms_session *s, const char *path, const char *name,
 	apply_tsc_hz(&src->meta, s->opts.tsc_hz);
 	uint32_t i = s->nr_src;
 	s->src[i] = src;
+	/* xentrace: the rate also gives its Xen tables their ns (no-op for other formats) */
+	vms_xentrace_set_cpu_hz(src, s->opts.tsc_hz > 0 ? (uint64_t)(s->opts.tsc_hz + 0.5) : 0);
 	s->names[i] = xstrdup(name);
 	s->forced_guest[i] = guest;
 	s->type_counts[i] = calloc(src->meta.nr_types ? src->meta.nr_types : 1, sizeof(uint64_t));
@@ -103,9 +108,10 @@ struct vms_session *vms_session_open(const char *const *paths, uint32_t nr_paths
 	s->names = calloc(cap, sizeof *s->names);
 	s->forced_guest = calloc(cap, sizeof *s->forced_guest);
 	s->type_counts = calloc(cap, sizeof *s->type_counts);
+	s->xen = calloc(cap, sizeof *s->xen);
 	s->host_index = -1;
 	s->opts = *opts;
-	if (!s->src || !s->names || !s->forced_guest || !s->type_counts) {
+	if (!s->src || !s->names || !s->forced_guest || !s->type_counts || !s->xen) {
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
@@ -143,7 +149,10 @@ void vms_session_free(struct vms_session *s)
 		vms_source_close(s->src[i]);
 		free(s->names[i]);
 		free(s->type_counts[i]);
+		if (s->xen)
+			vms_xen_model_free(s->xen[i]);
 	}
+	free(s->xen);
 	free(s->src);
 	free(s->names);
 	free(s->forced_guest);
@@ -177,6 +186,10 @@ struct vms_source *vms_session_source(struct vms_session *s, uint32_t i)
 }
 struct vms_model *vms_session_model(struct vms_session *s) { return s->model; }
 struct vms_analysis *vms_session_analysis(struct vms_session *s) { return s->an; }
+const struct vms_xen_model *vms_session_xen_model(const struct vms_session *s, uint32_t source)
+{
+	return source < s->nr_src ? s->xen[source] : NULL;
+}
 uint64_t vms_session_events(const struct vms_session *s) { return s->events; }
 uint64_t vms_session_backwards(const struct vms_session *s) { return s->backwards; }
 uint64_t vms_session_first_ts(const struct vms_session *s) { return s->first; }
@@ -427,6 +440,9 @@ static struct vms_model *new_model(struct vms_session *s, struct vms_error *err)
 		if (vms_model_user_map(m, s->opts.map_guest[i], s->opts.map_vcpu[i],
 				       s->opts.map_tid[i], err) < 0)
 			goto fail;
+	for (uint32_t i = 0; i < s->opts.nr_dom_maps; i++)
+		if (vms_model_user_domain(m, s->opts.dom_map_guest[i], s->opts.dom_map_id[i], err) < 0)
+			goto fail;
 	if (s->opts.reference)
 		vms_model_set_reference(m, s->opts.reference);
 	vms_model_set_hull(m, !s->opts.no_hull);
@@ -580,8 +596,11 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 		n++;
 		if (ev->type < s->src[ev->machine]->meta.nr_types)
 			s->type_counts[ev->machine][ev->type]++;
-		if (an)
+		if (an) {
 			vms_analysis_event(an, ev, t);
+			if (s->xen[ev->machine])
+				vms_xen_model_event(s->xen[ev->machine], ev);
+		}
 		if (observer && wanted[ev->kind])
 			vms_model_observe(observer, ev);
 		if (fn)
@@ -638,6 +657,15 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 			vms_analysis_free(s->an);
 			s->an = NULL;
 		}
+	for (uint32_t i = 0; s->an && i < s->nr_src; i++) {
+		vms_xen_model_free(s->xen[i]);
+		s->xen[i] = NULL;
+		const struct vms_xen_info *xi = vms_xentrace_info(s->src[i]);
+		if (xi && !(s->xen[i] = vms_xen_model_new(i, xi->isa))) {
+			vms_analysis_free(s->an);
+			s->an = NULL;
+		}
+	}
 	if (!s->an) {
 		free(clocks);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
@@ -646,6 +674,9 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 	free(clocks);
 	if (r < 0)
 		return r;
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		if (s->xen[i])
+			vms_xen_model_finish(s->xen[i]);
 	/* (vms_analysis_finish also writes the containment check into each guest's sync info) */
 	vms_analysis_finish(s->an, s->win_end ? s->win_end : s->last);
 	return rewind_all(s, err);

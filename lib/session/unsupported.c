@@ -5,8 +5,7 @@
  * Recognised by content: a CTF directory by its metadata file (the packetized magic
  * 0x75d11d57, or a text one opening a comment with "CTF"), LTTng's by the "lttng" its
  * metadata names as its tracer (also found below an LTTng session directory: kernel/,
- * ust/uid/...); a xentrace file by its first record, TRC_TRACE_CPU_CHANGE (0x0001f003) with
- * its two extra words (formats.md). */
+ * ust/uid/...). */
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -73,18 +72,6 @@ static int find_ctf(const char *dir, int depth)
 	return found;
 }
 
-static bool is_xentrace(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	uint32_t w[2];
-	size_t n = fread(w, sizeof w[0], 2, f);
-	fclose(f);
-	/* header: event (28 bits) | extra words (3) | TSC present (1); CPU_CHANGE has 2 extra */
-	return n == 2 && (w[0] & 0x0fffffffu) == 0x0001f003u && ((w[0] >> 28) & 7u) == 2u;
-}
-
 const char *vms_unsupported_kind(const char *path)
 {
 	if (is_dir(path)) {
@@ -97,7 +84,5 @@ const char *vms_unsupported_kind(const char *path)
 			return "is a directory, not a trace";
 		}
 	}
-	if (is_xentrace(path))
-		return "xentrace file (not supported yet)";
 	return NULL;
 }

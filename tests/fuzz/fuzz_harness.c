@@ -17,6 +17,8 @@
 
 #include "vmscope/simpletrace.h"
 #include "vmscope/source.h"
+#include "vmscope/xen_model.h"
+#include "vmscope/xentrace.h"
 
 /* Bounds that keep one input's run short: a reader that loops forever on a small input is a
  * hang, and libFuzzer's -timeout reports it; these caps only stop legitimately long inputs
@@ -288,6 +290,36 @@ int vms_fuzz_ctf(const uint8_t *data, size_t size)
 
 	struct vms_error err = { 0 };
 	struct vms_source *src = vms_ctf_open(ctf_dir, &err);
+	drive(src, &err);
+	return 0;
+}
+
+int vms_fuzz_xentrace(const uint8_t *data, size_t size)
+{
+	const char *path = as_file(data, size);
+	struct vms_error err = { 0 };
+	struct vms_source *src = vms_xentrace_open(path, &err);
+	if (src) {
+		const struct vms_xen_info *xi = vms_xentrace_info(src);
+		contract(xi != NULL, "a xentrace source without its info");
+		struct vms_xen_model *x = vms_xen_model_new(0, xi->isa);
+		uint64_t budget = MAX_EVENTS;
+		for (uint32_t s = 0; x && s < src->ops->nr_streams(src); s++) {
+			struct vms_event ev;
+			while (budget && src->ops->next(src, s, &ev) == 1) {
+				budget--;
+				ev.machine = 0;
+				vms_xen_model_event(x, &ev);
+			}
+		}
+		if (x) {
+			vms_xen_model_finish(x);
+			for (uint32_t i = 0; i < vms_xen_model_nr_vcpus(x); i++)
+				contract(vms_xen_model_vcpu(x, i) != NULL, "a listed vCPU is missing");
+		}
+		vms_xen_model_free(x);
+		src->ops->rewind(src);
+	}
 	drive(src, &err);
 	return 0;
 }

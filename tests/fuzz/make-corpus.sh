@@ -13,7 +13,7 @@ shared=${VMS_SHARED_DIR:-$src/../shared}/traces
 vmscope=$build/tools/vmscope/vmscope
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$out/tracedat" "$out/tcxml" "$out/simpletrace" "$out/ctf"
+mkdir -p "$out/tracedat" "$out/tcxml" "$out/simpletrace" "$out/ctf" "$out/xentrace"
 
 # trace.dat: small synthetic pairs (v7, TSC2NSEC, GUEST, TIME_SHIFT) in every compression
 for c in zstd zlib none; do
@@ -176,4 +176,9 @@ open(os.path.join(out, 'late-mapping'), 'wb').write(header() + evs[1] + mapping(
 many = header() + maps + b''.join(event(i % 6, 5000 + i, [i, b's%d' % i, i]) for i in range(300))
 open(os.path.join(out, 'many'), 'wb').write(many)
 PY
+# xentrace: the shared real trace's first blocks, and one cut inside a block
+if [ -f "$shared/xen/xentrace.bin" ]; then
+	head -c 48688 "$shared/xen/xentrace.bin" >"$out/xentrace/shared-first-blocks.bin"
+	head -c 20000 "$shared/xen/xentrace.bin" >"$out/xentrace/shared-cut.bin"
+fi
 for f in "$out"/*; do echo "$(basename "$f"): $(ls "$f" | wc -l) inputs, $(du -sk "$f" | cut -f1) KiB"; done

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build the libFuzzer targets with clang and run each for SECONDS (see README.md):
-#   tests/fuzz/run.sh SECONDS [FORMAT...]      FORMAT: tracedat tcxml simpletrace ctf (default all)
+#   tests/fuzz/run.sh SECONDS [FORMAT...]      FORMAT: tracedat tcxml simpletrace ctf xentrace (default all)
 # Build directory: $BUILD (default build-fuzz beside the sources). The corpus grows in
 # BUILD/fuzz-work/FORMAT (kept between runs), crashes go to BUILD/fuzz-artifacts/FORMAT/, the
 # log of each run to BUILD/fuzz-artifacts/FORMAT.log. A crash input, once fixed, belongs in
@@ -8,7 +8,7 @@
 set -eu
 secs=${1:?usage: run.sh SECONDS [FORMAT...]}
 shift
-formats=${*:-tracedat tcxml simpletrace ctf}
+formats=${*:-tracedat tcxml simpletrace ctf xentrace}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$src/build-fuzz}
 jobs=${JOBS:-2}
@@ -31,6 +31,7 @@ for f in $formats; do
 	tcxml) opts="-max_len=16384 -dict=$src/tests/fuzz/tcxml.dict" ;;
 	simpletrace) opts="-max_len=32768" ;;
 	ctf) opts="-max_len=32768 -dict=$src/tests/fuzz/ctf.dict" ;;
+	xentrace) opts="-max_len=65536" ;;
 	*) echo "run.sh: unknown format $f" >&2; exit 2 ;;
 	esac
 	mkdir -p "$build/fuzz-work/$f" "$build/fuzz-artifacts/$f"

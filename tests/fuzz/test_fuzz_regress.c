@@ -82,6 +82,12 @@ static void test_ctf(void **state)
 	replay("ctf", vms_fuzz_ctf);
 }
 
+static void test_xentrace(void **state)
+{
+	(void)state;
+	replay("xentrace", vms_fuzz_xentrace);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -89,6 +95,7 @@ int main(void)
 		cmocka_unit_test(test_tcxml),
 		cmocka_unit_test(test_simpletrace),
 		cmocka_unit_test(test_ctf),
+		cmocka_unit_test(test_xentrace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,12 +42,36 @@ static bool parse_int(const char *s, long long lo, long long hi, long long *out)
 	return true;
 }
 
-/* --map NAME:VCPU=TID[,VCPU=TID...] */
+/* --map NAME:dom=N: the Xen domain N of a xentrace host is the machine NAME */
+static int add_dom_map(struct cli *c, const char *arg, const char *colon)
+{
+	long long dom;
+	if (!parse_int(colon + 5, 0, 32766, &dom))
+		return -1;
+	uint32_t n = c->sopts.nr_dom_maps;
+	const char **g = realloc((void *)c->sopts.dom_map_guest, (n + 1) * sizeof *g);
+	if (!g)
+		return -1;
+	c->sopts.dom_map_guest = g;
+	uint32_t *d = realloc(c->sopts.dom_map_id, (n + 1) * sizeof *d);
+	if (!d)
+		return -1;
+	c->sopts.dom_map_id = d;
+	if (!(g[n] = strndup(arg, (size_t)(colon - arg))))
+		return -1;
+	d[n] = (uint32_t)dom;
+	c->sopts.nr_dom_maps = n + 1;
+	return 0;
+}
+
+/* --map NAME:VCPU=TID[,VCPU=TID...] or NAME:dom=N */
 static int add_map(struct cli *c, const char *arg)
 {
 	const char *colon = strrchr(arg, ':');
 	if (!colon || colon == arg || !colon[1])
 		return -1;
+	if (strncmp(colon + 1, "dom=", 4) == 0)
+		return add_dom_map(c, arg, colon);
 	bool name_used = false;
 	char *name = strndup(arg, (size_t)(colon - arg));
 	char *list = strdup(colon + 1);
@@ -111,6 +135,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		{ "per-guest", no_argument, NULL, O_PER_GUEST },
 		{ "output", required_argument, NULL, 'o' },
 		{ "tsc-hz", required_argument, NULL, O_TSC_HZ },
+		{ "cpu-hz", required_argument, NULL, O_TSC_HZ }, /* xenalyze's name, for xentrace */
 		{ "raw", no_argument, NULL, O_RAW },
 		{ "from", required_argument, NULL, O_FROM },
 		{ "to", required_argument, NULL, O_TO },
@@ -167,8 +192,9 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		}
 		case O_TSC_HZ:
 			if (!cli_parse_hz(optarg, &c->sopts.tsc_hz)) {
-				fprintf(stderr, "vmscope %s: --tsc-hz wants a rate in Hz from 1 kHz to 1 THz "
-					"(2100000000, 2.1e9 or 2.1G), not '%s'\n", c->cmd, optarg);
+				fprintf(stderr, "vmscope %s: %s wants a rate in Hz from 1 kHz to 1 THz "
+					"(2100000000, 2.1e9 or 2.1G), not '%s'\n", c->cmd,
+					argv[optind - 1][2] == 'c' ? "--cpu-hz" : "--tsc-hz", optarg);
 				return 1002;
 			}
 			break;
@@ -209,7 +235,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 			if (!(allow & CLI_ROLES))
 				bad = "--map";
 			else if (add_map(c, optarg) < 0) {
-				fprintf(stderr, "vmscope %s: --map wants NAME:VCPU=TID[,VCPU=TID...], not '%s'\n",
+				fprintf(stderr, "vmscope %s: --map wants NAME:VCPU=TID[,VCPU=TID...] or NAME:dom=N, not '%s'\n",
 					c->cmd, optarg);
 				return 1002;
 			}
@@ -296,6 +322,10 @@ void cli_free(struct cli *c)
 	free((void *)c->sopts.map_guest);
 	free(c->sopts.map_vcpu);
 	free(c->sopts.map_tid);
+	for (uint32_t i = 0; i < c->sopts.nr_dom_maps; i++)
+		free((void *)c->sopts.dom_map_guest[i]);
+	free((void *)c->sopts.dom_map_guest);
+	free(c->sopts.dom_map_id);
 }
 
 int cli_fail(const struct cli *c, const struct vms_error *err)

@@ -30,14 +30,16 @@ enum cli_allow {
 /* The lines of --help for the options every analysis command shares. */
 #define CLI_HELP_OUTPUT                                                                  \
 	"  -o, --output FILE   write to FILE instead of stdout\n"                           \
-	"  --tsc-hz HZ         the TSC rate of a trace that counts cycles without TSC2NSEC\n"
+	"  --tsc-hz HZ         the TSC rate of a trace that counts cycles without TSC2NSEC\n"   \
+	"  --cpu-hz HZ         the same (xenalyze's name: a xentrace host's CPU frequency)\n"
 #define CLI_HELP_HOST_GUEST                                                              \
 	"  --host FILE         this trace is the host (the reference timebase)\n"           \
 	"  --guest NAME=FILE   this trace is a guest named NAME\n"
 #define CLI_HELP_ROLES                                                                   \
 	CLI_HELP_HOST_GUEST                                                              \
 	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID (replaces\n" \
-	"                      the link the data gave)\n"
+	"                      the link the data gave)\n"                                    \
+	"  --map NAME:dom=N    Xen: domain N of the xentrace host is the machine NAME\n"
 
 #define CLI_HELP_WINDOW                                                                  \
 	"  --from T, --to T    only the time from T / up to T: reference ns, or after the\n" \
@@ -107,6 +109,12 @@ void cli_json_header(struct vms_json *j, const char *cmd);
  * no clock with the reference, roles forced against the data, no KVM events at all, a host
  * without sched_switch (preemption cannot be seen). */
 void cli_warn_model(const struct cli *c);
+
+/* xen_report.c: the Xen model's tables of a xentrace source (nothing for other sources) */
+void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source);
+void cli_xen_json(struct vms_json *j, struct vms_session *s, uint32_t source);
+void cli_xen_info_text(FILE *f, const struct vms_source *src);
+void cli_xen_info_json(struct vms_json *j, const struct vms_source *src);
 
 /* Human formatting */
 const char *cli_ns(uint64_t ns, char *buf, size_t len);   /* "1.23 ms" (or "1.23 M cycles") */

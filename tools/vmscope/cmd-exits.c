@@ -18,7 +18,8 @@
 static const char usage[] =
 	"usage: vmscope exits [--csv | --json] [--per-guest | --by rip [--kallsyms NAME=FILE]]\n"
 	"                     [--top N] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
-	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
+	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                     [--map NAME:dom=N] TRACE...\n"
 	"\n"
 	"VM exits per guest, vCPU and reason: count, total, min, max, mean and percentiles of the\n"
 	"time from kvm_exit to the next kvm_entry of the same host thread (ns; cycles when a\n"

@@ -16,7 +16,9 @@ static const char usage[] =
 	"the file name), clock, CPUs, first and last event time, events per type, lost events,\n"
 	"and the trace.dat options that link host and guests (TRACEID, GUEST, TIME_SHIFT,\n"
 	"TSC2NSEC, OFFSET, DATE). Times are in the reference timebase of the analyses (seconds\n"
-	"as trace-cmd prints them, and ns).\n"
+	"as trace-cmd prints them, and ns). A xentrace file: its physical CPUs, domains and\n"
+	"vCPUs, record classes and lost records; its times are cycles unless --tsc-hz (or\n"
+	"--cpu-hz) gives the CPU frequency.\n"
 	"\n"
 	"  --json              one JSON object: the header (schema_version, time_unit), traces\n"
 	"  --raw               also the first and last raw timestamps (the trace's own clock)\n"
@@ -126,6 +128,7 @@ static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct
 	if (m->ended_abruptly)
 		fprintf(f, "  ended        abruptly (the traced program did not close the trace: killed or "
 			   "crashed); what was flushed before is all here\n");
+	cli_xen_info_text(f, src);
 	fprintf(f, "  event types  (with events)\n");
 	for (uint32_t t = 0; t < m->nr_types; t++) {
 		uint64_t n = vms_session_type_count(s, i, t);
@@ -224,6 +227,7 @@ static void json_source(struct vms_json *j, struct vms_session *s, uint32_t i,
 	vms_json_uint(j, "lost_events", m->lost_events);
 	vms_json_bool(j, "lost_events_unknown", m->lost_events_unknown);
 	vms_json_bool(j, "ended_abruptly", m->ended_abruptly);
+	cli_xen_info_json(j, src);
 	vms_json_begin_object(j, "event_counts");
 	for (uint32_t t = 0; t < m->nr_types; t++) {
 		uint64_t n = vms_session_type_count(s, i, t);

@@ -11,7 +11,8 @@
 
 static const char usage[] =
 	"usage: vmscope report [--json] [--top N] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
-	"                      [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
+	"                      [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                      [--map NAME:dom=N] TRACE...\n"
 	"\n"
 	"Per guest and vCPU: the share of time running, idle, in the hypervisor (VMM), preempted\n"
 	"by the host and halted; the top VM exit reasons with their cost (p50, p99); which host\n"
@@ -400,6 +401,8 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 				fprintf(f, "  its host is not in the traces given\n");
 		}
 		text_sync(f, m, mc);
+		if (src)
+			cli_xen_text(f, s, (uint32_t)mc->source);
 		uint32_t nr_gx = 0, nv = rows.vstart[i + 1] - rows.vstart[i];
 		uint64_t hyp = 0;
 		const struct vms_exit_stats *gx = vms_analysis_guest_exits(a, i, &nr_gx);
@@ -584,6 +587,7 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 			vms_json_uint(&j, "cpus", src->meta.nr_cpus);
 			vms_json_uint(&j, "lost_events", src->meta.lost_events);
 			vms_json_bool(&j, "ended_abruptly", src->meta.ended_abruptly);
+			cli_xen_json(&j, s, (uint32_t)mc->source);
 		}
 		if (mc->host >= 0) {
 			vms_json_string(&j, "host", cli_machine_name(m, (uint32_t)mc->host));

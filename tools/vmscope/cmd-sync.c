@@ -21,7 +21,8 @@
 static const char usage[] =
 	"usage: vmscope sync [--json] [-o FILE] [--reference NAME] [--refine] [--pairs FILE]\n"
 	"                    [--tsc-hz HZ] [--host FILE] [--guest NAME=FILE]\n"
-	"                    [--map NAME:VCPU=TID,...] TRACE...\n"
+	"                    [--map NAME:VCPU=TID,...]\n"
+	"                    [--map NAME:dom=N] TRACE...\n"
 	"\n"
 	"For every machine: the transform t_reference = slope * t_machine + offset_ns, the method\n"
 	"that found it (reference, timeshift, convex-hull, user, none), its quality (absent,\n"

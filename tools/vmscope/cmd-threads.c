@@ -10,7 +10,8 @@
 
 static const char usage[] =
 	"usage: vmscope threads [--csv | --json] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
-	"                       [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
+	"                       [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                       [--map NAME:dom=N] TRACE...\n"
 	"\n"
 	"One row per interval in which a guest thread, running as far as its guest knew, was\n"
 	"stopped: reason vmm (exit_reason names the VM exit), preempted (the host ran host_tid\n"

@@ -9,7 +9,8 @@
 
 static const char usage[] =
 	"usage: vmscope vcpus [--csv | --json] [-o FILE] [--tsc-hz HZ] [--host FILE]\n"
-	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
+	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                     [--map NAME:dom=N] TRACE...\n"
 	"\n"
 	"One row per maximal interval of constant vCPU state, for every vCPU of every guest\n"
 	"(traced or not). start/end are integer ns in the reference (first host) timebase, end\n"

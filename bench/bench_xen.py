@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""vmscope against xenalyze --summary on the same xentrace file, in the same run.
+
+Both do the whole analysis of the file: xenalyze --summary (its per-domain/vCPU runstates,
+exits, interrupts) and `vmscope report` (the Xen model's xenalyze-equal tables plus the common
+analyses: vCPU states, exits with percentiles, steal, run-queue latency). Runs alternate
+(xenalyze, vmscope, xenalyze, ...) so that the machine's load hits both alike; the medians of
+the wall-clock times, of the CPU times (user + sys, from wait4) and of the peak resident sets
+are printed with the ratios.
+
+usage: bench_xen.py VMSCOPE TRACE [RUNS] [HZ]
+"""
+import os, resource, shutil, statistics, subprocess, sys, time
+
+
+def run(cmd):
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    if status != 0:
+        sys.exit("bench_xen: %s failed (status %d)" % (" ".join(cmd), status))
+    return dt, ru.ru_maxrss / 1024.0, ru.ru_utime + ru.ru_stime  # s, MiB, CPU s
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    vms, trace = sys.argv[1], sys.argv[2]
+    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 21
+    hz = sys.argv[4] if len(sys.argv) > 4 else "2.4G"
+    xa = shutil.which("xenalyze")
+    if not xa:
+        sys.exit("bench_xen: xenalyze not installed (Debian package xen-utils-common)")
+    size = os.path.getsize(trace)
+    xa_cmd = [xa, "--summary", "--cpu-hz=" + hz, trace]
+    vms_cmd = [vms, "report", "--cpu-hz", hz, trace]
+    run(xa_cmd), run(vms_cmd)  # warm the page cache
+    xt, xm, xc, vt, vm, vc = [], [], [], [], [], []
+    for _ in range(runs):
+        t, m, c = run(xa_cmd)
+        xt.append(t), xm.append(m), xc.append(c)
+        t, m, c = run(vms_cmd)
+        vt.append(t), vm.append(m), vc.append(c)
+    load = os.getloadavg()
+    mx, mv = statistics.median(xt), statistics.median(vt)
+    print("xentrace file: %s (%.1f MB), %d runs each, alternating; load average %.2f %.2f %.2f"
+          % (trace, size / 1e6, runs, *load))
+    cx, cv = statistics.median(xc), statistics.median(vc)
+    for name, t, c, m in (("xenalyze --summary", xt, xc, xm), ("vmscope report", vt, vc, vm)):
+        print("%-20s wall median %7.1f ms (min %7.1f, max %7.1f)  CPU (user+sys) median %6.1f ms"
+              "  peak RSS %5.1f MiB" % (name, statistics.median(t) * 1e3, min(t) * 1e3,
+                                       max(t) * 1e3, statistics.median(c) * 1e3,
+                                       statistics.median(m)))
+    print("ratio xenalyze / vmscope: wall %.1fx (medians), CPU time %.1fx (medians; CPU time is"
+          " what the machine's load does not blur)" % (mx / mv, cx / cv if cv else float("inf")))
+
+
+main()

@@ -1,0 +1,109 @@
+/* xentrace reader internals (include/vmscope/xentrace.h is the contract). */
+#ifndef VMS_XENTRACE_INTERNAL_H
+#define VMS_XENTRACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "vmscope/xentrace.h"
+
+#define XT_MAX_CPUS 4096      /* physical CPUs: beyond is damage */
+#define XT_MAX_VCPUS 4096     /* vCPUs of one domain: beyond is damage */
+#define XT_NR_DOMIDS 32768    /* domain ids 0..32767 (the idle domain is the last) */
+
+static inline uint32_t xt_rd32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t xt_rd64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* One record's header, decoded. */
+struct xt_rec {
+	uint32_t event;          /* 28 bits */
+	uint32_t extra;          /* extra words, 0..7 */
+	bool has_tsc;
+	uint32_t size;           /* bytes */
+	const uint8_t *data;     /* the extra words */
+};
+
+static inline void xt_decode(const uint8_t *p, struct xt_rec *r)
+{
+	uint32_t h = xt_rd32(p);
+	r->event = h & 0x0fffffffu;
+	r->extra = (h >> 28) & 7u;
+	r->has_tsc = (h >> 31) != 0;
+	r->size = 4u + (r->has_tsc ? 8u : 0u) + 4u * r->extra;
+	r->data = p + 4 + (r->has_tsc ? 8 : 0);
+}
+
+static inline bool xt_is_runstate_change(uint32_t ev)
+{
+	return (ev & 0xfffff00fu) == VMS_XEN_TRC_RUNSTATE_CHANGE;
+}
+
+static inline bool xt_is_vmexit(uint32_t ev)
+{
+	uint32_t e = ev & ~VMS_XEN_TRC_64_FLAG;
+	return e == VMS_XEN_TRC_VMX_EXIT || e == VMS_XEN_TRC_SVM_EXIT;
+}
+
+struct xt_reader;
+
+/* Give back the mapped pages more than 2 MiB below `upto` (they stay in the page cache and
+ * come back if touched again), so that the resident set does not grow with the file. */
+void xt_give_back(struct xt_reader *r, uint64_t upto);
+
+/* class index of an event (enum order of vms_xen_class_name), VMS_XEN_NR_CLASSES - 1 if none */
+uint32_t xt_class(uint32_t ev);
+/* the type of a record (enum vms_xen_type) */
+uint32_t xt_type(uint32_t ev);
+/* the host thread of (dom, vcpu): 0 for the idle domain, -1 when out of range */
+static inline int32_t xt_tid(uint32_t dom, uint32_t vcpu)
+{
+	if (dom == VMS_XEN_IDLE_DOMAIN)
+		return 0;
+	if (dom >= VMS_XEN_IDLE_DOMAIN || vcpu >= XT_MAX_VCPUS)
+		return -1;
+	return VMS_XEN_TID(dom, vcpu);
+}
+
+struct xt_stream {
+	uint32_t cpu;
+	uint64_t next_blk;       /* where to look for this CPU's next block */
+	uint64_t pos, end;       /* the record to read and the end of the block in hand */
+	uint64_t last_tsc;       /* the last TSC of this CPU (records without one take it) */
+	uint64_t first_tsc;      /* before any: the CPU's first TSC */
+	int32_t cur;             /* the vCPU thread running on this CPU: 0 idle, -1 unknown */
+	bool lost_pending;       /* a lost-records marker was read: flag the next event */
+	bool lost_end_pending;   /* its LOST_END event is the next one, at lost_end_tsc */
+	uint64_t lost_end_tsc;
+	bool in_block;
+	bool done;               /* no block of its CPU is left */
+	char name[2][24];        /* s[0], s[1] of the last event */
+	uint64_t last_off;       /* the last record (for dump's format_event) */
+};
+
+struct xt_reader {
+	int fd;
+	const uint8_t *map;
+	size_t size;
+	uint64_t valid_end;      /* bytes below are complete records */
+	uint64_t dropped;        /* the mapping below this was given back (see xt_give_back) */
+	struct xt_stream *st;
+	uint32_t nr_st;
+	struct vms_xen_info info;
+	uint32_t *pcpu;
+	struct vms_xen_domain *dom;
+};
+
+#endif

@@ -1,0 +1,477 @@
+/* xentrace: opening a file and the one walk that checks it.
+ *
+ * Layout (xen/include/public/trace.h, tools/xentrace/xentrace.c), host byte order: the file
+ * is a chain of per-CPU blocks; each starts with a TRC_TRACE_CPU_CHANGE record without TSC
+ * and with two extra words (the CPU, the size of the block's records in bytes), followed by
+ * that CPU's records. A record is a u32 header `event:28 | extra_words:3 | cycles_present:1`,
+ * a u64 TSC when bit 31 is set, then 0..7 u32 extra words.
+ *
+ * The file is mapped. At open every block and record is walked once: the framing of the
+ * whole file is checked before any event is used (a damaged file is refused with the byte
+ * offset of the damage), and what `info` shows is counted (CPUs, domains and vCPUs, record
+ * classes, lost records). A file cut short inside its last block (xentrace killed) is read up
+ * to its last complete record and flagged (meta.ended_abruptly). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xentrace.h"
+
+static const char *const class_names[VMS_XEN_NR_CLASSES] = {
+	"gen", "sched", "dom0op", "hvm", "mem", "pv", "shadow", "hw", "guest", "unknown",
+};
+
+const char *vms_xen_class_name(uint32_t cls)
+{
+	return cls < VMS_XEN_NR_CLASSES ? class_names[cls] : "unknown";
+}
+
+const char *vms_xen_runstate_name(unsigned state)
+{
+	static const char *const n[] = { "running", "runnable", "blocked", "offline" };
+	return state < 4 ? n[state] : "?";
+}
+
+/* TRC_GEN 0x0001f000 ... TRC_HW 0x0080f000 are one bit each in bits 16..23; TRC_GUEST is
+ * 0x0800f000 */
+uint32_t xt_class(uint32_t ev)
+{
+	uint32_t main = ev >> 16;
+	switch (main) {
+	case 0x001: return 0;
+	case 0x002: return 1;
+	case 0x004: return 2;
+	case 0x008: return 3;
+	case 0x010: return 4;
+	case 0x020: return 5;
+	case 0x040: return 6;
+	case 0x080: return 7;
+	case 0x800: return 8;
+	default: return 9;
+	}
+}
+
+uint32_t xt_type(uint32_t ev)
+{
+	if (ev == VMS_XEN_TRC_LOST_RECORDS)
+		return VMS_XEN_T_LOST_RECORDS;
+	if (ev == VMS_XEN_TRC_WRAP_BUFFER)
+		return VMS_XEN_T_WRAP_BUFFER;
+	if (xt_is_runstate_change(ev))
+		return VMS_XEN_T_RUNSTATE_CHANGE;
+	if (ev == VMS_XEN_TRC_RUNSTATE_CONTINUE)
+		return VMS_XEN_T_RUNSTATE_CONTINUE;
+	if (ev == VMS_XEN_TRC_SCHED_SWITCH)
+		return VMS_XEN_T_SCHED_SWITCH;
+	if (ev == VMS_XEN_TRC_VMENTRY)
+		return VMS_XEN_T_VMENTRY;
+	if (xt_is_vmexit(ev))
+		return VMS_XEN_T_VMEXIT;
+	return VMS_XEN_T_GEN + xt_class(ev);
+}
+
+static const char *const type_names[VMS_XEN_T_COUNT] = {
+	"xen:lost_records", "xen:wrap_buffer", "xen:lost_records_end", "xen:runstate_change", "xen:runstate_continue",
+	"xen:sched_switch", "xen:vmentry", "xen:vmexit", "xen:gen", "xen:sched", "xen:dom0op",
+	"xen:hvm", "xen:mem", "xen:pv", "xen:shadow", "xen:hw", "xen:guest", "xen:unknown",
+};
+
+static const uint16_t type_kinds[VMS_XEN_T_COUNT] = {
+	[VMS_XEN_T_RUNSTATE_CHANGE] = VMS_K_SCHED_SWITCH,
+	[VMS_XEN_T_RUNSTATE_CONTINUE] = VMS_K_OTHER,
+	[VMS_XEN_T_VMENTRY] = VMS_K_KVM_ENTRY,
+	[VMS_XEN_T_VMEXIT] = VMS_K_KVM_EXIT,
+};
+
+void xt_give_back(struct xt_reader *r, uint64_t upto)
+{
+	const uint64_t keep = 2u << 20;
+	if (upto < keep)
+		return;
+	uint64_t end = (upto - keep) & ~(uint64_t)(keep - 1);
+	if (end <= r->dropped)
+		return;
+	madvise((void *)(r->map + r->dropped), end - r->dropped, MADV_DONTNEED);
+	r->dropped = end;
+}
+
+uint64_t vms_xen_cycles_to_ns(uint64_t cycles, uint64_t hz)
+{
+	__extension__ typedef unsigned __int128 u128;
+	if (!hz)
+		hz = VMS_XEN_DEFAULT_CPU_HZ;
+	return (uint64_t)((u128)cycles * 1000000000u / hz);
+}
+
+/* ---- the walk ---- */
+
+struct scan {
+	struct xt_reader *r;
+	const char *path;
+	struct vms_error *err;
+	int32_t cur[XT_MAX_CPUS];        /* domain << 16 | vcpu running per CPU, -1 unknown */
+	uint16_t *dom_slot;              /* domain id -> index + 1 in r->dom */
+	uint32_t nr_dom, cap_dom;
+	bool cpu_seen[XT_MAX_CPUS];
+	uint64_t cpu_first_tsc[XT_MAX_CPUS];
+	bool cpu_has_tsc[XT_MAX_CPUS];
+};
+
+static int damage(struct scan *s, uint64_t off, const char *what)
+{
+	return vms_error_set(s->err, VMS_ERR_FORMAT, "%s: %s at byte offset %llu", s->path, what,
+			     (unsigned long long)off);
+}
+
+static struct vms_xen_domain *domain(struct scan *s, uint32_t id)
+{
+	if (id >= XT_NR_DOMIDS)
+		return NULL;
+	if (s->dom_slot[id])
+		return &s->r->dom[s->dom_slot[id] - 1];
+	if (s->nr_dom == s->cap_dom) {
+		uint32_t n = s->cap_dom ? 2 * s->cap_dom : 8;
+		struct vms_xen_domain *d = realloc(s->r->dom, n * sizeof *d);
+		if (!d)
+			return NULL;
+		s->r->dom = d;
+		s->cap_dom = n;
+	}
+	struct vms_xen_domain *d = &s->r->dom[s->nr_dom++];
+	*d = (struct vms_xen_domain){ .id = id };
+	s->dom_slot[id] = (uint16_t)s->nr_dom;
+	return d;
+}
+
+/* One record of CPU `cpu` at `off`; checks what its kind needs. */
+static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct xt_rec *rec)
+{
+	struct xt_reader *r = s->r;
+	struct vms_xen_info *in = &r->info;
+	if (rec->event == VMS_XEN_TRC_CPU_CHANGE)
+		return damage(s, off, "CPU-change record inside a block");
+	in->records++;
+	in->class_records[xt_class(rec->event)]++;
+	if (rec->has_tsc) {
+		uint64_t tsc = xt_rd64(rec->data - 8);
+		if (!s->cpu_has_tsc[cpu]) {
+			s->cpu_has_tsc[cpu] = true;
+			s->cpu_first_tsc[cpu] = tsc;
+		}
+		if (!in->first_tsc || tsc < in->first_tsc)
+			in->first_tsc = tsc;
+		if (tsc > in->last_tsc)
+			in->last_tsc = tsc;
+	} else {
+		in->notsc_records++;
+	}
+	uint32_t ev = rec->event;
+	if (ev == VMS_XEN_TRC_LOST_RECORDS) {
+		if (rec->extra < 4)
+			return damage(s, off, "lost-records marker without its four words");
+		in->lost_markers++;
+		in->lost_records += xt_rd32(rec->data);
+		s->cur[cpu] = -1;
+	} else if (ev == VMS_XEN_TRC_WRAP_BUFFER) {
+		in->wraps++;
+	} else if (xt_is_runstate_change(ev) || ev == VMS_XEN_TRC_RUNSTATE_CONTINUE) {
+		if (rec->extra < 1)
+			return damage(s, off, "runstate record without its domain/vCPU word");
+		uint32_t dv = xt_rd32(rec->data), dom = dv >> 16, vcpu = dv & 0xffff;
+		if (dom > VMS_XEN_IDLE_DOMAIN)
+			return damage(s, off, "runstate record of a domain id above the idle domain's");
+		if (vcpu >= XT_MAX_VCPUS)
+			return damage(s, off, "runstate record of a vCPU number above 4095");
+		uint32_t old = (ev >> 8) & 0xf, new = (ev >> 4) & 0xf;
+		if (xt_is_runstate_change(ev) && (old > VMS_XEN_OFFLINE || new > VMS_XEN_OFFLINE))
+			return damage(s, off, "runstate change to or from an unknown runstate");
+		struct vms_xen_domain *d = domain(s, dom);
+		if (!d)
+			return vms_error_set(s->err, VMS_ERR_NOMEM, "out of memory");
+		if (vcpu + 1 > d->nr_vcpus)
+			d->nr_vcpus = vcpu + 1;
+		if (ev == VMS_XEN_TRC_RUNSTATE_CONTINUE || new == VMS_XEN_RUNNING)
+			s->cur[cpu] = (int32_t)dv;
+		else if (old == VMS_XEN_RUNNING && s->cur[cpu] == (int32_t)dv)
+			s->cur[cpu] = -1;
+	} else if (xt_is_vmexit(ev) || ev == VMS_XEN_TRC_VMENTRY) {
+		if (xt_is_vmexit(ev)) {
+			uint32_t need = (ev & VMS_XEN_TRC_64_FLAG) ? 3 : 2;
+			if (rec->extra < need)
+				return damage(s, off, "VMEXIT record without its reason and guest address");
+			uint32_t isa = (ev & ~VMS_XEN_TRC_64_FLAG) == VMS_XEN_TRC_SVM_EXIT ? 2 : 1;
+			if (!in->isa)
+				in->isa = isa;
+		}
+	}
+	/* a domain is HVM when it exits to Xen (other HVM records, such as emulated timers, are
+	 * also written while dom0 runs) */
+	if ((xt_is_vmexit(ev) || ev == VMS_XEN_TRC_VMENTRY) && s->cur[cpu] >= 0) {
+		struct vms_xen_domain *d = domain(s, (uint32_t)s->cur[cpu] >> 16);
+		if (d)
+			d->hvm = true;
+	}
+	return 0;
+}
+
+static int walk(struct scan *s)
+{
+	struct xt_reader *r = s->r;
+	const uint8_t *m = r->map;
+	uint64_t size = r->size, off = 0;
+	r->valid_end = 0;
+	while (off < size) {
+		if (size - off < 12) {
+			r->info.truncated = true;
+			r->info.truncated_at = off;
+			break;
+		}
+		struct xt_rec h;
+		xt_decode(m + off, &h);
+		if (h.event != VMS_XEN_TRC_CPU_CHANGE || h.has_tsc || h.extra != 2)
+			return damage(s, off, "expected a CPU-change block header");
+		uint32_t cpu = xt_rd32(m + off + 4), win = xt_rd32(m + off + 8);
+		if (cpu >= XT_MAX_CPUS)
+			return damage(s, off + 4, "CPU number above 4095");
+		if (win % 4)
+			return damage(s, off + 8, "block size not a multiple of 4");
+		r->info.blocks++;
+		s->cpu_seen[cpu] = true;
+		uint64_t body = off + 12, end = body + win;
+		bool cut = end > size;
+		if (cut)
+			end = size;
+		uint64_t p = body;
+		while (p < end) {
+			struct xt_rec rec;
+			if (end - p < 4) {
+				if (cut)
+					break;
+				return damage(s, p, "record crosses the end of its block");
+			}
+			xt_decode(m + p, &rec);
+			if (rec.size > end - p) {
+				if (cut)
+					break;
+				return damage(s, p, "record crosses the end of its block");
+			}
+			int rc = scan_record(s, cpu, p, &rec);
+			if (rc)
+				return rc;
+			p += rec.size;
+		}
+		if (cut) {
+			r->info.truncated = true;
+			r->info.truncated_at = p;
+			r->valid_end = p;
+			return 0;
+		}
+		off = end;
+		r->valid_end = off;
+		xt_give_back(r, off);
+	}
+	return 0;
+}
+
+static int dom_cmp(const void *a, const void *b)
+{
+	const struct vms_xen_domain *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = malloc(n);
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+/* meta: types, vCPU thread names, domains */
+static int fill_meta(struct vms_source *src, struct xt_reader *r, struct scan *s)
+{
+	struct vms_trace_meta *m = &src->meta;
+	snprintf(m->format, sizeof m->format, "xentrace%s",
+		 r->info.isa == 1 ? " (VMX)" : r->info.isa == 2 ? " (SVM)" : "");
+	snprintf(m->clock, sizeof m->clock, "tsc");
+	m->ts_in_ns = false;
+	m->nr_types = VMS_XEN_T_COUNT;
+	m->type_names = calloc(VMS_XEN_T_COUNT, sizeof *m->type_names);
+	m->type_kinds = calloc(VMS_XEN_T_COUNT, sizeof *m->type_kinds);
+	if (!m->type_names || !m->type_kinds)
+		return -1;
+	for (uint32_t t = 0; t < VMS_XEN_T_COUNT; t++) {
+		if (!(m->type_names[t] = xstrdup(type_names[t])))
+			return -1;
+		m->type_kinds[t] = type_kinds[t];
+	}
+	m->lost_events = r->info.lost_records;
+	m->ended_abruptly = r->info.truncated;
+	/* streams = CPUs with blocks, ascending */
+	uint32_t n = 0, top = 0;
+	for (uint32_t c = 0; c < XT_MAX_CPUS; c++)
+		if (s->cpu_seen[c])
+			n++, top = c + 1;
+	m->nr_cpus = top;
+	r->pcpu = calloc(n ? n : 1, sizeof *r->pcpu);
+	r->st = calloc(n ? n : 1, sizeof *r->st);
+	if (!r->pcpu || !r->st)
+		return -1;
+	for (uint32_t c = 0, k = 0; c < XT_MAX_CPUS; c++) {
+		if (!s->cpu_seen[c])
+			continue;
+		r->pcpu[k] = c;
+		r->st[k].cpu = c;
+		r->st[k].first_tsc = s->cpu_has_tsc[c] ? s->cpu_first_tsc[c] : r->info.first_tsc;
+		k++;
+	}
+	r->nr_st = n;
+	r->info.nr_pcpus = n;
+	r->info.pcpu = r->pcpu;
+	if (s->nr_dom) /* (r->dom is NULL when no runstate record named a domain) */
+		qsort(r->dom, s->nr_dom, sizeof *r->dom, dom_cmp);
+	r->info.nr_domains = s->nr_dom;
+	r->info.domains = r->dom;
+	m->nr_xen_domains = s->nr_dom;
+	m->xen_domains = r->dom;
+	uint32_t nc = 0;
+	for (uint32_t i = 0; i < s->nr_dom; i++)
+		nc += r->dom[i].id == VMS_XEN_IDLE_DOMAIN ? 0 : r->dom[i].nr_vcpus;
+	m->comm_tid = calloc(nc ? nc : 1, sizeof *m->comm_tid);
+	m->comm_name = calloc(nc ? nc : 1, sizeof *m->comm_name);
+	if (!m->comm_tid || !m->comm_name)
+		return -1;
+	for (uint32_t i = 0; i < s->nr_dom; i++) {
+		if (r->dom[i].id == VMS_XEN_IDLE_DOMAIN)
+			continue;
+		for (uint32_t v = 0; v < r->dom[i].nr_vcpus; v++) {
+			char name[24];
+			snprintf(name, sizeof name, "d%uv%u", r->dom[i].id, v);
+			m->comm_tid[m->nr_comms] = VMS_XEN_TID(r->dom[i].id, v);
+			if (!(m->comm_name[m->nr_comms] = xstrdup(name)))
+				return -1;
+			m->nr_comms++;
+		}
+	}
+	return 0;
+}
+
+void vms_xentrace_set_cpu_hz(struct vms_source *src, uint64_t hz)
+{
+	if (!vms_source_is_xentrace(src))
+		return;
+	struct xt_reader *r = src->impl;
+	r->info.cpu_hz = hz;
+	r->info.cpu_hz_given = hz != 0;
+}
+
+/* stream side (xentrace_stream.c) */
+extern const struct vms_source_ops vms_xentrace_ops;
+
+bool vms_source_is_xentrace(const struct vms_source *src)
+{
+	return src && src->ops == &vms_xentrace_ops;
+}
+
+const struct vms_xen_info *vms_xentrace_info(const struct vms_source *src)
+{
+	return vms_source_is_xentrace(src) ? &((const struct xt_reader *)src->impl)->info : NULL;
+}
+
+void vms_xt_free(struct xt_reader *r)
+{
+	if (!r)
+		return;
+	if (r->map && r->map != MAP_FAILED && r->size)
+		munmap((void *)r->map, r->size);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->st);
+	free(r->pcpu);
+	free(r->dom);
+	free(r);
+}
+
+struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL; /* a directory or unreadable: another reader's or open.c's to say */
+	struct stat st;
+	uint8_t head[12];
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 12 ||
+	    pread(fd, head, 12, 0) != 12) {
+		close(fd);
+		return NULL;
+	}
+	/* the signature: a CPU-change record without TSC, two extra words, a sane CPU and size */
+	struct xt_rec h;
+	xt_decode(head, &h);
+	if (h.event != VMS_XEN_TRC_CPU_CHANGE || h.has_tsc || h.extra != 2 ||
+	    xt_rd32(head + 4) >= XT_MAX_CPUS || xt_rd32(head + 8) % 4) {
+		close(fd);
+		return NULL;
+	}
+	struct vms_source *src = calloc(1, sizeof *src);
+	struct xt_reader *r = calloc(1, sizeof *r);
+	struct scan *s = calloc(1, sizeof *s);
+	if (!src || !r || !s) {
+		close(fd);
+		free(src);
+		free(r);
+		free(s);
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	r->fd = fd;
+	r->size = (size_t)st.st_size;
+	r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (r->map == MAP_FAILED) {
+		vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+		goto fail;
+	}
+	madvise((void *)r->map, r->size, MADV_SEQUENTIAL);
+	s->r = r;
+	s->path = path;
+	s->err = err;
+	for (uint32_t c = 0; c < XT_MAX_CPUS; c++)
+		s->cur[c] = -1;
+	if (!(s->dom_slot = calloc(XT_NR_DOMIDS, sizeof *s->dom_slot))) {
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	if (walk(s) != 0)
+		goto fail;
+	if (r->info.records == 0) {
+		/* a file cut before its first whole record holds nothing to read: damaged */
+		vms_error_set(err, VMS_ERR_FORMAT, "%s: no whole record (the file ends in its first "
+			      "block) at byte offset %llu", path,
+			      (unsigned long long)(r->info.truncated ? r->info.truncated_at : r->size));
+		goto fail;
+	}
+	src->ops = &vms_xentrace_ops;
+	src->impl = r;
+	if (!(src->path = xstrdup(path)) || fill_meta(src, r, s) != 0) {
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	free(s->dom_slot);
+	free(s);
+	src->ops->rewind(src); /* (it also gives the whole mapping back: the streams start over) */
+	return src;
+fail:
+	if (s)
+		free(s->dom_slot);
+	free(s);
+	vms_trace_meta_free(&src->meta);
+	free(src->path);
+	free(src);
+	vms_xt_free(r);
+	return NULL;
+}

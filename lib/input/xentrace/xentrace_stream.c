@@ -1,0 +1,316 @@
+/* xentrace: one stream per physical CPU, and each record as a common event.
+ *
+ * A stream walks the chain of blocks and takes those of its CPU: a block header says its
+ * size, so the blocks of other CPUs are hopped over without reading them, and nothing is
+ * indexed (memory does not grow with the file). The file was checked at open; the checks
+ * here only keep a stream inside the part of the file that was found complete.
+ *
+ * What each record becomes is told in include/vmscope/xentrace.h. The vCPU current on the
+ * CPU (for the thread of HVM records) is followed from the runstate records of the CPU itself:
+ * Xen writes them on the CPU where the vCPU starts or stops running. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "xentrace.h"
+
+void vms_xt_free(struct xt_reader *r);
+
+static char *put_uint(char *p, uint32_t v)
+{
+	char tmp[10];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < 10);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* "d<dom>v<vcpu>", or "idle" (snprintf costs too much per switch) */
+static void name_of(char buf[24], int32_t tid, uint32_t dv)
+{
+	if (tid == 0) {
+		memcpy(buf, "idle", 5);
+		return;
+	}
+	char *p = buf;
+	*p++ = 'd';
+	p = put_uint(p, dv >> 16);
+	*p++ = 'v';
+	p = put_uint(p, dv & 0xffff);
+	*p = '\0';
+}
+
+/* Give back what every stream has left behind (called once per block). */
+static void give_back(struct xt_reader *r)
+{
+	uint64_t low = UINT64_MAX;
+	for (uint32_t i = 0; i < r->nr_st; i++) {
+		const struct xt_stream *o = &r->st[i];
+		if (!o->done && (o->in_block ? o->pos : o->next_blk) < low)
+			low = o->in_block ? o->pos : o->next_blk;
+	}
+	xt_give_back(r, low == UINT64_MAX ? r->valid_end : low);
+}
+
+/* The next block of the stream's CPU, 0 when none is left. */
+static int next_block(struct xt_reader *r, struct xt_stream *s)
+{
+	if (r->nr_st > 0)
+		give_back(r);
+	uint64_t b = s->next_blk;
+	while (b + 12 <= r->valid_end) {
+		uint32_t cpu = xt_rd32(r->map + b + 4), win = xt_rd32(r->map + b + 8);
+		uint64_t end = b + 12 + (uint64_t)win;
+		if (cpu == s->cpu) {
+			s->pos = b + 12;
+			s->end = end < r->valid_end ? end : r->valid_end;
+			s->next_blk = end;
+			s->in_block = true;
+			return 1;
+		}
+		b = end;
+	}
+	s->next_blk = b;
+	s->done = true;
+	return 0;
+}
+
+/* Does the record at p (inside the block) put a vCPU on this CPU? Its thread, or -2. */
+static int32_t entering_at(const struct xt_reader *r, const struct xt_stream *s, uint64_t p,
+			   uint32_t *dv)
+{
+	if (p + 4 > s->end)
+		return -2;
+	struct xt_rec rec;
+	xt_decode(r->map + p, &rec);
+	if (rec.size > s->end - p || rec.extra < 1 || !xt_is_runstate_change(rec.event) ||
+	    ((rec.event >> 4) & 0xf) != VMS_XEN_RUNNING)
+		return -2;
+	*dv = xt_rd32(rec.data);
+	return xt_tid(*dv >> 16, *dv & 0xffff);
+}
+
+static void runstate_event(struct xt_reader *r, struct xt_stream *s, const struct xt_rec *rec,
+			   uint64_t p, struct vms_event *ev)
+{
+	uint32_t dv = xt_rd32(rec->data), dom = dv >> 16, vcpu = dv & 0xffff;
+	int32_t tid = xt_tid(dom, vcpu);
+	bool cont = rec->event == VMS_XEN_TRC_RUNSTATE_CONTINUE;
+	uint32_t old = cont ? VMS_XEN_RUNNING : (rec->event >> 8) & 0xf;
+	uint32_t new = cont ? VMS_XEN_RUNNING : (rec->event >> 4) & 0xf;
+	ev->f[3] = old << 4 | new;
+	ev->f[4] = dv;
+	ev->tid = tid;
+	if (cont) {
+		s->cur = tid;
+		return;
+	}
+	if (old == VMS_XEN_RUNNING && new != VMS_XEN_RUNNING) {
+		/* leaving this CPU: the vCPU that comes next is usually the very next record */
+		uint32_t ndv = 0;
+		int32_t next = entering_at(r, s, p + rec->size, &ndv);
+		ev->kind = VMS_K_SCHED_SWITCH;
+		ev->f[0] = (uint64_t)(int64_t)tid;
+		ev->f[1] = new == VMS_XEN_RUNNABLE ? 0 : 1; /* R: preempted; S: blocked/offline */
+		ev->f[2] = (uint64_t)(int64_t)(next >= -1 ? next : -1);
+		name_of(s->name[0], tid, dv);
+		if (next >= -1)
+			name_of(s->name[1], next, ndv);
+		else
+			s->name[1][0] = '\0';
+		ev->s[0] = s->name[0];
+		ev->s[1] = s->name[1];
+		if (s->cur == tid)
+			s->cur = -1;
+	} else if (new == VMS_XEN_RUNNING) {
+		ev->kind = VMS_K_SCHED_SWITCH;
+		ev->f[0] = (uint64_t)(int64_t)-1;
+		ev->f[1] = 0;
+		ev->f[2] = (uint64_t)(int64_t)tid;
+		s->name[0][0] = '\0';
+		name_of(s->name[1], tid, dv);
+		ev->s[0] = s->name[0];
+		ev->s[1] = s->name[1];
+		s->cur = tid;
+	} else if (new == VMS_XEN_RUNNABLE) {
+		ev->kind = VMS_K_SCHED_WAKEUP;
+		ev->f[0] = (uint64_t)(int64_t)tid;
+		ev->f[1] = s->cpu;
+		name_of(s->name[0], tid, dv);
+		ev->s[0] = s->name[0];
+	}
+}
+
+static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
+{
+	struct xt_reader *r = src->impl;
+	if (stream >= r->nr_st)
+		return 0;
+	struct xt_stream *s = &r->st[stream];
+	if (s->lost_end_pending) {
+		s->lost_end_pending = false;
+		ev->ts = s->last_tsc = s->lost_end_tsc;
+		ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
+		ev->s[0] = ev->s[1] = NULL;
+		ev->cpu = s->cpu;
+		ev->stream = stream;
+		ev->machine = 0;
+		ev->tid = -1;
+		ev->type = VMS_XEN_T_LOST_END;
+		ev->kind = VMS_K_OTHER;
+		ev->flags = 0;
+		return 1;
+	}
+	for (;;) {
+		if (!s->in_block || s->pos >= s->end) {
+			s->in_block = false;
+			if (!next_block(r, s))
+				return 0;
+			continue;
+		}
+		if (s->end - s->pos < 4) {
+			s->pos = s->end;
+			continue;
+		}
+		struct xt_rec rec;
+		const uint8_t *p = r->map + s->pos;
+		xt_decode(p, &rec);
+		if (rec.size > s->end - s->pos) { /* checked at open: cannot happen */
+			s->pos = s->end;
+			continue;
+		}
+		uint64_t off = s->pos;
+		s->pos += rec.size;
+		uint64_t before = s->last_tsc;
+		if (rec.has_tsc)
+			s->last_tsc = xt_rd64(p + 4);
+		else if (!s->last_tsc)
+			s->last_tsc = s->first_tsc;
+		ev->ts = s->last_tsc;
+		ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
+		ev->s[0] = ev->s[1] = NULL;
+		ev->cpu = s->cpu;
+		ev->stream = stream;
+		ev->machine = 0;
+		ev->tid = s->cur;
+		ev->type = xt_type(rec.event);
+		ev->kind = VMS_K_OTHER;
+		ev->flags = 0;
+		if (s->lost_pending) {
+			ev->flags = VMS_EVF_LOST_BEFORE;
+			s->lost_pending = false;
+		}
+		s->last_off = off;
+		switch (ev->type) {
+		case VMS_XEN_T_RUNSTATE_CHANGE:
+		case VMS_XEN_T_RUNSTATE_CONTINUE:
+			runstate_event(r, s, &rec, off, ev);
+			break;
+		case VMS_XEN_T_VMEXIT: {
+			bool wide = (rec.event & VMS_XEN_TRC_64_FLAG) != 0;
+			ev->kind = VMS_K_KVM_EXIT;
+			ev->f[0] = xt_rd32(rec.data);
+			ev->f[1] = (rec.event & ~VMS_XEN_TRC_64_FLAG) == VMS_XEN_TRC_SVM_EXIT ? 2 : 1;
+			ev->f[2] = wide ? xt_rd64(rec.data + 4) : xt_rd32(rec.data + 4);
+			break;
+		}
+		case VMS_XEN_T_VMENTRY:
+			ev->kind = VMS_K_KVM_ENTRY;
+			ev->f[0] = s->cur > 0 ? vms_xen_tid_vcpu(s->cur) : 0;
+			break;
+		case VMS_XEN_T_LOST_RECORDS:
+			ev->f[0] = xt_rd32(rec.data);
+			ev->f[1] = xt_rd32(rec.data + 4);
+			ev->f[2] = xt_rd64(rec.data + 8);
+			/* at the first lost TSC (kept in this CPU's time order), the end after it */
+			s->lost_end_tsc = s->last_tsc;
+			s->lost_end_pending = true;
+			ev->ts = ev->f[2] < before ? before : ev->f[2] > s->last_tsc ? s->last_tsc : ev->f[2];
+			s->lost_pending = true;
+			s->cur = -1; /* who runs here is unknown until the next runstate record */
+			break;
+		default:
+			ev->f[0] = rec.event;
+			for (uint32_t i = 0; i < rec.extra && i < 4; i++)
+				ev->f[1 + i] = xt_rd32(rec.data + 4 * i);
+			break;
+		}
+		return 1;
+	}
+}
+
+static uint32_t xt_nr_streams(struct vms_source *src)
+{
+	return ((struct xt_reader *)src->impl)->nr_st;
+}
+
+static int xt_rewind(struct vms_source *src)
+{
+	struct xt_reader *r = src->impl;
+	if (r->dropped) {
+		madvise((void *)r->map, r->dropped, MADV_DONTNEED);
+		r->dropped = 0;
+	}
+	for (uint32_t i = 0; i < r->nr_st; i++) {
+		struct xt_stream *s = &r->st[i];
+		uint32_t cpu = s->cpu;
+		uint64_t first = s->first_tsc;
+		memset(s, 0, sizeof *s);
+		s->cpu = cpu;
+		s->first_tsc = first;
+		s->cur = -1;
+	}
+	return 0;
+}
+
+static int xt_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t len)
+{
+	struct xt_reader *r = src->impl;
+	if (stream >= r->nr_st || !len)
+		return -1;
+	const struct xt_stream *s = &r->st[stream];
+	if (s->last_off + 4 > r->valid_end) {
+		buf[0] = '\0';
+		return -1;
+	}
+	/* the last record, decoded again (it was checked at open) */
+	struct xt_rec rec;
+	xt_decode(r->map + s->last_off, &rec);
+	uint32_t ev = rec.event, w0 = rec.extra ? xt_rd32(rec.data) : 0;
+	int n;
+	if (xt_is_runstate_change(ev) && rec.extra >= 1)
+		n = snprintf(buf, len, "runstate_change d%uv%u %s->%s", w0 >> 16, w0 & 0xffff,
+			     vms_xen_runstate_name((ev >> 8) & 0xf),
+			     vms_xen_runstate_name((ev >> 4) & 0xf));
+	else if (ev == VMS_XEN_TRC_RUNSTATE_CONTINUE && rec.extra >= 1)
+		n = snprintf(buf, len, "runstate_continue d%uv%u", w0 >> 16, w0 & 0xffff);
+	else
+		n = snprintf(buf, len, "event=0x%07x", ev);
+	for (uint32_t i = 0; i < rec.extra && n >= 0 && (size_t)n < len; i++)
+		n += snprintf(buf + n, len - (size_t)n, " 0x%x", xt_rd32(rec.data + 4 * i));
+	return 0;
+}
+
+static void xt_close(struct vms_source *src)
+{
+	if (!src)
+		return;
+	vms_xt_free(src->impl);
+	vms_trace_meta_free(&src->meta);
+	free(src->path);
+	free(src);
+}
+
+const struct vms_source_ops vms_xentrace_ops = {
+	.name = "xentrace",
+	.nr_streams = xt_nr_streams,
+	.next = xt_next,
+	.rewind = xt_rewind,
+	.format_event = xt_format_event,
+	.close = xt_close,
+};

@@ -1,0 +1,83 @@
+/* Xen domains as guests (docs/vm-analysis.md §1-2 for a hypervisor's own trace).
+ *
+ * A xentrace file names every domain and vCPU in its scheduler records, so the links need no
+ * heuristics: each domain but the idle one is a guest of the xentrace host, named d<N> as
+ * xenalyze names it, and its vCPU v is the host "thread" VMS_XEN_TID(N, v) the reader
+ * puts on the CPUs (link how: xentrace). `--map NAME:dom=N` makes domain N the machine NAME:
+ * the guest trace of that name when there is one (its vCPU v is the domain's vCPU v, link
+ * how: user), else the domain's own machine takes the name. */
+#include <stdio.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "vmscope/xentrace.h"
+
+static const char *user_name_of(const struct vms_model *m, uint32_t dom)
+{
+	const char *name = NULL;
+	for (uint32_t i = 0; i < m->nr_dom_maps; i++)
+		if (m->dom_maps[i].dom == dom)
+			name = m->dom_maps[i].guest; /* the last one given wins */
+	return name;
+}
+
+static int link_domains(struct vms_model *m, uint32_t h, struct vms_error *err)
+{
+	const struct vms_trace_meta *hm = m->priv[h].meta;
+	for (uint32_t i = 0; i < hm->nr_xen_domains; i++) {
+		const struct vms_xen_domain *d = &hm->xen_domains[i];
+		if (d->id >= VMS_XEN_IDLE_DOMAIN)
+			continue;
+		const char *uname = user_name_of(m, d->id);
+		int32_t g = uname ? vms_model_find(m, uname) : -1;
+		enum vms_link_how how = VMS_LINK_USER;
+		if (g < 0 || (uint32_t)g >= m->nr_sources || (uint32_t)g == h) {
+			char name[32];
+			snprintf(name, sizeof name, "d%u", d->id);
+			if ((g = vms_model_add_machine(m, uname ? uname : name)) < 0)
+				return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+			how = VMS_LINK_XENTRACE;
+		}
+		struct vms_machine *G = &m->mach[g];
+		G->role |= VMS_ROLE_GUEST;
+		G->host = (int32_t)h;
+		G->host_pid = -1;
+		G->host_how = how;
+		for (uint32_t v = 0; v < d->nr_vcpus && v < VMS_MODEL_MAX_VCPUS; v++) {
+			int32_t tid = VMS_XEN_TID(d->id, v);
+			if (vms_model_set_vcpu(G, v, tid, how) != 0 ||
+			    vms_model_claim(m, h, tid, (uint32_t)g, v) != 0)
+				return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+			G->vcpus[v].host_tid = tid;
+			G->vcpus[v].how = how;
+		}
+	}
+	return 0;
+}
+
+int vms_model_link_xen_domains(struct vms_model *m, struct vms_error *err)
+{
+	for (uint32_t i = 0; i < m->nr_dom_maps; i++) {
+		bool found = false;
+		for (uint32_t h = 0; h < m->nr_sources && !found; h++) {
+			const struct vms_trace_meta *hm = m->priv[h].meta;
+			for (uint32_t k = 0; hm && k < hm->nr_xen_domains; k++)
+				found |= hm->xen_domains[k].id == m->dom_maps[i].dom;
+		}
+		if (!found)
+			return vms_error_set(err, VMS_ERR_USAGE,
+					     "--map %s:dom=%u: no xentrace trace shows domain %u",
+					     m->dom_maps[i].guest, m->dom_maps[i].dom,
+					     m->dom_maps[i].dom);
+	}
+	uint32_t ns = m->nr_sources;
+	for (uint32_t h = 0; h < ns; h++) {
+		const struct vms_trace_meta *hm = m->priv[h].meta;
+		if (hm && hm->nr_xen_domains) {
+			int rc = link_domains(m, h, err);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,532 @@
+/* The Xen model's accounting, xenalyze's rules (include/vmscope/xen_model.h says which).
+ *
+ * The functions below follow xenalyze.c's (4.17) of the same names: runstate_update,
+ * vcpu_prev_update, vcpu_next_update, vcpu_start, sched_runstate_process, lose_vcpu,
+ * hvm_vmexit_process, hvm_close_vmexit, hvm_vmentry_process, deactivate_pcpu. Only what
+ * feeds the per-vCPU runstate and exit tables is kept (no domain-level states, interrupts,
+ * cr3, io). Where xenalyze stops with an error, this keeps going and counts an anomaly. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "keymap.h"
+#include "vmscope/xen_model.h"
+#include "vmscope/xentrace.h"
+
+#define XM_DEFAULT_DOMAIN 32768u   /* xenalyze's placeholder for "not known yet" per CPU */
+#define XM_MAX_CPUS 4096u
+
+enum { DATA_NONE = 0, DATA_HVM, DATA_PV };
+
+struct xm_exit_table {
+	struct vms_xen_exit_row *row;   /* by reason, ascending */
+	uint32_t n, cap;
+};
+
+struct xm_oldstate {
+	uint32_t wrong, actual;
+	uint64_t tsc;
+	uint32_t pid;
+};
+
+struct xm_vcpu {
+	struct vms_xen_vcpu_acct acct;
+	uint32_t state, runnable_state;
+	uint64_t tsc;                   /* start of the current runstate, 0 unknown */
+	struct xm_oldstate last_oldstate; /* a contradicting record seen last (TSC skew) */
+	int32_t p;                      /* the CPU it last ran on, -1 none */
+	bool activated;
+	int data_type;
+	bool vmexit_valid;
+	uint64_t exit_tsc;
+	uint32_t exit_reason;
+	struct xm_exit_table exits;
+};
+
+struct xm_pcpu {
+	bool active;
+	int32_t current;                /* index of the vCPU, -1 none */
+	uint64_t first_tsc, last_tsc;
+	bool seen_valid_schedule;
+	bool lost_active, lost_domain_valid;
+	uint32_t lost_did, lost_vid;
+	uint64_t lost_tsc;
+};
+
+struct vms_xen_model {
+	uint32_t machine, isa;
+	struct xm_vcpu *v;
+	uint32_t nr_v, cap_v;
+	struct vms_keymap idx;          /* dom << 16 | vcpu -> index in v */
+	struct xm_pcpu *p;
+	uint32_t nr_p;
+	int32_t lost_cpus;
+	uint64_t anomalies, skews;
+	/* results */
+	uint32_t *order;                /* indices of the reported vCPUs, sorted */
+	uint32_t nr_order;
+};
+
+const char *vms_xen_rs_name(unsigned rs)
+{
+	static const char *const n[VMS_XEN_NR_RS] = { "running", "runnable", "blocked", "offline",
+						      "lost", "queued", "init" };
+	return rs < VMS_XEN_NR_RS ? n[rs] : "?";
+}
+
+const char *vms_xen_runnable_name(unsigned r)
+{
+	static const char *const n[VMS_XEN_NR_RUNNABLE] = { "invalid", "wake", "preempt", "other" };
+	return r < VMS_XEN_NR_RUNNABLE ? n[r] : "?";
+}
+
+struct vms_xen_model *vms_xen_model_new(uint32_t machine, uint32_t isa)
+{
+	struct vms_xen_model *x = calloc(1, sizeof *x);
+	if (!x)
+		return NULL;
+	x->machine = machine;
+	x->isa = isa ? isa : 1;
+	vms_keymap_init(&x->idx);
+	return x;
+}
+
+void vms_xen_model_free(struct vms_xen_model *x)
+{
+	if (!x)
+		return;
+	for (uint32_t i = 0; i < x->nr_v; i++)
+		free(x->v[i].exits.row);
+	free(x->v);
+	free(x->p);
+	free(x->order);
+	vms_keymap_free(&x->idx);
+	free(x);
+}
+
+uint64_t vms_xen_model_anomalies(const struct vms_xen_model *x) { return x->anomalies; }
+uint64_t vms_xen_model_skews(const struct vms_xen_model *x) { return x->skews; }
+
+static void update_cycles(struct vms_xen_cycles *c, uint64_t cycles)
+{
+	c->events++;
+	if (!cycles)
+		return;
+	c->count++;
+	c->cycles += cycles;
+}
+
+/* vcpu_find: the vCPU, created in state INIT; -1 when out of memory */
+static int32_t vcpu_find(struct vms_xen_model *x, uint32_t dom, uint32_t vcpu)
+{
+	bool inserted;
+	uint64_t *slot = vms_keymap_put(&x->idx, (uint64_t)dom << 16 | vcpu, x->nr_v, &inserted);
+	if (!slot)
+		return -1;
+	if (!inserted)
+		return (int32_t)*slot;
+	if (x->nr_v == x->cap_v) {
+		uint32_t n = x->cap_v ? 2 * x->cap_v : 32;
+		struct xm_vcpu *nv = realloc(x->v, n * sizeof *nv);
+		if (!nv)
+			return -1;
+		x->v = nv;
+		x->cap_v = n;
+	}
+	struct xm_vcpu *v = &x->v[x->nr_v];
+	memset(v, 0, sizeof *v);
+	v->acct.dom = dom;
+	v->acct.vcpu = vcpu;
+	v->state = VMS_XEN_RS_INIT;
+	v->last_oldstate.wrong = VMS_XEN_RS_INIT;
+	v->p = -1;
+	return (int32_t)x->nr_v++;
+}
+
+static struct xm_pcpu *pcpu(struct vms_xen_model *x, uint32_t cpu)
+{
+	if (cpu >= XM_MAX_CPUS)
+		return NULL;
+	if (cpu >= x->nr_p) {
+		uint32_t n = x->nr_p ? x->nr_p : 8;
+		while (n <= cpu)
+			n *= 2;
+		struct xm_pcpu *np = realloc(x->p, n * sizeof *np);
+		if (!np)
+			return NULL;
+		memset(np + x->nr_p, 0, (n - x->nr_p) * sizeof *np);
+		x->p = np;
+		x->nr_p = n;
+	}
+	return &x->p[cpu];
+}
+
+static void runstate_update(struct xm_vcpu *v, uint32_t new_state, uint64_t tsc)
+{
+	if (v->tsc > 0 && v->tsc < tsc) {
+		update_cycles(&v->acct.rs[v->state], tsc - v->tsc);
+		if (v->state == VMS_XEN_RS_RUNNABLE)
+			update_cycles(&v->acct.runnable[v->runnable_state], tsc - v->tsc);
+	}
+	if (new_state == VMS_XEN_RS_RUNNABLE) {
+		switch (v->state) {
+		case VMS_XEN_RS_RUNNING: v->runnable_state = VMS_XEN_RUNNABLE_PREEMPT; break;
+		case VMS_XEN_RS_BLOCKED:
+		case VMS_XEN_RS_OFFLINE: v->runnable_state = VMS_XEN_RUNNABLE_WAKE; break;
+		default: v->runnable_state = VMS_XEN_RUNNABLE_OTHER; break;
+		}
+	} else {
+		v->runnable_state = VMS_XEN_RUNNABLE_INVALID;
+	}
+	v->state = new_state;
+	v->tsc = tsc;
+}
+
+static void lose_vcpu(struct xm_vcpu *v, uint64_t tsc)
+{
+	if (v->data_type == DATA_HVM)
+		v->vmexit_valid = false;
+	runstate_update(v, VMS_XEN_RS_LOST, tsc);
+}
+
+static void vcpu_prev_update(struct vms_xen_model *x, uint32_t p, int32_t prev, uint64_t tsc,
+			     uint32_t new_state)
+{
+	struct xm_pcpu *pc = &x->p[p];
+	struct xm_vcpu *v = &x->v[prev];
+	if (v->p != (int32_t)p || pc->current != prev || v->state != VMS_XEN_RS_RUNNING) {
+		if (pc->current < 0)
+			x->anomalies++; /* xenalyze: FATAL, p->current NULL */
+		v->tsc = 0;
+	}
+	pc->current = -1;
+	runstate_update(v, new_state, tsc);
+}
+
+static void vcpu_next_update(struct vms_xen_model *x, uint32_t p, int32_t next, uint64_t tsc)
+{
+	struct xm_pcpu *pc = &x->p[p];
+	struct xm_vcpu *v = &x->v[next];
+	if (pc->current >= 0) {
+		if (!pc->seen_valid_schedule)
+			runstate_update(&x->v[pc->current], VMS_XEN_RS_LOST, tsc);
+		else
+			x->anomalies++; /* xenalyze: FATAL, p->current not NULL */
+		pc->current = -1;
+	}
+	if (v->activated) {
+		if (v->state == VMS_XEN_RS_RUNNING && v->acct.dom != XM_DEFAULT_DOMAIN)
+			v->tsc = 0; /* already running elsewhere */
+	} else {
+		v->activated = true;
+	}
+	runstate_update(v, VMS_XEN_RS_RUNNING, tsc);
+	v->p = (int32_t)p;
+	pc->current = next;
+	pc->seen_valid_schedule = true;
+}
+
+/* A vCPU still in INIT: start-of-day fix-ups. */
+static void vcpu_start(struct vms_xen_model *x, uint32_t p, int32_t vi, uint32_t old_state,
+		       uint32_t new_state, uint64_t tsc)
+{
+	struct xm_pcpu *pc = &x->p[p];
+	struct xm_vcpu *v = &x->v[vi];
+	if (old_state == VMS_XEN_RUNNING) {
+		if (pc->current < 0 || x->v[pc->current].acct.dom != XM_DEFAULT_DOMAIN) {
+			x->anomalies++; /* xenalyze: "p->current not default domain", stops */
+			return;
+		}
+		runstate_update(&x->v[pc->current], VMS_XEN_RS_QUEUED, pc->first_tsc);
+		pc->current = -1;
+	}
+	if (new_state != VMS_XEN_RUNNING)
+		return; /* stays INIT until seen running */
+	if (old_state == VMS_XEN_RUNNING)
+		tsc = pc->first_tsc;
+	runstate_update(v, VMS_XEN_RS_RUNNING, tsc);
+	pc->current = vi;
+	v->p = (int32_t)p;
+}
+
+static void exit_add(struct xm_vcpu *v, uint32_t reason, uint64_t cycles)
+{
+	struct xm_exit_table *t = &v->exits;
+	uint32_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (t->row[mid].reason < reason)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == t->n || t->row[lo].reason != reason) {
+		if (t->n == t->cap) {
+			uint32_t n = t->cap ? 2 * t->cap : 16;
+			struct vms_xen_exit_row *nr = realloc(t->row, n * sizeof *nr);
+			if (!nr)
+				return;
+			t->row = nr;
+			t->cap = n;
+		}
+		memmove(&t->row[lo + 1], &t->row[lo], (t->n - lo) * sizeof *t->row);
+		t->row[lo] = (struct vms_xen_exit_row){ .reason = reason };
+		t->n++;
+	}
+	update_cycles(&t->row[lo].c, cycles);
+}
+
+static void close_vmexit(struct xm_vcpu *v, uint64_t tsc)
+{
+	if (v->exit_tsc && v->exit_tsc <= tsc)
+		exit_add(v, v->exit_reason, tsc - v->exit_tsc);
+	v->exit_tsc = 0;
+	v->vmexit_valid = false;
+}
+
+static void runstate_record(struct vms_xen_model *x, uint32_t p, const struct vms_event *ev,
+			    bool cont)
+{
+	uint32_t dv = (uint32_t)ev->f[4];
+	uint32_t old_state = (uint32_t)(ev->f[3] >> 4) & 0xf, new_state = (uint32_t)ev->f[3] & 0xf;
+	uint64_t tsc = ev->ts;
+	int32_t vi = vcpu_find(x, dv >> 16, dv & 0xffff);
+	if (vi < 0)
+		return;
+	struct xm_vcpu *v = &x->v[vi];
+	struct xm_oldstate last = v->last_oldstate;
+	v->last_oldstate.wrong = VMS_XEN_RS_INIT;
+	if (v->state == VMS_XEN_RS_INIT) {
+		vcpu_start(x, p, vi, old_state, new_state, tsc);
+		return;
+	}
+	if (new_state == VMS_XEN_RUNNABLE && v->data_type == DATA_HVM && v->vmexit_valid)
+		close_vmexit(v, tsc);
+	if (v->state != old_state) {
+		if (v->state == VMS_XEN_RS_LOST) {
+			if (new_state != VMS_XEN_RUNNING)
+				return;
+		} else if (last.wrong == new_state && last.actual == old_state) {
+			x->skews++; /* xenalyze shifts the other CPU's TSCs here; not done */
+			return;
+		} else {
+			v->last_oldstate.wrong = old_state;
+			v->last_oldstate.actual = v->state;
+			v->last_oldstate.tsc = tsc;
+			v->last_oldstate.pid = p;
+			if (v->state == VMS_XEN_RS_RUNNING)
+				return;
+		}
+	}
+	struct xm_pcpu *pc = &x->p[p];
+	if (cont) {
+		if (v->state == VMS_XEN_RS_LOST) {
+			if (pc->current >= 0)
+				vcpu_prev_update(x, p, pc->current, tsc, VMS_XEN_RS_LOST);
+			vcpu_next_update(x, p, vi, tsc);
+			v = &x->v[vi];
+		} else if (v->state != VMS_XEN_RS_RUNNING || v->p != (int32_t)p) {
+			x->anomalies++; /* xenalyze: FATAL */
+		}
+		runstate_update(v, VMS_XEN_RS_RUNNING, tsc);
+	} else if (old_state == VMS_XEN_RUNNING || v->state == VMS_XEN_RS_RUNNING) {
+		if (old_state == VMS_XEN_RUNNING) {
+			if (v->state != VMS_XEN_RS_RUNNING && v->state != VMS_XEN_RS_LOST)
+				x->anomalies++; /* xenalyze: FATAL */
+			vcpu_prev_update(x, p, vi, tsc, new_state);
+		} else if (v->p >= 0) {
+			vcpu_prev_update(x, (uint32_t)v->p, vi, tsc, new_state);
+		} else {
+			x->anomalies++;
+			runstate_update(v, new_state, tsc);
+		}
+		if (x->lost_cpus && v->acct.dom != VMS_XEN_IDLE_DOMAIN)
+			lose_vcpu(&x->v[vi], tsc);
+	} else if (new_state == VMS_XEN_RUNNING) {
+		vcpu_next_update(x, p, vi, tsc);
+	} else {
+		runstate_update(v, new_state, tsc);
+	}
+}
+
+static void lost_records(struct vms_xen_model *x, uint32_t p, const struct vms_event *ev)
+{
+	struct xm_pcpu *pc = &x->p[p];
+	uint64_t first_tsc = ev->f[2];
+	if (pc->current >= 0) {
+		struct xm_vcpu *c = &x->v[pc->current];
+		if (c->data_type == DATA_HVM)
+			c->vmexit_valid = false;
+		vcpu_prev_update(x, p, pc->current, first_tsc, VMS_XEN_RS_LOST);
+	}
+	if (!pc->lost_active)
+		x->lost_cpus++;
+	pc->lost_active = true;
+	pc->lost_tsc = first_tsc;
+	for (uint32_t i = 0; i < x->nr_v; i++)
+		if (x->v[i].acct.dom != XM_DEFAULT_DOMAIN && x->v[i].state != VMS_XEN_RS_RUNNING)
+			lose_vcpu(&x->v[i], first_tsc);
+	pc->lost_domain_valid = true;
+	pc->lost_did = (uint32_t)ev->f[1] & 0xffff; /* u16 did, then u16 vid */
+	pc->lost_vid = (uint32_t)ev->f[1] >> 16;
+}
+
+/* process_lost_records_end: the marker's own TSC (the reader's LOST_END event) */
+static void lost_end(struct vms_xen_model *x, uint32_t p, const struct vms_event *ev)
+{
+	struct xm_pcpu *pc = &x->p[p];
+	if (!pc->lost_active) {
+		x->anomalies++;
+		return;
+	}
+	if (ev->ts > pc->lost_tsc) {
+		if (pc->lost_domain_valid) {
+			if (pc->current >= 0) {
+				x->anomalies++;
+			} else {
+				int32_t vi = vcpu_find(x, pc->lost_did, pc->lost_vid);
+				if (vi >= 0)
+					vcpu_next_update(x, p, vi, ev->ts);
+				pc->seen_valid_schedule = false;
+			}
+			pc->lost_domain_valid = false;
+		}
+		pc->lost_active = false;
+		x->lost_cpus--;
+	}
+}
+
+static bool activate(struct vms_xen_model *x, uint32_t cpu, uint64_t tsc)
+{
+	struct xm_pcpu *pc = pcpu(x, cpu);
+	if (!pc)
+		return false;
+	if (pc->active)
+		return true;
+	int32_t d = vcpu_find(x, XM_DEFAULT_DOMAIN, cpu);
+	if (d < 0)
+		return false;
+	pc = &x->p[cpu];
+	pc->active = true;
+	pc->seen_valid_schedule = true;
+	pc->first_tsc = tsc;
+	x->v[d].activated = true;
+	x->v[d].p = (int32_t)cpu;
+	x->v[d].state = VMS_XEN_RS_RUNNING;
+	pc->current = d;
+	return true;
+}
+
+void vms_xen_model_event(struct vms_xen_model *x, const struct vms_event *ev)
+{
+	if (ev->machine != x->machine || !activate(x, ev->cpu, ev->ts))
+		return;
+	uint32_t p = ev->cpu;
+	struct xm_pcpu *pc = &x->p[p];
+	pc->last_tsc = ev->ts;
+	switch (ev->type) {
+	case VMS_XEN_T_RUNSTATE_CHANGE:
+		runstate_record(x, p, ev, false);
+		return;
+	case VMS_XEN_T_RUNSTATE_CONTINUE:
+		runstate_record(x, p, ev, true);
+		return;
+	case VMS_XEN_T_LOST_RECORDS:
+		lost_records(x, p, ev);
+		return;
+	case VMS_XEN_T_LOST_END:
+		lost_end(x, p, ev);
+		return;
+	default:
+		break;
+	}
+	/* HVM (and shadow) records belong to the vCPU current on the CPU; PV ones make it PV */
+	bool hvm = ev->type == VMS_XEN_T_VMEXIT || ev->type == VMS_XEN_T_VMENTRY ||
+		   ev->type == VMS_XEN_T_HVM || ev->type == VMS_XEN_T_SHADOW;
+	bool pv = ev->type == VMS_XEN_T_PV;
+	if (!hvm && !pv)
+		return;
+	if (pc->current < 0 || x->v[pc->current].acct.dom == VMS_XEN_IDLE_DOMAIN)
+		return; /* xenalyze: "p->current null" / "record for idle domain", not processed */
+	struct xm_vcpu *v = &x->v[pc->current];
+	int want = hvm ? DATA_HVM : DATA_PV;
+	if (v->data_type != DATA_NONE && v->data_type != want)
+		return;
+	v->data_type = want;
+	v->acct.hvm = want == DATA_HVM;
+	if (ev->type == VMS_XEN_T_VMEXIT) {
+		v->vmexit_valid = true;
+		uint32_t max = x->isa == 2 ? 1025 : 56; /* HVM_{SVM,VMX}_EXIT_REASON_MAX */
+		if (ev->f[0] > max) {
+			x->anomalies++;
+			return;
+		}
+		v->exit_tsc = ev->ts;
+		v->exit_reason = (uint32_t)ev->f[0];
+	} else if (ev->type == VMS_XEN_T_VMENTRY && v->vmexit_valid) {
+		close_vmexit(v, ev->ts);
+	}
+}
+
+/* (key, index) pairs, sorted by key */
+struct xm_sortkey {
+	uint64_t key;
+	uint32_t i;
+};
+
+static int sortkey_cmp(const void *a, const void *b)
+{
+	const struct xm_sortkey *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+void vms_xen_model_finish(struct vms_xen_model *x)
+{
+	if (x->order)
+		return;
+	uint32_t nk = x->nr_p > x->nr_v ? x->nr_p : x->nr_v;
+	struct xm_sortkey *k = calloc(nk ? nk : 1, sizeof *k);
+	x->order = calloc(x->nr_v ? x->nr_v : 1, sizeof *x->order);
+	if (!k || !x->order) {
+		free(k);
+		free(x->order);
+		x->order = NULL;
+		return;
+	}
+	/* deactivate_pcpu, in the order each CPU's records end */
+	uint32_t n = 0;
+	for (uint32_t c = 0; c < x->nr_p; c++)
+		if (x->p[c].active)
+			k[n++] = (struct xm_sortkey){ x->p[c].last_tsc, c };
+	qsort(k, n, sizeof *k, sortkey_cmp);
+	for (uint32_t i = 0; i < n; i++) {
+		struct xm_pcpu *pc = &x->p[k[i].i];
+		if (pc->current >= 0)
+			lose_vcpu(&x->v[pc->current], pc->last_tsc);
+		pc->active = false;
+	}
+	n = 0;
+	for (uint32_t i = 0; i < x->nr_v; i++) {
+		struct xm_vcpu *v = &x->v[i];
+		v->acct.nr_exits = v->exits.n;
+		v->acct.exits = v->exits.row;
+		if (v->acct.dom != XM_DEFAULT_DOMAIN)
+			k[n++] = (struct xm_sortkey){ (uint64_t)v->acct.dom << 32 | v->acct.vcpu, i };
+	}
+	qsort(k, n, sizeof *k, sortkey_cmp);
+	for (uint32_t i = 0; i < n; i++)
+		x->order[i] = k[i].i;
+	x->nr_order = n;
+	free(k);
+}
+
+uint32_t vms_xen_model_nr_vcpus(const struct vms_xen_model *x)
+{
+	return x->order ? x->nr_order : 0;
+}
+
+const struct vms_xen_vcpu_acct *vms_xen_model_vcpu(const struct vms_xen_model *x, uint32_t i)
+{
+	return x->order && i < x->nr_order ? &x->v[x->order[i]].acct : NULL;
+}

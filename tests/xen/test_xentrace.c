@@ -1,0 +1,337 @@
+/* The xentrace reader and the Xen model on hand-made files (tests/xen/xt_writer.h writes
+ * them): records without TSC, CPU changes, lost records, truncation, damage, and the
+ * runstate / exit accounting and vCPU states of a small scenario whose numbers are derived
+ * by hand in the comments. */
+#include "testutil.h"
+#include "xt_writer.h"
+
+#include "vmscope/analysis.h"
+#include "vmscope/session.h"
+#include "vmscope/xen_model.h"
+#include "vmscope/xentrace.h"
+
+static char path_buf[4096];
+
+static const char *save(struct xtw *w, const char *name, size_t len)
+{
+	snprintf(path_buf, sizeof path_buf, "%s/%s", vms_test_tmpdir("xentrace"), name);
+	assert_int_equal(xtw_save(w, path_buf, len), 0);
+	return path_buf;
+}
+
+/* Two CPUs whose blocks interleave; CPU 0's records without TSC come after a CPU 1 block with
+ * a later TSC, and must take CPU 0's own last TSC. */
+static size_t two_cpus(struct xtw *w)
+{
+	memset(w, 0, sizeof *w);
+	uint32_t word = 7;
+	xtw_block(w, 0);
+	xtw_runstate(w, 1000, 1, 0, 1, 0);        /* d1v0 runnable -> running on CPU 0 */
+	xtw_rec(w, 0x00082004u, 0, 1, &word);     /* an HVM handler record, no TSC */
+	xtw_block(w, 1);
+	xtw_runstate(w, 1500, 1, 1, 1, 0);        /* d1v1 on CPU 1 */
+	xtw_rec(w, 0x00082013u, 0, 0, NULL);      /* no TSC: 1500, CPU 1's */
+	xtw_block(w, 0);
+	xtw_rec(w, 0x00082013u, 0, 0, NULL);      /* no TSC: 1000, CPU 0's, not 1500 */
+	xtw_vmexit64(w, 2000, 12, 0xffffffff81000000ull);
+	xtw_vmentry(w, 2600);
+	xtw_end_block(w);
+	return w->len;
+}
+
+static void test_notsc_and_cpu_changes(void **state)
+{
+	(void)state;
+	struct xtw w;
+	two_cpus(&w);
+	struct vms_error err = { 0 };
+	struct vms_source *src = vms_xentrace_open(save(&w, "two-cpus.bin", 0), &err);
+	assert_non_null(src);
+	assert_int_equal(src->ops->nr_streams(src), 2);
+	const struct vms_xen_info *xi = vms_xentrace_info(src);
+	assert_int_equal(xi->nr_pcpus, 2);
+	assert_int_equal(xi->blocks, 3);
+	assert_int_equal(xi->records, 7);
+	assert_int_equal(xi->notsc_records, 3);
+	assert_int_equal(xi->nr_domains, 1);
+	assert_int_equal(xi->domains[0].id, 1);
+	assert_int_equal(xi->domains[0].nr_vcpus, 2);
+	assert_true(xi->domains[0].hvm);
+	assert_int_equal(xi->isa, 1);
+	assert_false(xi->truncated);
+	/* CPU 0: 1000 (switch in), 1000 (no TSC), 1000 (no TSC, after CPU 1's block), exit at
+	 * 2000, entry at 2600; all by d1v0's thread after it entered */
+	static const uint64_t ts0[] = { 1000, 1000, 1000, 2000, 2600 };
+	static const uint16_t kind0[] = { VMS_K_SCHED_SWITCH, VMS_K_OTHER, VMS_K_OTHER, VMS_K_KVM_EXIT,
+					  VMS_K_KVM_ENTRY };
+	struct vms_event ev;
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(src->ops->next(src, 0, &ev), 1);
+		assert_int_equal(ev.ts, ts0[i]);
+		assert_int_equal(ev.cpu, 0);
+		assert_int_equal(ev.kind, kind0[i]);
+		assert_int_equal(ev.tid, VMS_XEN_TID(1, 0));
+	}
+	assert_int_equal(src->ops->next(src, 0, &ev), 0);
+	assert_int_equal(src->ops->next(src, 1, &ev), 1);
+	assert_int_equal(ev.ts, 1500);
+	assert_int_equal((int64_t)ev.f[2], VMS_XEN_TID(1, 1)); /* next = d1v1 */
+	assert_int_equal(src->ops->next(src, 1, &ev), 1);
+	assert_int_equal(ev.ts, 1500);
+	assert_int_equal(ev.cpu, 1);
+	assert_int_equal(src->ops->next(src, 1, &ev), 0);
+	/* rewind gives the same again */
+	src->ops->rewind(src);
+	assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	assert_int_equal(ev.ts, 1000);
+	vms_source_close(src);
+}
+
+static void test_vmexit_fields(void **state)
+{
+	(void)state;
+	struct xtw w;
+	two_cpus(&w);
+	struct vms_error err = { 0 };
+	struct vms_source *src = vms_xentrace_open(save(&w, "two-cpus.bin", 0), &err);
+	assert_non_null(src);
+	struct vms_event ev;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	assert_int_equal(ev.type, VMS_XEN_T_VMEXIT);
+	assert_int_equal(ev.f[0], 12);                    /* HLT */
+	assert_int_equal(ev.f[1], 1);                     /* VMX */
+	assert_int_equal(ev.f[2], 0xffffffff81000000ull); /* the 64-bit guest rip */
+	vms_source_close(src);
+}
+
+static void test_lost_records(void **state)
+{
+	(void)state;
+	struct xtw w;
+	memset(&w, 0, sizeof w);
+	xtw_block(&w, 3);
+	xtw_runstate(&w, 100, 2, 0, 1, 0);
+	xtw_lost(&w, 400, 5, 2, 0, 150);
+	xtw_rec(&w, 0x00082013u, 410, 0, NULL);
+	struct vms_error err = { 0 };
+	struct vms_source *src = vms_xentrace_open(save(&w, "lost.bin", 0), &err);
+	assert_non_null(src);
+	const struct vms_xen_info *xi = vms_xentrace_info(src);
+	assert_int_equal(xi->lost_markers, 1);
+	assert_int_equal(xi->lost_records, 5);
+	assert_int_equal(src->meta.lost_events, 5);
+	assert_int_equal(xi->pcpu[0], 3);
+	struct vms_event ev;
+	assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	assert_int_equal(ev.flags & VMS_EVF_LOST_BEFORE, 0);
+	assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	/* the marker written at 400 says the loss began at 150: one event there, one at 400 */
+	assert_int_equal(ev.type, VMS_XEN_T_LOST_RECORDS);
+	assert_int_equal(ev.ts, 150);
+	assert_int_equal(ev.f[0], 5);
+	assert_int_equal(ev.f[1], 0 << 16 | 2); /* u16 did 2, u16 vid 0 */
+	assert_int_equal(ev.f[2], 150);
+	assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	assert_int_equal(ev.type, VMS_XEN_T_LOST_END);
+	assert_int_equal(ev.ts, 400);
+	assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	assert_int_equal(ev.ts, 410);
+	assert_int_equal(ev.cpu, 3);
+	assert_true(ev.flags & VMS_EVF_LOST_BEFORE);
+	/* after a loss the CPU's occupant is unknown until a runstate record says */
+	assert_int_equal(ev.tid, -1);
+	vms_source_close(src);
+}
+
+static void test_truncated(void **state)
+{
+	(void)state;
+	struct xtw w;
+	size_t len = two_cpus(&w);
+	struct vms_error err = { 0 };
+	/* cut inside the last record (the VMENTRY, 12 bytes): the six before it are read */
+	struct vms_source *src = vms_xentrace_open(save(&w, "cut.bin", len - 5), &err);
+	assert_non_null(src);
+	assert_true(src->meta.ended_abruptly);
+	const struct vms_xen_info *xi = vms_xentrace_info(src);
+	assert_true(xi->truncated);
+	assert_int_equal(xi->truncated_at, len - 12);
+	assert_int_equal(xi->records, 6);
+	struct vms_event ev;
+	int n = 0;
+	while (src->ops->next(src, 0, &ev) == 1)
+		n++;
+	assert_int_equal(n, 4);
+	vms_source_close(src);
+	/* cut inside the third block's header: the first two blocks are whole */
+	size_t third = 12 + 16 + 8 + 12 + 16 + 4; /* two blocks: header + records */
+	src = vms_xentrace_open(save(&w, "cut2.bin", third + 6), &err);
+	assert_non_null(src);
+	assert_true(src->meta.ended_abruptly);
+	assert_int_equal(vms_xentrace_info(src)->truncated_at, third);
+	assert_int_equal(vms_xentrace_info(src)->records, 4);
+	vms_source_close(src);
+}
+
+static void expect_damage(struct xtw *w, const char *name, const char *what, uint64_t off)
+{
+	struct vms_error err = { 0 };
+	struct vms_source *src = vms_xentrace_open(save(w, name, 0), &err);
+	assert_null(src);
+	assert_int_equal(err.status, VMS_ERR_FORMAT);
+	char want[256];
+	snprintf(want, sizeof want, "%s at byte offset %llu", what, (unsigned long long)off);
+	if (!strstr(err.msg, want))
+		fail_msg("'%s' does not say '%s'", err.msg, want);
+}
+
+static void test_damage(void **state)
+{
+	(void)state;
+	struct xtw w;
+	size_t len = two_cpus(&w);
+	/* the first block says 4 bytes fewer than its records take: its second record (at 28,
+	 * 8 bytes) crosses the end */
+	uint32_t size;
+	memcpy(&size, w.buf + 8, 4);
+	size -= 4;
+	memcpy(w.buf + 8, &size, 4);
+	expect_damage(&w, "short-block.bin", "record crosses the end of its block", 28);
+	/* a record where a block header belongs */
+	two_cpus(&w);
+	memcpy(&size, w.buf + 8, 4);
+	size -= 8;
+	memcpy(w.buf + 8, &size, 4);
+	expect_damage(&w, "no-header.bin", "expected a CPU-change block header", 12 + size);
+	/* a runstate record without its domain/vCPU word */
+	two_cpus(&w);
+	uint32_t h = 0x80021101u; /* runstate change, TSC, no extra word */
+	memcpy(w.buf + 12, &h, 4);
+	memmove(w.buf + 24, w.buf + 28, len - 28);
+	w.len = len - 4;
+	memcpy(&size, w.buf + 8, 4);
+	size -= 4;
+	memcpy(w.buf + 8, &size, 4);
+	expect_damage(&w, "no-word.bin", "runstate record without its domain/vCPU word", 12);
+	/* a CPU number beyond any machine */
+	two_cpus(&w);
+	uint32_t cpu = 5000;
+	memcpy(w.buf + 4 + 36, &cpu, 4); /* second block's header at 36 */
+	expect_damage(&w, "cpu.bin", "CPU number above 4095", 40);
+}
+
+/* The scenario of the model test (cycles; at --cpu-hz 1e9 a cycle is a ns):
+ *   CPU 0  100 d1v0 runnable->running   first seen: running from 100
+ *          150 VMEXIT HLT (12)
+ *          200 d1v0 running->blocked    running 100..200 (100); blocked from 200
+ *          210 idle runnable->running   idle v0 running from 210
+ *   CPU 1  300 d1v0 blocked->runnable   blocked 200..300 (100); the HLT exit closes: 150
+ *                                       cycles; runnable (wake) from 300
+ *   CPU 0  350 idle running->runnable   idle running 210..350 (140)
+ *          360 d1v0 runnable->running   runnable 300..360 (60); running from 360
+ *          400 VMENTRY                  (no pending exit: the wake closed it)
+ *          420 VMEXIT EXTERNAL_INTERRUPT (1), 450 VMENTRY: 30 cycles
+ *          500 a last record            CPU 0 ends: d1v0 running 360..500 (140), lost
+ * d1v0: running 2 intervals, 240 cycles; runnable 1, 60 (wake); blocked 1, 100;
+ *       exits HLT 1 x 150, EXTERNAL_INTERRUPT 1 x 30.
+ * Its vCPU states (the common analysis, ns from the first event at 100): halted from the
+ * switch out at 200 to the switch in at 350 (the record of the idle vCPU leaving CPU 0 names
+ * d1v0 as the next one: 150); VMM 150..200 (50), 350..400 (50: the HLT exit's VMENTRY
+ * comes at 400) and 420..450 (30) = 130; unknown (no guest trace) the rest: 100..150,
+ * 400..420, 450..500 = 120. */
+static size_t scenario(struct xtw *w)
+{
+	memset(w, 0, sizeof *w);
+	xtw_block(w, 0);
+	xtw_runstate(w, 100, 1, 0, 1, 0);
+	xtw_vmexit64(w, 150, 12, 0x1000);
+	xtw_runstate(w, 200, 1, 0, 0, 2);
+	xtw_runstate(w, 210, 32767, 0, 1, 0);
+	xtw_block(w, 1);
+	xtw_runstate(w, 300, 1, 0, 2, 1);
+	xtw_block(w, 0);
+	xtw_runstate(w, 350, 32767, 0, 0, 1);
+	xtw_runstate(w, 360, 1, 0, 1, 0);
+	xtw_vmentry(w, 400);
+	xtw_vmexit64(w, 420, 1, 0x2000);
+	xtw_vmentry(w, 450);
+	uint32_t word = 0;
+	xtw_rec(w, 0x00082004u, 500, 1, &word);
+	xtw_end_block(w);
+	return w->len;
+}
+
+static void test_model_scenario(void **state)
+{
+	(void)state;
+	struct xtw w;
+	scenario(&w);
+	const char *path = save(&w, "scenario.bin", 0);
+	struct vms_session_opts o = { .tsc_hz = 1e9 };
+	struct vms_error err = { 0 };
+	struct vms_session *s = vms_session_open(&path, 1, &o, &err);
+	assert_non_null(s);
+	assert_int_equal(vms_session_run(s, NULL, NULL, NULL, &err), 0);
+	const struct vms_xen_model *x = vms_session_xen_model(s, 0);
+	assert_non_null(x);
+	const struct vms_xen_vcpu_acct *v = NULL;
+	for (uint32_t i = 0; i < vms_xen_model_nr_vcpus(x); i++)
+		if (vms_xen_model_vcpu(x, i)->dom == 1)
+			v = vms_xen_model_vcpu(x, i);
+	assert_non_null(v);
+	assert_int_equal(v->rs[VMS_XEN_RS_RUNNING].count, 2);
+	assert_int_equal(v->rs[VMS_XEN_RS_RUNNING].cycles, 240);
+	assert_int_equal(v->rs[VMS_XEN_RS_RUNNABLE].count, 1);
+	assert_int_equal(v->rs[VMS_XEN_RS_RUNNABLE].cycles, 60);
+	assert_int_equal(v->runnable[VMS_XEN_RUNNABLE_WAKE].cycles, 60);
+	assert_int_equal(v->runnable[VMS_XEN_RUNNABLE_PREEMPT].count, 0);
+	assert_int_equal(v->rs[VMS_XEN_RS_BLOCKED].count, 1);
+	assert_int_equal(v->rs[VMS_XEN_RS_BLOCKED].cycles, 100);
+	assert_int_equal(v->nr_exits, 2);
+	assert_int_equal(v->exits[0].reason, 1);
+	assert_int_equal(v->exits[0].c.cycles, 30);
+	assert_int_equal(v->exits[1].reason, 12);
+	assert_int_equal(v->exits[1].c.events, 1);
+	assert_int_equal(v->exits[1].c.cycles, 150);
+	assert_int_equal(vms_xen_model_anomalies(x), 0);
+	/* the idle vCPU: running 210..350 */
+	const struct vms_xen_vcpu_acct *idle = vms_xen_model_vcpu(x, vms_xen_model_nr_vcpus(x) - 1);
+	assert_int_equal(idle->dom, 32767);
+	assert_int_equal(idle->rs[VMS_XEN_RS_RUNNING].cycles, 140);
+
+	/* the model: domain 1 is the guest d1 of the xentrace host */
+	struct vms_model *m = vms_session_model(s);
+	int32_t g = vms_model_find(m, "d1");
+	assert_true(g > 0);
+	const struct vms_machine *mc = vms_model_machine_c(m, (uint32_t)g);
+	assert_int_equal(mc->host, 0);
+	assert_int_equal(mc->nr_vcpus, 1);
+	assert_int_equal(mc->vcpus[0].host_tid, VMS_XEN_TID(1, 0));
+	assert_int_equal(mc->vcpus[0].how, VMS_LINK_XENTRACE);
+	/* the common vCPU states */
+	struct vms_analysis *a = vms_session_analysis(s);
+	const struct vms_vcpu_stats *vs = NULL;
+	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a); i++)
+		if (vms_analysis_vcpu(a, i)->machine == (uint32_t)g)
+			vs = vms_analysis_vcpu(a, i);
+	assert_non_null(vs);
+	assert_int_equal(vs->ns[VMS_STATE_HALTED], 150);
+	assert_int_equal(vs->ns[VMS_STATE_VMM], 130);
+	assert_int_equal(vs->ns[VMS_STATE_UNKNOWN], 120);
+	assert_int_equal(vs->ns[VMS_STATE_PREEMPTED], 0);
+	vms_session_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_notsc_and_cpu_changes),
+		cmocka_unit_test(test_vmexit_fields),
+		cmocka_unit_test(test_lost_records),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_model_scenario),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
