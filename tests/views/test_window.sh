@@ -40,7 +40,7 @@ same "vcpus --from +49ns --to +0.000000199s: relative to the trace's start" "$TM
 
 # the fused view from 51 (= +50ns) to 200: host thread 31 since its exit at 45, ...
 cat > "$TMP/pcpus.want" <<'CSV'
-host,cpu,start,end,machine,vcpu,tid,comm
+host,cpu,start_ns,end_ns,machine,vcpu,tid,comm
 host,0,51,60,host,,31,qemucpu1
 host,0,60,75,guest,0,130,any
 host,0,75,95,guest,0,131,any2

@@ -277,6 +277,15 @@ static void text_threads(FILE *f, struct vms_analysis *a, const struct rows *row
 		if (t->tid != 0)
 			list[n++] = t;
 	}
+	/* what cannot be seen is not a 0: no host trace, or one without sched_switch */
+	bool host_seen = false, preempt_seen = false;
+	for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
+		if (v->machine == machine) {
+			host_seen |= v->host_visible;
+			preempt_seen |= v->preempt_visible;
+		}
+	}
 	if (n) {
 		qsort(list, n, sizeof *list, cmp_gthread);
 		char b[4][32];
@@ -290,8 +299,9 @@ static void text_threads(FILE *f, struct vms_analysis *a, const struct rows *row
 				reason_name(t->reasons[0].isa, t->reasons[0].reason, ex, sizeof ex);
 			fprintf(f, "    %-8d %-16s %12s %12s %12s %12s  %s\n", t->tid,
 				t->comm[0] ? cli_text(t->comm) : "?", cli_ns(t->ns_running, b[0], 32),
-				cli_ns(t->ns_vmm, b[1], 32), cli_ns(t->ns_preempted, b[2], 32),
-				cli_ns(t->ns_halted, b[3], 32), ex);
+				host_seen ? cli_ns(t->ns_vmm, b[1], 32) : "unknown",
+				preempt_seen ? cli_ns(t->ns_preempted, b[2], 32) : "unknown",
+				host_seen ? cli_ns(t->ns_halted, b[3], 32) : "unknown", ex);
 		}
 	}
 	free(list);
