@@ -23,11 +23,15 @@ const char *vms_cause_name(enum vms_cause c)
 	return (unsigned)c < VMS_CAUSE_COUNT ? n[c] : "?";
 }
 
+/* What a waiter waits for from t on. The culprit is kept as ids (formatted only for the
+ * wake-ups' winners): this is written at every state change of a vCPU. */
 struct lt_hist {
 	uint64_t t;
 	uint8_t cause;
-	uint32_t isa, reason;      /* exits */
-	char culprit[48];
+	int32_t tid;               /* guest-runqueue: the guest thread (<= 0: idle); preempted:
+	                              the host thread (-1 unknown) */
+	uint32_t isa, reason;      /* exits and HLT: the exit (reason UINT32_MAX: not recorded) */
+	char comm[24];
 };
 
 struct lt_vcpu {
@@ -82,25 +86,24 @@ static void current(const struct lt_vcpu *v, struct lt_hist *e, uint64_t t)
 {
 	memset(e, 0, sizeof *e);
 	e->t = t;
+	e->tid = -1;
 	switch (v->state) {
 	case VMS_STATE_RUNNING:
 	case VMS_STATE_IDLE:
 		e->cause = VMS_CAUSE_GUEST_RUNQUEUE;
+		e->tid = v->gtid;
 		if (v->gtid > 0)
-			snprintf(e->culprit, sizeof e->culprit, "%s (tid %d)",
-				 v->gcomm[0] ? v->gcomm : "?", v->gtid);
-		else
-			snprintf(e->culprit, sizeof e->culprit, "the guest's idle task");
+			memcpy(e->comm, v->gcomm, sizeof e->comm);
 		break;
 	case VMS_STATE_PREEMPTED:
 		e->cause = VMS_CAUSE_PREEMPTED;
+		e->tid = v->instead_tid;
 		if (v->instead_tid >= 0)
-			snprintf(e->culprit, sizeof e->culprit, "host %s (tid %d)",
-				 v->instead_comm[0] ? v->instead_comm : "?", v->instead_tid);
+			memcpy(e->comm, v->instead_comm, sizeof e->comm);
 		break;
 	case VMS_STATE_HALTED:
 		e->cause = VMS_CAUSE_HALTED_WAKEUP;
-		snprintf(e->culprit, sizeof e->culprit, "halted vCPU");
+		e->reason = UINT32_MAX - 1; /* the halt itself, not its exit's handling */
 		break;
 	case VMS_STATE_VMM: {
 		bool known = v->exit_reason >= 0;
@@ -108,17 +111,51 @@ static void current(const struct lt_vcpu *v, struct lt_hist *e, uint64_t t)
 		e->cause = hlt ? VMS_CAUSE_HALTED_WAKEUP : VMS_CAUSE_EXITS;
 		e->isa = v->isa;
 		e->reason = known ? (uint32_t)v->exit_reason : UINT32_MAX;
-		const char *nm = known ? vms_exit_reason_name(v->isa, (uint32_t)v->exit_reason) : NULL;
-		if (nm)
-			snprintf(e->culprit, sizeof e->culprit, "exit:%s", nm);
-		else if (known)
-			snprintf(e->culprit, sizeof e->culprit, "exit:%d", v->exit_reason);
-		else
-			snprintf(e->culprit, sizeof e->culprit, "exit:not recorded");
 		break;
 	}
 	default:
 		e->cause = VMS_CAUSE_UNKNOWN;
+		break;
+	}
+}
+
+static bool same_culprit(const struct lt_hist *a, const struct lt_hist *b)
+{
+	return a->cause == b->cause && a->tid == b->tid && a->isa == b->isa &&
+	       a->reason == b->reason && !strcmp(a->comm, b->comm);
+}
+
+/* The culprit as the wake-up tells it: the guest thread, the host thread, the exit. */
+static void culprit_name(const struct lt_hist *e, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	switch (e->cause) {
+	case VMS_CAUSE_GUEST_RUNQUEUE:
+		if (e->tid > 0)
+			snprintf(buf, len, "%s (tid %d)", e->comm[0] ? e->comm : "?", e->tid);
+		else
+			snprintf(buf, len, "the guest's idle task");
+		break;
+	case VMS_CAUSE_PREEMPTED:
+		if (e->tid >= 0)
+			snprintf(buf, len, "host %s (tid %d)", e->comm[0] ? e->comm : "?", e->tid);
+		break;
+	case VMS_CAUSE_HALTED_WAKEUP:
+	case VMS_CAUSE_EXITS: {
+		if (e->reason == UINT32_MAX - 1) {
+			snprintf(buf, len, "halted vCPU");
+			break;
+		}
+		const char *nm = e->reason != UINT32_MAX ? vms_exit_reason_name(e->isa, e->reason) : NULL;
+		if (nm)
+			snprintf(buf, len, "exit:%s", nm);
+		else if (e->reason != UINT32_MAX)
+			snprintf(buf, len, "exit:%d", (int32_t)(e->reason & INT32_MAX));
+		else
+			snprintf(buf, len, "exit:not recorded");
+		break;
+	}
+	default:
 		break;
 	}
 }
@@ -130,8 +167,7 @@ static void note(struct vms_latency *l, uint32_t vidx, uint64_t t)
 	struct lt_vcpu *v = &l->v[vidx];
 	struct lt_hist e;
 	current(v, &e, t);
-	if (v->n && v->h[v->n - 1].cause == e.cause && v->h[v->n - 1].reason == e.reason &&
-	    !strcmp(v->h[v->n - 1].culprit, e.culprit))
+	if (v->n && same_culprit(&v->h[v->n - 1], &e))
 		return;
 	if (!v->pending || v->n == 0) {
 		if (!v->cap) {
@@ -197,17 +233,19 @@ static struct lt_thread *thread_get(struct vms_latency *l, uint32_t machine, int
 }
 
 /* ---- the breakdown ---- */
-struct tally { char name[48]; uint64_t ns; };
+/* Time per distinct culprit (by its first history entry). */
+struct tally { const struct lt_hist *e; uint64_t ns; };
 
-static void tally_add(struct tally *t, uint32_t *n, uint32_t max, const char *name, uint64_t ns)
+static void tally_add(struct tally *t, uint32_t *n, uint32_t max, const struct lt_hist *e,
+		      uint64_t ns)
 {
 	for (uint32_t i = 0; i < *n; i++)
-		if (!strcmp(t[i].name, name)) {
+		if (same_culprit(t[i].e, e)) {
 			t[i].ns += ns;
 			return;
 		}
 	if (*n < max) {
-		snprintf(t[*n].name, sizeof t[*n].name, "%s", name);
+		t[*n].e = e;
 		t[(*n)++].ns = ns;
 	}
 }
@@ -246,9 +284,9 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 			continue;
 		const struct lt_hist *e = &v->h[i];
 		w.ns[e->cause] += b - a;
-		tally_add(cul[e->cause], &ncul[e->cause], 8, e->culprit, b - a);
+		tally_add(cul[e->cause], &ncul[e->cause], 8, e, b - a);
 		if (e->cause == VMS_CAUSE_EXITS)
-			tally_add(ex, &nex, 16, e->culprit, b - a);
+			tally_add(ex, &nex, 16, e, b - a);
 	}
 	uint64_t sum = 0;
 	for (int c = 0; c < VMS_CAUSE_COUNT; c++)
@@ -266,21 +304,15 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 	for (uint32_t i = 0; i < ncul[w.top]; i++)
 		if (cul[w.top][i].ns > best) {
 			best = cul[w.top][i].ns;
-			snprintf(w.culprit, sizeof w.culprit, "%s", cul[w.top][i].name);
+			culprit_name(cul[w.top][i].e, w.culprit, sizeof w.culprit);
 		}
-	/* the costliest exit reason, by name back to (isa, reason) through the history */
+	/* the costliest exit reason */
 	best = 0;
-	const char *top_exit = NULL;
 	for (uint32_t i = 0; i < nex; i++)
 		if (ex[i].ns > best) {
 			best = ex[i].ns;
-			top_exit = ex[i].name;
-		}
-	for (uint32_t i = 0; top_exit && i < v->n; i++)
-		if (v->h[i].cause == VMS_CAUSE_EXITS && !strcmp(v->h[i].culprit, top_exit)) {
-			w.exit_isa = v->h[i].isa;
-			w.exit_reason = v->h[i].reason;
-			break;
+			w.exit_isa = ex[i].e->isa;
+			w.exit_reason = ex[i].e->reason;
 		}
 	th->pending = false;
 	if (v->pending)
@@ -418,7 +450,6 @@ static void on_finish(void *ctx, uint64_t t_end)
 		r->dist = th->dist;
 		uint64_t p99 = vms_dist_percentile(th->dist, 99);
 		uint64_t best = 0;
-		uint64_t by[VMS_CAUSE_COUNT] = {0};
 		for (uint32_t k = 0; k < th->nr_tail; k++) {
 			if (th->tail[k].latency <= p99)
 				continue;
@@ -436,7 +467,6 @@ static void on_finish(void *ctx, uint64_t t_end)
 				snprintf(r->tail_culprit, sizeof r->tail_culprit, "%s",
 					 th->tail[k].top == topc ? th->tail[k].culprit : "");
 			}
-		(void)by;
 	}
 	qsort(l->out, l->nr_th, sizeof *l->out, cmp_thread);
 }
