@@ -8,7 +8,15 @@
  * never the events: per row a fixed number of time buckets (lib/output/html_summary.h), so
  * its memory and the page's size are bounded whatever the length of the trace:
  * at most vms_html_row_bound() bytes per timeline row, at most VMS_HTML_MAX_THREAD_ROWS
- * guest-thread rows and VMS_HTML_MAX_NAMES names. */
+ * guest-thread rows and VMS_HTML_MAX_NAMES names. The whole page is at most
+ *   16 KiB + the script and style + 18 x the title + 6 x the summary
+ *   + per row (vCPUs, physical CPUs, <= 128 guest threads): the row bound + 896 bytes
+ *     + 6 x its machine's name
+ *   + per name (<= 16384): 388 bytes
+ *   + per guest with exits: <= 16 histograms of 27 KiB + 12 x its name
+ *   + per vCPU: a steal table of <= 13952 bytes + 6 x its machine's name
+ * (html_page.c: page_bound), a bound set by the machines and their CPUs, never by the
+ * trace's length; the page states it (data "page_bound_bytes"). */
 #ifndef VMSCOPE_HTML_H
 #define VMSCOPE_HTML_H
 
@@ -31,14 +39,22 @@ extern "C" {
 
 struct vms_html;
 
-/* A writer for the machines of `model` (built, complete; it must outlive the writer).
- * NULL when out of memory. */
-struct vms_html *vms_html_new(const struct vms_model *model);
+/* The rows to keep (--machine, --vcpu; vmscope/filter.h), resolved in the model of each
+ * pass: machine NULL and vcpu -1 keep everything. */
+struct vms_html_opts {
+	const char *machine;           /* a machine's name (must outlive the writer), or NULL */
+	int32_t vcpu;                  /* a vCPU number, or -1 */
+};
+
+/* A writer (opts NULL: everything). With a model (built, complete; it must outlive the
+ * writer) it is ready for vms_analysis_observe; without, the observer's reset gives it the
+ * model of each pass, which is what a session does. NULL when out of memory. */
+struct vms_html *vms_html_new(const struct vms_model *model, const struct vms_html_opts *opts);
 void vms_html_free(struct vms_html *h);
-/* The observer to subscribe (ctx = the writer). */
+/* The observer to subscribe (ctx = the writer). It embeds the fused physical-CPU view and
+ * has a reset (everything is kept until vms_html_write), so it takes part in a session's
+ * checked single pass: the traces are read once when their metadata links them. */
 struct vms_observer vms_html_observer(struct vms_html *h);
-/* The fused view's sink (ctx = the writer): give it to vms_pcpu_view_new. */
-void vms_html_pcpu_interval(void *h, const struct vms_pcpu_interval *iv);
 
 /* What the page shows besides the timeline (all may be NULL / 0). */
 struct vms_html_page {

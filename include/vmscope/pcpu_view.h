@@ -47,6 +47,11 @@ struct vms_pcpu_view *vms_pcpu_view_new(const struct vms_model *model, vms_pcpu_
 					void *ctx);
 /* The observer to subscribe (ctx = the view). */
 struct vms_observer vms_pcpu_view_observer(struct vms_pcpu_view *v);
+/* Start afresh with `model` (nothing known, nothing held back), for a consumer that embeds
+ * the view and is itself reset for another pass (vms_observer.reset). The observer has no
+ * reset of its own: its sink may not be able to take back what it was given. 0, or -1 when
+ * out of memory (then the view streams nothing). */
+int vms_pcpu_view_reset(struct vms_pcpu_view *v, const struct vms_model *model);
 void vms_pcpu_view_free(struct vms_pcpu_view *v);
 
 #ifdef __cplusplus

@@ -341,39 +341,71 @@ static void on_finish(void *ctx, uint64_t t_end)
 		}
 }
 
+/* Free what a layout made */
+static void unlayout(struct vms_pcpu_view *pv)
+{
+	for (uint32_t h = 0; pv->host && h < pv->nr_mach; h++)
+		free(pv->host[h].cpu);
+	free(pv->host);
+	free(pv->vbase);
+	free(pv->v);
+	pv->host = NULL;
+	pv->vbase = NULL;
+	pv->v = NULL;
+	pv->nr_mach = pv->nr_v = 0;
+}
+
+/* Per-machine and per-vCPU tables for `model`, nothing known yet: 0, or -1 when out of
+ * memory (then the view has no machine and streams nothing). */
+static int layout(struct vms_pcpu_view *pv, const struct vms_model *model)
+{
+	unlayout(pv);
+	pv->model = model;
+	uint32_t nm = vms_model_nr_machines(model), nv = 0;
+	pv->host = calloc(nm ? nm : 1, sizeof *pv->host);
+	pv->vbase = calloc(nm ? nm : 1, sizeof *pv->vbase);
+	if (!pv->host || !pv->vbase)
+		goto fail;
+	pv->nr_mach = nm;
+	for (uint32_t m = 0; m < nm; m++) {
+		pv->vbase[m] = nv;
+		nv += vms_model_machine_c(model, m)->nr_vcpus;
+	}
+	pv->v = calloc(nv ? nv : 1, sizeof *pv->v);
+	if (!pv->v)
+		goto fail;
+	pv->nr_v = nv;
+	for (uint32_t m = 0; m < nm; m++)
+		for (uint32_t n = pv->vbase[m]; n < (m + 1 < nm ? pv->vbase[m + 1] : nv); n++) {
+			pv->v[n].machine = m;
+			pv->v[n].vcpu = n - pv->vbase[m];
+			pv->v[n].gtid = -1;
+			pv->v[n].gm_host = pv->v[n].gm_cpu = -1;
+		}
+	return 0;
+fail:
+	unlayout(pv);
+	return -1;
+}
+
 struct vms_pcpu_view *vms_pcpu_view_new(const struct vms_model *model, vms_pcpu_sink sink,
 					void *ctx)
 {
 	struct vms_pcpu_view *pv = calloc(1, sizeof *pv);
 	if (!pv)
 		return NULL;
-	pv->model = model;
 	pv->sink = sink;
 	pv->ctx = ctx;
-	pv->nr_mach = vms_model_nr_machines(model);
-	pv->host = calloc(pv->nr_mach ? pv->nr_mach : 1, sizeof *pv->host);
-	pv->vbase = calloc(pv->nr_mach ? pv->nr_mach : 1, sizeof *pv->vbase);
-	if (!pv->host || !pv->vbase)
-		goto fail;
-	for (uint32_t m = 0; m < pv->nr_mach; m++) {
-		pv->vbase[m] = pv->nr_v;
-		pv->nr_v += vms_model_machine_c(model, m)->nr_vcpus;
+	if (layout(pv, model) < 0) {
+		vms_pcpu_view_free(pv);
+		return NULL;
 	}
-	pv->v = calloc(pv->nr_v ? pv->nr_v : 1, sizeof *pv->v);
-	if (!pv->v)
-		goto fail;
-	for (uint32_t m = 0; m < pv->nr_mach; m++)
-		for (uint32_t n = pv->vbase[m]; n < (m + 1 < pv->nr_mach ? pv->vbase[m + 1] : pv->nr_v);
-		     n++) {
-			pv->v[n].machine = m;
-			pv->v[n].vcpu = n - pv->vbase[m];
-			pv->v[n].gtid = -1;
-			pv->v[n].gm_host = pv->v[n].gm_cpu = -1;
-		}
 	return pv;
-fail:
-	vms_pcpu_view_free(pv);
-	return NULL;
+}
+
+int vms_pcpu_view_reset(struct vms_pcpu_view *pv, const struct vms_model *model)
+{
+	return layout(pv, model);
 }
 
 struct vms_observer vms_pcpu_view_observer(struct vms_pcpu_view *pv)
@@ -388,10 +420,6 @@ void vms_pcpu_view_free(struct vms_pcpu_view *pv)
 {
 	if (!pv)
 		return;
-	for (uint32_t h = 0; pv->host && h < pv->nr_mach; h++)
-		free(pv->host[h].cpu);
-	free(pv->host);
-	free(pv->vbase);
-	free(pv->v);
+	unlayout(pv);
 	free(pv);
 }

@@ -9,6 +9,7 @@
 
 #include "html_summary.h"
 #include "model/keymap.h"
+#include "vmscope/filter.h"
 #include "vmscope/html.h"
 
 enum html_row_kind { HTML_ROW_VCPU, HTML_ROW_PCPU, HTML_ROW_THREAD };
@@ -54,6 +55,10 @@ struct html_hist {
 };
 
 struct vms_html {
+	struct vms_html_opts opts;
+	struct vms_filter filter;    /* opts resolved in the current model */
+	struct vms_pcpu_view *pv;    /* the fused view, fed by this writer's observer */
+	struct vms_observer pvo;
 	const struct vms_model *model;
 	struct hs_summary sum;
 	struct html_row *rows;       /* parallel to sum.rows */
@@ -76,6 +81,7 @@ struct vms_html {
 	uint32_t nr_hists, cap_hists;
 	uint64_t t_first, t_end;
 	int started, oom;
+	uint64_t page_bound;         /* the page's size at most (html_page.c) */
 	bool cycles;                 /* times are cycles, not ns (the page says so) */
 };
 
@@ -89,5 +95,7 @@ int html_row_new(struct vms_html *h, enum html_row_kind kind, uint32_t machine, 
 		 uint32_t label);
 void html_row_set(struct vms_html *h, uint32_t row, uint64_t t, unsigned state, uint32_t who);
 void html_row_close(struct vms_html *h, uint32_t row, uint64_t t);
+/* The fused view's sink (ctx = the writer) */
+void vms_html_pcpu_interval(void *h, const struct vms_pcpu_interval *iv);
 
 #endif

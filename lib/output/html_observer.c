@@ -352,6 +352,8 @@ static unsigned hist_bin(uint64_t ns)
 static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_html *h = ctx;
+	if (!vcpu_of(h, o->machine, o->vcpu))
+		return;   /* a vCPU the filter leaves out */
 	struct html_hist *x = hist_of(h, o->machine, o->isa, o->reason);
 	if (!x)
 		return;
@@ -370,6 +372,8 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 {
 	struct vms_html *h = ctx;
+	if (!vms_filter_pcpu(&h->filter, iv->host, iv->guest, iv->vcpu))
+		return;
 	bool fresh = false;
 	uint64_t *slot = vms_keymap_put(&h->pcpus, vms_keymap_mt(iv->host, (int32_t)iv->cpu), 0, &fresh);
 	if (!slot) {
@@ -426,7 +430,7 @@ void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 	hs_add(&h->sum, row, iv->start, iv->end, state, who);
 }
 
-/* ---- start and finish ---- */
+/* ---- start and finish; the embedded fused view ---- */
 
 static void on_start(void *ctx, uint64_t t0)
 {
@@ -444,42 +448,94 @@ static void on_start(void *ctx, uint64_t t0)
 static void on_finish(void *ctx, uint64_t t_end)
 {
 	struct vms_html *h = ctx;
+	if (h->pv)
+		h->pvo.finish(h->pvo.ctx, t_end);   /* its last intervals first */
 	h->t_end = t_end;
 	for (uint32_t i = 0; i < h->nr_rows; i++)
 		if (h->rows[i].kind != HTML_ROW_PCPU)
 			html_row_close(h, i, t_end);
 }
 
-struct vms_observer vms_html_observer(struct vms_html *h)
+/* What the fused view needs, forwarded before this writer looks at it (the order of two
+ * separate subscriptions, the view's first) */
+static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
 {
-	return (struct vms_observer){
-		.ctx = h,
-		.vcpu_state = on_vcpu_state,
-		.guest_switch = on_guest_switch,
-		.exit_end = on_exit_end,
-		.vcpu_instead = on_vcpu_instead,
-		.start = on_start,
-		.finish = on_finish,
-	};
+	struct vms_html *h = ctx;
+	if (h->pv)
+		h->pvo.cpu_run(h->pvo.ctx, o);
 }
 
-struct vms_html *vms_html_new(const struct vms_model *model)
+static void on_vcpu_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
 {
-	struct vms_html *h = calloc(1, sizeof *h);
-	if (!h)
-		return NULL;
+	struct vms_html *h = ctx;
+	if (h->pv)
+		h->pvo.vcpu_mode(h->pvo.ctx, o);
+}
+
+static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
+{
+	struct vms_html *h = ctx;
+	if (h->pv)
+		h->pvo.event(h->pvo.ctx, ev, t);
+}
+
+static void on_guest_switch_all(void *ctx, const struct vms_obs_guest_switch *o)
+{
+	struct vms_html *h = ctx;
+	if (h->pv)
+		h->pvo.guest_switch(h->pvo.ctx, o);
+	on_guest_switch(ctx, o);
+}
+
+/* Everything this writer keeps, freed (the options and the view stay) */
+static void clear(struct vms_html *h)
+{
+	hs_free(&h->sum);
+	free(h->rows);
+	free(h->vcpu_base);
+	free(h->vcpus);
+	vms_keymap_free(&h->threads);
+	vms_keymap_free(&h->pcpus);
+	vms_keymap_free(&h->name_index);
+	vms_keymap_free(&h->name_cache);
+	for (uint32_t i = 0; h->names && i < h->nr_names; i++)
+		free(h->names[i]);
+	free(h->names);
+	free(h->hists);
+	struct vms_html keep = { .opts = h->opts, .pv = h->pv, .pvo = h->pvo,
+				 .cycles = h->cycles };
+	*h = keep;
+}
+
+/* Start afresh over `model`: 0, or -1 when out of memory. */
+static int layout(struct vms_html *h, const struct vms_model *model)
+{
+	clear(h);
 	h->model = model;
 	hs_init(&h->sum);
 	vms_keymap_init(&h->threads);
 	vms_keymap_init(&h->pcpus);
 	vms_keymap_init(&h->name_index);
 	vms_keymap_init(&h->name_cache);
+	h->filter.machine = -1;
+	h->filter.vcpu = h->opts.vcpu;
+	if (h->opts.machine)
+		h->filter.machine = vms_model_find(model, h->opts.machine);   /* -1: the
+		                                                                  session refuses */
+	if (!h->pv) {
+		h->pv = vms_pcpu_view_new(model, vms_html_pcpu_interval, h);
+		if (!h->pv)
+			return -1;
+		h->pvo = vms_pcpu_view_observer(h->pv);
+	} else if (vms_pcpu_view_reset(h->pv, model) < 0) {
+		return -1;
+	}
 	h->cap_names = 64;
 	h->names = calloc(h->cap_names, sizeof *h->names);
 	uint32_t nm = vms_model_nr_machines(model);
 	h->vcpu_base = calloc(nm ? nm : 1, sizeof *h->vcpu_base);
 	if (!h->names || !h->vcpu_base || !(h->names[0] = strdup("")))
-		goto fail;
+		return -1;
 	h->nr_names = 1;
 	h->n_idle = html_name(h, "idle");
 	h->n_off = html_name(h, "off its CPU");
@@ -494,43 +550,71 @@ struct vms_html *vms_html_new(const struct vms_model *model)
 	}
 	h->vcpus = calloc(h->nr_vcpus ? h->nr_vcpus : 1, sizeof *h->vcpus);
 	if (!h->vcpus)
-		goto fail;
-	/* one row per vCPU of every guest, in the order of the model (= vms_analysis_vcpu) */
+		return -1;
+	/* one row per vCPU of every guest the filter keeps, in the order of the model
+	 * (= vms_analysis_vcpu); a vCPU left out has no row and is ignored */
 	for (uint32_t i = 0; i < nm; i++) {
 		const struct vms_machine *mc = vms_model_machine_c(model, i);
 		for (uint32_t k = 0; k < mc->nr_vcpus; k++) {
 			struct html_vcpu *v = &h->vcpus[h->vcpu_base[i] + k];
 			v->gtid = -1;
 			v->trow = -1;
+			v->row = -1;
+			if (!vms_filter_vcpu(&h->filter, i, k))
+				continue;
 			v->row = html_row_new(h, HTML_ROW_VCPU, i, (int32_t)k,
 					      html_namef(h, "%s vCPU %u", mc->name, k));
 			if (v->row < 0)
-				goto fail;
+				return -1;
 		}
 	}
-	if (h->oom)
-		goto fail;
+	return h->oom ? -1 : 0;
+}
+
+static void on_reset(void *ctx, const struct vms_model *model)
+{
+	struct vms_html *h = ctx;
+	if (layout(h, model) < 0)
+		h->oom = 1;
+}
+
+struct vms_observer vms_html_observer(struct vms_html *h)
+{
+	return (struct vms_observer){
+		.ctx = h,
+		.vcpu_state = on_vcpu_state,
+		.guest_switch = on_guest_switch_all,
+		.exit_end = on_exit_end,
+		.vcpu_instead = on_vcpu_instead,
+		.cpu_run = on_cpu_run,
+		.vcpu_mode = on_vcpu_mode,
+		.event = on_event,
+		.start = on_start,
+		.finish = on_finish,
+		.reset = on_reset,
+	};
+}
+
+struct vms_html *vms_html_new(const struct vms_model *model, const struct vms_html_opts *opts)
+{
+	struct vms_html *h = calloc(1, sizeof *h);
+	if (!h)
+		return NULL;
+	h->opts.vcpu = -1;
+	if (opts)
+		h->opts = *opts;
+	if (model && layout(h, model) < 0) {
+		vms_html_free(h);
+		return NULL;
+	}
 	return h;
-fail:
-	vms_html_free(h);
-	return NULL;
 }
 
 void vms_html_free(struct vms_html *h)
 {
 	if (!h)
 		return;
-	hs_free(&h->sum);
-	free(h->rows);
-	free(h->vcpu_base);
-	free(h->vcpus);
-	vms_keymap_free(&h->threads);
-	vms_keymap_free(&h->pcpus);
-	vms_keymap_free(&h->name_index);
-	vms_keymap_free(&h->name_cache);
-	for (uint32_t i = 0; i < h->nr_names; i++)
-		free(h->names[i]);
-	free(h->names);
-	free(h->hists);
+	clear(h);
+	vms_pcpu_view_free(h->pv);
 	free(h);
 }

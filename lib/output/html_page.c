@@ -19,6 +19,48 @@ uint64_t vms_html_row_bound(void)
 	return chars + chars / 76 + 1;
 }
 
+/* The page's size, bounded by the model and the writer's caps, never by the trace's length:
+ * what is written below, section by section, at its largest. A byte of text from a trace
+ * takes at most 6 bytes once escaped (HTML "&quot;", JSON "\u00XX" or "\ufffd"). */
+#define PAGE_TEXT_BOUND 16384u    /* the page's own words, tags and numbers outside sections */
+#define ROW_JSON_BOUND 512u       /* a row's entry in the data but its label and machine */
+#define HIST_BOUND (HTML_HIST_BINS * 160u + 2048u)  /* one histogram's figure, its name
+                                                       (exit reasons are the tool's) */
+#define STEAL_ROW_BOUND (6u * VMS_HTML_NAME_MAX + 256u)
+
+static uint64_t page_bound(const struct vms_html *h, const struct vms_html_page *pg,
+			   const struct vms_analysis *a)
+{
+	uint64_t b = PAGE_TEXT_BOUND + strlen(vms_html_css) + strlen(vms_html_js);
+	b += 6 * 3 * (uint64_t)strlen(pg && pg->title ? pg->title : "");   /* title, header, data */
+	b += 6 * (uint64_t)strlen(pg && pg->summary ? pg->summary : "");
+	for (uint32_t i = 0; i < h->nr_rows; i++) {
+		const struct vms_machine *mc = vms_model_machine_c(h->model, h->rows[i].machine);
+		b += vms_html_row_bound() + ROW_JSON_BOUND + 6 * VMS_HTML_NAME_MAX +
+		     6 * (uint64_t)strlen(mc && mc->name ? mc->name : "?");
+	}
+	b += (uint64_t)h->nr_names * (6 * VMS_HTML_NAME_MAX + 4);
+	/* histograms: at most VMS_HTML_MAX_REASONS drawn per guest, a heading per guest */
+	uint32_t nm = vms_model_nr_machines(h->model);
+	for (uint32_t m = 0; m < nm; m++) {
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < h->nr_hists; i++)
+			n += h->hists[i].machine == m;
+		const struct vms_machine *mc = vms_model_machine_c(h->model, m);
+		uint64_t name = 6 * (uint64_t)strlen(mc && mc->name ? mc->name : "?");
+		if (n)
+			b += 512 + name + (uint64_t)(n < VMS_HTML_MAX_REASONS ? n : VMS_HTML_MAX_REASONS) *
+				(HIST_BOUND + 2 * name);
+	}
+	/* steal: per vCPU a caption and at most 21 rows */
+	for (uint32_t i = 0; a && i < vms_analysis_nr_vcpus(a); i++) {
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+		const struct vms_machine *mc = vms_model_machine_c(h->model, v->machine);
+		b += 512 + 6 * (uint64_t)strlen(mc && mc->name ? mc->name : "?") + 21 * STEAL_ROW_BOUND;
+	}
+	return b;
+}
+
 /* Text as HTML: & < > " escaped, control bytes but tab and newline dropped. */
 static void put_text(FILE *f, const char *s)
 {
@@ -147,6 +189,7 @@ static int write_data(struct vms_html *h, FILE *f, const struct vms_html_page *p
 	vms_json_uint(&j, "buckets", hs_used(&h->sum));
 	vms_json_uint(&j, "levels", hs_levels(&h->sum));
 	vms_json_uint(&j, "row_bound_bytes", vms_html_row_bound());
+	vms_json_uint(&j, "page_bound_bytes", h->page_bound);
 	vms_json_uint(&j, "threads_omitted", h->threads_omitted);
 	vms_json_uint(&j, "max_thread_rows", VMS_HTML_MAX_THREAD_ROWS);
 	vms_json_uint(&j, "names_dropped", h->names_dropped);
@@ -302,7 +345,7 @@ static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *
 	uint32_t shown = 0;
 	for (uint32_t i = 0; a && i < vms_analysis_nr_vcpus(a); i++) {
 		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
-		if (!v->nr_steal)
+		if (!v->nr_steal || !vms_filter_vcpu(&h->filter, v->machine, v->vcpu))
 			continue;
 		uint64_t span = 0;
 		for (int k = 0; k < VMS_STATE_COUNT; k++)
@@ -341,6 +384,7 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 	if (h->oom)
 		return -1;
 	h->cycles = pg && pg->time_unit && !strcmp(pg->time_unit, "cycles");
+	h->page_bound = page_bound(h, pg, pg ? pg->analysis : NULL);
 	const char *title = pg && pg->title ? pg->title : "";
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -359,12 +403,13 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 		   "<p class=\"note\" id=\"summary-note\">This page holds a summary of the trace, not "
 		   "its events: per row and zoom level, the dominant state, the number of slices and "
 		   "the longest slice's name in buckets of %s at the finest level (%u buckets per row, "
-		   "%u levels), so its size does not grow with the trace (at most %llu bytes per row). "
+		   "%u levels), so its size does not grow with the trace (at most %llu bytes per row; "
+		   "this page at most %llu bytes, a bound set by the machines, CPUs and vCPUs). "
 		   "Statistics of a selection are exact to a bucket at its edges. Zooming below one "
 		   "bucket per pixel shows wider buckets, not more detail: cut a time window out of "
 		   "the trace for that.</p>\n",
 		fmt_ns(h, (double)h->sum.width, d, sizeof d), HS_BUCKETS, hs_levels(&h->sum),
-		(unsigned long long)vms_html_row_bound());
+		(unsigned long long)vms_html_row_bound(), (unsigned long long)h->page_bound);
 	if (h->threads_omitted)
 		fprintf(f, "<p class=\"warn\">%u more guest threads ran but are not drawn (the page "
 			   "draws the first %u seen).</p>\n", h->threads_omitted, VMS_HTML_MAX_THREAD_ROWS);

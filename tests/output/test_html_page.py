@@ -117,14 +117,15 @@ def state_times(shares, w):
     return got, [present[j] * w / 255.0 + 2 * w for j in range(6)]
 
 
-def check(name, traces):
+def check(name, traces, opts=(), compare=True):
+    """The page of `vmscope html TRACES OPTS` against vcpus/pcpus/threads --csv with the same
+    OPTS (the window and filter options every one of them takes). Returns the page's data; compare=False: the page and its bounds only."""
     page = os.path.join(TMP, name + ".html")
-    r = subprocess.run([VMS, "html", *traces, "-o", page], capture_output=True, text=True)
+    r = subprocess.run([VMS, "html", *traces, *opts, "-o", page], capture_output=True, text=True)
     ok(r.returncode == 0, f"{name}: vmscope html exits 0", r.stderr)
     if r.returncode:
-        return
-    r = subprocess.run([VMS, "vcpus", "--csv", *traces], capture_output=True, text=True)
-    rows = list(csv.DictReader(r.stdout.splitlines()))
+        return None
+    traces = [*traces, *opts]
     text = open(page, encoding="utf-8").read()
     p = Scripts()
     p.feed(text)
@@ -134,14 +135,22 @@ def check(name, traces):
     blob = base64.b64decode("".join(p.by_id["vms-rows"].split()))
     w, levels = data["bucket_ns"], data["levels"]
     t0 = int(data["t0_ns"])
+    bound = len(data["rows"]) * data["row_bound_bytes"]
+    ok(len(blob) * 4 / 3 <= bound, f"{name}: the rows' data within the bound",
+       f"{len(blob)} > {bound}")
+    size = os.path.getsize(page)
+    ok(0 < size <= data["page_bound_bytes"], f"{name}: the page ({size} bytes) within its stated "
+       f"bound ({data['page_bound_bytes']} bytes)")
+    data["page_bytes"] = size
+    if not compare:
+        return data
+    r = subprocess.run([VMS, "vcpus", "--csv", *traces], capture_output=True, text=True)
+    rows = list(csv.DictReader(r.stdout.splitlines()))
     vrows = [r for r in data["rows"] if r["kind"] == "vcpu"]
     want_vcpus = sorted({(r["machine"], int(r["vcpu"])) for r in rows})
     ok(sorted((r["machine"], r["id"]) for r in vrows) == want_vcpus,
        f"{name}: one timeline row per vCPU ({len(want_vcpus)})",
        f"{[(r['machine'], r['id']) for r in vrows]} vs {want_vcpus}")
-    bound = len(data["rows"]) * data["row_bound_bytes"]
-    ok(len(blob) * 4 / 3 <= bound, f"{name}: the rows' data within the bound",
-       f"{len(blob)} > {bound}")
     bad = []
     for vr in vrows:
         lv, shares = decode_row(blob, vr["off"], vr["len"], levels)
@@ -223,6 +232,7 @@ def check(name, traces):
     ok(trows and not bad, f"{name}: per guest thread ({len(trows)}), vmm/preempted/halted time as "
        "in threads --csv", "\n".join(bad[:20]))
     print(f"# {name}: page {len(text)} bytes, {len(data['rows'])} rows, bucket {w} ns")
+    return data
 
 
 hip = os.path.join(SHARED, "traces", "kvm-hip24")
@@ -234,6 +244,36 @@ syn = os.path.join(TMP, "synth")
 r = subprocess.run([VMS, "synth", "--events", "100000", "--out", syn], capture_output=True, text=True)
 ok(r.returncode == 0, "synth pair written", r.stderr)
 if r.returncode == 0:
-    check("synth", [os.path.join(syn, "host.dat"), os.path.join(syn, "guest.dat")])
+    pair = [os.path.join(syn, "host.dat"), os.path.join(syn, "guest.dat")]
+    small = check("synth", pair)
+    # the window and filter options: the page's rows are those of vcpus/pcpus/threads with
+    # the same options (the pair spans 1.74 s of host time; vCPU 1 of demo-guest)
+    win = check("synth-window", pair, ["--from", "+0.5s", "--to", "+1s", "--machine",
+                                       "demo-guest", "--vcpu", "1"])
+    if win:
+        span = int(win["end_ns"]) - int(win["first_ns"])
+        ok(span == 500000000, "synth-window: the page covers the window (500 ms)",
+           f"{span} ns")
+        ok([r["id"] for r in win["rows"] if r["kind"] == "vcpu"] == [1],
+           "synth-window: --vcpu 1 draws vCPU 1 only",
+           [(r["machine"], r["id"]) for r in win["rows"] if r["kind"] == "vcpu"])
+    # the page's size is bounded whatever the trace's length: a pair 20 times longer with the
+    # same machines gives a page under the same bound
+    big = os.path.join(TMP, "synth-big")
+    r = subprocess.run([VMS, "synth", "--events", "2000000", "--out", big], capture_output=True,
+                       text=True)
+    ok(r.returncode == 0, "a 2 M-event synth pair written", r.stderr)
+    if r.returncode == 0 and small:
+        bigd = check("synth-2M", [os.path.join(big, "host.dat"), os.path.join(big, "guest.dat")],
+                     compare=False)
+        if bigd:
+            ok(bigd["page_bytes"] <= small["page_bound_bytes"] and
+               bigd["page_bound_bytes"] <= 1.05 * small["page_bound_bytes"],
+               "2 M events: the page within the bound of the 100 k-event page (the bound "
+               "does not grow with the trace)",
+               f"page {bigd['page_bytes']}, bounds {bigd['page_bound_bytes']} vs "
+               f"{small['page_bound_bytes']}")
+        for f in os.listdir(big):
+            os.unlink(os.path.join(big, f))
 print(f"1..{n}")
 sys.exit(1 if failed else 0)

@@ -7,11 +7,11 @@
 #include "cli.h"
 #include "cmds.h"
 #include "vmscope/html.h"
-#include "vmscope/pcpu_view.h"
 
 static const char usage[] =
 	"usage: vmscope html [-o FILE] [--top N] [--tsc-hz HZ] [--host FILE] [--guest NAME=FILE]\n"
-	"                    [--map NAME:VCPU=TID,...] TRACE...\n"
+	"                    [--map NAME:VCPU=TID,...] [--from T] [--to T] [--machine NAME]\n"
+	"                    [--vcpu N] TRACE...\n"
 	"\n"
 	"Writes one self-contained HTML page (no network needed, nothing fetched): the summary of\n"
 	"`vmscope report`, an interactive timeline (virtual CPUs in Trace Compass's colours, the\n"
@@ -20,7 +20,7 @@ static const char usage[] =
 	"holds a summary of the timeline, never the events: its size does not grow with the trace.\n"
 	"\n"
 	"  --top N             rows per table of the summary (default 10)\n"
-	CLI_HELP_OUTPUT CLI_HELP_ROLES;
+	CLI_HELP_OUTPUT CLI_HELP_ROLES CLI_HELP_WINDOW;
 
 /* The page's title: the trace files */
 static char *title_of(const struct cli *c)
@@ -40,24 +40,20 @@ static char *title_of(const struct cli *c)
 int cmd_html(int argc, char **argv)
 {
 	struct cli c;
-	int st = cli_begin(&c, argc, argv, CLI_ROLES | CLI_OUT | CLI_TOP, usage);
+	int st = cli_begin(&c, argc, argv, CLI_ROLES | CLI_OUT | CLI_TOP | CLI_WINDOW, usage);
 	if (st != CLI_GO)
 		return st;
-	struct vms_error err = { 0 };
-	if (vms_session_build_model(c.s, &err) < 0)
-		return cli_end(&c, cli_fail(&c, &err));
-	struct vms_model *m = vms_session_model(c.s);
-	/* the page draws the fused view's intervals: the view and the page both observe */
-	struct vms_html *h = vms_html_new(m);
-	struct vms_pcpu_view *pv = h ? vms_pcpu_view_new(m, vms_html_pcpu_interval, h) : NULL;
-	struct vms_observer obs, pobs;
-	if (pv) {
+	/* no model yet: the observer's reset gives the writer the model of each pass, so the
+	 * page shares the checked single pass of `report` (one reading when the metadata links
+	 * the traces) */
+	struct vms_html_opts hopts = { .machine = c.sopts.machine,
+				       .vcpu = c.sopts.has_vcpu ? (int32_t)c.sopts.vcpu : -1 };
+	struct vms_html *h = vms_html_new(NULL, &hopts);
+	struct vms_observer obs;
+	if (h)
 		obs = vms_html_observer(h);
-		pobs = vms_pcpu_view_observer(pv);
-	}
-	if (!pv || vms_session_observe(c.s, &pobs) < 0 || vms_session_observe(c.s, &obs) < 0) {
+	if (!h || vms_session_observe(c.s, &obs) < 0) {
 		fprintf(stderr, "vmscope html: out of memory\n");
-		vms_pcpu_view_free(pv);
 		vms_html_free(h);
 		return cli_end(&c, VMS_EXIT_FAIL);
 	}
@@ -86,7 +82,6 @@ int cmd_html(int argc, char **argv)
 	free(summary);
 	free(title);
 	st = cli_end(&c, st);
-	vms_pcpu_view_free(pv);
 	vms_html_free(h);
 	return st;
 }
