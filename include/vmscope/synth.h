@@ -70,8 +70,45 @@ enum vms_synth_event {
 	VMS_SYNTH_NEVENTS
 };
 
+/* The wake-up scenarios (latency blame, vmscope-latency(1)) plant guest thread wake-ups
+ * whose latency has known causes, and report each one as they plant it: the causes of
+ * include/vmscope/latency.h, in its order and with its culprit names. */
+enum vms_synth_cause {
+	VMS_SYNTH_CAUSE_GUEST_RUNQUEUE = 0, /* the vCPU ran guest code: another thread had it */
+	VMS_SYNTH_CAUSE_PREEMPTED,          /* the vCPU thread was runnable, off its CPU */
+	VMS_SYNTH_CAUSE_EXITS,              /* in a VM exit (HLT excepted) */
+	VMS_SYNTH_CAUSE_HALTED_WAKEUP,      /* halted (the HLT exit and its halt) */
+	VMS_SYNTH_CAUSE_UNKNOWN,
+	VMS_SYNTH_NCAUSES
+};
+
+/* One planted wake-up: [wakeup, run) in host ns, split into causes that add up to it. */
+struct vms_synth_wakeup {
+	int32_t tid;
+	char comm[16];
+	uint32_t vcpu;                  /* the vCPU it was woken onto (target_cpu) */
+	int32_t waker_vcpu;             /* the guest CPU whose sched_wakeup it was */
+	uint64_t wakeup, run, latency;
+	uint64_t ns[VMS_SYNTH_NCAUSES];
+	enum vms_synth_cause top;       /* the largest (the first on a tie) */
+	char culprit[48];               /* the top cause's largest culprit: "nginx (tid 1301)",
+	                                   "the guest's idle task", "host stress-ng (tid 5101)",
+	                                   "exit:EPT_MISCONFIG", "exit:HLT", "halted vCPU" */
+};
+
+/* A finding `vmscope report` should make (include/vmscope/findings.h); the first of the
+ * truth's list should be the report's first. */
+#define VMS_SYNTH_MAX_FINDINGS 4
+struct vms_synth_finding {
+	char kind[16];                  /* "steal", "latency", "exit-storm" */
+	int32_t vcpu, tid;              /* -1: not about one */
+	char names[64];                 /* what its sentence must name (the planted culprit) */
+	uint64_t count;                 /* exit-storm: the exits in its 100 ms window */
+};
+
 struct vms_synth_config {
-	const char *scenario;           /* "noisy-neighbour" (default) or "quiet" */
+	const char *scenario;           /* "noisy-neighbour" (default), "quiet", or a wake-up
+	                                   scenario: vms_synth_wakeup_scenarios[] */
 	uint64_t seed;
 	uint64_t events;                /* target total of both files: reached, then each vCPU runs
 	                                 * on to its next kvm_entry (a few dozen events more) */
@@ -85,6 +122,9 @@ struct vms_synth_config {
 	/* progress, called now and then from the generating thread */
 	void (*progress)(void *ctx, uint64_t done, uint64_t target);
 	void *progress_ctx;
+	/* wake-up scenarios: every planted wake-up, in the order they complete (may be NULL) */
+	void (*wakeup)(void *ctx, const struct vms_synth_wakeup *w);
+	void *wakeup_ctx;
 };
 
 struct vms_synth_exit_stat {
@@ -168,11 +208,18 @@ struct vms_synth_truth {
 	int64_t clock_error_ns;         /* the guest's clock offset = host's + boot + this */
 	uint64_t vm_uid;
 	uint64_t vmsync_pairs;          /* messages each way */
+	/* wake-up scenarios (the per-vCPU state truth above is not kept for them) */
+	uint64_t nr_wakeups;
+	uint64_t wakeup_ns[VMS_SYNTH_NCAUSES]; /* summed over the wake-ups */
+	uint32_t nr_findings;
+	struct vms_synth_finding finding[VMS_SYNTH_MAX_FINDINGS];
 };
 
 void vms_synth_config_init(struct vms_synth_config *cfg);
-/* Known scenario names, NULL-terminated. */
+/* Known scenario names, NULL-terminated: all, and the wake-up scenarios among them. */
 extern const char *const vms_synth_scenarios[];
+extern const char *const vms_synth_wakeup_scenarios[];
+const char *vms_synth_cause_name(enum vms_synth_cause c); /* "guest-runqueue", ... */
 const char *vms_synth_state_name(enum vms_synth_state s);
 const char *vms_synth_event_name(enum vms_synth_event e);
 

@@ -70,6 +70,7 @@ struct vms_tdw {
 	struct fmt_system *sys;
 	uint32_t nr_sys;
 	struct bytes cmdlines;
+	struct bytes kallsyms;      /* the kallsyms section's text ("ADDRESS TYPE NAME" lines) */
 	struct bytes options;
 	/* file being assembled */
 	int fd;
@@ -170,6 +171,12 @@ int vms_tdw_add_cmdline(struct vms_tdw *w, int32_t pid, const char *comm, struct
 	int n = snprintf(line, sizeof line, "%d %.16s\n", pid, comm);
 	b_put(&w->cmdlines, line, (size_t)n);
 	return w->cmdlines.oom ? nomem(err) : VMS_OK;
+}
+
+int vms_tdw_add_kallsyms(struct vms_tdw *w, const char *lines, struct vms_error *err)
+{
+	b_put(&w->kallsyms, lines, strlen(lines));
+	return w->kallsyms.oom ? nomem(err) : VMS_OK;
 }
 
 int vms_tdw_add_option(struct vms_tdw *w, uint16_t id, const void *data, uint32_t size,
@@ -391,10 +398,14 @@ static int assemble(struct vms_tdw *w, struct vms_error *err)
 					     &sec[VMS_TDW_OPT_EVENT_FORMATS], err);
 	if (rc)
 		goto out;
-	/* kallsyms, printk: empty */
+	/* kallsyms (u32 size, then the text), printk: empty */
+	b.n = 0;
+	b_u32(&b, (uint32_t)w->kallsyms.n);
+	b_put(&b, w->kallsyms.p, w->kallsyms.n);
+	rc = b.oom ? nomem(err) : f_section(w, VMS_TDW_OPT_KALLSYMS, DESC_KALLSYMS, true, &b,
+					     &sec[VMS_TDW_OPT_KALLSYMS], err);
 	b.n = 0;
 	b_u32(&b, 0);
-	rc = f_section(w, VMS_TDW_OPT_KALLSYMS, DESC_KALLSYMS, true, &b, &sec[VMS_TDW_OPT_KALLSYMS], err);
 	if (!rc)
 		rc = f_section(w, VMS_TDW_OPT_PRINTK, DESC_PRINTK, true, &b, &sec[VMS_TDW_OPT_PRINTK], err);
 	if (rc)
@@ -516,6 +527,7 @@ static void free_writer(struct vms_tdw *w)
 	}
 	free(w->sys);
 	free(w->cmdlines.p);
+	free(w->kallsyms.p);
 	free(w->options.p);
 	free(w->path);
 	free(w->header_page);

@@ -80,6 +80,9 @@ int vms_tdw_add_event_format(struct vms_tdw *w, const char *system, const char *
 			     struct vms_error *err);
 /* One saved_cmdlines line: "pid comm". */
 int vms_tdw_add_cmdline(struct vms_tdw *w, int32_t pid, const char *comm, struct vms_error *err);
+/* Kernel symbols for the kallsyms section, /proc/kallsyms lines ("ffffffff81000000 T _stext\n");
+ * appended. */
+int vms_tdw_add_kallsyms(struct vms_tdw *w, const char *lines, struct vms_error *err);
 /* A raw option for the first options section (after the standard ones, before CPUCOUNT). */
 int vms_tdw_add_option(struct vms_tdw *w, uint16_t id, const void *data, uint32_t size,
 		       struct vms_error *err);

@@ -11,8 +11,11 @@
 #include "synth/sched_model.h"
 #include "synth/synth_context.h"
 #include "synth/vcpu_lane.h"
+#include "synth/wakeup_scenarios.h"
 
-const char *const vms_synth_scenarios[] = { "noisy-neighbour", "quiet", NULL };
+const char *const vms_synth_scenarios[] = { "noisy-neighbour", "quiet", "noisy-wakeups",
+					    "exit-storm", "halted-wakeup", "oversubscribed",
+					    "cross-vcpu", NULL };
 
 #define HOST_CPUS 4
 #define NR_VCPUS 2
@@ -52,6 +55,39 @@ const char *vms_synth_event_name(enum vms_synth_event e)
 	static const char *const n[] = { "sched_switch", "sched_wakeup", "kvm_entry", "kvm_exit",
 					 "kvm_vcpu_wakeup" };
 	return (unsigned)e < VMS_SYNTH_NEVENTS ? n[e] : "?";
+}
+
+void vms_synth_clocks_init(struct vms_synth_ctx *x, const struct vms_synth_config *cfg,
+			   struct vms_synth_clocks *c)
+{
+	struct vms_synth_truth *tr = x->truth;
+	vms_prng_seed(&x->rng, cfg->seed);
+	x->cyc_per_ns = (double)TSC_HZ / 1e9;
+	x->shift = TSC_SHIFT;
+	x->mult = (uint32_t)llround(ldexp(1e9 / (double)TSC_HZ, TSC_SHIFT));
+	tr->tsc_hz = TSC_HZ;
+	tr->mult = x->mult;
+	tr->shift = x->shift;
+	/* the host has been up about an hour, the guest about ten minutes */
+	c->t0 = (uint64_t)((3600.0 + vms_prng_unit(&x->rng) * 600.0) * (double)TSC_HZ);
+	c->host_id = vms_prng_next(&x->rng) | 1;
+	c->guest_id = vms_prng_next(&x->rng) | 1;
+	c->ratio = cfg->tsc_scaling ? (uint64_t)llround(ldexp((double)GUEST_TSC_HZ / TSC_HZ, FRAC_BITS)) : 1;
+	c->frac = cfg->tsc_scaling ? FRAC_BITS : 0;
+	double guest_up = (600.0 + vms_prng_unit(&x->rng) * 60.0) * (double)GUEST_TSC_HZ;
+	c->off0 = (int64_t)guest_up - (int64_t)vms_synth_to_guest(c->t0, c->ratio, c->frac, 0);
+}
+
+void vms_synth_truth_files(struct vms_synth_ctx *x, const struct vms_synth_config *cfg,
+			   const struct vms_synth_clocks *c)
+{
+	struct vms_synth_truth *tr = x->truth;
+	snprintf(tr->host.path, sizeof tr->host.path, "%s", cfg->host_path);
+	snprintf(tr->guest.path, sizeof tr->guest.path, "%s", cfg->guest_path);
+	tr->host.trace_id = c->host_id;
+	tr->guest.trace_id = c->guest_id;
+	tr->host.nr_cpus = HOST_CPUS;
+	tr->guest.nr_cpus = NR_VCPUS;
 }
 
 /* ---- the host's housekeeping CPUs: a scheduler and nothing else ---- */
@@ -242,12 +278,15 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 {
 	const char *scn = cfg->scenario ? cfg->scenario : "noisy-neighbour";
 	bool noisy;
+	if (vms_synth_is_wakeup_scenario(scn))
+		return vms_synth_wakeup_run(cfg, truth_out, err);
 	if (!strcmp(scn, "noisy-neighbour"))
 		noisy = true;
 	else if (!strcmp(scn, "quiet"))
 		noisy = false;
 	else
-		return vms_error_set(err, VMS_ERR_USAGE, "unknown scenario '%s' (noisy-neighbour, quiet)", scn);
+		return vms_error_set(err, VMS_ERR_USAGE, "unknown scenario '%s' (vmscope synth --help "
+				     "lists them)", scn);
 	if (!cfg->host_path || !cfg->guest_path)
 		return vms_error_set(err, VMS_ERR_USAGE, "synth: no output paths");
 	if (cfg->events < 1000)
@@ -270,23 +309,13 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 	struct vms_synth_ctx *x = &run->x;
 	struct vms_vcpu_lane *lanes = run->lanes;
 	struct host_lane *hl = run->hl;
-	vms_prng_seed(&x->rng, cfg->seed);
 	x->truth = tr;
 	x->noisy = noisy;
-	x->cyc_per_ns = (double)TSC_HZ / 1e9;
-	x->shift = TSC_SHIFT;
-	x->mult = (uint32_t)llround(ldexp(1e9 / (double)TSC_HZ, TSC_SHIFT));
-	tr->tsc_hz = TSC_HZ;
-	tr->mult = x->mult;
-	tr->shift = x->shift;
-
-	/* the host has been up about an hour, the guest about ten minutes */
-	uint64_t t0 = (uint64_t)((3600.0 + vms_prng_unit(&x->rng) * 600.0) * (double)TSC_HZ);
-	uint64_t host_id = vms_prng_next(&x->rng) | 1, guest_id = vms_prng_next(&x->rng) | 1;
-	uint64_t ratio = cfg->tsc_scaling ? (uint64_t)llround(ldexp((double)GUEST_TSC_HZ / TSC_HZ, FRAC_BITS)) : 1;
-	uint32_t frac = cfg->tsc_scaling ? FRAC_BITS : 0;
-	double guest_up = (600.0 + vms_prng_unit(&x->rng) * 60.0) * (double)GUEST_TSC_HZ;
-	int64_t off0 = (int64_t)guest_up - (int64_t)vms_synth_to_guest(t0, ratio, frac, 0);
+	struct vms_synth_clocks clk;
+	vms_synth_clocks_init(x, cfg, &clk);
+	uint64_t t0 = clk.t0, host_id = clk.host_id, guest_id = clk.guest_id, ratio = clk.ratio;
+	uint32_t frac = clk.frac;
+	int64_t off0 = clk.off0;
 
 	struct vms_tdw *hw = NULL, *gw = NULL;
 	struct vms_ctfw *hc = NULL, *gc = NULL;
@@ -435,10 +464,7 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 		goto fail;
 
 	/* the truth's window: from the first event (t0, on every vCPU's CPU) to the last */
-	tr->window_start_tsc = t0;
-	tr->window_end_tsc = x->max_ref_tsc;
-	tr->window_start_ns = vms_synth_ns(x, t0);
-	tr->window_end_ns = vms_synth_ns(x, x->max_ref_tsc);
+	vms_synth_truth_window(x, t0);
 	for (uint32_t v = 0; v < NR_VCPUS; v++)
 		vms_vcpu_lane_finish(&lanes[v], x->max_ref_tsc);
 
@@ -486,12 +512,7 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 	if (rc)
 		goto fail;
 done:
-	snprintf(tr->host.path, sizeof tr->host.path, "%s", cfg->host_path);
-	snprintf(tr->guest.path, sizeof tr->guest.path, "%s", cfg->guest_path);
-	tr->host.trace_id = host_id;
-	tr->guest.trace_id = guest_id;
-	tr->host.nr_cpus = HOST_CPUS;
-	tr->guest.nr_cpus = NR_VCPUS;
+	vms_synth_truth_files(x, cfg, &clk);
 	free(run);
 	return VMS_OK;
 fail:
@@ -501,4 +522,23 @@ fail:
 	vms_ctfw_discard(gc);
 	free(run);
 	return rc ? rc : VMS_ERR_INTERNAL;
+}
+
+/* The trace.dat pair of the default scenario's machines, for the other generators: both
+ * writers opened with their event formats, ids and uname, the emitters pointed at them. */
+int vms_synth_open_tracedat(struct vms_synth_ctx *x, const struct vms_synth_config *cfg,
+			    uint64_t host_id, uint64_t guest_id, struct vms_error *err)
+{
+	int rc = open_writer(&x->host.w, cfg->host_path, HOST_CPUS, cfg->compression, cfg->level,
+			     host_id, "Linux synth-host 6.18.0 x86_64 (SIMULATED)", err);
+	if (!rc)
+		rc = open_writer(&x->guest.w, cfg->guest_path, NR_VCPUS, cfg->compression, cfg->level,
+				 guest_id, "Linux demo-guest 6.1.0 x86_64 (SIMULATED)", err);
+	if (!rc)
+		rc = add_formats(x->host.w, host_ids, true, err);
+	if (!rc)
+		rc = add_formats(x->guest.w, guest_ids, false, err);
+	memcpy(x->host.id, host_ids, sizeof host_ids);
+	memcpy(x->guest.id, guest_ids, sizeof guest_ids);
+	return rc;
 }

@@ -39,6 +39,15 @@ static inline void vms_synth_seen(struct vms_synth_ctx *x, uint64_t tsc)
 		x->max_ref_tsc = tsc;
 }
 
+/* The truth's window: from the first event (t0) to the last seen. */
+static inline void vms_synth_truth_window(struct vms_synth_ctx *x, uint64_t t0)
+{
+	x->truth->window_start_tsc = t0;
+	x->truth->window_end_tsc = x->max_ref_tsc;
+	x->truth->window_start_ns = vms_synth_ns(x, t0);
+	x->truth->window_end_ns = vms_synth_ns(x, x->max_ref_tsc);
+}
+
 /* KVM's guest TSC from the host TSC, and the exact inverse (vm-analysis.md section 8.1). */
 static inline uint64_t vms_synth_to_guest(uint64_t host_tsc, uint64_t ratio, uint32_t frac,
 					  int64_t tsc_offset)
@@ -51,5 +60,22 @@ static inline uint64_t vms_synth_to_host(uint64_t guest_tsc, uint64_t ratio, uin
 {
 	return (uint64_t)((((unsigned __int128)(guest_tsc - (uint64_t)tsc_offset)) << frac) / ratio);
 }
+
+/* The default scenario's clocks (2.9 GHz host TSC, TSC2NSEC; the guest's 3.0 GHz TSC with
+ * KVM's scaling unless cfg->tsc_scaling is off), drawn from the seed: x->rng seeded, x's and
+ * x->truth's clock fields set, then the first event's time, the trace ids and the guest's
+ * TSC offset. */
+struct vms_synth_clocks {
+	uint64_t t0;                  /* host TSC of the first event */
+	uint64_t host_id, guest_id;   /* TRACEIDs */
+	uint64_t ratio;               /* guest TSC = ((host TSC * ratio) >> frac) + off0 */
+	uint32_t frac;
+	int64_t off0;
+};
+void vms_synth_clocks_init(struct vms_synth_ctx *x, const struct vms_synth_config *cfg,
+			   struct vms_synth_clocks *c);
+/* The files' part of the truth: paths, trace ids, CPUs. */
+void vms_synth_truth_files(struct vms_synth_ctx *x, const struct vms_synth_config *cfg,
+			   const struct vms_synth_clocks *c);
 
 #endif

@@ -36,6 +36,35 @@ static void file_json(FILE *f, const char *key, const struct vms_synth_file_trut
 	fprintf(f, "}}");
 }
 
+/* Wake-up scenarios: the wake-ups' causes summed, and the findings report should make, the
+ * one it should lead with first. */
+static void wakeups_json(FILE *f, const struct vms_synth_truth *t)
+{
+	fprintf(f, ",\n  \"wakeups\": {\"count\": %" PRIu64 ", \"ns\": {", t->nr_wakeups);
+	for (int c = 0; c < VMS_SYNTH_NCAUSES; c++)
+		fprintf(f, "%s\"%s\": %" PRIu64, c ? ", " : "", vms_synth_cause_name(c), t->wakeup_ns[c]);
+	fprintf(f, "}},\n  \"findings\": [");
+	for (uint32_t i = 0; i < t->nr_findings; i++) {
+		const struct vms_synth_finding *x = &t->finding[i];
+		fprintf(f, "%s\n    {\"kind\": \"%s\", \"vcpu\": ", i ? "," : "", x->kind);
+		if (x->vcpu >= 0)
+			fprintf(f, "%d", x->vcpu);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"tid\": ");
+		if (x->tid >= 0)
+			fprintf(f, "%d", x->tid);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"names\": ");
+		json_str(f, x->names);
+		if (x->count)
+			fprintf(f, ", \"count\": %" PRIu64, x->count);
+		fprintf(f, "}");
+	}
+	fprintf(f, "\n  ]");
+}
+
 int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
 {
 	/* schema_version: raised when a member changes meaning or goes away */
@@ -101,6 +130,8 @@ int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
 			", \"clock_error_ns\": %" PRId64 ", \"vm_uid\": %" PRIu64
 			", \"vmsync_pairs\": %" PRIu64 "}", t->guest_boot_ns, t->host_epoch_ns,
 			t->clock_error_ns, t->vm_uid, t->vmsync_pairs);
+	if (t->nr_wakeups || t->nr_findings)
+		wakeups_json(f, t);
 	fprintf(f, "\n}\n");
 	return ferror(f) ? VMS_ERR_IO : VMS_OK;
 }

@@ -169,7 +169,7 @@ static int by_rip(struct cli *c)
 			fprintf(f, "%-16s %-20s %-18s %-40s %9s %12s %10s\n", "machine", "reason", "rip",
 				"symbol", "count", "total", "mean");
 		}
-		uint32_t shown = 0, nosym = 0;
+		uint32_t shown = 0, nosym = 0, user = 0;
 		for (uint32_t i = 0; i < vms_exit_rips_count(r); i++) {
 			const struct vms_exit_rip *x = vms_exit_rips_row(r, i);
 			if (!c->csv && !c->json && shown >= c->top)
@@ -186,7 +186,11 @@ static int by_rip(struct cli *c)
 				snprintf(sym, sizeof sym, "%s+0x%llx", sn, (unsigned long long)off);
 			else
 				sym[0] = '\0';
-			nosym += !sn;
+			/* the lower half of x86-64's address space (and any 32-bit address) is user
+			 * space, which no kernel symbol table names */
+			bool in_user = x->rip < 0x0000800000000000ull;
+			user += !sn && in_user;
+			nosym += !sn && !in_user && x->rip != UINT64_MAX;
 			if (x->rip == UINT64_MAX)
 				snprintf(rip, sizeof rip, "other");
 			else
@@ -231,10 +235,13 @@ static int by_rip(struct cli *c)
 			vms_json_finish(&j);
 		} else if (!c->csv && vms_exit_rips_count(r) > shown)
 			fprintf(f, "(%u more rows; --top N, or --csv for all)\n", vms_exit_rips_count(r) - shown);
+		if (user)
+			fprintf(stderr, "vmscope %s: %u addresses are in guest user space: kallsyms names "
+				"kernel code only\n", c->cmd, user);
 		if (nosym)
-			fprintf(stderr, "vmscope %s: %u addresses have no symbol: the guest trace holds no "
-				"kallsyms for them (record with trace-cmd's kallsyms, or give --kallsyms "
-				"NAME=FILE, a copy of the guest's /proc/kallsyms)\n", c->cmd, nosym);
+			fprintf(stderr, "vmscope %s: %u kernel addresses have no symbol: the guest trace "
+				"holds no kallsyms for them (record with trace-cmd's kallsyms, or give "
+				"--kallsyms NAME=FILE, a copy of the guest's /proc/kallsyms)\n", c->cmd, nosym);
 		if (vms_exit_rips_truncated(r))
 			fprintf(stderr, "vmscope %s: more than %d addresses: the rest are summed as 'other'\n",
 				c->cmd, VMS_EXIT_RIPS_MAX);

@@ -11,13 +11,15 @@
 #include <unistd.h>
 
 #include "vmscope/synth.h"
+#include "vmscope/writers.h"
 #include "cmds.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vmscope synth [--scenario NAME] [--seed N] [--events N] [--out DIR]\n"
-		"                     [--truth FILE] [--compression zstd|zlib|none] [--level N]\n"
+		"                     [--truth FILE] [--truth-wakeups FILE]\n"
+		"                     [--compression zstd|zlib|none] [--level N]\n"
 		"                     [--no-tsc-scaling] [--format tracedat|lttng]\n"
 		"                     [--clock-error NS]\n"
 		"\n"
@@ -26,13 +28,23 @@ static void usage(FILE *f)
 		"TIME_SHIFT options), deterministic from the seed.\n"
 		"\n"
 		"  --scenario NAME     noisy-neighbour (default): a stress-ng process preempts the\n"
-		"                      guest's vCPU threads; quiet: the same host without it\n"
+		"                      guest's vCPU threads; quiet: the same host without it.\n"
+		"                      Wake-up scenarios, whose guest thread wake-ups have planted\n"
+		"                      causes (see vmscope latency): noisy-wakeups (a host stress-ng\n"
+		"                      preempts the vCPU nginx is woken onto), exit-storm (8,000\n"
+		"                      EPT_MISCONFIG exits from one guest RIP in 100 ms; the guest\n"
+		"                      trace carries kallsyms), halted-wakeup (nginx woken onto a\n"
+		"                      halted vCPU), oversubscribed (more runnable guest threads\n"
+		"                      than vCPUs), cross-vcpu (the waker on the other vCPU)\n"
 		"  --seed N            PRNG seed (default 1)\n"
 		"  --events N          about N events in the two files together (default 200000;\n"
 		"                      k, M, G suffixes accepted)\n"
 		"  --out DIR           output directory (default vmscope-demo), created if needed\n"
 		"  --truth FILE        also write what was planted (vCPU states, exits, steal, event\n"
-		"                      counts) as JSON; '-' for stdout\n"
+		"                      counts; wake-up scenarios: the findings report should make)\n"
+		"                      as JSON; '-' for stdout\n"
+		"  --truth-wakeups FILE  wake-up scenarios: every planted wake-up's breakdown as CSV,\n"
+		"                      the columns of vmscope latency --csv, then vcpu,waker_vcpu\n"
 		"  --compression C     zstd (default; what trace-cmd 3.1 reads), zlib or none\n"
 		"  --level N           compression level (default: zstd -1, its fast mode; zlib 1)\n"
 		"  --no-tsc-scaling    the guest TSC runs at the host's rate (ratio 1)\n"
@@ -71,6 +83,33 @@ static void progress(void *ctx, uint64_t done, uint64_t target)
 		target ? 100.0 * (double)done / (double)target : 0.0);
 }
 
+/* A file to write, never through a symlink at the name (O_NOFOLLOW); '-' is stdout. */
+static FILE *open_out(const char *path)
+{
+	if (!strcmp(path, "-"))
+		return stdout;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f && fd >= 0)
+		close(fd);
+	return f;
+}
+
+/* One planted wake-up as a row of `vmscope latency --csv`, then its vCPU and the waker's. */
+static void wakeup_row(void *ctx, const struct vms_synth_wakeup *w)
+{
+	FILE *f = ctx;
+	fprintf(f, "demo-guest,%d,", w->tid);
+	vms_csv_string(f, w->comm);
+	fprintf(f, ",%llu,%llu,%llu", (unsigned long long)w->wakeup, (unsigned long long)w->run,
+		(unsigned long long)w->latency);
+	for (int k = 0; k < VMS_SYNTH_NCAUSES; k++)
+		fprintf(f, ",%llu", (unsigned long long)w->ns[k]);
+	fprintf(f, ",%s,", vms_synth_cause_name(w->top));
+	vms_csv_string(f, w->culprit);
+	fprintf(f, ",%u,%d\n", w->vcpu, w->waker_vcpu);
+}
+
 static long long file_size(const char *path)
 {
 	struct stat st;
@@ -85,6 +124,7 @@ int cmd_synth(int argc, char **argv)
 		{ "events", required_argument, NULL, 'n' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "truth", required_argument, NULL, 't' },
+		{ "truth-wakeups", required_argument, NULL, 'W' },
 		{ "compression", required_argument, NULL, 'c' },
 		{ "level", required_argument, NULL, 'l' },
 		{ "no-tsc-scaling", no_argument, NULL, 'N' },
@@ -95,7 +135,7 @@ int cmd_synth(int argc, char **argv)
 	};
 	struct vms_synth_config cfg;
 	vms_synth_config_init(&cfg);
-	const char *out = "vmscope-demo", *truth_path = NULL;
+	const char *out = "vmscope-demo", *truth_path = NULL, *wakeups_path = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -123,6 +163,9 @@ int cmd_synth(int argc, char **argv)
 			break;
 		case 't':
 			truth_path = optarg;
+			break;
+		case 'W':
+			wakeups_path = optarg;
 			break;
 		case 'c':
 			if (!strcmp(optarg, "zstd"))
@@ -201,8 +244,21 @@ int cmd_synth(int argc, char **argv)
 	for (const char *const *s = vms_synth_scenarios; *s; s++)
 		known |= !strcmp(*s, cfg.scenario);
 	if (!known) {
-		fprintf(stderr, "vmscope synth: unknown scenario '%s' (noisy-neighbour, quiet)\n",
-			cfg.scenario);
+		fprintf(stderr, "vmscope synth: unknown scenario '%s' (", cfg.scenario);
+		for (const char *const *s = vms_synth_scenarios; *s; s++)
+			fprintf(stderr, "%s%s", *s, s[1] ? ", " : ")\n");
+		return VMS_EXIT_USAGE;
+	}
+	bool wakeups = false;
+	for (const char *const *s = vms_synth_wakeup_scenarios; *s; s++)
+		wakeups |= !strcmp(*s, cfg.scenario);
+	if (wakeups && cfg.format != VMS_SYNTH_TRACEDAT) {
+		fprintf(stderr, "vmscope synth: scenario %s writes trace.dat only\n", cfg.scenario);
+		return VMS_EXIT_USAGE;
+	}
+	if (wakeups_path && !wakeups) {
+		fprintf(stderr, "vmscope synth: --truth-wakeups wants a wake-up scenario (noisy-wakeups, "
+			"exit-storm, halted-wakeup, oversubscribed, cross-vcpu)\n");
 		return VMS_EXIT_USAGE;
 	}
 	if (mkdir(out, 0777) && errno != EEXIST) {
@@ -229,6 +285,19 @@ int cmd_synth(int argc, char **argv)
 	bool tty = isatty(2);
 	if (tty && cfg.events >= 2000000)
 		cfg.progress = progress;
+	FILE *wf = NULL;
+	int status = VMS_EXIT_OK;
+	if (wakeups_path) {
+		if (!(wf = open_out(wakeups_path))) {
+			fprintf(stderr, "vmscope synth: cannot write %s: %s\n", wakeups_path, strerror(errno));
+			status = VMS_EXIT_FAIL;
+			goto out;
+		}
+		fprintf(wf, "machine,tid,comm,wakeup,run,latency_ns,guest_runqueue_ns,preempted_ns,"
+			"exits_ns,halted_wakeup_ns,unknown_ns,top_cause,culprit,vcpu,waker_vcpu\n");
+		cfg.wakeup = wakeup_row;
+		cfg.wakeup_ctx = wf;
+	}
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -237,19 +306,20 @@ int cmd_synth(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (cfg.progress)
 		fprintf(stderr, "\r\033[K");
-	int status = VMS_EXIT_OK;
+	if (wf && (ferror(wf) || (wf != stdout && fclose(wf)) || (wf == stdout && fflush(wf)))) {
+		wf = NULL;
+		fprintf(stderr, "vmscope synth: cannot write %s: %s\n", wakeups_path, strerror(errno));
+		status = VMS_EXIT_FAIL;
+		goto out;
+	}
+	wf = NULL;
 	if (rc) {
 		fprintf(stderr, "vmscope synth: %s\n", err.msg);
 		status = rc == VMS_ERR_USAGE ? VMS_EXIT_USAGE : VMS_EXIT_FAIL;
 		goto out;
 	}
 	if (truth_path) {
-		/* never through a symlink at the name (O_NOFOLLOW) */
-		int fd = strcmp(truth_path, "-") ? open(truth_path, O_WRONLY | O_CREAT | O_TRUNC |
-							O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
-		FILE *f = strcmp(truth_path, "-") ? (fd >= 0 ? fdopen(fd, "w") : NULL) : stdout;
-		if (!f && fd >= 0)
-			close(fd);
+		FILE *f = open_out(truth_path);
 		if (!f || vms_synth_truth_write_json(truth, f) || (f != stdout && fclose(f))) {
 			fprintf(stderr, "vmscope synth: cannot write %s: %s\n", truth_path, strerror(errno));
 			status = VMS_EXIT_FAIL;
