@@ -83,7 +83,10 @@ struct vms_trace_meta {
 	int32_t *comm_tid;
 	char **comm_name;
 
-	struct vms_ksyms *ksyms; /* kernel symbols recorded with the trace, or NULL */
+	/* kernel symbols recorded with the trace, or NULL: read on first use through
+	 * vms_source_ksyms() (a host's kallsyms is megabytes; most commands never need it) */
+	struct vms_ksyms *ksyms;
+	bool ksyms_loaded;
 
 	uint64_t lost_events;    /* missed-event counts the source could read */
 	bool lost_events_unknown;/* events were lost but the count is not recorded */
@@ -116,6 +119,9 @@ struct vms_source_ops {
 	/* Optional: a human-readable rendering of the last event returned by next() on that
 	 * stream, for `vmscope dump`. Writes at most len bytes (NUL-terminated). */
 	int (*format_event)(struct vms_source *src, uint32_t stream, char *buf, size_t len);
+	/* Optional: the kernel symbols recorded with the trace, parsed on demand (NULL when
+	 * there are none; a damaged symbol section sets src->err and returns NULL). */
+	struct vms_ksyms *(*load_ksyms)(struct vms_source *src);
 	void (*close)(struct vms_source *src);
 };
 
@@ -131,6 +137,9 @@ struct vms_source {
  * trace. Returns NULL with err set. */
 struct vms_source *vms_source_open(const char *path, struct vms_error *err);
 void vms_source_close(struct vms_source *src);
+/* The kernel symbols recorded with the trace (loaded on the first call), or NULL. A damaged
+ * symbol section is said once on stderr; the trace's events are unaffected. */
+const struct vms_ksyms *vms_source_ksyms(struct vms_source *src);
 
 /* Free everything a reader put into meta (used by every reader's close). */
 void vms_trace_meta_free(struct vms_trace_meta *meta);

@@ -349,7 +349,7 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 		struct vms_source *src = mc && mc->source >= 0 && (uint32_t)mc->source < nr_srcs
 						 ? srcs[mc->source] : NULL;
 		char sym[160];
-		vms_ksyms_format(src ? src->meta.ksyms : NULL, s->best_rip, sym, sizeof sym);
+		vms_ksyms_format(vms_source_ksyms(src), s->best_rip, sym, sizeof sym);
 		snprintf(where, sizeof where, "%s", sym);
 		struct vms_finding *x = add(f, "exit-storm", s->machine, s->best_vcpu, -1, s->best_start,
 					    s->best_start + F_STORM_WINDOW,

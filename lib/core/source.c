@@ -1,4 +1,5 @@
 /* What every source shares: closing, and freeing the metadata its reader filled. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,26 @@ void vms_source_close(struct vms_source *src)
 {
 	if (src && src->ops && src->ops->close)
 		src->ops->close(src);
+}
+
+const struct vms_ksyms *vms_source_ksyms(struct vms_source *src)
+{
+	if (!src)
+		return NULL;
+	if (!src->meta.ksyms_loaded) {
+		src->meta.ksyms_loaded = true;
+		if (!src->meta.ksyms && src->ops && src->ops->load_ksyms) {
+			struct vms_error saved = src->err;
+			src->meta.ksyms = src->ops->load_ksyms(src);
+			if (!src->meta.ksyms && src->err.status != 0) {
+				/* the events are still good: say it, read on without symbols */
+				fprintf(stderr, "vmscope: warning: %s (guest RIPs are shown as "
+					"addresses)\n", src->err.msg);
+				src->err = saved;
+			}
+		}
+	}
+	return src->meta.ksyms;
 }
 
 void vms_trace_meta_free(struct vms_trace_meta *m)

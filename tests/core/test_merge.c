@@ -32,7 +32,7 @@ static int f_rewind(struct vms_source *s)
 	memset(((struct fake *)s->impl)->pos, 0, sizeof ((struct fake *)s->impl)->pos);
 	return 0;
 }
-static const struct vms_source_ops fake_ops = { "fake", f_nr, f_next, f_rewind, NULL, NULL, NULL };
+static const struct vms_source_ops fake_ops = { .name = "fake", .nr_streams = f_nr, .next = f_next, .rewind = f_rewind };
 
 struct item { uint64_t t; uint32_t src, stream; };
 static int cmp_item(const void *a, const void *b)

@@ -88,6 +88,8 @@ static void drive(struct vms_source *src, const struct vms_error *err)
 		return;
 	}
 	uint64_t budget = MAX_EVENTS;
+	/* the symbol section is parsed only on demand: ask, so that it is fuzzed too */
+	vms_source_ksyms(src);
 	read_all(src, &budget);
 	int rc = src->ops->rewind(src);
 	if (rc < 0)

@@ -114,7 +114,7 @@ static const struct vms_ksyms *ksyms_of(const struct cli *c, struct vms_model *m
 	const struct vms_machine *mc = vms_model_machine_c(model, m);
 	struct vms_source *src = mc && mc->source >= 0 ? vms_session_source(c->s, (uint32_t)mc->source)
 						       : NULL;
-	return src ? src->meta.ksyms : NULL;
+	return vms_source_ksyms(src);
 }
 
 /* exits --by rip: per guest, reason and guest RIP, symbolized where symbols are known. */

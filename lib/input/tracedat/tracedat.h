@@ -305,6 +305,11 @@ struct td_source {
 	uint8_t *print_rec;     /* format_event's zero-padded copy of a record (TD_PRINT_REC) */
 	_Atomic uint64_t chunk_mem; /* bytes of all chunk buffers (reader and prefetch thread) */
 	uint64_t chunk_budget;  /* their bound, from the file size (TD_CHUNK_MEM_*) */
+	/* where the kallsyms text is, parsed only when asked (vms_source_ksyms): v7 a section
+	 * offset, v6 the text's own place in the file */
+	bool has_ksyms;
+	bool ksyms_is_section;
+	uint64_t ksyms_off, ksyms_len;
 };
 
 int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev);

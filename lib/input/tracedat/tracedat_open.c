@@ -503,15 +503,36 @@ static int parse_printk(struct opener *o, const uint8_t *p, uint64_t n)
 	return 0;
 }
 
-/* The kallsyms text names guest code addresses (exits --by rip); bounded by its own size. */
-static int parse_kallsyms(struct opener *o, const uint8_t *p, uint64_t n)
+/* The kallsyms text names guest code addresses (exits --by rip). A host's is megabytes, so
+ * open only notes where it is; td_load_ksyms parses it when someone asks. */
+static struct vms_ksyms *ksyms_from(struct td_source *ts, const uint8_t *p, uint64_t n)
 {
-	if (!n || o->ts->src.meta.ksyms)
-		return 0;
-	o->ts->src.meta.ksyms = vms_ksyms_parse((const char *)p, (size_t)n);
-	if (!o->ts->src.meta.ksyms)
-		return vms_error_set(o->f->err, VMS_ERR_NOMEM, "%s: out of memory for kallsyms", o->f->path);
-	return 0;
+	if (!n)
+		return NULL;
+	struct vms_ksyms *k = vms_ksyms_parse((const char *)p, (size_t)n);
+	if (!k)
+		vms_error_set(&ts->src.err, VMS_ERR_NOMEM, "%s: out of memory for kallsyms",
+			      ts->f.path);
+	return k;
+}
+
+static struct vms_ksyms *td_load_ksyms(struct vms_source *src)
+{
+	struct td_source *ts = src->impl;
+	if (!ts->has_ksyms)
+		return NULL;
+	if (!ts->ksyms_is_section) /* v6: checked against the file at open */
+		return ksyms_from(ts, ts->f.base + ts->ksyms_off, ts->ksyms_len);
+	struct td_cur c;
+	uint8_t *owned = NULL;
+	uint32_t n;
+	const uint8_t *p;
+	struct vms_ksyms *k = NULL;
+	if (td_section(&ts->f, ts->ksyms_off, OPT_KALLSYMS, "kallsyms", &c, &owned, NULL) == 0 &&
+	    td_cur_u32(&c, &n, "kallsyms size") == 0 && td_cur_bytes(&c, n, &p, "kallsyms") == 0)
+		k = ksyms_from(ts, p, n);
+	free(owned);
+	return k;
 }
 
 /* ---- v6: one fixed sequence ---- */
@@ -527,8 +548,11 @@ static int open_v6(struct opener *o, uint64_t pos)
 	    (r = parse_event_formats(o, &c)) < 0)
 		return r;
 	if ((r = td_cur_u32(&c, &n32, "kallsyms size")) < 0 ||
-	    (r = td_cur_bytes(&c, n32, &p, "kallsyms")) < 0 || (r = parse_kallsyms(o, p, n32)) < 0)
+	    (r = td_cur_bytes(&c, n32, &p, "kallsyms")) < 0)
 		return r;
+	o->ts->has_ksyms = n32 > 0;
+	o->ts->ksyms_off = (uint64_t)(p - f->base);
+	o->ts->ksyms_len = n32;
 	if ((r = td_cur_u32(&c, &n32, "printk size")) < 0 ||
 	    (r = td_cur_bytes(&c, n32, &p, "printk formats")) < 0 ||
 	    (r = parse_printk(o, p, n32)) < 0)
@@ -613,17 +637,6 @@ static int with_section(struct opener *o, int id, const char *what,
 	return r;
 }
 
-static int sec_kallsyms(struct opener *o, struct td_cur *c)
-{
-	uint32_t n;
-	const uint8_t *p;
-	int r;
-	if ((r = td_cur_u32(c, &n, "kallsyms size")) < 0 ||
-	    (r = td_cur_bytes(c, n, &p, "kallsyms")) < 0)
-		return r;
-	return parse_kallsyms(o, p, n);
-}
-
 static int sec_printk(struct opener *o, struct td_cur *c)
 {
 	uint32_t n;
@@ -675,10 +688,12 @@ static int open_v7(struct opener *o, uint64_t first)
 	if ((r = with_section(o, OPT_HEADER_INFO, "header info", parse_header_info)) < 0 ||
 	    (r = with_section(o, OPT_FTRACE_EVENTS, "ftrace formats", parse_ftrace_formats)) < 0 ||
 	    (r = with_section(o, OPT_EVENT_FORMATS, "event formats", parse_event_formats)) < 0 ||
-	    (r = with_section(o, OPT_KALLSYMS, "kallsyms", sec_kallsyms)) < 0 ||
 	    (r = with_section(o, OPT_PRINTK, "printk", sec_printk)) < 0 ||
 	    (r = with_section(o, OPT_CMDLINES, "cmdlines", sec_cmdlines)) < 0)
 		return r;
+	o->ts->has_ksyms = o->has_sec[OPT_KALLSYMS];
+	o->ts->ksyms_is_section = true;
+	o->ts->ksyms_off = o->sec[OPT_KALLSYMS];
 	/* top buffer first */
 	for (uint32_t i = 1; i < o->nbufs; i++)
 		if (o->bufs[i].name[0] == '\0') {
@@ -890,6 +905,7 @@ static const struct vms_source_ops td_ops = {
 	.rewind = td_rewind,
 	.set_wanted = td_set_wanted,
 	.format_event = td_format_event,
+	.load_ksyms = td_load_ksyms,
 	.close = td_close,
 };
 
