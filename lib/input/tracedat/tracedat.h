@@ -308,7 +308,6 @@ struct td_source {
 	/* where the kallsyms text is, parsed only when asked (vms_source_ksyms): v7 a section
 	 * offset, v6 the text's own place in the file */
 	bool has_ksyms;
-	bool ksyms_is_section;
 	uint64_t ksyms_off, ksyms_len;
 };
 

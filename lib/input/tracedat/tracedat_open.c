@@ -521,7 +521,7 @@ static struct vms_ksyms *td_load_ksyms(struct vms_source *src)
 	struct td_source *ts = src->impl;
 	if (!ts->has_ksyms)
 		return NULL;
-	if (!ts->ksyms_is_section) /* v6: checked against the file at open */
+	if (ts->version < 7) /* v6: the text itself, checked against the file at open */
 		return ksyms_from(ts, ts->f.base + ts->ksyms_off, ts->ksyms_len);
 	struct td_cur c;
 	uint8_t *owned = NULL;
@@ -692,7 +692,6 @@ static int open_v7(struct opener *o, uint64_t first)
 	    (r = with_section(o, OPT_CMDLINES, "cmdlines", sec_cmdlines)) < 0)
 		return r;
 	o->ts->has_ksyms = o->has_sec[OPT_KALLSYMS];
-	o->ts->ksyms_is_section = true;
 	o->ts->ksyms_off = o->sec[OPT_KALLSYMS];
 	/* top buffer first */
 	for (uint32_t i = 1; i < o->nbufs; i++)
