@@ -6,7 +6,8 @@
 # under the temporary root, not under the prefix the .pc file names). Then: the ordinary
 # link kept the control socket (`vmscope ctl stats` counts the 1000 events written), and
 # babeltrace2 reads the 1000 events. The generated code also compiles with clang -std=c11
-# when clang is installed. TAP output; exit 77 (skip) without pkg-config or babeltrace2.
+# when clang is installed. TAP output; a TAP skip (1..0 # SKIP, exit 0: Meson's TAP protocol counts 77 as an
+# error) without pkg-config or babeltrace2.
 # Usage: external-build.sh B_SANITIZE (the build's sanitizers: the installed library was
 # compiled with them, so the program links with them too).
 set -eu
@@ -16,7 +17,7 @@ src=$VMS_SOURCE_DIR
 for tool in pkg-config babeltrace2 cc; do
 	if ! command -v $tool >/dev/null 2>&1; then
 		echo "1..0 # SKIP $tool is not installed"
-		exit 77
+		exit 0
 	fi
 done
 tmp=$(mktemp -d)

@@ -8,7 +8,7 @@ same --cpu-hz (xenalyze prints cycles / hz with two decimals) as `vmscope report
 The expected values are xenalyze's own output, run here; the exit names xenalyze prints are
 mapped to VMX codes with the table of xenalyze.c (EXIT_REASON_*), independent of vmscope's.
 
-usage: xenalyze_compare.py VMSCOPE TRACE HZ   (exit 77 when xenalyze or the trace is missing)
+usage: xenalyze_compare.py VMSCOPE TRACE HZ   (a TAP skip, 1..0 # SKIP, when xenalyze or the trace is missing)
        xenalyze_compare.py VMSCOPE --hand-made DIR HZ   (the files of xt_handmade.py, made in DIR)
 """
 import json, re, shutil, subprocess, sys
@@ -89,8 +89,9 @@ def main():
     vms, hz = sys.argv[1], sys.argv[-1]
     xa = shutil.which("xenalyze")
     if not xa:
+        # a TAP skip plan with exit 0: Meson's TAP protocol counts exit 77 as an error
         print("1..0 # SKIP xenalyze not installed (Debian package xen-utils-common)")
-        return 77
+        return 0
     if sys.argv[2] == "--hand-made":
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import xt_handmade
@@ -102,7 +103,7 @@ def main():
         traces = [sys.argv[2]]
         if not os.path.exists(traces[0]):
             print("1..0 # SKIP %s missing" % traces[0])
-            return 77
+            return 0
     for trace in traces:
         print("# %s" % trace)
         compare(vms, xa, trace, hz)
