@@ -14,6 +14,7 @@
 #define VMSCOPE_CLOCK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vmscope/source.h"
@@ -99,6 +100,10 @@ static inline uint64_t vms_clock_to_ref_fast(const struct vms_clock *c, uint32_t
 }
 /* raw -> the machine's own ns (no linear sync stage). */
 uint64_t vms_clock_to_ns(const struct vms_clock *c, uint32_t cpu, uint64_t raw);
+
+/* A time in clock cycles of an unknown rate, for people: "1234 cycles", "12.34 k cycles",
+ * "12.34 M cycles", "1.234 G cycles" (never seconds: the rate is not known). Returns buf. */
+const char *vms_fmt_cycles(uint64_t cycles, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

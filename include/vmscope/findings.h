@@ -17,6 +17,7 @@
 #ifndef VMSCOPE_FINDINGS_H
 #define VMSCOPE_FINDINGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "vmscope/analysis.h"
@@ -32,8 +33,8 @@ extern "C" {
 struct vms_finding {
 	const char *kind;             /* "steal", "latency", "exit-storm", "halt-poll", "sync",
 	                                 "lost" */
-	char text[320];               /* one sentence (times in the unit of the caller's choice
-	                                 are not used: the text says ms/us/s of reference ns) */
+	char text[320];               /* one sentence; times in s/ms/us/ns, or in cycles after
+	                                 vms_findings_time_unit(f, true) */
 	uint32_t machine;             /* the guest (or the machine whose trace it is) */
 	int32_t vcpu, tid;            /* -1 when not about one */
 	uint64_t start, end;          /* reference ns; 0, 0 when it is about the whole trace */
@@ -44,6 +45,10 @@ struct vms_findings;
 /* The consumer; *o to subscribe before the run. */
 struct vms_findings *vms_findings_new(const struct vms_model *model, struct vms_observer *o);
 void vms_findings_free(struct vms_findings *f);
+/* The reference times are clock cycles of an unknown rate (a trace with no TSC2NSEC and no
+ * --tsc-hz): the sentences then say cycles, never seconds, and the thresholds above apply to
+ * cycles. Default: nanoseconds. */
+void vms_findings_time_unit(struct vms_findings *f, bool cycles);
 /* After the run: apply the rules (lat may be NULL; srcs[i] the source of machine i or NULL).
  * Returns the number of findings. */
 uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis *a,

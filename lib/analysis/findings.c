@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "vmscope/clock.h"
 #include "vmscope/findings.h"
 
 #define F_THIEVES 8
@@ -43,11 +44,16 @@ struct vms_findings {
 	uint32_t nr_storm, cap_storm;
 	struct vms_finding *out;
 	uint32_t nr_out, cap_out;
+	bool cycles;                   /* times are clock cycles of an unknown rate */
 };
 
-static const char *fmt_ns(uint64_t ns, char *buf, size_t len)
+/* A duration in the trace's unit: counter ticks of an unknown rate are never shown as
+ * seconds (the thresholds then apply to cycles: vmscope-report(1)). */
+static const char *fmt_ns(const struct vms_findings *f, uint64_t ns, char *buf, size_t len)
 {
-	if (ns >= 1000000000ull)
+	if (f->cycles)
+		vms_fmt_cycles(ns, buf, len);
+	else if (ns >= 1000000000ull)
 		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
 	else if (ns >= 1000000)
 		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
@@ -55,6 +61,17 @@ static const char *fmt_ns(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
 	else
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	return buf;
+}
+
+/* An instant, as its offset from the trace's start t0: seconds, or cycles. */
+static const char *fmt_at(const struct vms_findings *f, uint64_t t, uint64_t t0, char *buf,
+			  size_t len)
+{
+	uint64_t d = t > t0 ? t - t0 : 0;
+	if (f->cycles)
+		return fmt_ns(f, d, buf, len);
+	snprintf(buf, len, "%.3f s", (double)d / 1e9);
 	return buf;
 }
 
@@ -242,6 +259,11 @@ struct vms_findings *vms_findings_new(const struct vms_model *model, struct vms_
 	return f;
 }
 
+void vms_findings_time_unit(struct vms_findings *f, bool cycles)
+{
+	f->cycles = cycles;
+}
+
 void vms_findings_free(struct vms_findings *f)
 {
 	if (!f)
@@ -317,10 +339,10 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 			if (x)
 				snprintf(x->text, sizeof x->text,
 					 "%s vCPU %u lost %.0f%% of its time (%s) to host thread %s (tid %d) "
-					 "between %.3f s and %.3f s", mname(m, v->machine), v->vcpu,
-					 100.0 * (double)e->ns / (double)span, fmt_ns(e->ns, b[0], 32),
-					 e->comm[0] ? e->comm : "?", e->host_tid,
-					 (double)(first - t0) / 1e9, (double)(last - t0) / 1e9);
+					 "between %s and %s", mname(m, v->machine), v->vcpu,
+					 100.0 * (double)e->ns / (double)span, fmt_ns(f, e->ns, b[0], 32),
+					 e->comm[0] ? e->comm : "?", e->host_tid, fmt_at(f, first, t0, b[1], 32),
+					 fmt_at(f, last, t0, b[2], 32));
 		}
 		/* halt polling */
 		if (v->halt_poll_ns * 20 >= span && v->halt_poll_ns >= 1000000) {
@@ -333,7 +355,7 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 				snprintf(x->text, sizeof x->text,
 					 "halt polling burnt %.0f%% of %s (%s) for %s vCPU %u: the guest was "
 					 "idle, the CPU was not", 100.0 * (double)v->halt_poll_ns / (double)span,
-					 cpu, fmt_ns(v->halt_poll_ns, b[0], 32), mname(m, v->machine), v->vcpu);
+					 cpu, fmt_ns(f, v->halt_poll_ns, b[0], 32), mname(m, v->machine), v->vcpu);
 			}
 		}
 	}
@@ -356,9 +378,9 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 					    s->best_count * 1000 /* ~1 us of host time each */);
 		if (x)
 			snprintf(x->text, sizeof x->text,
-				 "%s storm: %llu exits in 100 ms in %s, most from %s (at %.3f s)", rname,
-				 (unsigned long long)s->best_count, mname(m, s->machine), where,
-				 (double)(s->best_start > t0 ? s->best_start - t0 : 0) / 1e9);
+				 "%s storm: %llu exits in %s in %s, most from %s (at %s)", rname,
+				 (unsigned long long)s->best_count, fmt_ns(f, F_STORM_WINDOW, b[0], 32),
+				 mname(m, s->machine), where, fmt_at(f, s->best_start, t0, b[1], 32));
 	}
 	/* wake-up latency tails */
 	for (uint32_t i = 0; lat && i < vms_latency_nr_threads(lat); i++) {
@@ -380,7 +402,7 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 			continue;
 		int w = snprintf(x->text, sizeof x->text, "%s (tid %d) in %s: p99 wake-up latency %s "
 				 "(p50 %s, %llu wake-ups)", t->comm[0] ? t->comm : "?", t->tid,
-				 mname(m, t->machine), fmt_ns(p99, b[0], 32), fmt_ns(p50, b[1], 32),
+				 mname(m, t->machine), fmt_ns(f, p99, b[0], 32), fmt_ns(f, p50, b[1], 32),
 				 (unsigned long long)n);
 		if (sum && w > 0 && (size_t)w < sizeof x->text)
 			snprintf(x->text + w, sizeof x->text - (size_t)w, ", %.0f%% of the tail is %s%s%s%s",

@@ -9,6 +9,7 @@
  * ((h * ratio) >> frac) + tsc_offset <= guest_tsc in the continuous sense, h * ratio <=
  * (guest_tsc - tsc_offset) << frac.) */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "vmscope/clock.h"
@@ -267,4 +268,17 @@ uint64_t vms_clock_to_ref(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
 {
 	uint64_t t = vms_clock_to_ns(c, cpu, raw);
 	return c->linear ? vms_linear_apply(&c->lin, t) : t;
+}
+
+const char *vms_fmt_cycles(uint64_t c, char *buf, size_t len)
+{
+	if (c < 10000)
+		snprintf(buf, len, "%llu cycles", (unsigned long long)c);
+	else if (c < 10000000)
+		snprintf(buf, len, "%.2f k cycles", (double)c / 1e3);
+	else if (c < 10000000000ull)
+		snprintf(buf, len, "%.2f M cycles", (double)c / 1e6);
+	else
+		snprintf(buf, len, "%.3f G cycles", (double)c / 1e9);
+	return buf;
 }

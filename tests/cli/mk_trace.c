@@ -11,7 +11,14 @@
  *                       EXTERNAL_INTERRUPT 1 (6000 ticks). At --tsc-hz 2G a tick is 0.5 ns.
  *   mk_trace ns FILE    the same events with the "local" clock (nanoseconds), and a saved
  *                       cmdline for thread 2001 named "CPU 0/KVM", as QEMU names vCPU threads.
- *   mk_trace nokvm FILE two sched_switch events and no KVM event at all. */
+ *   mk_trace nokvm FILE two sched_switch events and no KVM event at all.
+ *   mk_trace tscsteal FILE  x86-tsc ticks, no TSC2NSEC: vCPU 0 (thread 2001) enters at 1000,
+ *                       exits EXTERNAL_INTERRUPT at 2999000; host thread 77 (task-77) takes
+ *                       the CPU at 3000000 while 2001 stays runnable, gives it back at
+ *                       5000000; entry 5001000, exit IO_INSTRUCTION 10000000, entry 10001000.
+ *                       The vCPU's span is 10001000 - 1000 = 10 M ticks, 77 stole 2 M of them
+ *                       (20%), from tick 2999000 to 4999000 after the first event: a steal
+ *                       finding, in cycles. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,11 +73,13 @@ static int sw(struct vms_tdw *w, uint64_t ts, int prev, int next, struct vms_err
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 || (strcmp(argv[1], "tsc") && strcmp(argv[1], "ns") && strcmp(argv[1], "nokvm"))) {
-		fprintf(stderr, "usage: mk_trace tsc|ns|nokvm FILE\n");
+	if (argc != 3 || (strcmp(argv[1], "tsc") && strcmp(argv[1], "ns") && strcmp(argv[1], "nokvm") &&
+			  strcmp(argv[1], "tscsteal"))) {
+		fprintf(stderr, "usage: mk_trace tsc|ns|nokvm|tscsteal FILE\n");
 		return 2;
 	}
-	bool tsc = !strcmp(argv[1], "tsc"), kvm = strcmp(argv[1], "nokvm") != 0;
+	bool steal = !strcmp(argv[1], "tscsteal");
+	bool tsc = steal || !strcmp(argv[1], "tsc"), kvm = strcmp(argv[1], "nokvm") != 0;
 	struct vms_tdw_config c = {
 		.path = argv[2], .compression = VMS_TDW_NONE, .nr_cpus = 1,
 		.header_page = vms_synth_header_page, .header_event = vms_synth_header_event,
@@ -89,7 +98,12 @@ int main(int argc, char **argv)
 		goto fail_w;
 	if (!tsc && vms_tdw_add_cmdline(w, 2001, "CPU 0/KVM", &err))
 		goto fail_w;
-	if (kvm) {
+	if (steal) {
+		if (entry(w, 1000, &err) || vmexit(w, 2999000, 1, &err) || sw(w, 3000000, 2001, 77, &err) ||
+		    sw(w, 5000000, 77, 2001, &err) || entry(w, 5001000, &err) ||
+		    vmexit(w, 10000000, 30, &err) || entry(w, 10001000, &err))
+			goto fail_w;
+	} else if (kvm) {
 		if (entry(w, 1000, &err) || vmexit(w, 5000, 30, &err) || entry(w, 7000, &err) ||
 		    vmexit(w, 10000, 1, &err) || entry(w, 16000, &err) || vmexit(w, 20000, 30, &err) ||
 		    entry(w, 21000, &err))

@@ -369,6 +369,16 @@ if grep -q "total_ns" <<<"$out" && grep -q ",1,30,IO_INSTRUCTION,2,1500,500,1000
 out=$("$VMS" report "$TMP/tsc.dat" 2>/dev/null)
 if grep -q "9000 cycles in the hypervisor" <<<"$out" && ! grep -qE "[0-9] (s|ms|us|ns)\b" <<<"$out"; then
   ok "report on cycles: no time shown as seconds"; else notok "report cycles" "$out"; fi
+# findings on cycles (mk_trace.c tscsteal, derived there): thread 77 stole 2 M of the vCPU's
+# 10 M ticks, from tick 2999000 to 4999000 after the first event; at --tsc-hz 2G that is 1 ms
+# of 5 ms, from 1.4995 ms to 2.4995 ms
+"$MK" tscsteal "$TMP/steal.dat" || notok "mk_trace tscsteal"
+out=$("$VMS" report "$TMP/steal.dat" 2>/dev/null | grep "lost 20% of its time")
+out2=$("$VMS" report --tsc-hz 2G "$TMP/steal.dat" 2>/dev/null | grep "lost 20% of its time")
+if grep -q "(2000.00 k cycles) to host thread task-77 (tid 77) between 2999.00 k cycles and 4999.00 k cycles$" <<<"$out" \
+   && ! grep -qE "[0-9] (s|ms|us|ns)\b" <<<"$out" \
+   && grep -q "(1.00 ms) to host thread task-77 (tid 77) between 0.001 s and 0.002 s$" <<<"$out2"; then
+  ok "report's findings on cycles say cycles (seconds with --tsc-hz)"; else notok "findings cycles" "$out / $out2"; fi
 d=$("$VMS" report --json "$TMP/tsc.dat" 2>/dev/null)
 if python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["time_unit"]=="cycles"; assert not any(k.endswith("_ns") for k in d), d.keys(); assert "first_cycles" in d' "$d"; then
   ok "report --json on cycles: time_unit cycles, keys _cycles"; else notok "report json cycles"; fi

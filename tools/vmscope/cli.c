@@ -387,17 +387,9 @@ void cli_json_header(struct vms_json *j, const char *cmd)
 
 const char *cli_ns(uint64_t ns, char *buf, size_t len)
 {
-	if (unit_is_cycles) {
-		/* counter ticks are never shown as seconds */
-		if (ns < 10000)
-			snprintf(buf, len, "%llu cycles", (unsigned long long)ns);
-		else if (ns < 10000000)
-			snprintf(buf, len, "%.2f k cycles", (double)ns / 1e3);
-		else if (ns < 10000000000ull)
-			snprintf(buf, len, "%.2f M cycles", (double)ns / 1e6);
-		else
-			snprintf(buf, len, "%.3f G cycles", (double)ns / 1e9);
-	} else if (ns < 1000)
+	if (unit_is_cycles)
+		vms_fmt_cycles(ns, buf, len); /* counter ticks are never shown as seconds */
+	else if (ns < 1000)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
 	else if (ns < 1000000)
 		snprintf(buf, len, "%.2f us", (double)ns / 1e3);

@@ -668,6 +668,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
 		st = VMS_EXIT_FAIL;
 	} else {
+		vms_findings_time_unit(fd, cli_cycles());
 		st = cli_run(&c, NULL);
 	}
 	if (!st) {
