@@ -123,7 +123,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	c->top = 10;
 	c->sopts.progress = isatty(STDERR_FILENO);
 	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_TSC_HZ, O_RAW, O_FROM, O_TO,
-	       O_MACHINE, O_VCPU, O_THREAD, O_BY, O_KALLSYMS };
+	       O_MACHINE, O_VCPU, O_THREAD, O_BY, O_KALLSYMS, O_CPU_HZ };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
@@ -135,7 +135,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		{ "per-guest", no_argument, NULL, O_PER_GUEST },
 		{ "output", required_argument, NULL, 'o' },
 		{ "tsc-hz", required_argument, NULL, O_TSC_HZ },
-		{ "cpu-hz", required_argument, NULL, O_TSC_HZ }, /* xenalyze's name, for xentrace */
+		{ "cpu-hz", required_argument, NULL, O_CPU_HZ }, /* xenalyze's name, for xentrace */
 		{ "raw", no_argument, NULL, O_RAW },
 		{ "from", required_argument, NULL, O_FROM },
 		{ "to", required_argument, NULL, O_TO },
@@ -191,10 +191,11 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 			break;
 		}
 		case O_TSC_HZ:
+		case O_CPU_HZ:
 			if (!cli_parse_hz(optarg, &c->sopts.tsc_hz)) {
 				fprintf(stderr, "vmscope %s: %s wants a rate in Hz from 1 kHz to 1 THz "
 					"(2100000000, 2.1e9 or 2.1G), not '%s'\n", c->cmd,
-					argv[optind - 1][2] == 'c' ? "--cpu-hz" : "--tsc-hz", optarg);
+					o == O_CPU_HZ ? "--cpu-hz" : "--tsc-hz", optarg);
 				return 1002;
 			}
 			break;

@@ -27,7 +27,7 @@
 #define OUT_MIN_ROOM (64u << 10)   /* below this, flush before formatting a line */
 
 static const char usage[] =
-	"usage: vmscope dump [--events FILE] [--limit N] [--raw] [--tsc-hz HZ] TRACE...\n"
+	"usage: vmscope dump [--events FILE] [--limit N] [--raw] [--tsc-hz HZ | --cpu-hz HZ] TRACE...\n"
 	"\n"
 	"Print the events of the traces as text, one per line, merged in time order.\n"
 	"\n"
@@ -37,6 +37,7 @@ static const char usage[] =
 	"  --raw           print each event's raw timestamp (the trace's own clock) instead of\n"
 	"                  the reference time\n"
 	"  --tsc-hz HZ     the TSC rate of a trace that counts cycles without TSC2NSEC\n"
+	"  --cpu-hz HZ     the same, under xenalyze's name (a xentrace file counts CPU cycles)\n"
 	"\n"
 	"Times are the reference timebase of the analyses (the first host's clock, guests\n"
 	"brought onto it), in seconds as trace-cmd prints them (22149.948193); with several\n"
@@ -247,6 +248,7 @@ int cmd_dump(int argc, char **argv)
 		{ "limit", required_argument, NULL, 'l' },
 		{ "raw", no_argument, NULL, 'r' },
 		{ "tsc-hz", required_argument, NULL, 'z' },
+		{ "cpu-hz", required_argument, NULL, 'Z' }, /* xenalyze's name, as in cli.c */
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -269,9 +271,10 @@ int cmd_dump(int argc, char **argv)
 			raw = true;
 			break;
 		case 'z':
+		case 'Z':
 			if (!cli_parse_hz(optarg, &sopts.tsc_hz)) {
-				fprintf(stderr, "vmscope dump: --tsc-hz wants a rate in Hz from 1 kHz to 1 THz, "
-						"not '%s'\n", optarg);
+				fprintf(stderr, "vmscope dump: %s wants a rate in Hz from 1 kHz to 1 THz, "
+						"not '%s'\n", c == 'Z' ? "--cpu-hz" : "--tsc-hz", optarg);
 				return VMS_EXIT_USAGE;
 			}
 			break;
