@@ -376,11 +376,12 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 		struct vms_finding *x = add(f, "exit-storm", s->machine, s->best_vcpu, -1, s->best_start,
 					    s->best_start + F_STORM_WINDOW,
 					    s->best_count * 1000 /* ~1 us of host time each */);
-		if (x)
-			snprintf(x->text, sizeof x->text,
-				 "%s storm: %llu exits in %s in %s, most from %s (at %s)", rname,
-				 (unsigned long long)s->best_count, fmt_ns(f, F_STORM_WINDOW, b[0], 32),
-				 mname(m, s->machine), where, fmt_at(f, s->best_start, t0, b[1], 32));
+		/* a long symbol may be cut: the sentence is for people, the fields say the rest */
+		if (x && snprintf(x->text, sizeof x->text,
+				  "%s storm: %llu exits in %s in %s, most from %s (at %s)", rname,
+				  (unsigned long long)s->best_count, fmt_ns(f, F_STORM_WINDOW, b[0], 32),
+				  mname(m, s->machine), where, fmt_at(f, s->best_start, t0, b[1], 32)) < 0)
+			x->text[0] = '\0';
 	}
 	/* wake-up latency tails */
 	for (uint32_t i = 0; lat && i < vms_latency_nr_threads(lat); i++) {
