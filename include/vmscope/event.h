@@ -42,6 +42,8 @@ enum vms_kind {
 	VMS_K_KVM_VCPU_WAKEUP,  /* f0 ns (time halted or polled), f1 waited (1: the thread
 	                           blocked; 0: halt-polling found work), f2 valid: emitted by the
 	                           vCPU thread when a HLT exit's halt ends */
+	VMS_K_PROCESS_EXEC,     /* f0 tid (after exec the thread leads its process: tid = pid);
+	                           s0 the file executed (LTTng: its base name) */
 	VMS_K_COUNT
 };
 

@@ -41,6 +41,23 @@ enum vms_link_how {
 };
 const char *vms_link_how_name(enum vms_link_how how);
 
+/* How a host thread's process id (and so a guest's VMM process) was learnt, best first. A
+ * trace.dat from trace-cmd records no tgids (trace-cmd v3.4 saves cmdlines only), so there
+ * the pid is known only when the recording saw the VMM start or create its vCPU threads. */
+enum vms_pid_how {
+	VMS_PID_NONE = 0,
+	VMS_PID_EXEC,      /* sched_process_exec: the thread exec'd (its tid is its pid), or it
+	                      was created by a thread that did */
+	VMS_PID_STATEDUMP, /* the trace said the tgid (LTTng statedump, Trace Compass XML) */
+	VMS_PID_FORK,      /* sched_process_fork with the child's tgid (LTTng child_pid), or
+	                      created by a thread whose tgid that said */
+	VMS_PID_PARENT,    /* vCPU threads only: created (sched_process_fork) by a thread whose
+	                      process is not known: that thread's tid is taken as the pid, as
+	                      QEMU's main thread creates its vCPU threads */
+};
+/* "none", "exec", "statedump", "fork", "parent" */
+const char *vms_pid_how_name(enum vms_pid_how how);
+
 /* How the clock of a machine was brought to the reference. */
 enum vms_sync_method {
 	VMS_SYNC_REFERENCE = 0, /* this machine is the reference */
@@ -107,6 +124,7 @@ struct vms_machine {
 	/* as a guest */
 	int32_t host;            /* machine index of its host, -1 when unknown */
 	int32_t host_pid;        /* the VMM process on the host, -1 when unknown */
+	enum vms_pid_how host_pid_how; /* how host_pid was learnt */
 	enum vms_link_how host_how;
 	uint32_t nr_vcpus;
 	struct vms_vcpu_link *vcpus; /* indexed by vCPU number (nr_vcpus = highest + 1) */
@@ -120,6 +138,9 @@ struct vms_machine {
 struct vms_thread_info {
 	int32_t tid;
 	int32_t pid;             /* -1 when unknown */
+	enum vms_pid_how pid_how;
+	int32_t parent;          /* the thread that created it (sched_process_fork), -1 */
+	bool exec;               /* it exec'd during the recording */
 	char comm[24];
 };
 
@@ -186,8 +207,8 @@ int vms_model_finish(struct vms_model *m, struct vms_error *err);
  * guest and vcpu set, or -1 when the thread is no vCPU thread. */
 int vms_model_vcpu_of(const struct vms_model *m, uint32_t host, int32_t tid,
 		      uint32_t *guest, uint32_t *vcpu);
-/* What the model knows of thread `tid` of a machine (from metadata comms, THREAD_NAME and
- * PROCESS_FORK events), NULL when nothing. */
+/* What the model knows of thread `tid` of a machine (from metadata comms, THREAD_NAME,
+ * PROCESS_FORK and PROCESS_EXEC events), NULL when nothing. */
 const struct vms_thread_info *vms_model_thread(const struct vms_model *m, uint32_t machine,
 					       int32_t tid);
 

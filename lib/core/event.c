@@ -20,6 +20,7 @@ static const char *const kind_names[VMS_K_COUNT] = {
 	[VMS_K_XEN_VMENTRY] = "xen_vmentry",
 	[VMS_K_TRACEPOINT] = "tracepoint",
 	[VMS_K_KVM_VCPU_WAKEUP] = "kvm_vcpu_wakeup",
+	[VMS_K_PROCESS_EXEC] = "process_exec",
 };
 
 const char *vms_kind_name(enum vms_kind kind)

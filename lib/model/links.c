@@ -10,8 +10,9 @@
  * (4) the user's --map, which wins over everything: it replaces the links it contradicts
  * (the vCPU's thread, another vCPU on the same thread) and takes in no other thread.
  *
- * A thread's process is its pid when the trace says (THREAD_NAME / PROCESS_FORK tgid).
- * Otherwise vCPU threads named like QEMU's ("CPU n/KVM" for vcpu_id n, or unnamed) are
+ * A thread's process is its pid when the trace says (PROCESS_EXEC, THREAD_NAME / PROCESS_FORK
+ * tgid); a vCPU thread whose creation was recorded is in its creator's process
+ * (vcpu_thread_pids). Otherwise vCPU threads named like QEMU's ("CPU n/KVM" for vcpu_id n, or unnamed) are
  * grouped by tid - vcpu_id, since QEMU creates them in a row (vms_model_process_key), and
  * any other thread is its own process. */
 #include <stdio.h>
@@ -271,6 +272,36 @@ static int link_by_kvm_entry(struct vms_model *m, struct procset *ps)
 	return 0;
 }
 
+/* A vCPU thread's process when the trace names none for it but recorded its creation: a
+ * thread created by a thread of process P is in P (vCPU threads are threads: KVM_RUN is
+ * called on a vCPU fd of the VMM's own VM), and a creator whose process is unknown is taken
+ * as the process itself (QEMU's main thread creates the vCPU threads). Only vCPU threads:
+ * for any other thread a fork may have started a new process, which the event does not say. */
+static void vcpu_thread_pids(struct vms_model *m)
+{
+	for (uint32_t h = 0; h < m->nr_sources; h++) {
+		const struct vms_keymap *kt = &m->priv[h].kvm_threads;
+		for (size_t i = 0; i < kt->cap; i++) {
+			if (kt->keys[i] == VMS_KEYMAP_EMPTY)
+				continue;
+			const struct vms_thread_info *c = vms_model_thread(m, h, (int32_t)kt->keys[i]);
+			if (!c || c->pid > 0 || c->parent <= 0)
+				continue;
+			struct vms_thread_info *t = vms_model_thread_put(m, h, c->tid); /* c itself */
+			if (!t)
+				continue;
+			const struct vms_thread_info *p = vms_model_thread(m, h, c->parent);
+			if (p && p->pid > 0) {
+				t->pid = p->pid;
+				t->pid_how = p->pid_how;
+			} else {
+				t->pid = c->parent;
+				t->pid_how = VMS_PID_PARENT;
+			}
+		}
+	}
+}
+
 static void set_host_pid(struct vms_model *m, uint32_t g)
 {
 	struct vms_machine *G = &m->mach[g];
@@ -281,8 +312,10 @@ static void set_host_pid(struct vms_model *m, uint32_t g)
 			continue;
 		const struct vms_thread_info *t =
 			vms_model_thread(m, (uint32_t)G->host, G->vcpus[v].host_tid);
-		if (t && t->pid > 0)
+		if (t && t->pid > 0) {
 			G->host_pid = t->pid;
+			G->host_pid_how = t->pid_how;
+		}
 	}
 }
 
@@ -346,6 +379,10 @@ static int add_untraced(struct vms_model *m, uint32_t h)
 			G->role = VMS_ROLE_GUEST;
 			G->host = (int32_t)h;
 			G->host_pid = o[i].key >= 0 ? (int32_t)o[i].key : -1;
+			if (G->host_pid >= 0) {
+				const struct vms_thread_info *t = vms_model_thread(m, h, o[i].tid);
+				G->host_pid_how = t ? t->pid_how : VMS_PID_NONE;
+			}
 			G->host_how = VMS_LINK_KVM_ENTRY;
 		}
 		struct vms_machine *G = &m->mach[g];
@@ -422,6 +459,7 @@ int vms_model_resolve_links(struct vms_model *m, struct vms_error *err)
 	int rc = check_user_maps(m, err);
 	if (rc)
 		return rc;
+	vcpu_thread_pids(m);
 	uint32_t ns = m->nr_sources;
 	struct procset *ps = calloc(ns ? ns : 1, sizeof *ps);
 	const char **opt_name = calloc(ns ? ns : 1, sizeof *opt_name);

@@ -252,6 +252,9 @@ struct vms_thread_info *vms_model_thread_put(struct vms_model *m, uint32_t machi
 	struct vms_thread_info *t = &m->threads[m->nr_threads++];
 	t->tid = tid;
 	t->pid = -1;
+	t->pid_how = VMS_PID_NONE;
+	t->parent = -1;
+	t->exec = false;
 	t->comm[0] = '\0';
 	return t;
 }

@@ -25,6 +25,18 @@ const char *vms_link_how_name(enum vms_link_how how)
 	return "invalid";
 }
 
+const char *vms_pid_how_name(enum vms_pid_how how)
+{
+	switch (how) {
+	case VMS_PID_NONE: return "none";
+	case VMS_PID_EXEC: return "exec";
+	case VMS_PID_STATEDUMP: return "statedump";
+	case VMS_PID_FORK: return "fork";
+	case VMS_PID_PARENT: return "parent";
+	}
+	return "invalid";
+}
+
 const char *vms_sync_method_name(enum vms_sync_method m)
 {
 	switch (m) {

@@ -17,6 +17,7 @@ void vms_model_wanted_kinds(bool wanted[VMS_K_COUNT])
 	wanted[VMS_K_VMSYNC_HG_GUEST] = true;
 	wanted[VMS_K_PROCESS_FORK] = true;
 	wanted[VMS_K_THREAD_NAME] = true;
+	wanted[VMS_K_PROCESS_EXEC] = true;
 	wanted[VMS_K_NET_SEND] = true;  /* matched pairs for the hull (vmscope/sync.h) */
 	wanted[VMS_K_NET_RECV] = true;
 }
@@ -60,19 +61,51 @@ static void note_sync_host(struct vms_machine_priv *p, uint64_t uid, int32_t tid
 	p->sync[p->nr_sync++] = (struct vms_sync_host){ .vm_uid = uid, .tid = tid, .gh = gh };
 }
 
-static void note_thread(struct vms_model *m, uint32_t machine, uint64_t tid, uint64_t pid,
-			const char *comm)
+/* What an event says of a thread: its pid (`how` says how it was learnt; a better source
+ * replaces a worse one, see enum vms_pid_how), its name, its creator. The names a fork or
+ * an exec gives are the thread's first: they never replace a name learnt otherwise (saved
+ * cmdlines are the last names, and streams are observed in any order, so a later
+ * task_rename may already be in). */
+static struct vms_thread_info *note_thread(struct vms_model *m, uint32_t machine, uint64_t tid,
+					   uint64_t pid, enum vms_pid_how how, const char *comm,
+					   bool first_name)
 {
 	int32_t t = (int32_t)tid;
 	if (t < 0 || (uint64_t)t != tid)
-		return;
+		return NULL;
 	struct vms_thread_info *ti = vms_model_thread_put(m, machine, t);
 	if (!ti)
-		return;
-	if (pid > 0 && pid <= INT32_MAX)
+		return NULL;
+	if (pid > 0 && pid <= INT32_MAX && (ti->pid < 0 || how < ti->pid_how)) {
 		ti->pid = (int32_t)pid;
-	if (comm && *comm)
+		ti->pid_how = how;
+	}
+	if (comm && *comm && (!first_name || !ti->comm[0]))
 		snprintf(ti->comm, sizeof ti->comm, "%s", comm);
+	return ti;
+}
+
+static void note_fork(struct vms_model *m, const struct vms_event *ev)
+{
+	struct vms_thread_info *ti =
+		note_thread(m, ev->machine, ev->f[1], ev->f[2], VMS_PID_FORK, ev->s[0], true);
+	if (ti && ev->f[0] > 0 && ev->f[0] <= INT32_MAX && ev->f[0] != ev->f[1])
+		ti->parent = (int32_t)ev->f[0];
+}
+
+/* After exec the thread leads its process (the kernel makes the exec'ing thread the group
+ * leader): its pid is its tid, its name the file's base name (TASK_COMM_LEN - 1 bytes). */
+static void note_exec(struct vms_model *m, const struct vms_event *ev)
+{
+	char comm[16] = "";
+	if (ev->s[0]) {
+		const char *b = strrchr(ev->s[0], '/');
+		snprintf(comm, sizeof comm, "%s", b ? b + 1 : ev->s[0]);
+	}
+	struct vms_thread_info *ti =
+		note_thread(m, ev->machine, ev->f[0], ev->f[0], VMS_PID_EXEC, comm, true);
+	if (ti)
+		ti->exec = true;
 }
 
 void vms_model_observe(struct vms_model *m, const struct vms_event *ev)
@@ -104,10 +137,13 @@ void vms_model_observe(struct vms_model *m, const struct vms_event *ev)
 		}
 		break;
 	case VMS_K_PROCESS_FORK:
-		note_thread(m, ev->machine, ev->f[1], ev->f[2], ev->s[0]);
+		note_fork(m, ev);
+		break;
+	case VMS_K_PROCESS_EXEC:
+		note_exec(m, ev);
 		break;
 	case VMS_K_THREAD_NAME:
-		note_thread(m, ev->machine, ev->f[0], ev->f[1], ev->s[0]);
+		note_thread(m, ev->machine, ev->f[0], ev->f[1], VMS_PID_STATEDUMP, ev->s[0], false);
 		break;
 	default:
 		break;

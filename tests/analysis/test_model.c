@@ -16,6 +16,18 @@ static struct vms_event thread_name(uint32_t machine, int32_t tid, int32_t pid, 
 	return e;
 }
 
+/* A model with one host source of 4 CPUs, times in ns (hm must outlive the model). */
+static struct vms_model *host_model(struct vms_trace_meta *hm, const char *path)
+{
+	*hm = (struct vms_trace_meta){0};
+	hm->nr_cpus = 4;
+	hm->ts_in_ns = true;
+	struct vms_error err = {0};
+	struct vms_model *m = vms_model_new();
+	assert_int_equal(vms_model_add_source(m, 0, path, hm, NULL, &err), 0);
+	return m;
+}
+
 /* Host threads 100 and 101 of process 99 run vCPUs 0 and 1; thread 300 (forked into
  * process 298) runs vCPU 0 of another VM; thread 200 has no known process. Threads 400
  * ("CPU 0/KVM", vcpu 0) and 401 (unnamed, vcpu 1) have no known process either, but the
@@ -26,12 +38,9 @@ static struct vms_event thread_name(uint32_t machine, int32_t tid, int32_t pid, 
 static void test_untraced(void **state)
 {
 	(void)state;
-	struct vms_trace_meta hm = {0};
-	hm.nr_cpus = 4;
-	hm.ts_in_ns = true;
+	struct vms_trace_meta hm;
 	struct vms_error err = {0};
-	struct vms_model *m = vms_model_new();
-	assert_int_equal(vms_model_add_source(m, 0, "some/dir/host.dat", &hm, NULL, &err), 0);
+	struct vms_model *m = host_model(&hm, "some/dir/host.dat");
 	observe(m, thread_name(0, 100, 99, "CPU 0/KVM"));
 	observe(m, thread_name(0, 101, 99, "CPU 1/KVM"));
 	struct vms_event fork = mk(0, 0, 1, VMS_K_PROCESS_FORK, 1, 300, 298);
@@ -85,6 +94,9 @@ static void test_untraced(void **state)
 	const struct vms_thread_info *ti = vms_model_thread(m, 0, 100);
 	assert_non_null(ti);
 	assert_int_equal(ti->pid, 99);
+	assert_int_equal(ti->pid_how, VMS_PID_STATEDUMP);
+	assert_int_equal(vms_model_machine_c(m, 2)->host_pid_how, VMS_PID_FORK); /* pid-298 */
+	assert_int_equal(vms_model_machine_c(m, 3)->host_pid_how, VMS_PID_NONE);
 	assert_string_equal(ti->comm, "CPU 0/KVM");
 	assert_null(vms_model_thread(m, 0, 12345));
 	vms_model_free(m);
@@ -215,6 +227,73 @@ static void test_names_roles(void **state)
 	vms_model_free(m);
 }
 
+
+/* The VMM's pid from what a recording shows when the VM starts inside it, one source each:
+ * (a) exec of thread 500 (/usr/bin/qemu-system-x86_64), which then creates threads 505 and
+ *     506 that run vCPUs 0 and 1; 505's rename to "CPU 0/KVM" is observed before its fork
+ *     (another CPU's stream), and the fork's child name must not undo it -> pid 500, "exec";
+ * (b) thread 710 (vCPU 0) created by 700, whose process nothing names -> 700, "parent";
+ * (c) thread 800 named with tgid 790 (statedump), also forked by thread 1 -> 790, "statedump"
+ *     (the statedump's tgid wins over the creator);
+ * (d) thread 900 forked with child tgid 880 (LTTng's child_pid) -> 880, "fork".
+ * Thread 600, created by 500 too but running no vCPU, is not assumed in 500's process (a
+ * fork event does not say thread or process). Untraced guests: known pids ascending. */
+static void test_vmm_pid(void **state)
+{
+	(void)state;
+	struct vms_trace_meta hm;
+	struct vms_error err = {0};
+	struct vms_model *m = host_model(&hm, "host.dat");
+	struct vms_event ex = mk(0, 0, 500, VMS_K_PROCESS_EXEC, 500, 0, 0);
+	ex.s[0] = "/usr/bin/qemu-system-x86_64";
+	observe(m, ex);
+	observe(m, thread_name(0, 505, 0, "CPU 0/KVM"));
+	struct vms_event fk[] = {mk(0, 0, 500, VMS_K_PROCESS_FORK, 500, 505, 0),
+				 mk(0, 0, 500, VMS_K_PROCESS_FORK, 500, 506, 0),
+				 mk(0, 0, 500, VMS_K_PROCESS_FORK, 500, 600, 0),
+				 mk(0, 1, 700, VMS_K_PROCESS_FORK, 700, 710, 0),
+				 mk(0, 1, 1, VMS_K_PROCESS_FORK, 1, 800, 0),
+				 mk(0, 2, 1, VMS_K_PROCESS_FORK, 1, 900, 880)};
+	for (size_t i = 0; i < sizeof fk / sizeof fk[0]; i++) {
+		fk[i].s[0] = "qemu-system-x86";
+		observe(m, fk[i]);
+	}
+	observe(m, thread_name(0, 800, 790, "CPU 0/KVM"));
+	observe(m, mk(0, 1, 505, VMS_K_KVM_ENTRY, 0, 0, 0));
+	observe(m, mk(0, 2, 506, VMS_K_KVM_ENTRY, 1, 0, 0));
+	observe(m, mk(0, 3, 710, VMS_K_KVM_ENTRY, 0, 0, 0));
+	observe(m, mk(0, 3, 800, VMS_K_KVM_ENTRY, 0, 0, 0));
+	observe(m, mk(0, 3, 900, VMS_K_KVM_ENTRY, 0, 0, 0));
+	assert_int_equal(vms_model_finish(m, &err), 0);
+	assert_int_equal(vms_model_nr_machines(m), 5);
+	static const char *names[] = {"pid-500", "pid-700", "pid-790", "pid-880"};
+	static const int32_t pids[] = {500, 700, 790, 880};
+	static const enum vms_pid_how hows[] = {VMS_PID_EXEC, VMS_PID_PARENT, VMS_PID_STATEDUMP,
+						VMS_PID_FORK};
+	static const char *how_names[] = {"exec", "parent", "statedump", "fork"};
+	for (uint32_t i = 1; i < 5; i++) {
+		const struct vms_machine *g = vms_model_machine_c(m, i);
+		assert_string_equal(g->name, names[i - 1]);
+		assert_int_equal(g->host_pid, pids[i - 1]);
+		assert_int_equal(g->host_pid_how, hows[i - 1]);
+		assert_string_equal(vms_pid_how_name(g->host_pid_how), how_names[i - 1]);
+	}
+	assert_int_equal(vms_model_machine_c(m, 1)->nr_vcpus, 2);
+	const struct vms_thread_info *t = vms_model_thread(m, 0, 500);
+	assert_non_null(t);
+	assert_true(t->exec);
+	assert_string_equal(t->comm, "qemu-system-x86"); /* TASK_COMM_LEN - 1 of the base name */
+	t = vms_model_thread(m, 0, 505);
+	assert_string_equal(t->comm, "CPU 0/KVM");
+	assert_int_equal(t->parent, 500);
+	assert_string_equal(vms_model_thread(m, 0, 506)->comm, "qemu-system-x86");
+	t = vms_model_thread(m, 0, 600);
+	assert_int_equal(t->parent, 500);
+	assert_int_equal(t->pid, -1);
+	assert_int_equal(t->pid_how, VMS_PID_NONE);
+	vms_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -222,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_guest_option_timeshift),
 		cmocka_unit_test(test_user_map),
 		cmocka_unit_test(test_names_roles),
+		cmocka_unit_test(test_vmm_pid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

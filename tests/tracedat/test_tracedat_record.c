@@ -51,7 +51,8 @@ static int setup(void **state)
 		"set -e; T=" TRACEFS "; I=$T/instances/%s;"
 		"echo 0 > $T/tracing_on; echo > $T/trace; echo 512 > $T/buffer_size_kb;"
 		"echo 'sched:sched_switch sched:sched_wakeup sched:sched_wakeup_new "
-		"sched:sched_process_fork sched:sched_process_exit task:task_rename' > $T/set_event;"
+		"sched:sched_process_fork sched:sched_process_exec sched:sched_process_exit "
+		"task:task_rename' > $T/set_event;"
 		"mkdir -p $I; echo 0 > $I/tracing_on; echo 8 > $I/buffer_size_kb;"
 		"echo 'raw_syscalls:sys_enter raw_syscalls:sys_exit' > $I/set_event;"
 		"echo 1 > $I/tracing_on; echo 1 > $T/tracing_on;"
@@ -124,16 +125,23 @@ static void check_file(const char *name, const char *format_prefix)
 
 	/* kinds with strings: task_rename -> THREAD_NAME "renamed-xyz"; fork child comm */
 	assert_int_equal(src->ops->rewind(src), 0);
-	uint64_t renames = 0, named = 0, forks = 0, switches = 0;
+	uint64_t renames = 0, named = 0, forks = 0, execs = 0, switches = 0;
 	for (uint32_t s = 0; s < ns; s++) {
 		struct vms_event ev;
 		while (src->ops->next(src, s, &ev) == 1) {
 			if (ev.kind == VMS_K_THREAD_NAME) {
-				/* exec renames too (to "seq", "sleep", ...) */
+				/* task_rename only: exec is a kind of its own */
 				assert_non_null(ev.s[0]);
 				assert_true((int32_t)ev.f[0] > 0);
 				renames++;
 				named += strcmp(ev.s[0], "renamed-xyz") == 0;
+			} else if (ev.kind == VMS_K_PROCESS_EXEC) {
+				/* the loop runs seq, sleep, ...: a path, and the pid of the exec */
+				assert_non_null(ev.s[0]);
+				assert_non_null(strchr(ev.s[0], '/'));
+				assert_true((int32_t)ev.f[0] > 0);
+				assert_int_equal((int32_t)ev.f[0], ev.tid);
+				execs++;
 			} else if (ev.kind == VMS_K_PROCESS_FORK) {
 				assert_non_null(ev.s[0]);
 				assert_true((int32_t)ev.f[1] > (int32_t)0);
@@ -159,6 +167,8 @@ static void check_file(const char *name, const char *format_prefix)
 	assert_true(named > 0);
 	assert_int_equal(named, want_named);
 	assert_int_equal(forks, td_count_of(&want, "sched_process_fork"));
+	assert_true(execs > 0); /* /bin/true, sh and sleep, 20 times */
+	assert_int_equal(execs, td_count_of(&want, "sched_process_exec"));
 	assert_int_equal(switches, td_count_of(&want, "sched_switch"));
 	vms_source_close(src);
 }

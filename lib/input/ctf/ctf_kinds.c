@@ -29,7 +29,7 @@ static const struct rule rules[] = {
 	{"sched_process_fork", VMS_K_PROCESS_FORK,
 	 {F("parent_tid", "parent_pid"), F("child_tid"), F("child_pid")}, {F("child_comm")},
 	 1 | 2, false},
-	{"sched_process_exec", VMS_K_THREAD_NAME, {F("tid")}, {F("filename")}, 1, true},
+	{"sched_process_exec", VMS_K_PROCESS_EXEC, {F("tid")}, {F("filename")}, 1, true},
 	{"sched_process_exit", VMS_K_PROCESS_EXIT, {F("tid")}, {{NULL}}, 1, false},
 	{"sched_process_free", VMS_K_PROCESS_EXIT, {F("tid")}, {{NULL}}, 1, false},
 	{"lttng_statedump_process_state", VMS_K_THREAD_NAME, {F("tid"), F("pid")}, {F("name")},

@@ -328,6 +328,10 @@ static void map_type(struct td_type *t, struct tep_event *ev)
 		field_at(&t->f[1], ev, NAMES("child_pid"), false);
 		field_at(&t->f[2], ev, NAMES("child_tgid"), false);
 		field_at(&t->s[0], ev, NAMES("child_comm"), true);
+	} else if (sched && strcmp(n, "sched_process_exec") == 0) {
+		t->kind = VMS_K_PROCESS_EXEC;
+		t->tid_from_pid = !field_at(&t->f[0], ev, NAMES("pid"), false);
+		field_at(&t->s[0], ev, NAMES("filename"), true);
 	} else if (sched && strcmp(n, "sched_process_exit") == 0) {
 		t->kind = VMS_K_PROCESS_EXIT;
 		t->tid_from_pid = !field_at(&t->f[0], ev, NAMES("pid"), false);
