@@ -12,7 +12,7 @@
  *          (slices "instead of <guest> vCPU n"; a second lane "... #2" when it stole from
  *          two vCPUs at once);
  *   guest: "vCPU n" (slices named by state), "vCPU n exits" (one slice per VM exit named by
- *          its reason; args guest_rip, info1, info2, host_cpu, isa; an exit whose end was
+ *          its reason; args guest_rip, info1, info2, host_cpu; an exit whose end was
  *          lost is a zero-length slice), counters "vCPU n exits/s" and "vCPU n steal %"
  *          (per period, default 10 ms), and "<comm> (<tid>)" per guest thread (slices
  *          "running on vCPU n", inside them the overlays "vmm: REASON" / "preempted" /

@@ -27,7 +27,8 @@ struct xv {                      /* per vCPU */
 	bool kept;                   /* by the filter: its tracks exist */
 	uint32_t state_tr, exits_tr, rate_tr, steal_tr;
 	int32_t run_gtid;            /* guest thread whose running slice is open, -1 none */
-	char run_name[32];           /* "running on vCPU n" */
+	uint32_t run_name;           /* "running on vCPU n" */
+	uint32_t instead_name;       /* "instead of <guest> vCPU n" */
 	/* steal: who runs where its thread left while preempted */
 	bool preempted;
 	uint64_t pre_since;
@@ -43,13 +44,18 @@ struct xv {                      /* per vCPU */
 struct xname {                   /* the last names written on a CPU track (they alternate) */
 	int32_t guest, vcpu, tid;
 	char comm[24];
-	char name[96];
+	uint32_t name;
 };
 
 struct xcpu {
 	uint32_t tr;
 	struct xname last[2];
 	unsigned next;
+};
+
+struct xinstead {                /* the name of a host thread, an overlay's "instead" */
+	uint32_t name;
+	char comm[24];               /* the model's name of it when the name was made */
 };
 
 struct xlane {                   /* one track of a host thread that stole time */
@@ -74,6 +80,10 @@ struct vms_export {
 	struct vms_keymap steal_lane; /* (host, tid) << 8 | lane -> index in lanes + 1 */
 	struct xlane *lanes;
 	uint32_t nr_lanes, cap_lanes;
+	struct vms_keymap vmm_name;  /* isa << 32 | exit reason -> "vmm: REASON" name id */
+	struct vms_keymap instead;   /* (host, tid) -> index in insteads + 1 */
+	struct xinstead *insteads;
+	uint32_t nr_insteads, cap_insteads;
 	struct vms_pcpu_view *pv;
 	struct vms_observer pvo;
 	bool started, finished, failed;
@@ -172,15 +182,17 @@ static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 		nm->vcpu = iv->vcpu;
 		nm->tid = iv->tid;
 		snprintf(nm->comm, sizeof nm->comm, "%s", iv->comm);
+		char name[96];
 		if (iv->guest >= 0 && iv->tid >= 0)
-			snprintf(nm->name, sizeof nm->name, "%s vCPU %d: %s (%d)",
+			snprintf(name, sizeof name, "%s vCPU %d: %s (%d)",
 				 mname(x, (uint32_t)iv->guest), iv->vcpu, iv->comm, iv->tid);
 		else if (iv->guest >= 0)
-			snprintf(nm->name, sizeof nm->name, "%s vCPU %d: ?",
+			snprintf(name, sizeof name, "%s vCPU %d: ?",
 				 mname(x, (uint32_t)iv->guest), iv->vcpu);
 		else
-			snprintf(nm->name, sizeof nm->name, "%s (%d)", iv->comm[0] ? iv->comm : "?",
+			snprintf(name, sizeof name, "%s (%d)", iv->comm[0] ? iv->comm : "?",
 				 iv->tid);
+		nm->name = vms_tl_name(x->tl, name);
 	}
 	vms_tl_slice(x->tl, c->tr, iv->start, iv->end, nm->name, NULL, 0);
 }
@@ -234,10 +246,8 @@ static void steal_close(struct vms_export *x, struct xv *v, uint64_t t)
 {
 	if (v->steal_tid < 0)
 		return;
-	char name[96];
-	snprintf(name, sizeof name, "instead of %s vCPU %u", mname(x, v->machine), v->vcpu);
 	struct xlane *l = &x->lanes[v->lane];
-	vms_tl_slice(x->tl, l->tr, v->steal_since, t, name, NULL, 0);
+	vms_tl_slice(x->tl, l->tr, v->steal_since, t, v->instead_name, NULL, 0);
 	if (l->busy)
 		l->busy--;
 	v->steal_tid = -1;
@@ -327,20 +337,24 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 		return;
 	advance(x, v, o->t);
 	v->b_exits++;
-	char name[48];
 	const char *rn = vms_exit_reason_name(o->isa, o->reason);
-	if (!rn) {
-		snprintf(name, sizeof name, "exit %u", o->reason);
-		rn = name;
+	uint32_t name;
+	if (rn) {
+		name = vms_tl_name_lit(x->tl, rn);
+	} else {
+		char b[48];
+		snprintf(b, sizeof b, "exit %u", o->reason);
+		name = vms_tl_name(x->tl, b);
 	}
+	/* (no isa argument: the reason is named in the ISA's own terms, and the ISA is the same
+	 * on every exit of a guest) */
 	struct vms_tl_arg a[] = {
 		{ .key = "guest_rip", .type = VMS_TL_HEX, .u = o->guest_rip },
 		{ .key = "info1", .type = VMS_TL_HEX, .u = o->info1 },
 		{ .key = "info2", .type = VMS_TL_HEX, .u = o->info2 },
 		{ .key = "host_cpu", .type = VMS_TL_UINT, .u = o->host_cpu },
-		{ .key = "isa", .type = VMS_TL_UINT, .u = o->isa },
 	};
-	vms_tl_open(x->tl, v->exits_tr, o->t, rn, a, sizeof a / sizeof a[0]);
+	vms_tl_open(x->tl, v->exits_tr, o->t, name, a, sizeof a / sizeof a[0]);
 }
 
 static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
@@ -387,32 +401,76 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 	}
 }
 
+/* "vmm: REASON" (made once per reason) */
+static uint32_t vmm_name(struct vms_export *x, uint32_t isa, int32_t reason)
+{
+	if (reason < 0)
+		return vms_tl_name_lit(x->tl, vms_overlay_reason_name(VMS_OVERLAY_VMM));
+	uint64_t key = (uint64_t)isa << 32 | (uint32_t)reason;
+	uint64_t *v = vms_keymap_get(&x->vmm_name, key);
+	if (v)
+		return (uint32_t)*v;
+	char name[64];
+	const char *rn = vms_exit_reason_name(isa, (uint32_t)reason);
+	if (rn)
+		snprintf(name, sizeof name, "vmm: %s", rn);
+	else
+		snprintf(name, sizeof name, "vmm: exit %d", reason);
+	uint32_t id = vms_tl_name(x->tl, name);
+	if (id && !vms_keymap_put(&x->vmm_name, key, id, NULL))
+		x->failed = true;
+	return id;
+}
+
+/* "comm (tid)" of a host thread, made again only when the model's name of it changed */
+static uint32_t instead_name(struct vms_export *x, uint32_t host, int32_t tid)
+{
+	const struct vms_thread_info *ti = vms_model_thread(x->m, host, tid);
+	const char *comm = ti ? ti->comm : "";
+	uint64_t key = vms_keymap_mt(host, tid);
+	uint64_t *v = vms_keymap_get(&x->instead, key);
+	if (v && !strcmp(x->insteads[*v - 1].comm, comm))
+		return x->insteads[*v - 1].name;
+	if (!v) {
+		if (x->nr_insteads == x->cap_insteads) {
+			uint32_t cap = x->cap_insteads ? x->cap_insteads * 2 : 16;
+			struct xinstead *ni = realloc(x->insteads, cap * sizeof *ni);
+			if (!ni)
+				goto fail;
+			x->insteads = ni;
+			x->cap_insteads = cap;
+		}
+		if (!(v = vms_keymap_put(&x->instead, key, x->nr_insteads + 1, NULL)))
+			goto fail;
+		x->nr_insteads++;
+	}
+	struct xinstead *in = &x->insteads[*v - 1];
+	char name[64];
+	thread_name(x, host, tid, NULL, name, sizeof name);
+	snprintf(in->comm, sizeof in->comm, "%s", comm);
+	in->name = vms_tl_name(x->tl, name);
+	return in->name;
+fail:
+	x->failed = true;
+	return 0;
+}
+
 static void thread_row(void *ctx, const struct vms_thread_interval *iv)
 {
 	struct vms_export *x = ctx;
 	if (iv->machine >= x->nr_mach || x->group[iv->machine] == UINT32_MAX)
 		return;
-	char name[64], instead[64];
-	if (iv->reason == VMS_OVERLAY_VMM) {
-		const char *rn = iv->exit_reason >= 0
-			? vms_exit_reason_name(iv->isa, (uint32_t)iv->exit_reason) : NULL;
-		if (rn)
-			snprintf(name, sizeof name, "vmm: %s", rn);
-		else if (iv->exit_reason >= 0)
-			snprintf(name, sizeof name, "vmm: exit %d", iv->exit_reason);
-		else
-			snprintf(name, sizeof name, "vmm");
-	} else {
-		snprintf(name, sizeof name, "%s", vms_overlay_reason_name(iv->reason));
-	}
+	uint32_t name = iv->reason == VMS_OVERLAY_VMM
+		? vmm_name(x, iv->isa, iv->exit_reason)
+		: vms_tl_name_lit(x->tl, vms_overlay_reason_name(iv->reason));
 	struct vms_tl_arg a[3] = {
 		{ .key = "vcpu", .type = VMS_TL_UINT, .u = iv->vcpu },
 	};
 	unsigned n = 1;
 	const struct vms_machine *g = vms_model_machine_c(x->m, iv->machine);
 	if (iv->host_tid >= 0 && g && g->host >= 0) {
-		thread_name(x, (uint32_t)g->host, iv->host_tid, NULL, instead, sizeof instead);
-		a[n++] = (struct vms_tl_arg){ .key = "instead", .type = VMS_TL_STR, .s = instead };
+		a[n++] = (struct vms_tl_arg){ .key = "instead", .type = VMS_TL_NAME,
+					      .u = instead_name(x, (uint32_t)g->host, iv->host_tid) };
 		a[n++] = (struct vms_tl_arg){ .key = "instead_tid", .type = VMS_TL_INT,
 					      .i = iv->host_tid };
 	}
@@ -428,8 +486,8 @@ static void vcpu_row(void *ctx, const struct vms_vcpu_interval *iv)
 	struct xv *v = xv_of(x, iv->machine, iv->vcpu);
 	if (!v)
 		return;
-	vms_tl_slice(x->tl, v->state_tr, iv->start, iv->end, vms_vcpu_state_name(iv->state), NULL,
-		     0);
+	vms_tl_slice(x->tl, v->state_tr, iv->start, iv->end,
+		     vms_tl_name_lit(x->tl, vms_vcpu_state_name(iv->state)), NULL, 0);
 }
 
 /* ---- the rest of the observer: forwarded to the fused view ---- */
@@ -512,7 +570,11 @@ static int make_tracks(struct vms_export *x)
 			continue;
 		}
 		int32_t r = 4 * (int32_t)v->vcpu;
-		char name[64];
+		char name[96];
+		snprintf(name, sizeof name, "running on vCPU %u", v->vcpu);
+		v->run_name = vms_tl_name(x->tl, name);
+		snprintf(name, sizeof name, "instead of %s vCPU %u", mname(x, v->machine), v->vcpu);
+		v->instead_name = vms_tl_name(x->tl, name);
 		snprintf(name, sizeof name, "vCPU %u", v->vcpu);
 		v->state_tr = vms_tl_track(x->tl, g, name, r);
 		snprintf(name, sizeof name, "vCPU %u exits", v->vcpu);
@@ -540,6 +602,8 @@ struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
 	vms_keymap_init(&x->cpu_tr);
 	vms_keymap_init(&x->gthread_tr);
 	vms_keymap_init(&x->steal_lane);
+	vms_keymap_init(&x->vmm_name);
+	vms_keymap_init(&x->instead);
 	x->nr_mach = vms_model_nr_machines(model);
 	x->group = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->group);
 	x->vbase = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->vbase);
@@ -558,7 +622,6 @@ struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
 			v->machine = m;
 			v->vcpu = n;
 			v->run_gtid = v->steal_tid = -1;
-			snprintf(v->run_name, sizeof v->run_name, "running on vCPU %u", n);
 		}
 	x->tl = vms_tl_new(f, opts && opts->format == VMS_EXPORT_CHROME_JSON ? VMS_TL_CHROME_JSON
 									      : VMS_TL_PERFETTO);
@@ -605,6 +668,9 @@ void vms_export_free(struct vms_export *x)
 	vms_keymap_free(&x->gthread_tr);
 	vms_keymap_free(&x->steal_lane);
 	free(x->lanes);
+	vms_keymap_free(&x->vmm_name);
+	vms_keymap_free(&x->instead);
+	free(x->insteads);
 	free(x->group);
 	free(x->vbase);
 	free(x->v);

@@ -1,12 +1,22 @@
 /* The timeline writer (timeline.h): Perfetto protobuf or Chrome JSON.
  *
  * Perfetto (perfetto_trace.proto): the file is a stream of Trace.packet records (field 1,
- * length-delimited), each written as soon as it is built. All packets are on one sequence
- * (trusted_packet_sequence_id 1); the first says the sequence's incremental state is cleared
- * (sequence_flags 3), every track event says it uses it (2): slice and argument names are
- * interned (InternedData in the packet that first uses a name, its iid afterwards). A track
- * is a TrackDescriptor written when the track is made, before its first event; groups are
- * process tracks, so the UI shows one collapsible group per machine.
+ * length-delimited), gathered in blocks of OUT_BUF bytes before they are written. Every track
+ * is a sequence of its own (trusted_packet_sequence_id = its uuid), so that what a packet of
+ * a slice repeats is the least:
+ *  - the track's first packet is its TrackDescriptor and clears the sequence's incremental
+ *    state (sequence_flags 1); groups are process tracks, so the UI shows one collapsible
+ *    group per machine;
+ *  - before its first event, a packet at that time (on the trace clock, BOOTTIME) sets the
+ *    sequence's defaults (timestamps on clock 64, events on this track) and a ClockSnapshot
+ *    that says clock 64 is incremental and equal to BOOTTIME there; every later packet's
+ *    timestamp is the delta from the sequence's previous one (a few bytes). A time that goes
+ *    back (a slice written after a later one ended on the same track) is written absolute,
+ *    on BOOTTIME, and leaves the incremental clock as it was;
+ *  - names of slices, argument keys and string values are interned per sequence: written in
+ *    the packet that first uses them on that track (InternedData), by number afterwards. The
+ *    number is the name's id (timeline.h), the same on every sequence.
+ * Slices are a BEGIN and an END event; nothing else is written per slice.
  *
  * Chrome JSON ({"traceEvents": [...]}): groups are processes (pid = group + 1), tracks are
  * threads (tid = track + 1) named by metadata events, slices complete events ("X", ts and dur
@@ -15,38 +25,55 @@
 #include <string.h>
 
 #include "model/keymap.h"
-#include "pb_wire.h"
+#include "pb_enc.h"
 #include "timeline.h"
 #include "vmscope/writers.h"
 
 /* perfetto_trace.proto field numbers */
 enum {
 	TRACE_PACKET = 1,
-	PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12,
-	PKT_SEQ_FLAGS = 13, PKT_TRACK_DESCRIPTOR = 60,
+	PKT_CLOCK_SNAPSHOT = 6, PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11,
+	PKT_INTERNED = 12, PKT_SEQ_FLAGS = 13, PKT_CLOCK_ID = 58, PKT_DEFAULTS = 59,
+	PKT_TRACK_DESCRIPTOR = 60,
+	TPD_CLOCK_ID = 58, TPD_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
+	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_PARENT = 5, TD_COUNTER = 8,
 	TD_CHILD_ORDERING = 11, TD_SIBLING_RANK = 12,
 	PD_PID = 1, PD_NAME = 6,
 	CD_UNIT_NAME = 6,
-	TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_DOUBLE_VALUE = 44,
-	DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_POINTER = 7,
-	ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, IN_IID = 1, IN_NAME = 2,
+	TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_DOUBLE_VALUE = 44,
+	DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_POINTER = 7, DA_STRING_IID = 17,
+	ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, ID_STRING_VALUES = 29,
+	IN_IID = 1, IN_NAME = 2,   /* EventName, DebugAnnotationName, InternedString alike */
 	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4,
 	ORDER_EXPLICIT = 3,
-	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
+	SEQ_CLEARED = 1,
+	CLOCK_BOOTTIME = 6, CLOCK_INCREMENTAL = 64,
 };
 
-#define NAME_MAX_LEN 96
+/* what a sequence has been told (the kinds of interned data) */
+enum { K_EVENT_NAME, K_ARG_NAME, K_STRING, K_COUNT };
+static const uint32_t k_field[K_COUNT] = { ID_EVENT_NAMES, ID_ANNOTATION_NAMES, ID_STRING_VALUES };
+#define ID_LIMIT (1u << 30)       /* name ids fit the key of `sent` */
+#define SEEN 4                    /* event names a track remembers having interned */
 
-struct intern {
-	struct vms_keymap map;  /* hash of the string -> iid */
-	char **str;             /* [iid - 1] */
+/* bounds of a packet's parts (names are at most VMS_TL_NAME_MAX bytes) */
+#define ENTRY_MAX (2 * (1 + PB_VARINT_MAX) + 2 + VMS_TL_NAME_MAX + 4)
+#define IDATA_MAX ((1 + 2 * VMS_TL_MAX_ARGS) * ENTRY_MAX)
+#define TE_MAX 512
+#define HEAD_MAX 64
+#define PACKET_MAX (HEAD_MAX + IDATA_MAX + TE_MAX + 4 * PB_VARINT_MAX)
+
+struct names {
+	struct vms_keymap map;  /* hash of the string -> id (probing on when they differ) */
+	struct vms_keymap lit;  /* address of a string that never changes -> id */
+	char **str;             /* [id - 1] */
 	uint32_t n, cap;
 };
 
 struct pending {                /* Chrome JSON: the open slice, written at its close */
 	uint64_t t;
-	char name[NAME_MAX_LEN];
+	uint32_t name;
 	struct vms_tl_arg args[VMS_TL_MAX_ARGS];
 	char sval[VMS_TL_MAX_ARGS][32];
 	unsigned nargs;
@@ -55,6 +82,10 @@ struct pending {                /* Chrome JSON: the open slice, written at its c
 struct track {
 	uint32_t group;         /* UINT32_MAX for a group itself */
 	bool counter, open;
+	bool clocked;           /* Perfetto: its clock snapshot is written, last_t is its clock */
+	uint64_t last_t;
+	uint32_t seen[SEEN];    /* Perfetto: event names interned on its sequence (a cache) */
+	unsigned seen_next;
 	char *name;             /* Chrome JSON counters are named in every event */
 	struct pending *p;      /* Chrome JSON only */
 };
@@ -67,15 +98,14 @@ struct vms_tl {
 	size_t nout;
 	enum vms_tl_format fmt;
 	bool failed;
-	struct vms_pb pb;
-	bool first_packet;
-	struct intern names, keys;
+	struct names names;
+	struct vms_keymap sent; /* (sequence, kind, id): interned on that sequence */
 	struct track *t;
 	uint32_t nr, cap;
 	struct vms_json j;
 };
 
-/* ---- interning ---- */
+/* ---- names ---- */
 
 static uint64_t fnv1a(const char *s)
 {
@@ -85,57 +115,76 @@ static uint64_t fnv1a(const char *s)
 	return h;
 }
 
-/* The iid of s (from 1); *fresh when it was just made. 0 when out of memory. */
-static uint64_t intern(struct intern *in, const char *s, bool *fresh)
+uint32_t vms_tl_name(struct vms_tl *tl, const char *s)
 {
-	*fresh = false;
+	char cut[VMS_TL_NAME_MAX + 1];
+	if (!s)
+		s = "";
+	if (strlen(s) > VMS_TL_NAME_MAX) {
+		memcpy(cut, s, VMS_TL_NAME_MAX);
+		cut[VMS_TL_NAME_MAX] = '\0';
+		s = cut;
+	}
+	struct names *in = &tl->names;
 	for (uint64_t k = fnv1a(s);; k++) {
 		if (k == VMS_KEYMAP_EMPTY)
 			continue;
 		uint64_t *v = vms_keymap_get(&in->map, k);
 		if (v && !strcmp(in->str[*v - 1], s))
-			return *v;
+			return (uint32_t)*v;
 		if (v)
 			continue;   /* another string with this hash: probe on */
+		if (in->n + 1 >= ID_LIMIT)
+			goto fail;
 		if (in->n == in->cap) {
 			uint32_t cap = in->cap ? in->cap * 2 : 64;
 			char **ns = realloc(in->str, cap * sizeof *ns);
 			if (!ns)
-				return 0;
+				goto fail;
 			in->str = ns;
 			in->cap = cap;
 		}
 		char *copy = strdup(s);
 		if (!copy || !vms_keymap_put(&in->map, k, in->n + 1, NULL)) {
 			free(copy);
-			return 0;
+			goto fail;
 		}
 		in->str[in->n++] = copy;
-		*fresh = true;
 		return in->n;
 	}
+fail:
+	tl->failed = true;
+	return 0;
 }
 
-static void intern_free(struct intern *in)
+uint32_t vms_tl_name_lit(struct vms_tl *tl, const char *s)
+{
+	uint64_t *v = vms_keymap_get(&tl->names.lit, (uint64_t)(uintptr_t)s);
+	if (v)
+		return (uint32_t)*v;
+	uint32_t id = vms_tl_name(tl, s);
+	if (id && !vms_keymap_put(&tl->names.lit, (uint64_t)(uintptr_t)s, id, NULL)) {
+		tl->failed = true;
+		return 0;
+	}
+	return id;
+}
+
+static const char *name_of(const struct vms_tl *tl, uint32_t id)
+{
+	return id && id <= tl->names.n ? tl->names.str[id - 1] : "";
+}
+
+static void names_free(struct names *in)
 {
 	for (uint32_t i = 0; i < in->n; i++)
 		free(in->str[i]);
 	free(in->str);
 	vms_keymap_free(&in->map);
+	vms_keymap_free(&in->lit);
 }
 
 /* ---- Perfetto packets ---- */
-
-static void packet_begin(struct vms_tl *tl)
-{
-	vms_pb_reset(&tl->pb);
-	vms_pb_begin(&tl->pb, TRACE_PACKET);
-	vms_pb_uint(&tl->pb, PKT_SEQ_ID, 1);
-	if (tl->first_packet) {
-		vms_pb_uint(&tl->pb, PKT_SEQ_FLAGS, SEQ_CLEARED | SEQ_NEEDS);
-		tl->first_packet = false;
-	}
-}
 
 static void out_flush(struct vms_tl *tl)
 {
@@ -144,163 +193,162 @@ static void out_flush(struct vms_tl *tl)
 	tl->nout = 0;
 }
 
-static void out_write(struct vms_tl *tl, const uint8_t *b, size_t n)
+/* A Trace.packet made of parts (each already encoded), written to the block. */
+static void emit(struct vms_tl *tl, const uint8_t *head, size_t nhead, const uint8_t *idata,
+		 size_t nidata, const uint8_t *te, size_t nte)
 {
-	if (tl->nout + n > OUT_BUF)
+	uint8_t k[2 * (1 + PB_VARINT_MAX)];
+	size_t len = nhead;
+	if (nidata)
+		len += (size_t)(pb_varint(pb_key(k, PKT_INTERNED, 2), nidata) - k) + nidata;
+	if (nte)
+		len += (size_t)(pb_varint(pb_key(k, PKT_TRACK_EVENT, 2), nte) - k) + nte;
+	if (tl->nout + len + 1 + PB_VARINT_MAX > OUT_BUF)   /* len < PACKET_MAX << OUT_BUF */
 		out_flush(tl);
-	if (n > OUT_BUF) {
-		if (fwrite(b, 1, n, tl->f) != n)
-			tl->failed = true;
-		return;
-	}
-	memcpy(tl->out + tl->nout, b, n);
-	tl->nout += n;
+	uint8_t *p = pb_varint(pb_key(tl->out + tl->nout, TRACE_PACKET, 2), len);
+	memcpy(p, head, nhead);
+	p += nhead;
+	if (nidata)
+		p = pb_bytes(p, PKT_INTERNED, idata, nidata);
+	if (nte)
+		p = pb_bytes(p, PKT_TRACK_EVENT, te, nte);
+	tl->nout = (size_t)(p - tl->out);
 }
 
-static void packet_end(struct vms_tl *tl)
+static uint8_t *cut_string(uint8_t *p, uint32_t field, const char *s)
 {
-	vms_pb_end(&tl->pb);
-	vms_pb_compact(&tl->pb);
-	if (tl->pb.failed) {
-		tl->failed = true;
-		return;
-	}
-	out_write(tl, tl->pb.buf, tl->pb.len);
-}
-
-static size_t put_varint(uint8_t *b, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		b[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b[n++] = (uint8_t)v;
-	return n;
-}
-
-/* The two packets of most slices, written directly (the same bytes the general path makes,
- * without its bookkeeping): a slice's end, and a begin whose name is interned already and
- * that has no arguments. name_iid 0: an end. */
-static void pb_fast(struct vms_tl *tl, uint32_t id, uint64_t t, uint64_t name_iid)
-{
-	uint8_t te[32], pk[64];
-	size_t m = 0, n = 0;
-	te[m++] = TE_TYPE << 3;
-	te[m++] = name_iid ? TYPE_SLICE_BEGIN : TYPE_SLICE_END;
-	te[m++] = TE_TRACK_UUID << 3;
-	m += put_varint(te + m, (uint64_t)id + 1);
-	if (name_iid) {
-		te[m++] = TE_NAME_IID << 3;
-		m += put_varint(te + m, name_iid);
-	}
-	pk[n++] = PKT_TIMESTAMP << 3;
-	n += put_varint(pk + n, t);
-	pk[n++] = PKT_SEQ_ID << 3;
-	pk[n++] = 1;
-	pk[n++] = PKT_SEQ_FLAGS << 3;
-	pk[n++] = SEQ_NEEDS;
-	pk[n++] = PKT_TRACK_EVENT << 3 | 2;
-	pk[n++] = (uint8_t)m;            /* m < 128 */
-	memcpy(pk + n, te, m);
-	n += m;
-	uint8_t head[2] = { TRACE_PACKET << 3 | 2, (uint8_t)n };   /* n < 128 */
-	out_write(tl, head, 2);
-	out_write(tl, pk, n);
+	size_t n = s ? strlen(s) : 0;
+	return pb_bytes(p, field, s, n > VMS_TL_NAME_MAX ? VMS_TL_NAME_MAX : n);
 }
 
 static void pb_descriptor(struct vms_tl *tl, uint32_t id, const char *name, const char *unit,
 			  int32_t rank)
 {
 	const struct track *tr = &tl->t[id];
-	packet_begin(tl);
-	vms_pb_begin(&tl->pb, PKT_TRACK_DESCRIPTOR);
-	vms_pb_uint(&tl->pb, TD_UUID, id + 1);
+	uint8_t inner[2 * VMS_TL_NAME_MAX + 64], td[3 * VMS_TL_NAME_MAX + 128];
+	uint8_t head[HEAD_MAX + sizeof td], *p = td;
+	p = pb_uint(p, TD_UUID, id + 1);
 	if (tr->group == UINT32_MAX) {
-		vms_pb_begin(&tl->pb, TD_PROCESS);
-		vms_pb_int(&tl->pb, PD_PID, (int64_t)id + 1);
-		vms_pb_string(&tl->pb, PD_NAME, name);
-		vms_pb_end(&tl->pb);
-		vms_pb_uint(&tl->pb, TD_CHILD_ORDERING, ORDER_EXPLICIT);
+		uint8_t *q = pb_int(inner, PD_PID, (int64_t)id + 1);
+		q = cut_string(q, PD_NAME, name);
+		p = pb_bytes(p, TD_PROCESS, inner, (size_t)(q - inner));
+		p = pb_uint(p, TD_CHILD_ORDERING, ORDER_EXPLICIT);
 	} else {
-		vms_pb_uint(&tl->pb, TD_PARENT, tr->group + 1);
-		vms_pb_string(&tl->pb, TD_NAME, name);
+		p = pb_uint(p, TD_PARENT, tr->group + 1);
+		p = cut_string(p, TD_NAME, name);
 		if (tr->counter) {
-			vms_pb_begin(&tl->pb, TD_COUNTER);
-			vms_pb_string(&tl->pb, CD_UNIT_NAME, unit);
-			vms_pb_end(&tl->pb);
+			uint8_t *q = cut_string(inner, CD_UNIT_NAME, unit);
+			p = pb_bytes(p, TD_COUNTER, inner, (size_t)(q - inner));
 		}
 	}
-	vms_pb_int(&tl->pb, TD_SIBLING_RANK, rank);
-	vms_pb_end(&tl->pb);
-	packet_end(tl);
+	p = pb_int(p, TD_SIBLING_RANK, rank);
+	uint8_t *h = pb_uint(head, PKT_SEQ_ID, id + 1);
+	h = pb_uint(h, PKT_SEQ_FLAGS, SEQ_CLEARED);
+	h = pb_bytes(h, PKT_TRACK_DESCRIPTOR, td, (size_t)(p - td));
+	emit(tl, head, (size_t)(h - head), NULL, 0, NULL, 0);
 }
 
-/* A slice begin (name != NULL) or end on a track, or a counter value (name NULL, counter). */
-static void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type, const char *name,
+/* The sequence's defaults and its incremental clock, starting at t. */
+static void pb_clock(struct vms_tl *tl, uint32_t id, uint64_t t)
+{
+	uint8_t ted[16], def[32], c1[32], c2[32], cs[80], head[192], *p;
+	size_t nted = (size_t)(pb_uint(ted, TED_TRACK_UUID, id + 1) - ted);
+	p = pb_uint(def, TPD_CLOCK_ID, CLOCK_INCREMENTAL);
+	size_t ndef = (size_t)(pb_bytes(p, TPD_TRACK_EVENT, ted, nted) - def);
+	p = pb_uint(c1, CLK_ID, CLOCK_BOOTTIME);
+	size_t n1 = (size_t)(pb_uint(p, CLK_TIMESTAMP, t) - c1);
+	p = pb_uint(c2, CLK_ID, CLOCK_INCREMENTAL);
+	p = pb_uint(p, CLK_TIMESTAMP, t);
+	size_t n2 = (size_t)(pb_uint(p, CLK_INCREMENTAL, 1) - c2);
+	p = pb_bytes(cs, CS_CLOCKS, c1, n1);
+	size_t ncs = (size_t)(pb_bytes(p, CS_CLOCKS, c2, n2) - cs);
+	p = pb_uint(head, PKT_TIMESTAMP, t);
+	p = pb_uint(p, PKT_CLOCK_ID, CLOCK_BOOTTIME);
+	p = pb_uint(p, PKT_SEQ_ID, id + 1);
+	p = pb_bytes(p, PKT_DEFAULTS, def, ndef);
+	p = pb_bytes(p, PKT_CLOCK_SNAPSHOT, cs, ncs);
+	emit(tl, head, (size_t)(p - head), NULL, 0, NULL, 0);
+	tl->t[id].clocked = true;
+	tl->t[id].last_t = t;
+}
+
+/* Whether name `id` of kind k must be interned on track tr's sequence now (it is then taken
+ * as done). */
+static bool fresh(struct vms_tl *tl, uint32_t track, unsigned k, uint32_t id)
+{
+	struct track *tr = &tl->t[track];
+	if (k == K_EVENT_NAME)
+		for (unsigned i = 0; i < SEEN; i++)
+			if (tr->seen[i] == id)
+				return false;
+	bool inserted = false;
+	uint64_t key = (uint64_t)(track + 1) << 32 | (uint64_t)k << 30 | id;
+	if (!vms_keymap_put(&tl->sent, key, 1, &inserted)) {
+		tl->failed = true;
+		return false;
+	}
+	if (k == K_EVENT_NAME) {
+		tr->seen[tr->seen_next] = id;
+		tr->seen_next = (tr->seen_next + 1) % SEEN;
+	}
+	return inserted;
+}
+
+static uint8_t *intern_entry(struct vms_tl *tl, uint8_t *p, unsigned k, uint32_t id)
+{
+	uint8_t e[ENTRY_MAX];
+	uint8_t *q = pb_uint(e, IN_IID, id);
+	q = cut_string(q, IN_NAME, name_of(tl, id));
+	return pb_bytes(p, k_field[k], e, (size_t)(q - e));
+}
+
+/* A slice BEGIN (name) or END (name 0) on a track, or a counter's value. */
+static void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type, uint32_t name,
 		     const struct vms_tl_arg *args, unsigned nargs, double value)
 {
-	bool fresh_name = false, fresh_key[VMS_TL_MAX_ARGS] = { false };
-	uint64_t name_iid = 0, key_iid[VMS_TL_MAX_ARGS] = { 0 };
-	bool any_fresh = false;
+	struct track *tr = &tl->t[id];
+	if (!tr->clocked)
+		pb_clock(tl, id, t);
+	uint8_t idata[IDATA_MAX], te[TE_MAX], head[HEAD_MAX];
+	uint8_t *ip = idata, *ep = te, *hp = head;
+	ep = pb_uint(ep, TE_TYPE, (uint64_t)type);
 	if (name) {
-		name_iid = intern(&tl->names, name, &fresh_name);
-		any_fresh |= fresh_name;
+		if (fresh(tl, id, K_EVENT_NAME, name))
+			ip = intern_entry(tl, ip, K_EVENT_NAME, name);
+		ep = pb_uint(ep, TE_NAME_IID, name);
 	}
 	for (unsigned i = 0; i < nargs; i++) {
-		key_iid[i] = intern(&tl->keys, args[i].key, &fresh_key[i]);
-		any_fresh |= fresh_key[i];
-	}
-	if ((name && !name_iid)) {
-		tl->failed = true;
-		return;
-	}
-	if (!any_fresh && !nargs && type != TYPE_COUNTER && !tl->first_packet) {
-		pb_fast(tl, id, t, name ? name_iid : 0);
-		return;
-	}
-	packet_begin(tl);
-	vms_pb_uint(&tl->pb, PKT_TIMESTAMP, t);
-	vms_pb_uint(&tl->pb, PKT_SEQ_FLAGS, SEQ_NEEDS);
-	if (any_fresh) {
-		vms_pb_begin(&tl->pb, PKT_INTERNED);
-		if (fresh_name) {
-			vms_pb_begin(&tl->pb, ID_EVENT_NAMES);
-			vms_pb_uint(&tl->pb, IN_IID, name_iid);
-			vms_pb_string(&tl->pb, IN_NAME, name);
-			vms_pb_end(&tl->pb);
-		}
-		for (unsigned i = 0; i < nargs; i++)
-			if (fresh_key[i]) {
-				vms_pb_begin(&tl->pb, ID_ANNOTATION_NAMES);
-				vms_pb_uint(&tl->pb, IN_IID, key_iid[i]);
-				vms_pb_string(&tl->pb, IN_NAME, args[i].key);
-				vms_pb_end(&tl->pb);
-			}
-		vms_pb_end(&tl->pb);
-	}
-	vms_pb_begin(&tl->pb, PKT_TRACK_EVENT);
-	vms_pb_uint(&tl->pb, TE_TYPE, (uint64_t)type);
-	vms_pb_uint(&tl->pb, TE_TRACK_UUID, id + 1);
-	if (name)
-		vms_pb_uint(&tl->pb, TE_NAME_IID, name_iid);
-	for (unsigned i = 0; i < nargs; i++) {
-		if (!key_iid[i])
+		uint32_t key = vms_tl_name_lit(tl, args[i].key), sv = 0;
+		if (args[i].type == VMS_TL_STR)
+			sv = vms_tl_name(tl, args[i].s);
+		else if (args[i].type == VMS_TL_NAME)
+			sv = args[i].u <= tl->names.n ? (uint32_t)args[i].u : 0;
+		if (!key || ((args[i].type == VMS_TL_STR || args[i].type == VMS_TL_NAME) && !sv))
 			continue;
-		vms_pb_begin(&tl->pb, TE_ANNOTATIONS);
-		vms_pb_uint(&tl->pb, DA_NAME_IID, key_iid[i]);
+		if (fresh(tl, id, K_ARG_NAME, key))
+			ip = intern_entry(tl, ip, K_ARG_NAME, key);
+		if (sv && fresh(tl, id, K_STRING, sv))
+			ip = intern_entry(tl, ip, K_STRING, sv);
+		uint8_t a[4 * (1 + PB_VARINT_MAX)], *ap = pb_uint(a, DA_NAME_IID, key);
 		switch (args[i].type) {
-		case VMS_TL_UINT: vms_pb_uint(&tl->pb, DA_UINT, args[i].u); break;
-		case VMS_TL_INT: vms_pb_int(&tl->pb, DA_INT, args[i].i); break;
-		case VMS_TL_HEX: vms_pb_uint(&tl->pb, DA_POINTER, args[i].u); break;
-		case VMS_TL_STR: vms_pb_string(&tl->pb, DA_STRING, args[i].s ? args[i].s : ""); break;
+		case VMS_TL_UINT: ap = pb_uint(ap, DA_UINT, args[i].u); break;
+		case VMS_TL_INT: ap = pb_int(ap, DA_INT, args[i].i); break;
+		case VMS_TL_HEX: ap = pb_uint(ap, DA_POINTER, args[i].u); break;
+		case VMS_TL_STR: case VMS_TL_NAME: ap = pb_uint(ap, DA_STRING_IID, sv); break;
 		}
-		vms_pb_end(&tl->pb);
+		ep = pb_bytes(ep, TE_ANNOTATIONS, a, (size_t)(ap - a));
 	}
 	if (type == TYPE_COUNTER)
-		vms_pb_double(&tl->pb, TE_DOUBLE_VALUE, value);
-	vms_pb_end(&tl->pb);
-	packet_end(tl);
+		ep = pb_double(ep, TE_DOUBLE_VALUE, value);
+	if (t >= tr->last_t) {
+		hp = pb_uint(hp, PKT_TIMESTAMP, t - tr->last_t);
+		tr->last_t = t;
+	} else {
+		hp = pb_uint(hp, PKT_TIMESTAMP, t);
+		hp = pb_uint(hp, PKT_CLOCK_ID, CLOCK_BOOTTIME);
+	}
+	hp = pb_uint(hp, PKT_SEQ_ID, id + 1);
+	emit(tl, head, (size_t)(hp - head), idata, (size_t)(ip - idata), te, (size_t)(ep - te));
 }
 
 /* ---- Chrome JSON ---- */
@@ -338,12 +386,12 @@ static void json_meta(struct vms_tl *tl, uint32_t id, const char *what, const ch
 }
 
 static void json_slice(struct vms_tl *tl, uint32_t id, uint64_t start, uint64_t end,
-		       const char *name, const struct vms_tl_arg *args, unsigned nargs)
+		       uint32_t name, const struct vms_tl_arg *args, unsigned nargs)
 {
 	json_head(tl, "X", id);
 	json_us(&tl->j, "ts", start);
 	json_us(&tl->j, "dur", end > start ? end - start : 0);
-	vms_json_string(&tl->j, "name", name);
+	vms_json_string(&tl->j, "name", name_of(tl, name));
 	if (nargs) {
 		vms_json_begin_object(&tl->j, "args");
 		for (unsigned i = 0; i < nargs; i++) {
@@ -356,6 +404,9 @@ static void json_slice(struct vms_tl *tl, uint32_t id, uint64_t start, uint64_t 
 				vms_json_string(&tl->j, args[i].key, b);
 				break;
 			case VMS_TL_STR: vms_json_string(&tl->j, args[i].key, args[i].s); break;
+			case VMS_TL_NAME:
+				vms_json_string(&tl->j, args[i].key, name_of(tl, (uint32_t)args[i].u));
+				break;
 			}
 		}
 		vms_json_end_object(&tl->j);
@@ -443,7 +494,7 @@ void vms_tl_close(struct vms_tl *tl, uint32_t id, uint64_t t, const struct vms_t
 	struct track *tr = &tl->t[id];
 	tr->open = false;
 	if (tl->fmt == VMS_TL_PERFETTO) {
-		pb_event(tl, id, t, TYPE_SLICE_END, NULL, args,
+		pb_event(tl, id, t, TYPE_SLICE_END, 0, args,
 			 nargs > VMS_TL_MAX_ARGS ? VMS_TL_MAX_ARGS : nargs, 0);
 		return;
 	}
@@ -453,10 +504,10 @@ void vms_tl_close(struct vms_tl *tl, uint32_t id, uint64_t t, const struct vms_t
 	json_slice(tl, id, p->t, t, p->name, p->args, p->nargs);
 }
 
-void vms_tl_open(struct vms_tl *tl, uint32_t id, uint64_t t, const char *name,
+void vms_tl_open(struct vms_tl *tl, uint32_t id, uint64_t t, uint32_t name,
 		 const struct vms_tl_arg *args, unsigned nargs)
 {
-	if (!slice_track(tl, id))
+	if (!slice_track(tl, id) || !name)
 		return;
 	vms_tl_close(tl, id, t, NULL, 0);
 	if (nargs > VMS_TL_MAX_ARGS)
@@ -469,7 +520,7 @@ void vms_tl_open(struct vms_tl *tl, uint32_t id, uint64_t t, const char *name,
 	}
 	struct pending *p = tr->p;
 	p->t = t;
-	snprintf(p->name, sizeof p->name, "%s", name);
+	p->name = name;
 	p->nargs = nargs;
 	for (unsigned i = 0; i < nargs; i++) {
 		p->args[i] = args[i];
@@ -481,15 +532,15 @@ void vms_tl_open(struct vms_tl *tl, uint32_t id, uint64_t t, const char *name,
 }
 
 void vms_tl_slice(struct vms_tl *tl, uint32_t id, uint64_t start, uint64_t end,
-		  const char *name, const struct vms_tl_arg *args, unsigned nargs)
+		  uint32_t name, const struct vms_tl_arg *args, unsigned nargs)
 {
-	if (!slice_track(tl, id))
+	if (!slice_track(tl, id) || !name)
 		return;
 	if (nargs > VMS_TL_MAX_ARGS)
 		nargs = VMS_TL_MAX_ARGS;
 	if (tl->fmt == VMS_TL_PERFETTO) {
 		pb_event(tl, id, start, TYPE_SLICE_BEGIN, name, args, nargs, 0);
-		pb_event(tl, id, end, TYPE_SLICE_END, NULL, NULL, 0, 0);
+		pb_event(tl, id, end, TYPE_SLICE_END, 0, NULL, 0, 0);
 	} else {
 		json_slice(tl, id, start, end, name, args, nargs);
 	}
@@ -500,7 +551,7 @@ void vms_tl_count(struct vms_tl *tl, uint32_t id, uint64_t t, double v)
 	if (id >= tl->nr || !tl->t[id].counter)
 		return;
 	if (tl->fmt == VMS_TL_PERFETTO) {
-		pb_event(tl, id, t, TYPE_COUNTER, NULL, NULL, 0, v);
+		pb_event(tl, id, t, TYPE_COUNTER, 0, NULL, 0, v);
 		return;
 	}
 	json_head(tl, "C", id);
@@ -521,14 +572,13 @@ struct vms_tl *vms_tl_new(FILE *f, enum vms_tl_format fmt)
 		return NULL;
 	tl->f = f;
 	tl->fmt = fmt;
-	tl->first_packet = true;
-	vms_pb_init(&tl->pb);
 	if (fmt == VMS_TL_PERFETTO && !(tl->out = malloc(OUT_BUF))) {
 		free(tl);
 		return NULL;
 	}
 	vms_keymap_init(&tl->names.map);
-	vms_keymap_init(&tl->keys.map);
+	vms_keymap_init(&tl->names.lit);
+	vms_keymap_init(&tl->sent);
 	if (fmt == VMS_TL_CHROME_JSON) {
 		vms_json_init(&tl->j, f, false);
 		vms_json_begin_object(&tl->j, NULL);
@@ -562,9 +612,8 @@ void vms_tl_free(struct vms_tl *tl)
 		free(tl->t[i].p);
 	}
 	free(tl->t);
-	intern_free(&tl->names);
-	intern_free(&tl->keys);
-	vms_pb_free(&tl->pb);
+	names_free(&tl->names);
+	vms_keymap_free(&tl->sent);
 	free(tl->out);
 	free(tl);
 }

@@ -5,8 +5,12 @@
  * belong to a group. A track has at most one open slice at a time (vms_tl_open ..
  * vms_tl_close: Perfetto gets the begin when it happens, Chrome JSON one complete event at
  * the close) and any number of closed ones written with vms_tl_slice, which must nest in
- * what is open on that track. Names of slices and of arguments are interned in the Perfetto
- * output (written once, then referred to by number). Time is in ns. */
+ * what is open on that track. Time is in ns.
+ *
+ * Names: a slice's name is a name id (vms_tl_name, or vms_tl_name_lit for a string that
+ * never changes, such as a literal: looked up by its address), made once by the caller and
+ * then used per slice without hashing a string. The Perfetto output interns names, argument
+ * keys and string values (written once per track, then referred to by number). */
 #ifndef VMS_TIMELINE_H
 #define VMS_TIMELINE_H
 
@@ -15,11 +19,11 @@
 
 enum vms_tl_format { VMS_TL_PERFETTO, VMS_TL_CHROME_JSON };
 
-enum vms_tl_arg_type { VMS_TL_UINT, VMS_TL_INT, VMS_TL_HEX, VMS_TL_STR };
+enum vms_tl_arg_type { VMS_TL_UINT, VMS_TL_INT, VMS_TL_HEX, VMS_TL_STR, VMS_TL_NAME };
 struct vms_tl_arg {
-	const char *key;              /* a name that stays valid (a literal) */
+	const char *key;              /* a string that never changes (a literal) */
 	enum vms_tl_arg_type type;
-	uint64_t u;                   /* UINT, HEX */
+	uint64_t u;                   /* UINT, HEX; NAME: a name id (the string it names) */
 	int64_t i;                    /* INT */
 	const char *s;                /* STR (copied when needed) */
 };
@@ -33,6 +37,12 @@ struct vms_tl *vms_tl_new(FILE *f, enum vms_tl_format fmt);
 int vms_tl_finish(struct vms_tl *tl, uint64_t t_end);
 void vms_tl_free(struct vms_tl *tl);
 
+/* The id of a name (from 1; 0 when out of memory: every call then writes nothing). Names
+ * longer than VMS_TL_NAME_MAX bytes are cut. _lit: s never changes (found by address). */
+#define VMS_TL_NAME_MAX 255
+uint32_t vms_tl_name(struct vms_tl *tl, const char *s);
+uint32_t vms_tl_name_lit(struct vms_tl *tl, const char *s);
+
 /* Handles are small integers; UINT32_MAX when out of memory (every call accepts it and does
  * nothing). rank orders siblings (groups among groups, tracks within a group). */
 uint32_t vms_tl_group(struct vms_tl *tl, const char *name, int32_t rank);
@@ -40,13 +50,13 @@ uint32_t vms_tl_track(struct vms_tl *tl, uint32_t group, const char *name, int32
 uint32_t vms_tl_counter(struct vms_tl *tl, uint32_t group, const char *name, const char *unit,
 			int32_t rank);
 
-void vms_tl_open(struct vms_tl *tl, uint32_t track, uint64_t t, const char *name,
+void vms_tl_open(struct vms_tl *tl, uint32_t track, uint64_t t, uint32_t name,
 		 const struct vms_tl_arg *args, unsigned nargs);
 /* args (may be NULL) are added to the slice's (Perfetto: on its end event) */
 void vms_tl_close(struct vms_tl *tl, uint32_t track, uint64_t t, const struct vms_tl_arg *args,
 		  unsigned nargs);
 void vms_tl_slice(struct vms_tl *tl, uint32_t track, uint64_t start, uint64_t end,
-		  const char *name, const struct vms_tl_arg *args, unsigned nargs);
+		  uint32_t name, const struct vms_tl_arg *args, unsigned nargs);
 void vms_tl_count(struct vms_tl *tl, uint32_t counter, uint64_t t, double v);
 
 #endif

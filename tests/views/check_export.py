@@ -4,10 +4,13 @@
 usage: check_export.py DECODED.txt CHROME.json PCPUS.csv VCPUS.csv THREADS.csv EXITS.json REPORT.json
 
 DECODED.txt is `protoc --decode=perfetto.protos.Trace` of the .pftrace (Perfetto's own proto
-decodes it: the wire format is right). From the decoded packets this rebuilds the tracks
-(descriptors: uuid, parent, name, process) and the slices (BEGIN/END per track, in time order
-as trace_processor sorts them: by timestamp, then file order; names from the interned data),
-and compares:
+decodes it: the wire format is right). From the decoded packets this rebuilds, keeping each
+packet sequence's incremental state as trace_processor does (cleared by the sequence's first
+packet; TracePacketDefaults: the track of its events, their clock; a ClockSnapshot defining
+clock 64 as incremental: a timestamp on it is a delta from the sequence's last; interned event
+names, argument names and string values, each defined before its use on that sequence), the
+tracks (descriptors: uuid, parent, name, process) and the slices (BEGIN/END per track, in time
+order as trace_processor sorts them: by timestamp, then file order), and compares:
   - one group per machine; per host CPU in `pcpus` a "CPU n" track whose slices are exactly
     the `pcpus` rows (start, end); per vCPU in `vcpus` a "vCPU n" track whose slices are its
     rows (start, end, state) and a "vCPU n exits" track with one slice per VM exit (the
@@ -71,18 +74,44 @@ def main():
     dec, chrome, pcpus_csv, vcpus_csv, threads_csv, exits_json, report_json = sys.argv[1:8]
     packets = parse_text(dec)
     assert packets, "no packet"
-    assert one(packets[0], "sequence_flags") == "3", "first packet must clear the state"
     tracks = {}
-    names, keys = {}, {}
-    events = []          # (ts, order, uuid, type, name)
+    seqs = {}           # sequence id -> its incremental state, as trace_processor keeps it
+    events = []          # (ts, order, uuid, type, name, args)
     counters = collections.defaultdict(list)
+    stats = collections.Counter()
     for i, p in enumerate(packets):
-        assert one(p, "trusted_packet_sequence_id") == "1"
+        sid = one(p, "trusted_packet_sequence_id")
+        assert sid is not None, "packet without a sequence"
+        flags = int(one(p, "sequence_flags", "0"))
+        if sid not in seqs:
+            # the first packet of a sequence clears its incremental state
+            assert flags & 1, "sequence %s does not start by clearing its state" % sid
+        if flags & 1:
+            seqs[sid] = {"names": {}, "keys": {}, "strings": {}, "clock": None,
+                         "last": None, "track": None}
+        sq = seqs[sid]
+        for d in p.get("trace_packet_defaults", []):
+            sq["clock"] = one(d, "timestamp_clock_id")
+            for ted in d.get("track_event_defaults", []):
+                sq["track"] = one(ted, "track_uuid")
+        for cs in p.get("clock_snapshot", []):
+            clocks = {one(c, "clock_id"): c for c in cs.get("clocks", [])}
+            assert "6" in clocks, "a clock snapshot without BOOTTIME"
+            for cid, c in clocks.items():
+                if cid == "64":
+                    assert one(c, "is_incremental") == "true"
+                    # clock 64 is BOOTTIME + (its value - BOOTTIME's) from here
+                    assert one(c, "timestamp") == one(clocks["6"], "timestamp")
+                    sq["last"] = int(one(c, "timestamp"))
+            stats["clock snapshots"] += 1
         for idata in p.get("interned_data", []):
-            for en in idata.get("event_names", []):
-                names[one(en, "iid")] = one(en, "name")
-            for an in idata.get("debug_annotation_names", []):
-                keys[one(an, "iid")] = one(an, "name")
+            for field, what in (("event_names", "names"), ("debug_annotation_names", "keys"),
+                                ("debug_annotation_string_values", "strings")):
+                for en in idata.get(field, []):
+                    iid = one(en, "iid")
+                    assert iid not in sq[what], "iid %s interned twice on %s" % (iid, sid)
+                    sq[what][iid] = one(en, "name", one(en, "str"))
+                    stats["interned"] += 1
         for td in p.get("track_descriptor", []):
             uuid = one(td, "uuid")
             assert uuid not in tracks, "track %s described twice" % uuid
@@ -92,17 +121,32 @@ def main():
                 "parent": one(td, "parent_uuid"), "group": proc is not None,
                 "counter": "counter" in td,
             }
-        for te in p.get("track_event", []):
-            assert one(p, "sequence_flags") == "2"
-            uuid = one(te, "track_uuid")
-            assert uuid in tracks, "event before its track's descriptor"
+        if "timestamp" in p:
+            cid = one(p, "timestamp_clock_id", sq["clock"])
             ts = int(one(p, "timestamp"))
+            if cid == "64":           # a delta from the sequence's last time
+                assert sq["last"] is not None, "incremental time before its clock snapshot"
+                ts = sq["last"] = sq["last"] + ts
+                stats["incremental times"] += 1
+            else:
+                assert cid in (None, "6"), cid
+        for te in p.get("track_event", []):
+            uuid = one(te, "track_uuid", sq["track"])
+            assert uuid in tracks, "event before its track's descriptor"
             typ = one(te, "type")
             if typ == "TYPE_COUNTER":
                 counters[uuid].append((ts, float(one(te, "double_counter_value"))))
                 continue
-            name = names.get(one(te, "name_iid")) if typ == "TYPE_SLICE_BEGIN" else None
-            args = {keys[one(a, "name_iid")]: a for a in te.get("debug_annotations", [])}
+            name = None
+            if typ == "TYPE_SLICE_BEGIN":
+                assert one(te, "name_iid") in sq["names"], "name used before it is interned"
+                name = sq["names"][one(te, "name_iid")]
+            args = {}
+            for a in te.get("debug_annotations", []):
+                ak = sq["keys"][one(a, "name_iid")]
+                if "string_value_iid" in a:
+                    a = dict(a, string_value=[sq["strings"][one(a, "string_value_iid")]])
+                args[ak] = a
             events.append((ts, i, uuid, typ, name, args))
     # slices per track, matched BEGIN/END in time order (stable on file order)
     events.sort(key=lambda e: (e[0], e[1]))
@@ -239,6 +283,8 @@ def main():
             assert not open_ or e <= open_[-1], ("slices cross on", k, s, e)
             open_.append(e)
     assert sum(len(v) for v in per.values()) == sum(len(v) for v in slices.values())
+    assert stats["incremental times"] > 0 and stats["clock snapshots"] > 0, stats
+    kinds.update(stats)
     print("# " + ", ".join("%s %d" % kv for kv in sorted(kinds.items())) +
           ", tracks %d" % len(tracks))
 
