@@ -149,6 +149,10 @@ struct vms_observer {
 	 * model the events revealed): the session calls it before every analysis pass. One
 	 * without it is treated like a streaming sink (the session takes the model pass). */
 	void (*reset)(void *ctx, const struct vms_model *model);
+	/* `event` looks only at events of the analysed kinds (not VMS_K_OTHER): a session may
+	 * then leave out the records no analysis reads (vms_source_ops.skip_unread). Without it,
+	 * an observer with `event` gets every event of the traces. */
+	bool event_kinds_only;
 };
 
 /* Subscribe before the first vms_analysis_event(); observers are called in the order they

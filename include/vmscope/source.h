@@ -116,6 +116,12 @@ struct vms_source_ops {
 	/* Optional: only events of these kinds need be decoded (others may be skipped without
 	 * decoding their fields; they are still counted). wanted == NULL means all. */
 	void (*set_wanted)(struct vms_source *src, const bool *wanted /* [VMS_K_COUNT] */);
+	/* Optional: leave out (do not return) the records of the format that no analysis pass
+	 * reads: kind VMS_K_OTHER, a type no consumer looks at, nothing the format's own model
+	 * needs. Each one left out is counted in type_counts[type] (meta.nr_types long) and in
+	 * *total. The first and the last event of every stream and any event carrying
+	 * VMS_EVF_LOST_BEFORE are still returned. NULL counts: every event again. */
+	void (*skip_unread)(struct vms_source *src, uint64_t *type_counts, uint64_t *total);
 	/* Optional: a human-readable rendering of the last event returned by next() on that
 	 * stream, for `vmscope dump`. Writes at most len bytes (NUL-terminated). */
 	int (*format_event)(struct vms_source *src, uint32_t stream, char *buf, size_t len);

@@ -550,6 +550,7 @@ struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn
 		.ctx = l, .vcpu_state = on_state, .vcpu_instead = on_instead,
 		.exit_begin = on_exit_begin, .guest_switch = on_guest_switch, .event = on_event,
 		.finish = on_finish, .reset = on_reset,
+		.event_kinds_only = true, /* on_event reads sched_wakeup only */
 	};
 	return l;
 }

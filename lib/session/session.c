@@ -570,6 +570,17 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	for (uint32_t i = 0; i < s->nr_src; i++)
 		memset(s->type_counts[i], 0,
 		       (s->src[i]->meta.nr_types ? s->src[i]->meta.nr_types : 1) * sizeof(uint64_t));
+	/* An analysis pass over the whole traces with no one asking for every event: the readers
+	 * that can leave out what no analysis reads do (counted, so the totals stay those of
+	 * the traces). */
+	bool skip = an && !fn && !s->opts.from.set && !s->opts.to.set;
+	for (uint32_t i = 0; skip && i < s->nr_obs; i++)
+		if (s->obs[i].event && !s->obs[i].event_kinds_only)
+			skip = false;
+	uint64_t skipped = 0;
+	for (uint32_t i = 0; skip && i < s->nr_src; i++)
+		if (s->src[i]->ops->skip_unread)
+			s->src[i]->ops->skip_unread(s->src[i], s->type_counts[i], &skipped);
 	struct vms_progress prog;
 	vms_progress_start(&prog, s->opts.progress, an ? "analysis" : "reading");
 	const struct vms_event *ev;
@@ -608,7 +619,10 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 		vms_progress_maybe(&prog, n);
 	}
 	vms_progress_end(&prog, n);
-	s->events = n;
+	for (uint32_t i = 0; skip && i < s->nr_src; i++)
+		if (s->src[i]->ops->skip_unread)
+			s->src[i]->ops->skip_unread(s->src[i], NULL, NULL);
+	s->events = n + skipped;
 	s->first = first;
 	s->last = last;
 	s->backwards = m.backwards;

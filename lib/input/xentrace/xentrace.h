@@ -63,10 +63,60 @@ struct xt_reader;
  * come back if touched again), so that the resident set does not grow with the file. */
 void xt_give_back(struct xt_reader *r, uint64_t upto);
 
-/* class index of an event (enum order of vms_xen_class_name), VMS_XEN_NR_CLASSES - 1 if none */
-uint32_t xt_class(uint32_t ev);
+/* class index of an event (enum order of vms_xen_class_name), VMS_XEN_NR_CLASSES - 1 if none:
+ * TRC_GEN 0x0001f000 ... TRC_HW 0x0080f000 are one bit each in bits 16..23, TRC_GUEST is
+ * 0x0800f000 (inline: it runs for every record of the file) */
+static inline uint32_t xt_class(uint32_t ev)
+{
+	uint32_t main = ev >> 16;
+	if (main && main <= 0x80 && !(main & (main - 1)))
+		return (uint32_t)__builtin_ctz(main);
+	return main == 0x800 ? 8 : 9;
+}
+
 /* the type of a record (enum vms_xen_type) */
-uint32_t xt_type(uint32_t ev);
+static inline uint32_t xt_type(uint32_t ev)
+{
+	if (ev == VMS_XEN_TRC_LOST_RECORDS)
+		return VMS_XEN_T_LOST_RECORDS;
+	if (ev == VMS_XEN_TRC_WRAP_BUFFER)
+		return VMS_XEN_T_WRAP_BUFFER;
+	if (xt_is_runstate_change(ev))
+		return VMS_XEN_T_RUNSTATE_CHANGE;
+	if (ev == VMS_XEN_TRC_RUNSTATE_CONTINUE)
+		return VMS_XEN_T_RUNSTATE_CONTINUE;
+	if (ev == VMS_XEN_TRC_SCHED_SWITCH)
+		return VMS_XEN_T_SCHED_SWITCH;
+	if (ev == VMS_XEN_TRC_VMENTRY)
+		return VMS_XEN_T_VMENTRY;
+	if (xt_is_vmexit(ev))
+		return VMS_XEN_T_VMEXIT;
+	return VMS_XEN_T_GEN + xt_class(ev);
+}
+
+/* What the analyses read of a record (the source's skip_unread):
+ *   XT_READ     lost records, runstates, VMENTRY/VMEXIT: the analyses and the Xen model
+ *   XT_ONCE     other HVM, PV and shadow records: the Xen model learns from them whether the
+ *               vCPU current on the CPU is HVM or PV, which only the first of a run of them
+ *               can change (nothing else changes the CPU's current vCPU in between)
+ *   XT_UNREAD   the rest (scheduler internals, memory, hardware, dom0op, guest records):
+ *               kind VMS_K_OTHER and no type any consumer of an analysis pass looks at */
+enum { XT_READ, XT_ONCE, XT_UNREAD };
+
+static inline int xt_read_kind(uint32_t ev)
+{
+	switch (ev >> 16) {
+	case 0x001: return ev == VMS_XEN_TRC_LOST_RECORDS ? XT_READ : XT_UNREAD;
+	case 0x002:
+		return xt_is_runstate_change(ev) || ev == VMS_XEN_TRC_RUNSTATE_CONTINUE ? XT_READ
+											  : XT_UNREAD;
+	case 0x008:
+		return xt_is_vmexit(ev) || ev == VMS_XEN_TRC_VMENTRY ? XT_READ : XT_ONCE;
+	case 0x020:
+	case 0x040: return XT_ONCE;
+	default: return XT_UNREAD;
+	}
+}
 /* the host thread of (dom, vcpu): 0 for the idle domain, -1 when out of range */
 static inline int32_t xt_tid(uint32_t dom, uint32_t vcpu)
 {
@@ -89,6 +139,9 @@ struct xt_stream {
 	uint64_t lost_end_tsc;
 	bool in_block;
 	bool done;               /* no block of its CPU is left */
+	uint64_t final_off;      /* where this CPU's last record is (found at open) */
+	bool returned;           /* a record was returned since the rewind */
+	bool once_done;          /* an XT_ONCE record was returned since the last XT_READ one */
 	char name[2][24];        /* s[0], s[1] of the last event */
 	uint64_t last_off;       /* the last record (for dump's format_event) */
 };
@@ -104,6 +157,8 @@ struct xt_reader {
 	struct vms_xen_info info;
 	uint32_t *pcpu;
 	struct vms_xen_domain *dom;
+	/* skip_unread: on when counts is set; records left out are counted here by type */
+	uint64_t *skip_counts, *skip_total;
 };
 
 #endif

@@ -37,44 +37,6 @@ const char *vms_xen_runstate_name(unsigned state)
 	return state < 4 ? n[state] : "?";
 }
 
-/* TRC_GEN 0x0001f000 ... TRC_HW 0x0080f000 are one bit each in bits 16..23; TRC_GUEST is
- * 0x0800f000 */
-uint32_t xt_class(uint32_t ev)
-{
-	uint32_t main = ev >> 16;
-	switch (main) {
-	case 0x001: return 0;
-	case 0x002: return 1;
-	case 0x004: return 2;
-	case 0x008: return 3;
-	case 0x010: return 4;
-	case 0x020: return 5;
-	case 0x040: return 6;
-	case 0x080: return 7;
-	case 0x800: return 8;
-	default: return 9;
-	}
-}
-
-uint32_t xt_type(uint32_t ev)
-{
-	if (ev == VMS_XEN_TRC_LOST_RECORDS)
-		return VMS_XEN_T_LOST_RECORDS;
-	if (ev == VMS_XEN_TRC_WRAP_BUFFER)
-		return VMS_XEN_T_WRAP_BUFFER;
-	if (xt_is_runstate_change(ev))
-		return VMS_XEN_T_RUNSTATE_CHANGE;
-	if (ev == VMS_XEN_TRC_RUNSTATE_CONTINUE)
-		return VMS_XEN_T_RUNSTATE_CONTINUE;
-	if (ev == VMS_XEN_TRC_SCHED_SWITCH)
-		return VMS_XEN_T_SCHED_SWITCH;
-	if (ev == VMS_XEN_TRC_VMENTRY)
-		return VMS_XEN_T_VMENTRY;
-	if (xt_is_vmexit(ev))
-		return VMS_XEN_T_VMEXIT;
-	return VMS_XEN_T_GEN + xt_class(ev);
-}
-
 static const char *const type_names[VMS_XEN_T_COUNT] = {
 	"xen:lost_records", "xen:wrap_buffer", "xen:lost_records_end", "xen:runstate_change", "xen:runstate_continue",
 	"xen:sched_switch", "xen:vmentry", "xen:vmexit", "xen:gen", "xen:sched", "xen:dom0op",
@@ -120,6 +82,7 @@ struct scan {
 	bool cpu_seen[XT_MAX_CPUS];
 	uint64_t cpu_first_tsc[XT_MAX_CPUS];
 	bool cpu_has_tsc[XT_MAX_CPUS];
+	uint64_t cpu_last_off[XT_MAX_CPUS]; /* where each CPU's last record is */
 };
 
 static int damage(struct scan *s, uint64_t off, const char *what)
@@ -263,6 +226,7 @@ static int walk(struct scan *s)
 			int rc = scan_record(s, cpu, p, &rec);
 			if (rc)
 				return rc;
+			s->cpu_last_off[cpu] = p;
 			p += rec.size;
 		}
 		if (cut) {
@@ -329,6 +293,7 @@ static int fill_meta(struct vms_source *src, struct xt_reader *r, struct scan *s
 		r->pcpu[k] = c;
 		r->st[k].cpu = c;
 		r->st[k].first_tsc = s->cpu_has_tsc[c] ? s->cpu_first_tsc[c] : r->info.first_tsc;
+		r->st[k].final_off = s->cpu_last_off[c];
 		k++;
 	}
 	r->nr_st = n;
