@@ -67,6 +67,8 @@ enum vms_synth_event {
 	VMS_SYNTH_EV_KVM_ENTRY,
 	VMS_SYNTH_EV_KVM_EXIT,
 	VMS_SYNTH_EV_KVM_VCPU_WAKEUP,   /* a halt ends: ns halted or polled, waited */
+	VMS_SYNTH_EV_PROCESS_EXEC,      /* the VMM starts (qemu_pid) ... */
+	VMS_SYNTH_EV_PROCESS_FORK,      /* ... and creates its threads */
 	VMS_SYNTH_NEVENTS
 };
 
@@ -195,6 +197,8 @@ struct vms_synth_truth {
 	struct vms_synth_file_truth host, guest;
 	char guest_name[32];
 	int32_t qemu_pid;
+	const char *qemu_pid_how;       /* how a reader learns it: "exec" (trace.dat: the VMM's
+	                                   exec and forks are recorded), "statedump" (LTTng) */
 	uint32_t nr_vcpus;
 	struct vms_synth_vcpu_truth vcpu[VMS_SYNTH_MAX_VCPUS];
 	uint32_t nr_gthreads;

@@ -159,7 +159,7 @@ int vms_ctfw_event(struct vms_ctfw *w, uint32_t cpu, uint64_t ts, uint32_t id, i
 	if (s->open_pkt && ts < s->last)
 		return vms_error_set(err, VMS_ERR_USAGE, "ctf writer: time goes backwards on CPU %u",
 				     cpu);
-	uint8_t ev[16 + 4 + MAX_FIELDS * 16];
+	uint8_t ev[16 + 4 + MAX_FIELDS * (VMS_CTFW_STRING_MAX + 1)];
 	uint32_t n = 0;
 	const struct cls *c = &w->cls[id];
 	int rc;
@@ -183,7 +183,8 @@ int vms_ctfw_event(struct vms_ctfw *w, uint32_t cpu, uint64_t ts, uint32_t id, i
 		put(ev, &n, &tid, 4);
 		uint32_t vi = 0, ci = 0;
 		for (uint32_t f = 0; f < c->n; f++) {
-			uint64_t v = c->f[f].type == VMS_CTFW_COMM ? 0 : vals[vi++];
+			bool text = c->f[f].type == VMS_CTFW_COMM || c->f[f].type == VMS_CTFW_STRING;
+			uint64_t v = text ? 0 : vals[vi++];
 			switch (c->f[f].type) {
 			case VMS_CTFW_S32:
 			case VMS_CTFW_U32: {
@@ -198,6 +199,12 @@ int vms_ctfw_event(struct vms_ctfw *w, uint32_t cpu, uint64_t ts, uint32_t id, i
 				char cm[16] = {0};
 				strncpy(cm, comms[ci++], 15);
 				put(ev, &n, cm, 16);
+				break;
+			}
+			case VMS_CTFW_STRING: {
+				uint32_t len = (uint32_t)strnlen(comms[ci++], VMS_CTFW_STRING_MAX);
+				put(ev, &n, comms[ci - 1], len);
+				ev[n++] = 0;
 				break;
 			}
 			default:
@@ -228,6 +235,8 @@ static const char *type_text(uint8_t t)
 		return "integer { size = 64; align = 8; signed = 0; encoding = none; base = 10; }";
 	case VMS_CTFW_U8:
 		return "integer { size = 8; align = 8; signed = 0; encoding = none; base = 10; }";
+	case VMS_CTFW_STRING:
+		return "string";
 	default:
 		return "integer { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; }";
 	}

@@ -13,11 +13,12 @@
 #include "vmscope/error.h"
 
 enum vms_ctfw_type { VMS_CTFW_S32, VMS_CTFW_U32, VMS_CTFW_S64, VMS_CTFW_U64, VMS_CTFW_COMM,
-		     VMS_CTFW_U8 };
+		     VMS_CTFW_U8, VMS_CTFW_STRING };
 
 struct vms_ctfw_field {
 	const char *name;          /* written with LTTng's leading '_' */
-	uint8_t type;              /* enum vms_ctfw_type; COMM: char[16] */
+	uint8_t type;              /* enum vms_ctfw_type; COMM: char[16]; STRING: a CTF string
+	                              (NUL-terminated, at most VMS_CTFW_STRING_MAX bytes kept) */
 };
 
 struct vms_ctfw_config {
@@ -36,8 +37,9 @@ int vms_ctfw_open(struct vms_ctfw **out, const struct vms_ctfw_config *cfg, stru
 /* Declare an event class (before its first event); *id is its CTF id. At most 16 fields. */
 int vms_ctfw_add_event(struct vms_ctfw *w, const char *name, const struct vms_ctfw_field *f,
 		       uint32_t n, uint32_t *id, struct vms_error *err);
-/* One event at `ts` ns on `cpu` by thread `tid`: integers in vals[] and COMM fields in
- * comms[] (16 bytes each), both in field order. Times must not go backwards on a CPU. */
+#define VMS_CTFW_STRING_MAX 63
+/* One event at `ts` ns on `cpu` by thread `tid`: integers in vals[] and COMM and STRING
+ * fields in comms[], both in field order. Times must not go backwards on a CPU. */
 int vms_ctfw_event(struct vms_ctfw *w, uint32_t cpu, uint64_t ts, uint32_t id, int32_t tid,
 		   const uint64_t *vals, const char *const *comms, struct vms_error *err);
 /* Flush the packets, write the metadata and free the writer (also on failure). */

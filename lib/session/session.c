@@ -492,7 +492,8 @@ int vms_session_build_model(struct vms_session *s, struct vms_error *err)
 	return 0;
 }
 
-/* Do two models link the same machines the same way? (Thread names may differ.) */
+/* Do two models link the same machines the same way? (Thread names may differ, and the VMM
+ * processes' pids: see take_pids.) */
 static bool same_links(const struct vms_model *a, const struct vms_model *b)
 {
 	uint32_t n = vms_model_nr_machines(a);
@@ -501,7 +502,7 @@ static bool same_links(const struct vms_model *a, const struct vms_model *b)
 	for (uint32_t i = 0; i < n; i++) {
 		const struct vms_machine *x = vms_model_machine_c(a, i), *y = vms_model_machine_c(b, i);
 		if (x->role != y->role || x->source != y->source || x->host != y->host ||
-		    x->host_pid != y->host_pid || x->host_how != y->host_how ||
+		    x->host_how != y->host_how ||
 		    x->nr_vcpus != y->nr_vcpus || strcmp(x->name ? x->name : "", y->name ? y->name : ""))
 			return false;
 		for (uint32_t v = 0; v < x->nr_vcpus; v++)
@@ -512,6 +513,19 @@ static bool same_links(const struct vms_model *a, const struct vms_model *b)
 			return false;
 	}
 	return true;
+}
+
+/* A VMM's pid that only events say (its exec, its vCPU threads' creation) changes no number
+ * the analysis computed: the metadata's model takes it instead of a second analysis. (An
+ * untraced guest's name follows its pid: a different name is a different link.) */
+static void take_pids(struct vms_model *given, const struct vms_model *seen)
+{
+	for (uint32_t i = 0; i < vms_model_nr_machines(given); i++) {
+		struct vms_machine *x = vms_model_machine(given, i);
+		const struct vms_machine *y = vms_model_machine_c(seen, i);
+		x->host_pid = y->host_pid;
+		x->host_pid_how = y->host_pid_how;
+	}
 }
 
 /* Coverage: the merge says when a stream (a source) has told all it had. */
@@ -740,6 +754,7 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 		return r;
 	}
 	if (same_links(given, seen)) {
+		take_pids(given, seen);
 		vms_model_free(seen);
 		return 0;
 	}

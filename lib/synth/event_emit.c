@@ -68,6 +68,12 @@ int vms_emit_ctf_classes(struct vms_emitter *e, struct vms_error *err)
 	static const struct vms_ctfw_field vs[] = {FLD("cnt", U64), FLD("vm_uid", U64)};
 	static const struct vms_ctfw_field vw[] = {FLD("ns", U64), FLD("waited", U8),
 						   FLD("valid", U8)};
+	static const struct vms_ctfw_field xc[] = {FLD("filename", STRING), FLD("tid", S32),
+						   FLD("old_tid", S32)};
+	static const struct vms_ctfw_field fk[] = {
+		FLD("parent_comm", COMM), FLD("parent_tid", S32), FLD("parent_pid", S32),
+		FLD("parent_ns_inum", U32), FLD("child_comm", COMM), FLD("child_tid", S32),
+		FLD("child_pid", S32), FLD("child_ns_inum", U32)};
 	static const struct {
 		const char *name;
 		const struct vms_ctfw_field *f;
@@ -78,7 +84,8 @@ int vms_emit_ctf_classes(struct vms_emitter *e, struct vms_error *err)
 		{"lttng_statedump_start", NULL, 0}, {"lttng_statedump_process_state", sd, 12},
 		{"lttng_statedump_end", NULL, 0}, {"vmsync_gh_guest", vs, 2},
 		{"vmsync_gh_host", vs, 2}, {"vmsync_hg_host", vs, 2}, {"vmsync_hg_guest", vs, 2},
-		{"kvm_vcpu_wakeup", vw, 3},
+		{"kvm_vcpu_wakeup", vw, 3}, {"sched_process_exec", xc, 3},
+		{"sched_process_fork", fk, 8},
 	};
 	for (int i = 0; i < VMS_CE_N; i++) {
 		int rc = vms_ctfw_add_event(e->cw, cl[i].name, cl[i].f, cl[i].n, &e->cid[i], err);
@@ -228,4 +235,49 @@ void vms_emit_kvm_vcpu_wakeup(struct vms_emitter *e, uint32_t cpu, uint64_t ts,
 	ev.waited = waited ? 1 : 0;
 	ev.valid = 1;
 	put(e, cpu, ts, VMS_SYNTH_EV_KVM_VCPU_WAKEUP, &ev, sizeof ev);
+}
+
+/* ---- the VMM starting: both formats ---- */
+
+void vms_emit_exec(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
+		   const char *filename)
+{
+	size_t n = strnlen(filename, VMS_CTFW_STRING_MAX) + 1;
+	if (e->cw) {
+		uint64_t v[] = {(uint64_t)t->tid, (uint64_t)t->tid};
+		const char *c[] = {filename};
+		ctf_put(e, cpu, ts, VMS_SYNTH_EV_PROCESS_EXEC, VMS_CE_EXEC, t->tid, v, c);
+		return;
+	}
+	struct {
+		struct vms_ev_sched_process_exec h;
+		char name[VMS_CTFW_STRING_MAX + 1];
+	} ev;
+	memset(&ev, 0, sizeof ev);
+	common(&ev.h.c, e->id[VMS_SYNTH_EV_PROCESS_EXEC], 0, 0, t->tid);
+	ev.h.filename_loc = (uint32_t)n << 16 | (uint32_t)sizeof ev.h;
+	ev.h.pid = t->tid;
+	ev.h.old_pid = t->tid;
+	memcpy(ev.name, filename, n - 1);
+	put(e, cpu, ts, VMS_SYNTH_EV_PROCESS_EXEC, &ev, (uint32_t)(sizeof ev.h + n));
+}
+
+void vms_emit_fork(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *parent,
+		   const struct vms_task *child, int32_t pid)
+{
+	if (e->cw) {
+		uint64_t v[] = {(uint64_t)parent->tid, (uint64_t)pid, 0, (uint64_t)child->tid,
+				(uint64_t)pid, 0};
+		const char *c[] = {parent->comm, child->comm};
+		ctf_put(e, cpu, ts, VMS_SYNTH_EV_PROCESS_FORK, VMS_CE_FORK, parent->tid, v, c);
+		return;
+	}
+	struct vms_ev_sched_process_fork ev;
+	memset(&ev, 0, sizeof ev);
+	common(&ev.c, e->id[VMS_SYNTH_EV_PROCESS_FORK], 0, 0, parent->tid);
+	comm16(ev.parent_comm, parent->comm);
+	ev.parent_pid = parent->tid;
+	comm16(ev.child_comm, child->comm);
+	ev.child_pid = child->tid;
+	put(e, cpu, ts, VMS_SYNTH_EV_PROCESS_FORK, &ev, sizeof ev);
 }

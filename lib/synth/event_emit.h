@@ -21,7 +21,7 @@ struct vms_task {
 enum vms_ctf_event {
 	VMS_CE_SWITCH, VMS_CE_WAKEUP, VMS_CE_ENTRY, VMS_CE_EXIT, VMS_CE_SD_START, VMS_CE_SD_PROC,
 	VMS_CE_SD_END, VMS_CE_GH_GUEST, VMS_CE_GH_HOST, VMS_CE_HG_HOST, VMS_CE_HG_GUEST,
-	VMS_CE_VCPU_WAKEUP, VMS_CE_N
+	VMS_CE_VCPU_WAKEUP, VMS_CE_EXEC, VMS_CE_FORK, VMS_CE_N
 };
 
 struct vms_emitter {
@@ -52,6 +52,14 @@ void vms_emit_kvm_vcpu_wakeup(struct vms_emitter *e, uint32_t cpu, uint64_t ts,
 void vms_emit_kvm_exit(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
 		       uint32_t vcpu, uint32_t reason, uint64_t rip, uint64_t info1, uint64_t info2,
 		       uint32_t intr_info);
+
+/* The VMM's start as a recording that began before it shows it: `t` exec'd `filename`
+ * (its tid becomes its pid), and `parent` created thread `child` of process `pid`
+ * (trace.dat's sched_process_fork does not say the pid; LTTng's child_pid does). */
+void vms_emit_exec(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *t,
+		   const char *filename);
+void vms_emit_fork(struct vms_emitter *e, uint32_t cpu, uint64_t ts, const struct vms_task *parent,
+		   const struct vms_task *child, int32_t pid);
 
 /* LTTng-only events (not in the truth's counts): a statedump record of a thread, and the
  * vmsync messages (kind: VMS_CE_GH_GUEST .. VMS_CE_HG_GUEST). */

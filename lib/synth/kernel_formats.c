@@ -82,6 +82,33 @@ const char vms_synth_fmt_kvm_vcpu_wakeup[] =
 	"\n"
 	"print fmt: \"%s time %lld ns, polling %s\", REC->waited ? \"wait\" : \"poll\", REC->ns, REC->valid ? \"valid\" : \"invalid\"\n";
 
+/* events/sched/sched_process_exec/format (6.x), after its "format:" line */
+const char vms_synth_fmt_sched_process_exec[] =
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:__data_loc char[] filename;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n"
+	"\tfield:pid_t old_pid;\toffset:16;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"print fmt: \"filename=%s pid=%d old_pid=%d\", __get_str(filename), REC->pid, REC->old_pid\n";
+
+/* events/sched/sched_process_fork/format (6.x), after its "format:" line */
+const char vms_synth_fmt_sched_process_fork[] =
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:char parent_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t parent_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	"\tfield:char child_comm[16];\toffset:28;\tsize:16;\tsigned:0;\n"
+	"\tfield:pid_t child_pid;\toffset:44;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"print fmt: \"comm=%s pid=%d child_comm=%s child_pid=%d\", REC->parent_comm, REC->parent_pid, REC->child_comm, REC->child_pid\n";
+
 /* events/header_page */
 const char vms_synth_header_page[] =
 	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"

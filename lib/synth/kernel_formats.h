@@ -11,6 +11,8 @@ extern const char vms_synth_fmt_sched_wakeup[];
 extern const char vms_synth_fmt_kvm_entry[];
 extern const char vms_synth_fmt_kvm_exit[];
 extern const char vms_synth_fmt_kvm_vcpu_wakeup[];
+extern const char vms_synth_fmt_sched_process_exec[];
+extern const char vms_synth_fmt_sched_process_fork[];
 extern const char vms_synth_header_page[];
 extern const char vms_synth_header_event[];
 
@@ -91,6 +93,26 @@ struct vms_ev_kvm_vcpu_wakeup {
 };
 _Static_assert(offsetof(struct vms_ev_kvm_vcpu_wakeup, waited) == 16, "kvm_vcpu_wakeup layout");
 _Static_assert(sizeof(struct vms_ev_kvm_vcpu_wakeup) == 24, "kvm_vcpu_wakeup size");
+
+/* sched_process_exec: the fixed part; the file name follows it (__data_loc: offset in the
+ * low 16 bits, length with its NUL in the high 16). */
+struct vms_ev_sched_process_exec {
+	struct vms_ev_common c;
+	uint32_t filename_loc;
+	int32_t pid;
+	int32_t old_pid;
+};
+_Static_assert(sizeof(struct vms_ev_sched_process_exec) == 20, "sched_process_exec size");
+
+struct vms_ev_sched_process_fork {
+	struct vms_ev_common c;
+	char parent_comm[16];
+	int32_t parent_pid;
+	char child_comm[16];
+	int32_t child_pid;
+};
+_Static_assert(offsetof(struct vms_ev_sched_process_fork, child_pid) == 44, "fork layout");
+_Static_assert(sizeof(struct vms_ev_sched_process_fork) == 48, "sched_process_fork size");
 
 /* prev_state values (the kernel's TASK_REPORT encoding): a task preempted while runnable
  * reports TASK_REPORT_MAX (0x100), printed "R+". */

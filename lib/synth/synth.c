@@ -26,8 +26,8 @@ const char *const vms_synth_scenarios[] = { "noisy-neighbour", "quiet", "noisy-w
 #define QEMU_PID 4242
 
 /* Event ids: the host's are a 6.18 kernel's; the guest runs another build, with other ids. */
-static const uint16_t host_ids[VMS_SYNTH_NEVENTS] = { 372, 374, 115, 103, 127 };
-static const uint16_t guest_ids[VMS_SYNTH_NEVENTS] = { 316, 318, 0, 0, 0 };
+static const uint16_t host_ids[VMS_SYNTH_NEVENTS] = { 372, 374, 115, 103, 127, 367, 368 };
+static const uint16_t guest_ids[VMS_SYNTH_NEVENTS] = { 316, 318, 0, 0, 0, 0, 0 };
 
 static const char trace_clock[] = "local global counter uptime perf mono mono_raw boot tai [x86-tsc]\n";
 
@@ -53,7 +53,8 @@ const char *vms_synth_state_name(enum vms_synth_state s)
 const char *vms_synth_event_name(enum vms_synth_event e)
 {
 	static const char *const n[] = { "sched_switch", "sched_wakeup", "kvm_entry", "kvm_exit",
-					 "kvm_vcpu_wakeup" };
+					 "kvm_vcpu_wakeup", "sched_process_exec",
+					 "sched_process_fork" };
 	return (unsigned)e < VMS_SYNTH_NEVENTS ? n[e] : "?";
 }
 
@@ -88,6 +89,20 @@ void vms_synth_truth_files(struct vms_synth_ctx *x, const struct vms_synth_confi
 	tr->guest.trace_id = c->guest_id;
 	tr->host.nr_cpus = HOST_CPUS;
 	tr->guest.nr_cpus = NR_VCPUS;
+}
+
+void vms_synth_vmm_start(struct vms_synth_ctx *x, uint64_t ts, int32_t pid, const int32_t *tids,
+			 uint32_t n)
+{
+	struct vms_task q = { .tid = pid, .prio = 120 };
+	snprintf(q.comm, sizeof q.comm, "qemu-system-x86"); /* the kernel's 15 bytes of the name */
+	vms_emit_exec(&x->host, 0, ts, &q, "/usr/bin/qemu-system-x86_64");
+	for (uint32_t i = 0; i < n; i++) {
+		struct vms_task c = q; /* a new thread starts with its creator's name */
+		c.tid = tids[i];
+		vms_emit_fork(&x->host, 0, ts, &q, &c, pid);
+	}
+	vms_synth_seen(x, ts);
 }
 
 /* ---- the host's housekeeping CPUs: a scheduler and nothing else ---- */
@@ -161,15 +176,18 @@ static const struct thread_spec host_threads[2][5] = {
 
 static int add_formats(struct vms_tdw *w, const uint16_t *ids, bool kvm, struct vms_error *err)
 {
-	static const struct { const char *sys, *name; const char *body; } f[] = {
+	/* indexed by enum vms_synth_event; a guest has the first two only */
+	static const struct { const char *sys, *name; const char *body; } f[VMS_SYNTH_NEVENTS] = {
 		{ "sched", "sched_switch", vms_synth_fmt_sched_switch },
 		{ "sched", "sched_wakeup", vms_synth_fmt_sched_wakeup },
 		{ "kvm", "kvm_entry", vms_synth_fmt_kvm_entry },
 		{ "kvm", "kvm_exit", vms_synth_fmt_kvm_exit },
 		{ "kvm", "kvm_vcpu_wakeup", vms_synth_fmt_kvm_vcpu_wakeup },
+		{ "sched", "sched_process_exec", vms_synth_fmt_sched_process_exec },
+		{ "sched", "sched_process_fork", vms_synth_fmt_sched_process_fork },
 	};
 	char buf[16384];
-	for (int i = 0; i < (kvm ? 5 : 2); i++) {
+	for (int i = 0; i < (kvm ? VMS_SYNTH_NEVENTS : 2); i++) {
 		snprintf(buf, sizeof buf, "name: %s\nID: %u\nformat:\n%s", f[i].name, ids[i], f[i].body);
 		int rc = vms_tdw_add_event_format(w, f[i].sys, buf, err);
 		if (rc)
@@ -416,6 +434,10 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 	}
 	if (rc)
 		goto fail;
+	int32_t qemu_threads[1 + NR_VCPUS] = { QEMU_PID + 2 };
+	memcpy(qemu_threads + 1, vcpu_tids, sizeof vcpu_tids);
+	vms_synth_vmm_start(x, t0, QEMU_PID, qemu_threads, 1 + NR_VCPUS);
+	tr->qemu_pid_how = lttng ? "statedump" : "exec"; /* LTTng: the tgid is in the statedump */
 	if (lttng) {
 		/* the session starts with a statedump of the threads on CPU 0 of each machine */
 		for (uint32_t v = 0; v < NR_VCPUS; v++)

@@ -74,6 +74,12 @@ struct vms_synth_clocks {
 };
 void vms_synth_clocks_init(struct vms_synth_ctx *x, const struct vms_synth_config *cfg,
 			   struct vms_synth_clocks *c);
+/* The VMM starts inside the recording (as when trace-cmd record runs before the VM is
+ * launched): QEMU's exec as process `pid`, then the creation of its threads `tids` (which
+ * QEMU renames "CPU n/KVM" afterwards: the saved cmdlines / statedump say that name), all on
+ * host CPU 0 at `ts`. */
+void vms_synth_vmm_start(struct vms_synth_ctx *x, uint64_t ts, int32_t pid, const int32_t *tids,
+			 uint32_t n);
 /* The files' part of the truth: paths, trace ids, CPUs. */
 void vms_synth_truth_files(struct vms_synth_ctx *x, const struct vms_synth_config *cfg,
 			   const struct vms_synth_clocks *c);

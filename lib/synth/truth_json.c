@@ -84,7 +84,8 @@ int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
 	file_json(f, "guest", &t->guest);
 	fprintf(f, "\n  },\n");
 	fprintf(f, "  \"guests\": [{\n    \"name\": \"%s\", \"trace_id\": \"0x%016" PRIx64 "\", "
-		"\"qemu_pid\": %d,\n    \"vcpus\": [\n", t->guest_name, t->guest.trace_id, t->qemu_pid);
+		"\"qemu_pid\": %d, \"qemu_pid_source\": \"%s\",\n    \"vcpus\": [\n", t->guest_name,
+		t->guest.trace_id, t->qemu_pid, t->qemu_pid_how ? t->qemu_pid_how : "none");
 	for (uint32_t v = 0; v < t->nr_vcpus; v++) {
 		const struct vms_synth_vcpu_truth *vt = &t->vcpu[v];
 		fprintf(f, "      {\"vcpu\": %u, \"host_tid\": %d, \"host_cpu\": %u,\n       \"ns\": {",

@@ -927,6 +927,11 @@ int vms_synth_wakeup_run(const struct vms_synth_config *cfg, struct vms_synth_tr
 		rc = add_cmdlines(w, err);
 	if (rc)
 		goto fail;
+	int32_t vcpu_tids[NR_VCPUS];
+	for (uint32_t v = 0; v < NR_VCPUS; v++)
+		vcpu_tids[v] = w->lane[v].vthr.tid;
+	vms_synth_vmm_start(x, t0, QEMU_PID, vcpu_tids, NR_VCPUS);
+	tr->qemu_pid_how = "exec";
 	warm_up(w, t0);
 	resolve(w);
 	uint64_t next_progress = 1u << 20;

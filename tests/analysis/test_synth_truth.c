@@ -47,6 +47,11 @@ static void run_scenario(const char *scenario, uint64_t seed)
 	const struct vms_machine *g = vms_model_machine_c(m, 1);
 	assert_string_equal(g->name, tr.guest_name);
 	assert_int_equal(g->nr_vcpus, tr.nr_vcpus);
+	/* the VMM's process: the recording shows QEMU's exec and its vCPU threads' creation (the
+	 * trace.dat has no tgid anywhere, so nothing else could name it) */
+	assert_int_equal(g->host_pid, tr.qemu_pid);
+	assert_string_equal(tr.qemu_pid_how, "exec");
+	assert_int_equal(g->host_pid_how, VMS_PID_EXEC);
 	assert_int_equal(g->sync.contained, g->sync.contain_total);
 	assert_int_equal(g->sync.contain_total, tr.guest.total);
 	assert_int_equal(vms_analysis_nr_vcpus(an), tr.nr_vcpus);

@@ -176,7 +176,8 @@ static bool is_mapped_name(const char *sys, const char *n)
 {
 	static const char *const names[] = {
 		"sched:sched_switch", "sched:sched_wakeup", "sched:sched_wakeup_new",
-		"sched:sched_process_fork", "sched:sched_process_exit", "task:task_rename",
+		"sched:sched_process_fork", "sched:sched_process_exec", "sched:sched_process_exit",
+		"task:task_rename",
 		"kvm:kvm_entry", "kvm:kvm_exit", "kvm:kvm_vcpu_wakeup", NULL};
 	char full[160];
 	snprintf(full, sizeof full, "%s:%s", sys, n);
