@@ -41,21 +41,22 @@ struct xv {                      /* per vCPU */
 	double last_rate, last_steal;
 };
 
-struct xname {                   /* the last names written on a CPU track (they alternate) */
-	int32_t guest, vcpu, tid;
-	char comm[24];
-	uint32_t name;
-};
-
 struct xcpu {
 	uint32_t tr;
-	struct xname last[2];
-	unsigned next;
 };
 
-struct xinstead {                /* the name of a host thread, an overlay's "instead" */
+/* Names made from a thread's comm, kept per (kind, machine, thread) with the comm they were
+ * made from: made again only when the comm changes (a slice's name is not formatted per
+ * slice). */
+struct xnamed {
 	uint32_t name;
-	char comm[24];               /* the model's name of it when the name was made */
+	char comm[24];
+};
+
+struct xnames {
+	struct vms_keymap map;       /* key -> index in v + 1 */
+	struct xnamed *v;
+	uint32_t n, cap;
 };
 
 struct xlane {                   /* one track of a host thread that stole time */
@@ -81,9 +82,8 @@ struct vms_export {
 	struct xlane *lanes;
 	uint32_t nr_lanes, cap_lanes;
 	struct vms_keymap vmm_name;  /* isa << 32 | exit reason -> "vmm: REASON" name id */
-	struct vms_keymap instead;   /* (host, tid) -> index in insteads + 1 */
-	struct xinstead *insteads;
-	uint32_t nr_insteads, cap_insteads;
+	struct xnames occupants;     /* who ran on a CPU: (guest, vcpu, tid) */
+	struct xnames insteads;      /* host threads: (host, tid) */
 	struct vms_pcpu_view *pv;
 	struct vms_observer pvo;
 	bool started, finished, failed;
@@ -128,6 +128,42 @@ static uint32_t track_for(struct vms_export *x, struct vms_keymap *map, uint64_t
 	return tr;
 }
 
+/* The entry of key in ns, its name 0 (to be made) when new or when made from another comm;
+ * NULL when out of memory. */
+static struct xnamed *named(struct vms_export *x, struct xnames *ns, uint64_t key,
+			    const char *comm)
+{
+	uint64_t *v = vms_keymap_get(&ns->map, key);
+	if (!v) {
+		if (ns->n == ns->cap) {
+			uint32_t cap = ns->cap ? ns->cap * 2 : 16;
+			struct xnamed *nv = realloc(ns->v, cap * sizeof *nv);
+			if (!nv)
+				goto fail;
+			ns->v = nv;
+			ns->cap = cap;
+		}
+		if (!(v = vms_keymap_put(&ns->map, key, ns->n + 1, NULL)))
+			goto fail;
+		ns->v[ns->n++] = (struct xnamed){ .name = 0 };
+	}
+	struct xnamed *nm = &ns->v[*v - 1];
+	if (strncmp(nm->comm, comm, sizeof nm->comm)) {
+		snprintf(nm->comm, sizeof nm->comm, "%s", comm);
+		nm->name = 0;
+	}
+	return nm;
+fail:
+	x->failed = true;
+	return NULL;
+}
+
+static void names_free(struct xnames *ns)
+{
+	vms_keymap_free(&ns->map);
+	free(ns->v);
+}
+
 /* ---- the fused view ---- */
 
 static struct xcpu *cpu_track(struct vms_export *x, uint32_t host, uint32_t cpu)
@@ -148,7 +184,6 @@ static struct xcpu *cpu_track(struct vms_export *x, uint32_t host, uint32_t cpu)
 	snprintf(name, sizeof name, "CPU %u", cpu);
 	struct xcpu *c = &x->cpus[x->nr_cpus];
 	memset(c, 0, sizeof *c);
-	c->last[0].guest = c->last[1].guest = INT32_MIN;
 	c->tr = vms_tl_track(x->tl, x->group[host], name, (int32_t)cpu);
 	if (c->tr == UINT32_MAX || !vms_keymap_put(&x->cpu_tr, key, x->nr_cpus + 1, NULL))
 		goto fail;
@@ -166,22 +201,11 @@ static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 	struct xcpu *c = cpu_track(x, iv->host, iv->cpu);
 	if (!c)
 		return;
-	/* the name says it all (no arguments: this is the biggest kind of slice); a CPU goes
-	 * back and forth between a few occupants, so their names are kept */
-	struct xname *nm = NULL;
-	for (unsigned i = 0; i < 2 && !nm; i++) {
-		struct xname *l = &c->last[i];
-		if (l->guest == iv->guest && l->vcpu == iv->vcpu && l->tid == iv->tid &&
-		    !strcmp(l->comm, iv->comm))
-			nm = l;
-	}
-	if (!nm) {
-		nm = &c->last[c->next];
-		c->next ^= 1;
-		nm->guest = iv->guest;
-		nm->vcpu = iv->vcpu;
-		nm->tid = iv->tid;
-		snprintf(nm->comm, sizeof nm->comm, "%s", iv->comm);
+	/* the name says it all (no arguments: this is the biggest kind of slice) */
+	uint64_t key = ((uint64_t)(uint16_t)(iv->guest + 1) << 48) |
+		       ((uint64_t)(uint16_t)(iv->vcpu + 1) << 32) | (uint32_t)iv->tid;
+	struct xnamed *nm = named(x, &x->occupants, key, iv->comm);
+	if (nm && !nm->name) {
 		char name[96];
 		if (iv->guest >= 0 && iv->tid >= 0)
 			snprintf(name, sizeof name, "%s vCPU %d: %s (%d)",
@@ -194,7 +218,8 @@ static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 				 iv->tid);
 		nm->name = vms_tl_name(x->tl, name);
 	}
-	vms_tl_slice(x->tl, c->tr, iv->start, iv->end, nm->name, NULL, 0);
+	if (nm)
+		vms_tl_slice(x->tl, c->tr, iv->start, iv->end, nm->name, NULL, 0);
 }
 
 /* ---- counters ---- */
@@ -426,33 +451,13 @@ static uint32_t vmm_name(struct vms_export *x, uint32_t isa, int32_t reason)
 static uint32_t instead_name(struct vms_export *x, uint32_t host, int32_t tid)
 {
 	const struct vms_thread_info *ti = vms_model_thread(x->m, host, tid);
-	const char *comm = ti ? ti->comm : "";
-	uint64_t key = vms_keymap_mt(host, tid);
-	uint64_t *v = vms_keymap_get(&x->instead, key);
-	if (v && !strcmp(x->insteads[*v - 1].comm, comm))
-		return x->insteads[*v - 1].name;
-	if (!v) {
-		if (x->nr_insteads == x->cap_insteads) {
-			uint32_t cap = x->cap_insteads ? x->cap_insteads * 2 : 16;
-			struct xinstead *ni = realloc(x->insteads, cap * sizeof *ni);
-			if (!ni)
-				goto fail;
-			x->insteads = ni;
-			x->cap_insteads = cap;
-		}
-		if (!(v = vms_keymap_put(&x->instead, key, x->nr_insteads + 1, NULL)))
-			goto fail;
-		x->nr_insteads++;
+	struct xnamed *nm = named(x, &x->insteads, vms_keymap_mt(host, tid), ti ? ti->comm : "");
+	if (nm && !nm->name) {
+		char name[64];
+		thread_name(x, host, tid, NULL, name, sizeof name);
+		nm->name = vms_tl_name(x->tl, name);
 	}
-	struct xinstead *in = &x->insteads[*v - 1];
-	char name[64];
-	thread_name(x, host, tid, NULL, name, sizeof name);
-	snprintf(in->comm, sizeof in->comm, "%s", comm);
-	in->name = vms_tl_name(x->tl, name);
-	return in->name;
-fail:
-	x->failed = true;
-	return 0;
+	return nm ? nm->name : 0;
 }
 
 static void thread_row(void *ctx, const struct vms_thread_interval *iv)
@@ -603,7 +608,8 @@ struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
 	vms_keymap_init(&x->gthread_tr);
 	vms_keymap_init(&x->steal_lane);
 	vms_keymap_init(&x->vmm_name);
-	vms_keymap_init(&x->instead);
+	vms_keymap_init(&x->occupants.map);
+	vms_keymap_init(&x->insteads.map);
 	x->nr_mach = vms_model_nr_machines(model);
 	x->group = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->group);
 	x->vbase = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->vbase);
@@ -669,8 +675,8 @@ void vms_export_free(struct vms_export *x)
 	vms_keymap_free(&x->steal_lane);
 	free(x->lanes);
 	vms_keymap_free(&x->vmm_name);
-	vms_keymap_free(&x->instead);
-	free(x->insteads);
+	names_free(&x->occupants);
+	names_free(&x->insteads);
 	free(x->group);
 	free(x->vbase);
 	free(x->v);

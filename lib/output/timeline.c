@@ -55,7 +55,8 @@ enum {
 enum { K_EVENT_NAME, K_ARG_NAME, K_STRING, K_COUNT };
 static const uint32_t k_field[K_COUNT] = { ID_EVENT_NAMES, ID_ANNOTATION_NAMES, ID_STRING_VALUES };
 #define ID_LIMIT (1u << 30)       /* name ids fit the key of `sent` */
-#define SEEN 4                    /* event names a track remembers having interned */
+#define SEEN_IDS 2048             /* ids below: a bit per (kind, id) on the track, else `sent` */
+#define LIT_CACHE 64              /* addresses of literals remembered without hashing */
 
 /* bounds of a packet's parts (names are at most VMS_TL_NAME_MAX bytes) */
 #define ENTRY_MAX (2 * (1 + PB_VARINT_MAX) + 2 + VMS_TL_NAME_MAX + 4)
@@ -67,6 +68,7 @@ static const uint32_t k_field[K_COUNT] = { ID_EVENT_NAMES, ID_ANNOTATION_NAMES, 
 struct names {
 	struct vms_keymap map;  /* hash of the string -> id (probing on when they differ) */
 	struct vms_keymap lit;  /* address of a string that never changes -> id */
+	struct { const char *s; uint32_t id; } litc[LIT_CACHE];   /* in front of lit */
 	char **str;             /* [id - 1] */
 	uint32_t n, cap;
 };
@@ -84,8 +86,8 @@ struct track {
 	bool counter, open;
 	bool clocked;           /* Perfetto: its clock snapshot is written, last_t is its clock */
 	uint64_t last_t;
-	uint32_t seen[SEEN];    /* Perfetto: event names interned on its sequence (a cache) */
-	unsigned seen_next;
+	uint64_t *seen;         /* Perfetto: [K_COUNT * SEEN_IDS / 64], made at its first event:
+	                           bit k * SEEN_IDS + id, name id of kind k interned here */
 	char *name;             /* Chrome JSON counters are named in every event */
 	struct pending *p;      /* Chrome JSON only */
 };
@@ -159,13 +161,18 @@ fail:
 
 uint32_t vms_tl_name_lit(struct vms_tl *tl, const char *s)
 {
+	unsigned c = (unsigned)((uintptr_t)s >> 3) % LIT_CACHE;
+	if (tl->names.litc[c].s == s)
+		return tl->names.litc[c].id;
 	uint64_t *v = vms_keymap_get(&tl->names.lit, (uint64_t)(uintptr_t)s);
-	if (v)
-		return (uint32_t)*v;
-	uint32_t id = vms_tl_name(tl, s);
-	if (id && !vms_keymap_put(&tl->names.lit, (uint64_t)(uintptr_t)s, id, NULL)) {
+	uint32_t id = v ? (uint32_t)*v : vms_tl_name(tl, s);
+	if (!v && id && !vms_keymap_put(&tl->names.lit, (uint64_t)(uintptr_t)s, id, NULL)) {
 		tl->failed = true;
 		return 0;
+	}
+	if (id) {
+		tl->names.litc[c].s = s;
+		tl->names.litc[c].id = id;
 	}
 	return id;
 }
@@ -277,19 +284,19 @@ static void pb_clock(struct vms_tl *tl, uint32_t id, uint64_t t)
 static bool fresh(struct vms_tl *tl, uint32_t track, unsigned k, uint32_t id)
 {
 	struct track *tr = &tl->t[track];
-	if (k == K_EVENT_NAME)
-		for (unsigned i = 0; i < SEEN; i++)
-			if (tr->seen[i] == id)
-				return false;
+	if (id < SEEN_IDS && tr->seen) {
+		uint32_t bit = k * SEEN_IDS + id;
+		uint64_t m = 1ull << (bit % 64);
+		if (tr->seen[bit / 64] & m)
+			return false;
+		tr->seen[bit / 64] |= m;
+		return true;
+	}
 	bool inserted = false;
 	uint64_t key = (uint64_t)(track + 1) << 32 | (uint64_t)k << 30 | id;
 	if (!vms_keymap_put(&tl->sent, key, 1, &inserted)) {
 		tl->failed = true;
 		return false;
-	}
-	if (k == K_EVENT_NAME) {
-		tr->seen[tr->seen_next] = id;
-		tr->seen_next = (tr->seen_next + 1) % SEEN;
 	}
 	return inserted;
 }
@@ -307,8 +314,11 @@ static void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type, uint3
 		     const struct vms_tl_arg *args, unsigned nargs, double value)
 {
 	struct track *tr = &tl->t[id];
-	if (!tr->clocked)
+	if (!tr->clocked) {
 		pb_clock(tl, id, t);
+		if (!(tr->seen = calloc(K_COUNT * SEEN_IDS / 64, sizeof *tr->seen)))
+			tl->failed = true;   /* (fresh() then asks `sent`) */
+	}
 	uint8_t idata[IDATA_MAX], te[TE_MAX], head[HEAD_MAX];
 	uint8_t *ip = idata, *ep = te, *hp = head;
 	ep = pb_uint(ep, TE_TYPE, (uint64_t)type);
@@ -609,6 +619,7 @@ void vms_tl_free(struct vms_tl *tl)
 		return;
 	for (uint32_t i = 0; i < tl->nr; i++) {
 		free(tl->t[i].name);
+		free(tl->t[i].seen);
 		free(tl->t[i].p);
 	}
 	free(tl->t);
