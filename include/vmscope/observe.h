@@ -17,7 +17,8 @@
  * more was recorded), so the vcpu_state observations of a vCPU inside a HLT exit are
  * published then, with their own earlier t. Per vCPU, t never decreases.
  * For one event, the order is: cpu_run (the CPU's occupant changed), then vcpu_mode / exit,
- * then guest_switch, then vcpu_state and vcpu_instead, then event (the raw event, last). At
+ * then guest_switch, then vcpu_state and vcpu_instead (a guest sched_wakeup: guest_wakeup),
+ * then event (the raw event, last). At
  * vms_analysis_finish(t_end), every open exit is published as unfinished (exit_end with
  * VMS_EXIT_UNFINISHED), then `finish` is called with t_end, after which nothing is
  * published: consumers close their open intervals there. */
@@ -115,6 +116,17 @@ struct vms_obs_vcpu_wakeup {
 	uint64_t t;
 };
 
+/* A guest thread was woken (guest sched_wakeup / sched_wakeup_new) onto vCPU `vcpu` (the
+ * event's target CPU, else the CPU it was recorded on). The wait it begins ends at the
+ * guest_switch that runs the thread. */
+struct vms_obs_guest_wakeup {
+	uint32_t machine, vcpu, vidx;    /* the guest and the vCPU the thread will run on */
+	uint64_t t;
+	int32_t tid;
+	const char *comm;                /* valid during the call only; may be "" */
+	int32_t waker_vcpu;              /* the vCPU the wake-up was recorded on, -1 unknown */
+};
+
 /* While a vCPU is preempted or halted (its thread off its physical CPU), the host thread
  * that runs on the CPU it left changed (or became known): tid -1 when unknown. Published at
  * the vcpu_state that makes the vCPU preempted/halted and at every later change of that
@@ -138,6 +150,7 @@ struct vms_observer {
 	void (*vcpu_mode)(void *ctx, const struct vms_obs_vcpu_mode *o);
 	void (*vcpu_wakeup)(void *ctx, const struct vms_obs_vcpu_wakeup *o);
 	void (*vcpu_instead)(void *ctx, const struct vms_obs_vcpu_instead *o);
+	void (*guest_wakeup)(void *ctx, const struct vms_obs_guest_wakeup *o);
 	/* every event of the merged stream, after the state machine processed it */
 	void (*event)(void *ctx, const struct vms_event *ev, uint64_t t);
 	/* the first event's time (before anything else is published) */

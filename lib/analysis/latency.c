@@ -1,5 +1,6 @@
 /* Wake-up latency, decomposed (include/vmscope/latency.h): a consumer of the vCPU state
- * machine's observations and of the guests' sched_wakeup events.
+ * machine's observations only (vmscope/observe.h: a wait begins at guest_wakeup and ends at
+ * the guest_switch that runs the thread); it never reads an event itself.
  *
  * Each vCPU keeps the history of its causes (what a waiting thread would be waiting for)
  * since its oldest pending wake-up; when the woken thread runs, [wakeup, run) is integrated
@@ -71,8 +72,6 @@ struct vms_latency {
 	const struct vms_model *model;
 	vms_wakeup_fn fn;
 	void *ctx;
-	uint32_t nr_mach;
-	uint32_t *vbase, *nvcpus;  /* per machine: its vCPUs' vidx range (guests) */
 	struct lt_vcpu *v;
 	uint32_t nr_v;
 	struct vms_keymap idx;     /* (machine, tid) -> thread index */
@@ -402,29 +401,20 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 	note(l, o->vidx, o->t);
 }
 
-static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
+static void on_guest_wakeup(void *ctx, const struct vms_obs_guest_wakeup *o)
 {
 	struct vms_latency *l = ctx;
-	if (ev->kind != VMS_K_SCHED_WAKEUP || ev->machine >= l->nr_mach ||
-	    !l->nvcpus[ev->machine])
+	if (o->vidx >= l->nr_v)
 		return;
-	int64_t tid = (int64_t)ev->f[0];
-	if (tid <= 0 || tid > INT32_MAX)
-		return;
-	uint32_t m = ev->machine, target = (uint32_t)ev->f[1];
-	if (target >= l->nvcpus[m])
-		target = ev->cpu;
-	if (target >= l->nvcpus[m])
-		return;
-	struct lt_thread *th = thread_get(l, m, (int32_t)tid);
+	struct lt_thread *th = thread_get(l, o->machine, o->tid);
 	if (!th || th->pending)
 		return; /* a second wake-up before it runs: the wait began at the first */
-	if (ev->s[0] && *ev->s[0])
-		an_copy_comm(th->st.comm, ev->s[0]);
+	if (*o->comm)
+		an_copy_comm(th->st.comm, o->comm);
 	th->pending = true;
-	th->tw = t;
-	th->vidx = l->vbase[m] + target;
-	th->waker = ev->cpu < l->nvcpus[m] ? (int32_t)ev->cpu : -1;
+	th->tw = o->t;
+	th->vidx = o->vidx;
+	th->waker = o->waker_vcpu;
 	l->v[th->vidx].pending++;
 }
 
@@ -481,49 +471,40 @@ static void clear(struct vms_latency *l)
 	free(l->th);
 	free(l->out);
 	free(l->v);
-	free(l->vbase);
-	free(l->nvcpus);
 	vms_keymap_free(&l->idx);
 	l->th = NULL;
 	l->out = NULL;
 	l->v = NULL;
-	l->vbase = l->nvcpus = NULL;
-	l->nr_th = l->cap_th = l->nr_v = l->nr_mach = 0;
+	l->nr_th = l->cap_th = l->nr_v = 0;
 	vms_keymap_init(&l->idx);
 }
 
-/* The layout of the model's vCPUs (the analysis stage's vidx order). */
+/* The model's vCPUs in the analysis stage's vidx order: guests by machine index, then vCPU. */
 static int layout(struct vms_latency *l, const struct vms_model *model)
 {
 	l->model = model;
 	if (!model)
 		return 0;
-	l->nr_mach = vms_model_nr_machines(model);
-	l->vbase = calloc(l->nr_mach ? l->nr_mach : 1, sizeof *l->vbase);
-	l->nvcpus = calloc(l->nr_mach ? l->nr_mach : 1, sizeof *l->nvcpus);
-	if (!l->vbase || !l->nvcpus)
-		goto fail;
-	/* the analysis stage's order of vCPUs (vidx): guests by machine index, then vCPU */
-	for (uint32_t m = 0; m < l->nr_mach; m++) {
+	uint32_t nm = vms_model_nr_machines(model);
+	for (uint32_t m = 0; m < nm; m++) {
 		const struct vms_machine *mc = vms_model_machine_c(model, m);
-		l->vbase[m] = l->nr_v;
-		l->nvcpus[m] = (mc->role & VMS_ROLE_GUEST) ? mc->nr_vcpus : 0;
-		l->nr_v += l->nvcpus[m];
+		l->nr_v += (mc->role & VMS_ROLE_GUEST) ? mc->nr_vcpus : 0;
 	}
 	l->v = calloc(l->nr_v ? l->nr_v : 1, sizeof *l->v);
-	if (!l->v)
-		goto fail;
-	for (uint32_t m = 0; m < l->nr_mach; m++)
-		for (uint32_t n = 0; n < l->nvcpus[m]; n++) {
-			struct lt_vcpu *v = &l->v[l->vbase[m] + n];
+	if (!l->v) {
+		clear(l);
+		return -1;
+	}
+	struct lt_vcpu *v = l->v;
+	for (uint32_t m = 0; m < nm; m++) {
+		const struct vms_machine *mc = vms_model_machine_c(model, m);
+		for (uint32_t n = 0; (mc->role & VMS_ROLE_GUEST) && n < mc->nr_vcpus; n++, v++) {
 			v->machine = m;
 			v->vcpu = n;
 			v->gtid = v->instead_tid = v->exit_reason = -1;
 		}
+	}
 	return 0;
-fail:
-	clear(l);
-	return -1;
 }
 
 static void on_reset(void *ctx, const struct vms_model *model)
@@ -548,7 +529,8 @@ struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn
 	}
 	*o = (struct vms_observer){
 		.ctx = l, .vcpu_state = on_state, .vcpu_instead = on_instead,
-		.exit_begin = on_exit_begin, .guest_switch = on_guest_switch, .event = on_event,
+		.exit_begin = on_exit_begin, .guest_switch = on_guest_switch,
+		.guest_wakeup = on_guest_wakeup,
 		.finish = on_finish, .reset = on_reset,
 		.event_kinds_only = true, /* on_event reads sched_wakeup only */
 	};

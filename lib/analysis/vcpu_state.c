@@ -422,6 +422,26 @@ static void on_guest_switch(struct an_sm *sm, uint32_t m, const struct vms_event
 	update(sm, v, t);
 }
 
+/* A guest thread woken onto one of the guest's vCPUs: the start of a wait (latency.c). */
+static void on_guest_wakeup(struct an_sm *sm, uint32_t m, const struct vms_event *ev, uint64_t t)
+{
+	const struct an_layout_machine *lm = &sm->L->mach[m];
+	int64_t tid = (int64_t)ev->f[0];
+	if (tid <= 0 || tid > INT32_MAX)
+		return;
+	uint64_t target = ev->f[1];
+	if (target >= lm->nr_vcpus)
+		target = ev->cpu;
+	if (target >= lm->nr_vcpus)
+		return;
+	struct vms_obs_guest_wakeup o = {
+		.machine = m, .vcpu = (uint32_t)target, .vidx = lm->vcpu_base + (uint32_t)target,
+		.t = t, .tid = (int32_t)tid, .comm = ev->s[0] ? ev->s[0] : "",
+		.waker_vcpu = ev->cpu < lm->nr_vcpus ? (int32_t)ev->cpu : -1,
+	};
+	PUBLISH(sm, guest_wakeup, &o);
+}
+
 static void left_detach(struct an_sm *sm, struct sm_vcpu *v)
 {
 	if (!v->left_valid)
@@ -619,6 +639,8 @@ void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t)
 			if (ev->kind == VMS_K_SCHED_SWITCH)
 				on_guest_switch(sm, m, ev, t);
 		}
+		if (lm->guest && ev->kind == VMS_K_SCHED_WAKEUP)
+			on_guest_wakeup(sm, m, ev, t);
 		if (lm->host) {
 			switch (ev->kind) {
 			case VMS_K_SCHED_SWITCH: on_host_switch(sm, m, ev, t); break;

@@ -9,8 +9,8 @@
  * finish) the gate says start(from), then repeats those last words at `from`, in the order
  * of one event (cpu_run, vcpu_mode, exit_begin, guest_switch, vcpu_state, vcpu_instead), and
  * from then on passes everything through. An exit pending at `from` keeps its real begin
- * (vms_obs_exit.begin) for the cost; its slice starts at `from`. Raw events and wakeups
- * before `from` are dropped. */
+ * (vms_obs_exit.begin) for the cost; its slice starts at `from`. Raw events and wake-ups
+ * (vcpu_wakeup, guest_wakeup) before `from` are dropped. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +218,13 @@ static void on_vcpu_wakeup(void *ctx, const struct vms_obs_vcpu_wakeup *o)
 		EACH(g, vcpu_wakeup, o);
 }
 
+static void on_guest_wakeup(void *ctx, const struct vms_obs_guest_wakeup *o)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, o->t))
+		EACH(g, guest_wakeup, o);
+}
+
 static void on_vcpu_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	struct an_gate *g = ctx;
@@ -272,7 +279,8 @@ struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct vms_obser
 		.ctx = g, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
 		.exit_begin = on_exit_begin, .exit_end = on_exit_end, .cpu_run = on_cpu_run,
 		.vcpu_mode = on_vcpu_mode, .vcpu_wakeup = on_vcpu_wakeup,
-		.vcpu_instead = on_vcpu_instead, .event = on_event, .start = on_start,
+		.vcpu_instead = on_vcpu_instead, .guest_wakeup = on_guest_wakeup, .event = on_event,
+		.start = on_start,
 		.finish = on_finish,
 	};
 	return g;
