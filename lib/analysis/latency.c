@@ -532,7 +532,6 @@ struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn
 		.exit_begin = on_exit_begin, .guest_switch = on_guest_switch,
 		.guest_wakeup = on_guest_wakeup,
 		.finish = on_finish, .reset = on_reset,
-		.event_kinds_only = true, /* on_event reads sched_wakeup only */
 	};
 	return l;
 }
