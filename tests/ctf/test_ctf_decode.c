@@ -11,6 +11,26 @@
 #include "testutil.h"
 #include "vmscope/source.h"
 
+/* What both test traces share: the trace, its packets' context, LTTng's sched_switch. */
+#define TRACE_AND_ENV \
+	"trace { major = 1; minor = 8; uuid = \"00112233-4455-6677-8899-aabbccddeeff\";\n" \
+	"  byte_order = le;\n" \
+	"  packet.header := struct { uint32_t magic; uint8_t uuid[16]; uint32_t stream_id; };\n" \
+	"};\n" \
+	"env { domain = \"kernel\"; tracer_name = \"lttng-modules\"; };\n"
+#define PACKET_CONTEXT \
+	"struct packet_context { uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end;\n" \
+	"  uint64_t content_size; uint64_t packet_size; uint64_t events_discarded;\n" \
+	"  uint32_t cpu_id; };\n"
+#define SCHED_SWITCH_FIELDS \
+	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _prev_comm[16];\n" \
+	"  integer { size = 32; align = 8; signed = 1; } _prev_tid;\n" \
+	"  integer { size = 32; align = 8; signed = 1; } _prev_prio;\n" \
+	"  integer { size = 64; align = 8; signed = 1; } _prev_state;\n" \
+	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _next_comm[16];\n" \
+	"  integer { size = 32; align = 8; signed = 1; } _next_tid;\n" \
+	"  integer { size = 32; align = 8; signed = 1; } _next_prio;\n"
+
 static const char META[] =
 	"/* CTF 1.8 */\n"
 	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
@@ -21,15 +41,9 @@ static const char META[] =
 	" := uint27_clock_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; }"
 	" := uint64_clock_t;\n"
-	"trace { major = 1; minor = 8; uuid = \"00112233-4455-6677-8899-aabbccddeeff\";\n"
-	"  byte_order = le;\n"
-	"  packet.header := struct { uint32_t magic; uint8_t uuid[16]; uint32_t stream_id; };\n"
-	"};\n"
-	"env { domain = \"kernel\"; tracer_name = \"lttng-modules\"; };\n"
+	TRACE_AND_ENV
 	"clock { name = monotonic; freq = 1000000000; offset_s = %d; offset = 0; };\n"
-	"struct packet_context { uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end;\n"
-	"  uint64_t content_size; uint64_t packet_size; uint64_t events_discarded;\n"
-	"  uint32_t cpu_id; };\n"
+	PACKET_CONTEXT
 	"struct event_header_compact {\n"
 	"  enum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
 	"  variant <id> { struct { uint27_clock_t timestamp; } compact;\n"
@@ -48,13 +62,7 @@ static const char META[] =
 	"  variant <_sel> { uint8_t small; uint64_t big; } _val;\n"
 	"}; };\n"
 	"event { name = sched_switch; id = 2; stream_id = 0; fields := struct {\n"
-	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _prev_comm[16];\n"
-	"  integer { size = 32; align = 8; signed = 1; } _prev_tid;\n"
-	"  integer { size = 32; align = 8; signed = 1; } _prev_prio;\n"
-	"  integer { size = 64; align = 8; signed = 1; } _prev_state;\n"
-	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _next_comm[16];\n"
-	"  integer { size = 32; align = 8; signed = 1; } _next_tid;\n"
-	"  integer { size = 32; align = 8; signed = 1; } _next_prio;\n"
+	SCHED_SWITCH_FIELDS
 	"}; };\n";
 
 struct buf {
@@ -267,12 +275,241 @@ static void test_sequence_past_the_packet(void **state)
 	vms_source_close(s);
 }
 
+/* LTTng's large event header (16-bit id; 65535: a 32-bit id and a 64-bit timestamp follow),
+ * a tid in the stream's event context, and a kvm_x86_exit whose fields need padding the
+ * reader must find: a byte, a 32-bit-aligned integer, 3 bits, a 64-bit-aligned integer, a
+ * big-endian 16-bit one, then a byte-aligned 64-bit one. Byte offsets below are counted by
+ * hand from the packet's start (24 bytes of header, 44 of context). */
+static const char META_LARGE[] =
+	"/* CTF 1.8 */\n"
+	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	"typealias integer { size = 32; align = 8; signed = false; map = clock.monotonic.value; }"
+	" := uint32_clock_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; }"
+	" := uint64_clock_t;\n"
+	TRACE_AND_ENV
+	"clock { name = monotonic; freq = 1000000000; offset_s = 0; offset = 0; };\n"
+	PACKET_CONTEXT
+	"struct event_header_large {\n"
+	"  enum : uint16_t { compact = 0 ... 65534, extended = 65535 } id;\n"
+	"  variant <id> { struct { uint32_clock_t timestamp; } compact;\n"
+	"    struct { uint32_t id; uint64_clock_t timestamp; } extended; } v;\n"
+	"} align(8);\n"
+	"stream { id = 0; event.header := struct event_header_large;\n"
+	"  packet.context := struct packet_context;\n"
+	"  event.context := struct { integer { size = 32; align = 8; signed = 1; } _tid; }; };\n"
+	"event { name = sched_switch; id = 0; stream_id = 0; fields := struct {\n"
+	SCHED_SWITCH_FIELDS
+	"}; };\n"
+	"event { name = kvm_x86_exit; id = 3; stream_id = 0; fields := struct {\n"
+	"  uint8_t _a;\n"
+	"  integer { size = 32; align = 32; signed = 0; } _exit_reason;\n"
+	"  integer { size = 3; align = 1; signed = 0; } _isa;\n"
+	"  integer { size = 64; align = 64; signed = 0; } _guest_rip;\n"
+	"  integer { size = 16; align = 8; signed = 0; byte_order = be; } _info1;\n"
+	"  uint64_t _info2;\n"
+	"}; };\n";
+
+static void u16(struct buf *b, uint16_t v) { put(b, &v, 2); }
+
+static void zeros(struct buf *b, size_t n)
+{
+	memset(b->b + b->n, 0, n);
+	b->n += n;
+}
+
+/* A kvm_x86_exit's fields from byte b->n (a packet starts at 0): the struct is aligned as
+ * its most aligned field, 8 bytes; then the padding the fields need. */
+static void x86_exit(struct buf *b, uint32_t reason, uint64_t rip)
+{
+	zeros(b, (8 - b->n % 8) % 8);
+	u8(b, 0xaa);
+	zeros(b, (4 - b->n % 4) % 4);
+	u32(b, reason);
+	u8(b, 1); /* isa = 1 in bits 0-2 */
+	zeros(b, (8 - b->n % 8) % 8);
+	u64(b, rip);
+	u8(b, 0xbe);
+	u8(b, 0xef); /* info1 = 0xbeef, big-endian */
+	u64(b, 77);
+}
+
+/* The large-header trace: at 68 a compact kvm_x86_exit (tid at 74, fields at 80: the exit
+ * reason at 84, the 3 bits at 88, the RIP at 96); at 114 an extended sched_switch (its id at
+ * 116, timestamp at 120, fields at 132); at 188 a compact kvm_x86_exit whose 32-bit clock
+ * wrapped (timestamp at 190, tid at 194, fields at 200: reason at 204, the 3 bits at 208,
+ * RIP at 216); the packet ends at `cut` bytes when not 0 (a damaged trace). */
+static void make_large(const char *dir, size_t cut)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	write_file(dir, "metadata", META_LARGE, strlen(META_LARGE));
+	static struct buf b;
+	b.n = 0;
+	size_t at = packet(&b, 0xffffff00u, 0);
+	assert_int_equal(b.n, 68);
+	u16(&b, 3);
+	u32(&b, 0xffffff10u);
+	u32(&b, 41); /* tid */
+	x86_exit(&b, 48, 0x1234);
+	assert_int_equal(b.n, 114);
+	u16(&b, 65535);
+	u32(&b, 0);
+	u64(&b, 0xfffffff0ull);
+	u32(&b, 42);
+	sswitch(&b, 42, 43);
+	assert_int_equal(b.n, 188);
+	u16(&b, 3);
+	u32(&b, 0x20); /* below 0xfffffff0 in 32 bits: wrapped */
+	u32(&b, 43);
+	x86_exit(&b, 12, 0xfedcba9876543210ull);
+	assert_int_equal(b.n, 234);
+	if (cut)
+		b.n = cut;
+	end_packet(&b, 0, at);
+	write_file(dir, "channel0_0", b.b, b.n);
+}
+
+static void check_exit(const struct vms_event *ev, uint64_t ts, int32_t tid, uint32_t reason,
+		       uint64_t rip)
+{
+	assert_int_equal(ev->kind, VMS_K_KVM_EXIT);
+	assert_int_equal(ev->ts, ts);
+	assert_int_equal(ev->tid, tid);
+	assert_int_equal(ev->f[0], reason);
+	assert_int_equal(ev->f[1], 1);
+	assert_int_equal(ev->f[2], rip);
+	assert_int_equal(ev->f[3], 0xbeef);
+	assert_int_equal(ev->f[4], 77);
+}
+
+static void test_large_header(void **state)
+{
+	(void)state;
+	char dir[2100];
+	snprintf(dir, sizeof dir, "%.2000s/t", vms_test_tmpdir("ctf-large"));
+	make_large(dir, 0);
+	struct vms_source *s = open_ok(dir);
+	struct vms_event ev;
+	char text[512];
+	for (int pass = 0; pass < 2; pass++) {
+		assert_int_equal(s->ops->next(s, 0, &ev), 1);
+		check_exit(&ev, 0xffffff10u, 41, 48, 0x1234);
+		s->ops->format_event(s, 0, text, sizeof text);
+		assert_string_equal(text, "kvm_x86_exit: a=170 exit_reason=48 isa=1 guest_rip=4660 "
+					  "info1=48879 info2=77");
+		assert_int_equal(s->ops->next(s, 0, &ev), 1);
+		assert_int_equal(ev.kind, VMS_K_SCHED_SWITCH);
+		assert_int_equal(ev.ts, 0xfffffff0ull);
+		assert_int_equal(ev.tid, 42);
+		assert_int_equal(ev.f[0], 42);
+		assert_int_equal(ev.f[1], 1);
+		assert_int_equal(ev.f[2], 43);
+		assert_int_equal(ev.f[3], 20);
+		assert_string_equal(ev.s[0], "prev-thread");
+		assert_int_equal(s->ops->next(s, 0, &ev), 1);
+		check_exit(&ev, 0x100000020ull, 43, 12, 0xfedcba9876543210ull);
+		assert_int_equal(s->ops->next(s, 0, &ev), 0);
+		assert_int_equal(s->ops->rewind(s), 0);
+	}
+	vms_source_close(s);
+}
+
+/* set_wanted: an unwanted kind keeps its kind, time, tid and CPU, its fields are skipped
+ * (zero, no strings), and the events after it are read at the right place. */
+static void test_filter(void **state)
+{
+	(void)state;
+	char dir[2100];
+	snprintf(dir, sizeof dir, "%.2000s/t", vms_test_tmpdir("ctf-filter"));
+	make_large(dir, 0);
+	struct vms_source *s = open_ok(dir);
+	assert_non_null(s->ops->set_wanted);
+	bool wanted[VMS_K_COUNT] = {false};
+	wanted[VMS_K_KVM_EXIT] = true;
+	s->ops->set_wanted(s, wanted);
+	struct vms_event ev;
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	check_exit(&ev, 0xffffff10u, 41, 48, 0x1234);
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_int_equal(ev.kind, VMS_K_SCHED_SWITCH);
+	assert_int_equal(ev.ts, 0xfffffff0ull);
+	assert_int_equal(ev.tid, 42);
+	assert_int_equal(ev.cpu, 3);
+	assert_int_equal(ev.f[0], 0);
+	assert_int_equal(ev.f[2], 0);
+	assert_null(ev.s[0]);
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	check_exit(&ev, 0x100000020ull, 43, 12, 0xfedcba9876543210ull);
+	/* all kinds again */
+	s->ops->set_wanted(s, NULL);
+	assert_int_equal(s->ops->rewind(s), 0);
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_int_equal(ev.f[2], 43);
+	assert_string_equal(ev.s[1], "next-thread-name");
+	vms_source_close(s);
+}
+
+/* The error a damaged event gives, with and without a filter. */
+static void cut_error(size_t cut, bool filter, char *msg, size_t len)
+{
+	char dir[2100];
+	snprintf(dir, sizeof dir, "%.2000s/t", vms_test_tmpdir("ctf-cut"));
+	make_large(dir, cut);
+	struct vms_source *s = open_ok(dir);
+	bool wanted[VMS_K_COUNT] = {false};
+	if (filter)
+		s->ops->set_wanted(s, wanted);
+	struct vms_event ev;
+	int r;
+	while ((r = s->ops->next(s, 0, &ev)) > 0)
+		;
+	assert_true(r < 0);
+	snprintf(msg, len, "%s", s->err.msg);
+	vms_source_close(s);
+}
+
+/* A packet that ends inside an event: the field it ends in, whether the event's fields are
+ * read or skipped (filter), wherever in a run of fields or in a header it ends. */
+static void test_filter_damage(void **state)
+{
+	(void)state;
+	static const struct {
+		size_t cut;
+		const char *what;
+	} cases[] = {
+		{158, "event field past the packet content at byte offset 156"}, /* prev_state */
+		{123, "event field past the packet content at byte offset 120"}, /* extended ts */
+		{117, "event field past the packet content at byte offset 116"}, /* extended id */
+		{140, "sequence or array longer than the packet at byte offset 132"}, /* prev_comm */
+		{191, "event field past the packet content at byte offset 190"}, /* compact ts */
+		{199, "event field past the packet content at byte offset 200"}, /* fields' padding */
+		{208, "event field past the packet content at byte offset 208"}, /* the 3 bits */
+		{211, "event field past the packet content at byte offset 216"}, /* RIP's padding */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		for (int filter = 0; filter < 2; filter++) {
+			char msg[512];
+			cut_error(cases[i].cut, filter, msg, sizeof msg);
+			if (!strstr(msg, cases[i].what))
+				fail_msg("cut at %zu, filter %d: %s", cases[i].cut, filter, msg);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_sequence_past_the_packet),
+		cmocka_unit_test(test_large_header),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_filter_damage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

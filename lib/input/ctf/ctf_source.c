@@ -34,9 +34,19 @@
 #define GIVE_BACK (2u << 20)       /* bytes kept mapped behind a stream's cursor */
 #define NOREG PLAN_NOREG
 
+/* LTTng's large event header, recognised in its lean plan: id (uint16, 65535: extended)
+ * then a 32-bit timestamp, or a 32-bit id and a 64-bit timestamp; this machine's byte
+ * order. Its registers are still written (a length could name them). */
+struct lttng_header {
+	bool large;
+	uint32_t r_tag, r_ts32, r_id32, r_ts64;
+};
+
 struct sclass {
 	uint64_t id;
 	struct plan ph, pc, eh, sec;
+	struct plan eh_l;              /* lean (plan_lean): what reading events runs */
+	struct lttng_header hdr;       /* LTTng's header, read inline when hdr.large */
 	uint32_t mark;                 /* first register of the event classes */
 	uint32_t r_magic, r_uuid, r_sid, r_ts_begin, r_content, r_packet, r_disc, r_cpu, r_ptid;
 	uint32_t r_id[4], n_id, r_clk[4], clk_bits[4], n_clk;
@@ -54,7 +64,10 @@ struct eclass {
 	const char *name;
 	uint64_t id;
 	uint32_t type;                 /* index into meta.type_names */
-	struct plan ec, ef;
+	struct plan ec, ef;            /* full: every field in a register (format_event) */
+	/* lean, the stream's event context, the event's context and fields as one plan: */
+	struct plan body;              /* the fields the map and the tid need */
+	struct plan body_skip;         /* only the tid and CPU (a kind that is not wanted) */
 	struct plan_reg *regs;         /* descriptors of registers [reg_first, reg_end) */
 	uint32_t reg_first, reg_end;
 	uint32_t r_tid, r_vtid, r_ecpu;
@@ -106,6 +119,8 @@ struct ctf {
 	uint32_t n;
 	struct cstream *st;
 	struct plan_rf rf;
+	bool filter;                   /* set_wanted: only kinds in wanted[] need their fields */
+	bool wanted[VMS_K_COUNT];
 };
 
 static int fail(struct vms_source *src, const char *path, uint64_t off, const char *what)
@@ -151,6 +166,115 @@ static void find_roles(struct sclass *s, const struct plan_regs *r)
 	s->r_tid = plan_find(r, 0, PLAN_SEC, "tid", false);
 	s->r_vtid = plan_find(r, 0, PLAN_SEC, "vtid", false);
 	s->r_ecpu = plan_find(r, 0, PLAN_SEC, "cpu_id", false);
+}
+
+static void keep_reg(bool *keep, uint32_t r)
+{
+	if (r != NOREG)
+		keep[r] = true;
+}
+
+/* Is the lean header plan LTTng's large header (struct lttng_header)? */
+static bool find_lttng_header(const struct plan *h, struct lttng_header *out)
+{
+	const struct plan_op *o = h->ops;
+	uint32_t i = 1;
+	if (h->nops == 0 || o[0].code != PLAN_ALIGN || o[0].a != 8)
+		return false;
+	if (h->nops != i + 4 || o[i].code != PLAN_FIXED || o[i].n != 16 || o[i].b != 1 ||
+	    o[i + 1].code != PLAN_VARIANT || o[i + 1].b != 2 || o[i + 1].end != i + 4)
+		return false;
+	const struct plan_fx *tag = &h->fx[o[i].a];
+	const struct plan_vopt *v = &h->vopts[o[i + 1].n];
+	if (tag->how != FX_16 || tag->off != 0 || tag->flags & PLAN_SIGNED ||
+	    o[i + 1].a != tag->reg || v[0].lo != 0 || v[0].hi != 65534 || v[0].start != i + 2 ||
+	    v[0].end != i + 3 || v[1].lo != 65535 || v[1].hi != 65535 || v[1].start != i + 3 ||
+	    v[1].end != i + 4)
+		return false;
+	const struct plan_op *c = &o[i + 2], *x = &o[i + 3];
+	if (c->code != PLAN_FIXED || c->n != 32 || c->b != 1 || x->code != PLAN_FIXED ||
+	    x->n != 96 || x->b != 2)
+		return false;
+	const struct plan_fx *ts32 = &h->fx[c->a], *id32 = &h->fx[x->a], *ts64 = id32 + 1;
+	if (ts32->how != FX_32 || ts32->off != 0 || id32->how != FX_32 || id32->off != 0 ||
+	    ts64->how != FX_64 || ts64->off != 32)
+		return false;
+	*out = (struct lttng_header){true, tag->reg, ts32->reg, id32->reg, ts64->reg};
+	return true;
+}
+
+/* The lean body of event class c: its scopes' full plans as one, leaned with keep[]. */
+static int lean_body(const struct sclass *s, const struct eclass *c, const bool *keep,
+		     struct plan *out)
+{
+	const struct plan *parts[3] = {&s->sec, &c->ec, &c->ef};
+	struct plan all;
+	if (plan_concat(parts, 3, &all))
+		return -1;
+	int rc = plan_lean(&all, keep, out);
+	plan_free(&all);
+	return rc;
+}
+
+/* The lean plans of stream class `i` and its event classes: registers kept are those read
+ * by name (find_roles, the kinds' maps, tids and CPUs) and lengths and tags. */
+static int lean_class(struct trace *tr, uint32_t i, uint32_t nregs, struct vms_error *err)
+{
+	struct sclass *s = &tr->sc[i];
+	bool *keep = calloc(nregs ? nregs : 1, sizeof *keep);
+	if (!keep)
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	int rc = 0;
+	for (uint32_t k = 0; k < s->n_id; k++)
+		keep_reg(keep, s->r_id[k]);
+	for (uint32_t k = 0; k < s->n_clk; k++)
+		keep_reg(keep, s->r_clk[k]);
+	keep_reg(keep, s->r_tid);
+	keep_reg(keep, s->r_vtid);
+	keep_reg(keep, s->r_ecpu);
+	plan_mark_refs(&s->eh, keep);
+	plan_mark_refs(&s->sec, keep);
+	for (uint32_t e = 0; e < tr->t.nr_events; e++)
+		if (tr->t.events[e].stream_id == s->id) {
+			plan_mark_refs(&tr->ec[e].ec, keep);
+			plan_mark_refs(&tr->ec[e].ef, keep);
+		}
+	if (plan_lean(&s->eh, keep, &s->eh_l))
+		rc = -1;
+	else if (find_lttng_header(&s->eh_l, &s->hdr)) {
+		/* as the plan would read it: the tag and the 32-bit id are the ids (the latter
+		 * last), the two timestamps the clocks */
+		const struct lttng_header *h = &s->hdr;
+		bool ids = s->n_id == 2 && s->r_id[0] == h->r_tag && s->r_id[1] == h->r_id32;
+		bool clks = s->n_clk == 2 && s->r_clk[0] == h->r_ts32 && s->clk_bits[0] == 32 &&
+			    s->r_clk[1] == h->r_ts64 && s->clk_bits[1] == 64;
+		s->hdr.large = ids && clks;
+	}
+	for (uint32_t e = 0; e < tr->t.nr_events && !rc; e++) {
+		struct eclass *c = &tr->ec[e];
+		if (tr->t.events[e].stream_id != s->id)
+			continue;
+		memset(keep + s->mark, 0, (nregs - s->mark) * sizeof *keep);
+		plan_mark_refs(&c->ec, keep);
+		plan_mark_refs(&c->ef, keep);
+		keep_reg(keep, c->r_tid);
+		keep_reg(keep, c->r_vtid);
+		keep_reg(keep, c->r_ecpu);
+		if (lean_body(s, c, keep, &c->body_skip)) {
+			rc = -1;
+			break;
+		}
+		for (int k = 0; k < 5; k++)
+			for (uint8_t j = 0; j < c->map.nf[k]; j++)
+				keep_reg(keep, c->map.f[k][j]);
+		for (int k = 0; k < 2; k++)
+			for (uint8_t j = 0; j < c->map.ns[k]; j++)
+				keep_reg(keep, c->map.s[k][j]);
+		if (lean_body(s, c, keep, &c->body))
+			rc = -1;
+	}
+	free(keep);
+	return rc ? vms_error_set(err, VMS_ERR_NOMEM, "out of memory") : 0;
 }
 
 static int compile_trace(struct vms_source *src, struct trace *tr, uint32_t type_base,
@@ -278,6 +402,8 @@ static int compile_trace(struct vms_source *src, struct trace *tr, uint32_t type
 		}
 		if (s->sorted)
 			qsort(s->sorted, s->nsorted, sizeof *s->sorted, by_id);
+		if (!rc)
+			rc = lean_class(tr, i, regs.n > *max_regs ? regs.n : *max_regs, err);
 	}
 	(void)src;
 	plan_regs_free(&regs);
@@ -481,8 +607,65 @@ static void update_clock(struct cstream *s, uint64_t v, uint32_t bits)
 	s->clock = (s->clock & ~mask) | v;
 }
 
-/* Decode the event at s->pos: its class (or NULL with an error). */
-static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct cstream *s)
+static inline void set_reg(struct plan_rf *rf, uint32_t reg, uint64_t v, uint64_t at)
+{
+	rf->val[reg] = v;
+	rf->aux[reg] = (uint32_t)at;
+	rf->gen[reg] = rf->cur;
+}
+
+/* LTTng's large header at s->pos, inline: the id, and the clock updated; false (nothing
+ * read) when the packet ends inside it, for the plan to say where. */
+static inline bool read_lttng_header(const struct sclass *sc, const uint8_t *buf,
+				     struct cstream *s, struct plan_rf *rf, uint64_t *id)
+{
+	const struct lttng_header *h = &sc->hdr;
+	uint64_t p = (s->pos + 7) & ~7ull;
+	if (p > s->end || s->end - p < 48)
+		return false;
+	const uint8_t *q = buf + p / 8;
+	uint16_t tag;
+	uint32_t x;
+	memcpy(&tag, q, 2);
+	memcpy(&x, q + 2, 4);
+	if (tag != 65535) {
+		set_reg(rf, h->r_tag, tag, p / 8);
+		set_reg(rf, h->r_ts32, x, p / 8 + 2);
+		update_clock(s, x, 32);
+		*id = tag;
+		s->pos = p + 48;
+		return true;
+	}
+	if (s->end - p < 112)
+		return false;
+	uint64_t ts;
+	memcpy(&ts, q + 6, 8);
+	set_reg(rf, h->r_tag, tag, p / 8);
+	set_reg(rf, h->r_id32, x, p / 8 + 2);
+	set_reg(rf, h->r_ts64, ts, p / 8 + 6);
+	update_clock(s, ts, 64);
+	*id = x;
+	s->pos = p + 112;
+	return true;
+}
+
+/* Must the fields of an event of class `ec` be decoded? Not when its kind is OTHER or not
+ * wanted, except a sched_switch that gives the tid of the events after it. */
+static bool fields_wanted(const struct ctf *c, const struct sclass *sc, const struct eclass *ec)
+{
+	uint16_t k = ec->map.kind;
+	if (k == VMS_K_OTHER)
+		return false;
+	if (!c->filter || c->wanted[k])
+		return true;
+	return k == VMS_K_SCHED_SWITCH && sc->r_tid == NOREG && sc->r_vtid == NOREG;
+}
+
+/* Decode the event at s->pos: its class (or NULL with an error). `full`: every field into
+ * the registers (format_event), else the lean plans; *fields: whether its mapped fields were
+ * decoded. */
+static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct cstream *s,
+				   bool full, bool *fields)
 {
 	const struct sclass *sc = s->sc;
 	struct trace *tr = s->tr;
@@ -490,30 +673,38 @@ static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct
 	const uint8_t *buf = s->map + s->pkt_off;
 	uint64_t start = s->pos;
 	plan_next_gen(rf);
-	int rc = plan_exec(&sc->eh, buf, &s->pos, s->end, rf);
-	if (rc) {
-		fail(src, s->path, s->pkt_off + s->pos / 8, plan_err_text(rc));
-		return NULL;
-	}
 	uint64_t id = 0, v;
 	bool have_id = false;
-	for (uint32_t i = 0; i < sc->n_id; i++)
-		if (plan_get(rf, sc->r_id[i], &v)) {
-			id = v;
-			have_id = true;
+	if (!full && sc->hdr.large && read_lttng_header(sc, buf, s, rf, &id)) {
+		have_id = true;
+	} else {
+		int rc = plan_exec(full ? &sc->eh : &sc->eh_l, buf, &s->pos, s->end, rf);
+		if (rc) {
+			fail(src, s->path, s->pkt_off + s->pos / 8, plan_err_text(rc));
+			return NULL;
 		}
-	for (uint32_t i = 0; i < sc->n_clk; i++)
-		if (plan_get(rf, sc->r_clk[i], &v))
-			update_clock(s, v, sc->clk_bits[i]);
+		for (uint32_t i = 0; i < sc->n_id; i++)
+			if (plan_get(rf, sc->r_id[i], &v)) {
+				id = v;
+				have_id = true;
+			}
+		for (uint32_t i = 0; i < sc->n_clk; i++)
+			if (plan_get(rf, sc->r_clk[i], &v))
+				update_clock(s, v, sc->clk_bits[i]);
+	}
+	int rc;
 	uint32_t e = have_id ? class_of(sc, id) : sc->nr_classes == 1 ? sc->only : UINT32_MAX;
 	if (e == UINT32_MAX) {
 		fail(src, s->path, s->pkt_off + start / 8, "unknown event id");
 		return NULL;
 	}
 	const struct eclass *ec = &tr->ec[e];
-	if ((rc = plan_exec(&sc->sec, buf, &s->pos, s->end, rf)) ||
-	    (rc = plan_exec(&ec->ec, buf, &s->pos, s->end, rf)) ||
-	    (rc = plan_exec(&ec->ef, buf, &s->pos, s->end, rf))) {
+	*fields = full || fields_wanted(c, sc, ec);
+	if (full ? (rc = plan_exec(&sc->sec, buf, &s->pos, s->end, rf)) ||
+		   (rc = plan_exec(&ec->ec, buf, &s->pos, s->end, rf)) ||
+		   (rc = plan_exec(&ec->ef, buf, &s->pos, s->end, rf))
+		 : (rc = plan_exec(*fields ? &ec->body : &ec->body_skip, buf, &s->pos, s->end,
+				   rf))) {
 		fail(src, s->path, s->pkt_off + s->pos / 8, plan_err_text(rc));
 		return NULL;
 	}
@@ -556,7 +747,7 @@ static bool first_set(const struct plan_rf *rf, const uint32_t *cand, uint8_t n,
 }
 
 static void fill(struct ctf *c, struct cstream *s, const struct eclass *ec, uint32_t stream,
-		 struct vms_event *ev)
+		 bool fields, struct vms_event *ev)
 {
 	const struct plan_rf *rf = &c->rf;
 	const struct sclass *sc = s->sc;
@@ -567,13 +758,13 @@ static void fill(struct ctf *c, struct cstream *s, const struct eclass *ec, uint
 	ev->stream = stream;
 	ev->kind = m->kind;
 	uint32_t reg;
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 5 && fields; k++) {
 		if (first_set(rf, m->f[k], m->nf[k], &reg))
 			ev->f[k] = rf->val[reg];
 		else if (m->required >> k & 1)
 			ev->kind = VMS_K_OTHER; /* e.g. a packet without a TCP header */
 	}
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 2 && fields; k++)
 		if (first_set(rf, m->s[k], m->ns[k], &reg))
 			ev->s[k] = text_of(s, rf, reg, k, m->basename && k == 0);
 	uint64_t v;
@@ -614,11 +805,12 @@ static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *e
 	}
 	s->last_pos = s->pos;
 	s->last_clock = s->clock;
-	const struct eclass *ec = decode(src, c, s);
+	bool fields;
+	const struct eclass *ec = decode(src, c, s, false, &fields);
 	if (!ec)
 		return src->err.status ? src->err.status : VMS_ERR_FORMAT;
 	s->have_last = true;
-	fill(c, s, ec, stream, ev);
+	fill(c, s, ec, stream, fields, ev);
 	if (s->have_last_ts && ev->ts < s->last_ts)
 		ev->flags |= VMS_EVF_TIME_BACKWARDS;
 	if (s->lost_pending) {
@@ -669,7 +861,8 @@ static int ctf_format(struct vms_source *src, uint32_t stream, char *buf, size_t
 	uint64_t pos = s->pos, clock = s->clock;
 	s->pos = s->last_pos;
 	s->clock = s->last_clock;
-	const struct eclass *ec = decode(src, c, s);
+	bool fields;
+	const struct eclass *ec = decode(src, c, s, true, &fields);
 	s->pos = pos;
 	s->clock = clock;
 	if (!ec)
@@ -723,12 +916,15 @@ static void free_trace(struct trace *tr)
 		plan_free(&s->pc);
 		plan_free(&s->eh);
 		plan_free(&s->sec);
+		plan_free(&s->eh_l);
 		free(s->dense);
 		free(s->sorted);
 	}
 	for (uint32_t i = 0; i < tr->t.nr_events && tr->ec; i++) {
 		plan_free(&tr->ec[i].ec);
 		plan_free(&tr->ec[i].ef);
+		plan_free(&tr->ec[i].body);
+		plan_free(&tr->ec[i].body_skip);
 		free(tr->ec[i].regs);
 	}
 	free(tr->sc);
@@ -765,11 +961,21 @@ static void ctf_close(struct vms_source *src)
 	free(src);
 }
 
+/* Unwanted kinds keep their class, time, tid and CPU; their fields are skipped over. */
+static void ctf_set_wanted(struct vms_source *src, const bool *wanted)
+{
+	struct ctf *c = src->impl;
+	c->filter = wanted != NULL;
+	if (wanted)
+		memcpy(c->wanted, wanted, sizeof c->wanted);
+}
+
 static const struct vms_source_ops ctf_ops = {
 	.name = "ctf",
 	.nr_streams = ctf_nr_streams,
 	.next = ctf_next,
 	.rewind = ctf_rewind,
+	.set_wanted = ctf_set_wanted,
 	.format_event = ctf_format,
 	.close = ctf_close,
 };

@@ -357,9 +357,326 @@ void plan_free(struct plan *pl)
 {
 	free(pl->ops);
 	free(pl->vopts);
+	free(pl->fx);
 	pl->ops = NULL;
 	pl->vopts = NULL;
-	pl->nops = pl->nvopts = 0;
+	pl->fx = NULL;
+	pl->nops = pl->nvopts = pl->nfx = 0;
+}
+
+/* ---- lean plans ---- */
+
+/* What is known of the position statically: p % m == r (m a power of two; 1: nothing). */
+struct align_state {
+	uint64_t m, r;
+};
+
+struct lean {
+	const struct plan *in;
+	struct plan *out;
+	const bool *keep;
+	uint32_t *newidx;              /* old op index -> new, at range boundaries */
+	uint32_t cap_ops, cap_fx, cap_vopts;
+	struct plan_fx *run;           /* the fields of the run being built */
+	uint32_t nrun, cap_run;
+};
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	uint32_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	void *n = realloc(*p, c * size);
+	if (!n)
+		return -1;
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
+static int lean_emit(struct lean *l, struct plan_op op)
+{
+	struct plan *o = l->out;
+	if (grow((void **)&o->ops, &l->cap_ops, o->nops + 1, sizeof *o->ops))
+		return -1;
+	o->ops[o->nops++] = op;
+	return 0;
+}
+
+static int run_add(struct lean *l, struct plan_fx f)
+{
+	if (grow((void **)&l->run, &l->cap_run, l->nrun + 1, sizeof *l->run))
+		return -1;
+	l->run[l->nrun++] = f;
+	return 0;
+}
+
+/* The run built so far as one PLAN_FIXED operation of `bits` bits. */
+static int run_close(struct lean *l, uint64_t bits)
+{
+	if (!l->nrun && !bits)
+		return 0;
+	struct plan *o = l->out;
+	uint32_t kept = 0;
+	for (uint32_t k = 0; k < l->nrun; k++)
+		kept += !l->keep || l->keep[l->run[k].reg];
+	if (grow((void **)&o->fx, &l->cap_fx, o->nfx + l->nrun + kept, sizeof *o->fx))
+		return -1;
+	struct plan_op op = {.code = PLAN_FIXED, .n = bits, .reg = o->nfx, .minbits = l->nrun};
+	memcpy(o->fx + o->nfx, l->run, l->nrun * sizeof *l->run);
+	o->nfx += l->nrun;
+	op.a = o->nfx;
+	op.b = kept;
+	for (uint32_t k = 0; k < l->nrun; k++)
+		if (!l->keep || l->keep[l->run[k].reg])
+			o->fx[o->nfx++] = l->run[k];
+	l->nrun = 0;
+	return lean_emit(l, op);
+}
+
+static uint8_t fx_how(const struct plan_op *op)
+{
+	if (op->code == PLAN_INT)
+		return FX_BITS;
+	bool swap = op->flags & PLAN_SWAP;
+	switch (op->size) {
+	case 8:
+		return FX_8;
+	case 16:
+		return swap ? FX_16S : FX_16;
+	case 32:
+		return swap ? FX_32S : FX_32;
+	default:
+		return swap ? FX_64S : FX_64;
+	}
+}
+
+/* Runs stay short enough for 32-bit offsets. */
+#define RUN_MAX_BITS (1ull << 30)
+
+static int lean_range(struct lean *l, uint32_t from, uint32_t to, struct align_state *st);
+
+static struct align_state meet(struct align_state a, struct align_state b)
+{
+	uint64_t m = a.m < b.m ? a.m : b.m;
+	while (m > 1 && a.r % m != b.r % m)
+		m /= 2;
+	return (struct align_state){m, a.r % m};
+}
+
+static int by_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int lean_variant(struct lean *l, const struct plan_op *op, uint32_t i,
+			struct align_state *st)
+{
+	const struct plan *in = l->in;
+	uint32_t at = l->out->nops;
+	if (lean_emit(l, *op))
+		return -1;
+	/* the options' ranges partition the body: lean each alone */
+	uint32_t nb = 2 + 2 * op->b, *b = malloc(nb * sizeof *b);
+	if (!b)
+		return -1;
+	b[0] = i + 1;
+	b[1] = op->end;
+	for (uint32_t k = 0; k < op->b; k++) {
+		b[2 + 2 * k] = in->vopts[op->n + k].start;
+		b[3 + 2 * k] = in->vopts[op->n + k].end;
+	}
+	qsort(b, nb, sizeof *b, by_u32);
+	struct align_state after = {0, 0};
+	int rc = 0;
+	for (uint32_t k = 0; k + 1 < nb && !rc; k++) {
+		if (b[k] == b[k + 1])
+			continue;
+		struct align_state s = *st;
+		rc = lean_range(l, b[k], b[k + 1], &s);
+		after = after.m ? meet(after, s) : s;
+	}
+	free(b);
+	if (rc)
+		return rc;
+	l->newidx[op->end] = l->out->nops;
+	if (after.m)
+		*st = after;
+	struct plan *o = l->out;
+	if (grow((void **)&o->vopts, &l->cap_vopts, o->nvopts + op->b, sizeof *o->vopts))
+		return -1;
+	o->ops[at].n = o->nvopts;
+	o->ops[at].end = o->nops;
+	for (uint32_t k = 0; k < op->b; k++) {
+		struct plan_vopt v = in->vopts[op->n + k];
+		v.start = l->newidx[v.start];
+		v.end = l->newidx[v.end];
+		o->vopts[o->nvopts++] = v;
+	}
+	return 0;
+}
+
+static int lean_range(struct lean *l, uint32_t from, uint32_t to, struct align_state *st)
+{
+	const struct plan *in = l->in;
+	uint64_t off = 0;               /* bits of the open run (l->nrun fields) */
+	for (uint32_t i = from; i < to;) {
+		const struct plan_op *op = &in->ops[i];
+		if (!l->nrun && !off)
+			l->newidx[i] = l->out->nops;
+		if (op->code == PLAN_ALIGN && op->a <= st->m) {
+			/* known to land at a fixed distance: padding in the run */
+			uint64_t pad = (op->a - st->r % op->a) % op->a;
+			off += pad;
+			st->r = (st->r + pad) % st->m;
+			i++;
+			continue;
+		}
+		bool fixed = op->code == PLAN_FAST || op->code == PLAN_INT ||
+			     (op->code == PLAN_BYTES && st->m >= 8 && st->r % 8 == 0);
+		if (fixed && off + op->size + (op->code == PLAN_BYTES ? 8ull * op->a : 0) <
+				     RUN_MAX_BITS) {
+			struct plan_fx f = {.off = (uint32_t)off, .reg = op->reg, .flags = op->flags};
+			if (op->code == PLAN_BYTES) {
+				f.how = FX_BYTES;
+				f.size = op->a * 8;
+			} else {
+				f.how = fx_how(op);
+				f.size = op->size;
+			}
+			if (run_add(l, f))
+				return -1;
+			off += f.size;
+			st->r = (st->r + f.size) % st->m;
+			i++;
+			continue;
+		}
+		if (run_close(l, off))
+			return -1;
+		l->newidx[i] = l->out->nops;
+		bool was_run = off != 0;
+		off = 0;
+		if (fixed && was_run)
+			continue; /* the run was full: this field opens the next */
+		switch (op->code) {
+		case PLAN_ALIGN:
+			if (lean_emit(l, *op))
+				return -1;
+			*st = (struct align_state){op->a, 0};
+			i++;
+			break;
+		case PLAN_STRING:
+			if (lean_emit(l, *op))
+				return -1;
+			*st = (struct align_state){8, 0};
+			i++;
+			break;
+		case PLAN_BYTES:
+		case PLAN_BYTESEQ:
+			if (lean_emit(l, *op))
+				return -1;
+			*st = st->m >= 8 && st->r % 8 == 0 ? (struct align_state){8, 0}
+							   : (struct align_state){1, 0};
+			i++;
+			break;
+		case PLAN_ARRAY:
+		case PLAN_SEQ: {
+			uint32_t at = l->out->nops;
+			if (lean_emit(l, *op))
+				return -1;
+			struct align_state body = {1, 0};
+			if (lean_range(l, i + 1, op->end, &body))
+				return -1;
+			l->out->ops[at].end = l->out->nops;
+			*st = (struct align_state){1, 0};
+			i = op->end;
+			break;
+		}
+		case PLAN_VARIANT:
+			if (lean_variant(l, op, i, st))
+				return -1;
+			i = op->end;
+			break;
+		default: /* a single field too large for a run: as it was */
+			if (lean_emit(l, *op))
+				return -1;
+			*st = (struct align_state){1, 0};
+			i++;
+		}
+	}
+	if (run_close(l, off))
+		return -1;
+	l->newidx[to] = l->out->nops;
+	return 0;
+}
+
+int plan_lean(const struct plan *full, const bool *keep, struct plan *out)
+{
+	memset(out, 0, sizeof *out);
+	out->reg_first = full->reg_first;
+	out->reg_end = full->reg_end;
+	if (!full->nops)
+		return 0;
+	struct lean l = {.in = full, .out = out, .keep = keep};
+	l.newidx = malloc((full->nops + 1) * sizeof *l.newidx);
+	struct align_state st = {1, 0};
+	int rc = l.newidx ? lean_range(&l, 0, full->nops, &st) : -1;
+	free(l.newidx);
+	free(l.run);
+	if (rc)
+		plan_free(out);
+	return rc;
+}
+
+int plan_concat(const struct plan *const *parts, uint32_t n, struct plan *out)
+{
+	memset(out, 0, sizeof *out);
+	uint32_t nops = 0, nv = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		nops += parts[k]->nops;
+		nv += parts[k]->nvopts;
+	}
+	out->ops = malloc((nops ? nops : 1) * sizeof *out->ops);
+	out->vopts = malloc((nv ? nv : 1) * sizeof *out->vopts);
+	if (!out->ops || !out->vopts) {
+		plan_free(out);
+		return -1;
+	}
+	if (n) {
+		out->reg_first = parts[0]->reg_first;
+		out->reg_end = parts[n - 1]->reg_end;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		const struct plan *p = parts[k];
+		uint32_t ob = out->nops, vb = out->nvopts;
+		for (uint32_t i = 0; i < p->nops; i++) {
+			struct plan_op op = p->ops[i];
+			if (op.code == PLAN_ARRAY || op.code == PLAN_SEQ || op.code == PLAN_VARIANT)
+				op.end += ob;
+			if (op.code == PLAN_VARIANT)
+				op.n += vb;
+			out->ops[out->nops++] = op;
+		}
+		for (uint32_t i = 0; i < p->nvopts; i++) {
+			struct plan_vopt v = p->vopts[i];
+			v.start += ob;
+			v.end += ob;
+			out->vopts[out->nvopts++] = v;
+		}
+	}
+	return 0;
+}
+
+void plan_mark_refs(const struct plan *pl, bool *keep)
+{
+	for (uint32_t i = 0; i < pl->nops; i++) {
+		const struct plan_op *o = &pl->ops[i];
+		if (o->code == PLAN_SEQ || o->code == PLAN_BYTESEQ || o->code == PLAN_VARIANT)
+			keep[o->a] = true;
+	}
 }
 
 void plan_regs_free(struct plan_regs *regs)
@@ -417,6 +734,66 @@ static inline void put(struct plan_rf *rf, uint32_t reg, uint64_t v, uint32_t au
 	rf->gen[reg] = rf->cur;
 }
 
+/* A run that does not fit before `end`: the error the full plan gives, at the field the
+ * packet ends in (byte arrays say their length; padding alone, the end). */
+static int fixed_fail(const struct plan *pl, const struct plan_op *o, uint64_t *p, uint64_t end)
+{
+	for (uint32_t k = 0; k < o->minbits; k++) {
+		const struct plan_fx *f = &pl->fx[o->reg + k];
+		if (end - *p < (uint64_t)f->off + f->size) {
+			bool past = end - *p < f->off; /* the alignment before it fails */
+			*p += f->off;
+			return f->how == FX_BYTES && !past ? PLAN_E_LENGTH : PLAN_E_END;
+		}
+	}
+	*p += o->n;
+	return PLAN_E_END;
+}
+
+static inline void fixed_run(const struct plan *pl, const struct plan_op *o, const uint8_t *buf,
+			     uint64_t p, struct plan_rf *rf)
+{
+	for (const struct plan_fx *f = pl->fx + o->a, *e = f + o->b; f < e; f++) {
+		uint64_t q = p + f->off;
+		const uint8_t *b = buf + (q >> 3);
+		uint64_t v;
+		switch (f->how) {
+		case FX_8:
+			v = b[0];
+			break;
+		case FX_16:
+		case FX_16S: {
+			uint16_t x;
+			memcpy(&x, b, 2);
+			v = f->how == FX_16S ? __builtin_bswap16(x) : x;
+			break;
+		}
+		case FX_32:
+		case FX_32S: {
+			uint32_t x;
+			memcpy(&x, b, 4);
+			v = f->how == FX_32S ? __builtin_bswap32(x) : x;
+			break;
+		}
+		case FX_64:
+			memcpy(&v, b, 8);
+			break;
+		case FX_64S:
+			memcpy(&v, b, 8);
+			v = __builtin_bswap64(v);
+			break;
+		case FX_BYTES:
+			put(rf, f->reg, q >> 3, f->size / 8);
+			continue;
+		default:
+			v = read_bits(buf, q, f->size, f->flags & PLAN_BE);
+		}
+		if (f->flags & PLAN_SIGNED)
+			v = sign(v, f->size);
+		put(rf, f->reg, v, (uint32_t)(q >> 3));
+	}
+}
+
 int plan_run(const struct plan *pl, uint32_t from, uint32_t to, const uint8_t *buf,
 	     uint64_t *pos, uint64_t end, struct plan_rf *rf)
 {
@@ -468,6 +845,15 @@ int plan_run(const struct plan *pl, uint32_t from, uint32_t to, const uint8_t *b
 			i++;
 			break;
 		}
+		case PLAN_FIXED:
+			if (end - p < o->n) {
+				rc = fixed_fail(pl, o, &p, end);
+				goto out;
+			}
+			fixed_run(pl, o, buf, p, rf);
+			p += o->n;
+			i++;
+			break;
 		case PLAN_INT: {
 			if (end - p < o->size) {
 				rc = PLAN_E_END;

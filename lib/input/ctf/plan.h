@@ -33,6 +33,20 @@ enum plan_code {
 	PLAN_ARRAY,   /* n elements of the body [i + 1, end) */
 	PLAN_SEQ,     /* register a elements of the body [i + 1, end) */
 	PLAN_VARIANT, /* register a selects an option (vopts[n .. n + b)); then on at end */
+	PLAN_FIXED,   /* lean plans only: fields at fixed bit offsets from here, n bits in all;
+	               * fx[a .. a + b) are read into registers, fx[reg .. reg + minbits) are
+	               * all of them (to name the field a packet ends in) */
+};
+
+/* One field of a PLAN_FIXED run. */
+enum plan_fx_how { FX_8, FX_16, FX_32, FX_64, FX_16S, FX_32S, FX_64S, FX_BITS, FX_BYTES };
+
+struct plan_fx {
+	uint32_t off;       /* bits from the run's start */
+	uint32_t size;      /* bits */
+	uint32_t reg;
+	uint8_t how;        /* enum plan_fx_how (S: byte-swapped) */
+	uint8_t flags;      /* enum plan_flag */
 };
 
 enum plan_flag { PLAN_SIGNED = 1, PLAN_BE = 2, PLAN_TEXT = 4, PLAN_FLOAT = 8 };
@@ -68,6 +82,8 @@ struct plan {
 	uint32_t nops;
 	struct plan_vopt *vopts;
 	uint32_t nvopts;
+	struct plan_fx *fx;            /* lean plans: the fields of PLAN_FIXED runs */
+	uint32_t nfx;
 	uint32_t reg_first, reg_end;   /* the registers its fields use */
 };
 
@@ -86,6 +102,22 @@ int plan_compile(struct plan *pl, const struct tsdl_type *st, enum plan_scope sc
 		 uint8_t trace_order, struct plan_regs *regs, uint64_t *budget, const char *path,
 		 const char *what, struct vms_error *err);
 void plan_free(struct plan *pl);
+
+/* A lean plan that reads what `full` reads and moves as it moves, faster: alignments that
+ * the fields before already give are dropped, every run of fixed-size fields (integers,
+ * byte arrays of fixed length, the padding between them) is one PLAN_FIXED operation
+ * checked against the packet end once, and of those fields only the ones whose register is
+ * marked in keep[] (indexed by register) are stored. Lengths and tags are always kept.
+ * Errors are those `full` gives, at the same offsets. Returns 0, or -1 out of memory. */
+int plan_lean(const struct plan *full, const bool *keep, struct plan *out);
+
+/* One plan doing what the n plans `parts` do one after the other (full plans only: the
+ * scopes of one event, run as one). Returns 0, or -1 out of memory. */
+int plan_concat(const struct plan *const *parts, uint32_t n, struct plan *out);
+
+/* Mark in keep[] the registers `pl` reads lengths and tags from (they may belong to the
+ * plans of an earlier scope: those must keep them). */
+void plan_mark_refs(const struct plan *pl, bool *keep);
 void plan_regs_free(struct plan_regs *regs);
 
 /* The first register at or after `from` named `name` (without the leading '_') in `scope`
