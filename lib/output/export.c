@@ -101,7 +101,10 @@ static void thread_name(const struct vms_export *x, uint32_t machine, int32_t ti
 {
 	const struct vms_thread_info *ti = vms_model_thread(x->m, machine, tid);
 	const char *c = given && *given ? given : ti && ti->comm[0] ? ti->comm : "?";
-	snprintf(buf, len, "%s (%d)", c, tid);
+	if (ti && ti->pid > 0) /* the process where the trace says it (vms_pid_how) */
+		snprintf(buf, len, "%s (%d), pid %d", c, tid, ti->pid);
+	else
+		snprintf(buf, len, "%s (%d)", c, tid);
 }
 
 static struct xv *xv_of(struct vms_export *x, uint32_t machine, uint32_t vcpu)
@@ -447,7 +450,7 @@ static uint32_t vmm_name(struct vms_export *x, uint32_t isa, int32_t reason)
 	return id;
 }
 
-/* "comm (tid)" of a host thread, made again only when the model's name of it changed */
+/* "comm (tid)" of a host thread (", pid N" when known), made again only when the model's name of it changed */
 static uint32_t instead_name(struct vms_export *x, uint32_t host, int32_t tid)
 {
 	const struct vms_thread_info *ti = vms_model_thread(x->m, host, tid);

@@ -363,7 +363,7 @@ static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *
 			if (e->host_pid >= 0)
 				fprintf(f, "</td><td>%d", e->host_pid);
 			else
-				fprintf(f, "</td><td>?");
+				fprintf(f, "</td><td>not recorded");
 			fprintf(f, "</td><td>%d</td><td>%s</td><td>%.2f%%</td></tr>\n", e->host_tid,
 				fmt_ns(h, (double)e->ns, d, sizeof d),
 				span ? 100.0 * (double)e->ns / (double)span : 0.0);

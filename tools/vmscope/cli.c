@@ -447,24 +447,6 @@ int cli_write_failed(const char *cmd, int err)
 	return VMS_EXIT_FAIL;
 }
 
-const char *cli_process(struct vms_model *m, int32_t host, int32_t pid, int32_t tid, char *buf,
-			size_t len)
-{
-	if (pid >= 0) {
-		snprintf(buf, len, "process %d", pid);
-		return buf;
-	}
-	const struct vms_thread_info *t =
-		host >= 0 && tid >= 0 ? vms_model_thread(m, (uint32_t)host, tid) : NULL;
-	if (tid >= 0 && t && t->comm[0])
-		snprintf(buf, len, "the process of thread %d (%s), pid not recorded", tid, t->comm);
-	else if (tid >= 0)
-		snprintf(buf, len, "the process of thread %d, pid not recorded", tid);
-	else
-		snprintf(buf, len, "process not recorded");
-	return buf;
-}
-
 const char *cli_machine_name(struct vms_model *m, uint32_t i)
 {
 	const struct vms_machine *mc = vms_model_machine_c(m, i);

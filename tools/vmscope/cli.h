@@ -125,10 +125,12 @@ const char *cli_text(const char *s);
 /* ns as trace-cmd prints a timestamp: seconds with the microseconds rounded
  * ("22149.948193"). Returns the length, like snprintf. */
 int cli_seconds(uint64_t ns, char *buf, size_t len);
-/* What is known of a host process: "process 1234", else "the process of thread 1235
- * (CPU 0/KVM), pid not recorded". */
-const char *cli_process(struct vms_model *m, int32_t host, int32_t pid, int32_t tid, char *buf,
-			size_t len);
+/* What is known of guest g's VMM process on its host (vmm_process.c): "process 4242
+ * (qemu-system-x86), pid from its exec (sched_process_exec)", else "the process of thread
+ * 1235 (CPU 0/KVM), pid not recorded"; in JSON the member "vmm_process" {pid, pid_source,
+ * name, tid, comm} (null members where unknown; null when g has no host). */
+const char *cli_vmm_text(struct vms_model *m, const struct vms_machine *g, char *buf, size_t len);
+void cli_vmm_json(struct vms_json *j, struct vms_model *m, const struct vms_machine *g);
 
 /* Parse a time rate such as 2.1e9, 2100000000 or 2.1G (Hz); false when not one. */
 bool cli_parse_hz(const char *s, double *hz);

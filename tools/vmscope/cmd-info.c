@@ -62,6 +62,40 @@ static const char *role_name(unsigned role)
 	return "none (no KVM events, no host/guest options)";
 }
 
+/* The VMM processes: of this guest on its host; of every guest (traced or not) this host
+ * runs. */
+static void text_vmm(FILE *f, struct vms_model *model, uint32_t i)
+{
+	const struct vms_machine *mc = vms_model_machine_c(model, i);
+	char b[192];
+	if (mc->host >= 0)
+		fprintf(f, "  vmm          on %s: %s\n",
+			cli_text(cli_machine_name(model, (uint32_t)mc->host)),
+			cli_vmm_text(model, mc, b, sizeof b));
+	for (uint32_t g = 0; g < vms_model_nr_machines(model); g++) {
+		const struct vms_machine *gm = vms_model_machine_c(model, g);
+		if (g != i && gm->host == (int32_t)i)
+			fprintf(f, "  vm           %s: %s\n", cli_text(gm->name),
+				cli_vmm_text(model, gm, b, sizeof b));
+	}
+}
+
+static void json_vmm(struct vms_json *j, struct vms_model *model, uint32_t i)
+{
+	cli_vmm_json(j, model, vms_model_machine_c(model, i));
+	vms_json_begin_array(j, "vms");
+	for (uint32_t g = 0; g < vms_model_nr_machines(model); g++) {
+		const struct vms_machine *gm = vms_model_machine_c(model, g);
+		if (g == i || gm->host != (int32_t)i)
+			continue;
+		vms_json_begin_object(j, NULL);
+		vms_json_string(j, "machine", gm->name);
+		cli_vmm_json(j, model, gm);
+		vms_json_end_object(j);
+	}
+	vms_json_end_array(j);
+}
+
 static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct per_source *p,
 			bool raw)
 {
@@ -98,6 +132,7 @@ static void text_source(FILE *f, struct vms_session *s, uint32_t i, const struct
 			fprintf(f, " %u->%d", gm->vcpu[k], gm->host_tid[k]);
 		fputc('\n', f);
 	}
+	text_vmm(f, model, i);
 	if (m->timeshift) {
 		const struct vms_timeshift *ts = m->timeshift;
 		fprintf(f, "  time shift   peer 0x%016" PRIx64 ", flags %u%s, %u CPUs\n", ts->peer_trace_id,
@@ -214,6 +249,7 @@ static void json_source(struct vms_json *j, struct vms_session *s, uint32_t i,
 	} else {
 		vms_json_null(j, "time_shift");
 	}
+	json_vmm(j, vms_session_model(s), i);
 	vms_json_uint(j, "events", p->events);
 	if (p->seen) {
 		vms_json_uint(j, cli_key("first"), p->first_t);

@@ -399,13 +399,10 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 			fprintf(f, "  WARNING: the trace ended abruptly (its writer was killed or crashed)\n");
 		if (mc->role & VMS_ROLE_GUEST || mc->source < 0) {
 			if (mc->host >= 0) {
-				char proc[96];
-				int32_t tid = -1;
-				for (uint32_t v = 0; v < mc->nr_vcpus && tid < 0; v++)
-					tid = mc->vcpus[v].host_tid;
+				char proc[192];
 				fprintf(f, "  runs on %s as %s (linked by %s)\n",
 					cli_text(cli_machine_name(m, (uint32_t)mc->host)),
-					cli_process(m, mc->host, mc->host_pid, tid, proc, sizeof proc),
+					cli_vmm_text(m, mc, proc, sizeof proc),
 					vms_link_how_name(mc->host_how));
 			} else
 				fprintf(f, "  its host is not in the traces given\n");
@@ -606,6 +603,7 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 			else
 				vms_json_null(&j, "host_pid");
 			vms_json_string(&j, "host_link", vms_link_how_name(mc->host_how));
+			cli_vmm_json(&j, m, mc);
 		}
 		vms_json_begin_object(&j, "sync");
 		cli_json_sync_members(&j, m, &mc->sync);
