@@ -28,7 +28,7 @@ _vmscope()
 	case $prev in
 	--compression) COMPREPLY=($(compgen -W "zstd zlib none" -- "$cur")); return ;;
 	--scenario) COMPREPLY=($(compgen -W "noisy-neighbour quiet" -- "$cur")); return ;;
-	--top|--limit|--seed|--events|--level|--tsc-hz|--cpu-hz|--map) return ;;
+	--top|--limit|--seed|--events|--level|--tsc-hz|--cpu-hz|--map|--offset) return ;;
 	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" "$cmd" --help 2>/dev/null |

@@ -176,6 +176,12 @@ int vms_model_user_map(struct vms_model *m, const char *guest, uint32_t vcpu, in
  * that name, whose vCPU v is the domain's vCPU v; else the domain's machine takes the name). */
 int vms_model_user_domain(struct vms_model *m, const char *guest, uint32_t dom,
 			  struct vms_error *err);
+/* user_offset: machine `name`'s reference time is its own time + ns (sync method "user":
+ * for a guest that shares no clock with its host and has no matchable events). It wins over
+ * every other sync; at vms_model_finish, a name that is no traced machine, or the reference
+ * itself, is a usage error. */
+int vms_model_user_offset(struct vms_model *m, const char *name, int64_t ns,
+			  struct vms_error *err);
 
 /* Clock sync from matched events (vmscope/sync.h). The reference: the machine named `name`
  * (checked at vms_model_finish: an unknown name is a usage error there), instead of the first

@@ -32,6 +32,9 @@ struct vms_session_opts {
 	uint32_t nr_dom_maps;        /* --map NAME:dom=N (Xen domain N is machine NAME) */
 	const char **dom_map_guest;
 	uint32_t *dom_map_id;
+	uint32_t nr_offsets;         /* --offset NAME=NS: NAME's reference time = its time + NS */
+	const char **offset_name;
+	int64_t *offset_ns;
 	bool progress;               /* progress on stderr (the CLI sets it when it is a tty) */
 	bool no_hull;                /* no clock sync from matched events (vms_model_set_hull) */
 	uint32_t match_cap;          /* unmatched events remembered per direction (0: the

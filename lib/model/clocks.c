@@ -165,6 +165,9 @@ int vms_model_set_clocks(struct vms_model *m, struct vms_error *err)
 		}
 	}
 	free(fixed);
+	int rc = vms_model_apply_user_offsets(m, err);
+	if (rc < 0)
+		return rc;
 	for (uint32_t i = 0; i < m->nr; i++) {
 		struct vms_machine *mc = &m->mach[i];
 		if (m->priv[i].meta || mc->host < 0)

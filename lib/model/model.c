@@ -41,6 +41,7 @@ void vms_model_free(struct vms_model *m)
 	for (uint32_t i = 0; i < m->nr_dom_maps; i++)
 		free(m->dom_maps[i].guest);
 	free(m->dom_maps);
+	vms_model_user_offsets_free(m);
 	free(m);
 }
 

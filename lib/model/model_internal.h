@@ -75,6 +75,13 @@ struct vms_model {
 	void *on_pair_ctx;
 	struct vms_sync_tree tree;
 	bool has_tree;
+	struct vms_user_offset *offsets; /* --offset NAME=NS (user_sync.c) */
+	uint32_t nr_offsets;
+};
+
+struct vms_user_offset {
+	char *name;
+	int64_t ns;
 };
 
 /* model.c */
@@ -91,5 +98,8 @@ int vms_model_resolve_links(struct vms_model *m, struct vms_error *err);
 int vms_model_link_xen_domains(struct vms_model *m, struct vms_error *err);
 int vms_model_claim(struct vms_model *m, uint32_t h, int32_t tid, uint32_t g, uint32_t vcpu);
 int vms_model_set_clocks(struct vms_model *m, struct vms_error *err);
+/* user_sync.c: the --offset clocks, after the others (they win) */
+int vms_model_apply_user_offsets(struct vms_model *m, struct vms_error *err);
+void vms_model_user_offsets_free(struct vms_model *m);
 
 #endif

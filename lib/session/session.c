@@ -443,6 +443,9 @@ static struct vms_model *new_model(struct vms_session *s, struct vms_error *err)
 	for (uint32_t i = 0; i < s->opts.nr_dom_maps; i++)
 		if (vms_model_user_domain(m, s->opts.dom_map_guest[i], s->opts.dom_map_id[i], err) < 0)
 			goto fail;
+	for (uint32_t i = 0; i < s->opts.nr_offsets; i++)
+		if (vms_model_user_offset(m, s->opts.offset_name[i], s->opts.offset_ns[i], err) < 0)
+			goto fail;
 	if (s->opts.reference)
 		vms_model_set_reference(m, s->opts.reference);
 	vms_model_set_hull(m, !s->opts.no_hull);

@@ -86,7 +86,7 @@ for f in $files; do
 done
 if [ -z "$bad" ]; then ok "skipping unread records changes no result (report, vcpus, exits on $(wc -w <<<"$files") files)"; else notok "skip unread" "differ:$bad"; fi
 if [ ! -r "$XT" ]; then
-  for t in info json report guest-link pcpus vcpus; do skip "xentrace.bin $t" "shared traces missing"; done
+  for t in info json report guest-link offset-sync offset-moves offset-usage pcpus vcpus; do skip "xentrace.bin $t" "shared traces missing"; done
 else
   out=$("$VMS" info --cpu-hz 2.4G "$XT" 2>&1)
   if grep -q "d0 *8 vCPUs" <<<"$out" && grep -q "d14 *4 vCPUs, HVM" <<<"$out" &&
@@ -103,6 +103,35 @@ else
   if grep -q "^web (guest, .*guest-Salamander4.dat" <<<"$out" && grep -q "runs on xentrace .*(d14v0).*(linked by user)" <<<"$out" &&
      grep -q "warning: web shares no clock with xentrace" <<<"$out" && ! grep -q "^d14 " <<<"$out"; then
     ok "--guest web=FILE --map web:dom=14: the guest trace is domain 14"; else notok "guest link" "$(head -c 2000 <<<"$out")"; fi
+  # --offset NAME=NS (sync method "user"): the guest trace shares no clock with xentrace and has
+  # no event the matcher can pair with it; the user's offset puts it on the host's timeline:
+  # every one of its events moves by exactly NS (here in the Chrome JSON export, in us)
+  out=$("$VMS" sync --json --cpu-hz 2.4G --guest web="$G" --map web:dom=14 --offset web=-1.5ms "$XT" 2>&1)
+  err=$("$VMS" report --cpu-hz 2.4G --guest web="$G" --map web:dom=14 --offset web=-1.5ms "$XT" 2>&1 >/dev/null)
+  if python3 -c 'import json,sys; m=[x for x in json.loads(sys.argv[1])["machines"] if x["machine"]=="web"][0]; sys.exit(0 if m["method"]=="user" and m["offset_ns"]==-1500000 and m["reference"]=="xentrace" else 1)' "$out" &&
+     ! grep -q "shares no clock" <<<"$err"; then ok "--offset web=-1.5ms: sync method user, offset -1500000 ns, no warning"; else notok "offset sync" "$out $err"; fi
+  "$VMS" export -o "$TMP/off0.json" --cpu-hz 2.4G --guest web="$G" --map web:dom=14 --offset web=0 "$XT" >/dev/null 2>&1
+  "$VMS" export -o "$TMP/off1.json" --cpu-hz 2.4G --guest web="$G" --map web:dom=14 --offset web=1s "$XT" >/dev/null 2>&1
+  python3 - "$TMP/off0.json" "$TMP/off1.json" <<'PY'
+# web's slices: those from the host's events (vCPU states, exits) stay; those from web's own
+# trace (its threads) must all move by exactly 1 s = 1e6 us
+import json, sys
+from collections import Counter
+def guest_ts(path):
+    ev = json.load(open(path))["traceEvents"]
+    pid = [e["pid"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"
+           and e["args"]["name"].startswith("web ")][0]
+    return Counter(round(e["ts"], 3) for e in ev if e.get("pid") == pid and e.get("ph") in ("X", "B", "i", "I"))
+a, b = guest_ts(sys.argv[1]), guest_ts(sys.argv[2])
+a_only, b_only = a - b, b - a
+moved = Counter({round(t + 1e6, 3): n for t, n in a_only.items()})
+sys.exit(0 if sum(a_only.values()) > 1000 and moved == b_only else 1)
+PY
+  if [ $? -eq 0 ]; then ok "--offset web=1s moves every event of web's own trace by 1 s (export)"; else notok "offset moves events"; fi
+  "$VMS" report --cpu-hz 2.4G --offset nosuch=5 "$XT" >/dev/null 2>&1; a=$?
+  "$VMS" report --cpu-hz 2.4G --offset xentrace=5 "$XT" >/dev/null 2>&1; b=$?
+  "$VMS" report --cpu-hz 2.4G --offset web=5x "$XT" >/dev/null 2>&1; c=$?
+  if [ $a -eq 2 ] && [ $b -eq 2 ] && [ $c -eq 2 ]; then ok "--offset: unknown machine, the reference, a bad value: exit 2"; else notok "offset usage" "$a $b $c"; fi
   # the fused physical-CPU view: HVM guest mode of d14's vCPUs (VMENTRY..VMEXIT) on the CPUs,
   # the host's "threads" (vCPUs in Xen, dom0, idle) otherwise
   out=$("$VMS" pcpus --csv --cpu-hz 2.4G "$XT" 2>/dev/null)

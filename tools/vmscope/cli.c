@@ -64,6 +64,40 @@ static int add_dom_map(struct cli *c, const char *arg, const char *colon)
 	return 0;
 }
 
+/* --offset NAME=NS: NS signed nanoseconds, or with a unit (-1.5ms, 250us, 2s) */
+static int add_offset(struct cli *c, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg || !eq[1])
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(eq + 1, &end);
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "", 1 }, { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	double mul = 0;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (strcmp(end, units[i].unit) == 0)
+			mul = units[i].ns;
+	if (errno || end == eq + 1 || !mul || !(v * mul > -9.2e18 && v * mul < 9.2e18))
+		return -1;
+	uint32_t n = c->sopts.nr_offsets;
+	const char **g = realloc((void *)c->sopts.offset_name, (n + 1) * sizeof *g);
+	if (!g)
+		return -1;
+	c->sopts.offset_name = g;
+	int64_t *o = realloc(c->sopts.offset_ns, (n + 1) * sizeof *o);
+	if (!o)
+		return -1;
+	c->sopts.offset_ns = o;
+	if (!(g[n] = strndup(arg, (size_t)(eq - arg))))
+		return -1;
+	o[n] = (int64_t)(v * mul + (v < 0 ? -0.5 : 0.5));
+	c->sopts.nr_offsets = n + 1;
+	return 0;
+}
+
 /* --map NAME:VCPU=TID[,VCPU=TID...] or NAME:dom=N */
 static int add_map(struct cli *c, const char *arg)
 {
@@ -123,7 +157,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	c->top = 10;
 	c->sopts.progress = isatty(STDERR_FILENO);
 	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_TSC_HZ, O_RAW, O_FROM, O_TO,
-	       O_MACHINE, O_VCPU, O_THREAD, O_BY, O_KALLSYMS, O_CPU_HZ };
+	       O_MACHINE, O_VCPU, O_THREAD, O_BY, O_KALLSYMS, O_CPU_HZ, O_OFFSET };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
@@ -131,6 +165,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		{ "host", required_argument, NULL, O_HOST },
 		{ "guest", required_argument, NULL, O_GUEST },
 		{ "map", required_argument, NULL, O_MAP },
+		{ "offset", required_argument, NULL, O_OFFSET },
 		{ "top", required_argument, NULL, O_TOP },
 		{ "per-guest", no_argument, NULL, O_PER_GUEST },
 		{ "output", required_argument, NULL, 'o' },
@@ -241,6 +276,15 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 				return 1002;
 			}
 			break;
+		case O_OFFSET:
+			if (!(allow & CLI_ROLES))
+				bad = "--offset";
+			else if (add_offset(c, optarg) < 0) {
+				fprintf(stderr, "vmscope %s: --offset wants NAME=NS (signed ns, or with a "
+						"unit: -1.5ms, 250us, 2s), not '%s'\n", c->cmd, optarg);
+				return 1002;
+			}
+			break;
 		case O_TOP: {
 			long long v;
 			if (!(allow & CLI_TOP))
@@ -327,6 +371,10 @@ void cli_free(struct cli *c)
 		free((void *)c->sopts.dom_map_guest[i]);
 	free((void *)c->sopts.dom_map_guest);
 	free(c->sopts.dom_map_id);
+	for (uint32_t i = 0; i < c->sopts.nr_offsets; i++)
+		free((void *)c->sopts.offset_name[i]);
+	free((void *)c->sopts.offset_name);
+	free(c->sopts.offset_ns);
 }
 
 int cli_fail(const struct cli *c, const struct vms_error *err)
@@ -517,8 +565,8 @@ void cli_warn_model(const struct cli *c)
 		    (si->method == VMS_SYNC_NONE || (si->method == VMS_SYNC_HULL && !si->applied)))
 			fprintf(stderr, "vmscope %s: warning: %s shares no clock with %s (no TIME_SHIFT, "
 					"no usable matched pairs: see vmscope sync): its times are taken as they are and cannot be "
-					"compared with the reference\n", c->cmd, mc->name,
-				cli_machine_name(m, si->reference));
+					"compared with the reference (--offset %s=NS sets its offset)\n", c->cmd, mc->name,
+				cli_machine_name(m, si->reference), mc->name);
 		if (si->has_containment && si->contain_total &&
 		    (double)si->contained < 0.9 * (double)si->contain_total)
 			fprintf(stderr, "vmscope %s: warning: %s: only %.2f%% of %" PRIu64 " guest events "

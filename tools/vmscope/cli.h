@@ -39,7 +39,9 @@ enum cli_allow {
 	CLI_HELP_HOST_GUEST                                                              \
 	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID (replaces\n" \
 	"                      the link the data gave)\n"                                    \
-	"  --map NAME:dom=N    Xen: domain N of the xentrace host is the machine NAME\n"
+	"  --map NAME:dom=N    Xen: domain N of the xentrace host is the machine NAME\n"      \
+	"  --offset NAME=NS    NAME's clock: reference time = its time + NS (ns, or -1.5ms,\n" \
+	"                      250us, 2s), when no shared clock or matched events sync it\n"
 
 #define CLI_HELP_WINDOW                                                                  \
 	"  --from T, --to T    only the time from T / up to T: reference ns, or after the\n" \

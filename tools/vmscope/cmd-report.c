@@ -187,6 +187,8 @@ static void text_sync(FILE *f, struct vms_model *m, const struct vms_machine *mc
 	}
 	fprintf(f, "  clock: %s to %s (quality %s", vms_sync_method_name(si->method),
 		cli_text(cli_machine_name(m, si->reference)), vms_sync_quality_name(si->quality));
+	if (si->method == VMS_SYNC_USER)
+		fprintf(f, ", offset %+.0f ns given", si->offset_ns);
 	if (si->pairs)
 		fprintf(f, ", %llu %s", (unsigned long long)si->pairs,
 			si->method == VMS_SYNC_TIMESHIFT ? "samples" : "pairs");
