@@ -494,7 +494,7 @@ static void test_filter_damage(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		for (int filter = 0; filter < 2; filter++) {
-			char msg[512];
+			char msg[1024];
 			cut_error(cases[i].cut, filter, msg, sizeof msg);
 			if (!strstr(msg, cases[i].what))
 				fail_msg("cut at %zu, filter %d: %s", cases[i].cut, filter, msg);

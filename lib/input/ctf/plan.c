@@ -703,30 +703,6 @@ const char *plan_err_text(int e)
 
 /* ---- the interpreter ---- */
 
-static inline uint64_t read_bits(const uint8_t *buf, uint64_t pos, unsigned size, bool be)
-{
-	const uint8_t *p = buf + (pos >> 3);
-	unsigned shift = (unsigned)(pos & 7), nbytes = (shift + size + 7) >> 3;
-	unsigned __int128 x = 0;
-	if (be) {
-		for (unsigned i = 0; i < nbytes; i++)
-			x = x << 8 | p[i];
-		x >>= nbytes * 8 - shift - size;
-	} else {
-		for (unsigned i = nbytes; i-- > 0;)
-			x = x << 8 | p[i];
-		x >>= shift;
-	}
-	return size == 64 ? (uint64_t)x : (uint64_t)x & ((1ull << size) - 1);
-}
-
-static inline uint64_t sign(uint64_t v, unsigned size)
-{
-	if (size < 64 && (v >> (size - 1)) & 1)
-		v |= ~0ull << size;
-	return v;
-}
-
 static inline void put(struct plan_rf *rf, uint32_t reg, uint64_t v, uint32_t aux)
 {
 	rf->val[reg] = v;
@@ -755,42 +731,10 @@ static inline void fixed_run(const struct plan *pl, const struct plan_op *o, con
 {
 	for (const struct plan_fx *f = pl->fx + o->a, *e = f + o->b; f < e; f++) {
 		uint64_t q = p + f->off;
-		const uint8_t *b = buf + (q >> 3);
-		uint64_t v;
-		switch (f->how) {
-		case FX_8:
-			v = b[0];
-			break;
-		case FX_16:
-		case FX_16S: {
-			uint16_t x;
-			memcpy(&x, b, 2);
-			v = f->how == FX_16S ? __builtin_bswap16(x) : x;
-			break;
-		}
-		case FX_32:
-		case FX_32S: {
-			uint32_t x;
-			memcpy(&x, b, 4);
-			v = f->how == FX_32S ? __builtin_bswap32(x) : x;
-			break;
-		}
-		case FX_64:
-			memcpy(&v, b, 8);
-			break;
-		case FX_64S:
-			memcpy(&v, b, 8);
-			v = __builtin_bswap64(v);
-			break;
-		case FX_BYTES:
+		if (f->how == FX_BYTES)
 			put(rf, f->reg, q >> 3, f->size / 8);
-			continue;
-		default:
-			v = read_bits(buf, q, f->size, f->flags & PLAN_BE);
-		}
-		if (f->flags & PLAN_SIGNED)
-			v = sign(v, f->size);
-		put(rf, f->reg, v, (uint32_t)(q >> 3));
+		else
+			put(rf, f->reg, plan_fx_read(buf, q, f), (uint32_t)(q >> 3));
 	}
 }
 
@@ -839,7 +783,7 @@ int plan_run(const struct plan *pl, uint32_t from, uint32_t to, const uint8_t *b
 					v = __builtin_bswap64(v);
 			}
 			if (o->flags & PLAN_SIGNED)
-				v = sign(v, o->size);
+				v = plan_sign(v, o->size);
 			put(rf, o->reg, v, (uint32_t)(p >> 3));
 			p += o->size;
 			i++;
@@ -859,9 +803,9 @@ int plan_run(const struct plan *pl, uint32_t from, uint32_t to, const uint8_t *b
 				rc = PLAN_E_END;
 				goto out;
 			}
-			uint64_t v = read_bits(buf, p, o->size, o->flags & PLAN_BE);
+			uint64_t v = plan_read_bits(buf, p, o->size, o->flags & PLAN_BE);
 			if (o->flags & PLAN_SIGNED)
-				v = sign(v, o->size);
+				v = plan_sign(v, o->size);
 			put(rf, o->reg, v, (uint32_t)(p >> 3));
 			p += o->size;
 			i++;

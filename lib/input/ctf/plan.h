@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tsdl.h"
 
@@ -175,5 +176,65 @@ static inline bool plan_get(const struct plan_rf *rf, uint32_t reg, uint64_t *v)
 }
 
 const char *plan_err_text(int e);
+
+static inline uint64_t plan_read_bits(const uint8_t *buf, uint64_t pos, unsigned size, bool be)
+{
+	const uint8_t *p = buf + (pos >> 3);
+	unsigned shift = (unsigned)(pos & 7), nbytes = (shift + size + 7) >> 3;
+	unsigned __int128 x = 0;
+	if (be) {
+		for (unsigned i = 0; i < nbytes; i++)
+			x = x << 8 | p[i];
+		x >>= nbytes * 8 - shift - size;
+	} else {
+		for (unsigned i = nbytes; i-- > 0;)
+			x = x << 8 | p[i];
+		x >>= shift;
+	}
+	return size == 64 ? (uint64_t)x : (uint64_t)x & ((1ull << size) - 1);
+}
+
+static inline uint64_t plan_sign(uint64_t v, unsigned size)
+{
+	if (size < 64 && (v >> (size - 1)) & 1)
+		v |= ~0ull << size;
+	return v;
+}
+
+/* The integer field f of a fixed run, at bit q of buf (not FX_BYTES). */
+static inline uint64_t plan_fx_read(const uint8_t *buf, uint64_t q, const struct plan_fx *f)
+{
+	const uint8_t *b = buf + (q >> 3);
+	uint64_t v;
+	switch (f->how) {
+	case FX_8:
+		v = b[0];
+		break;
+	case FX_16:
+	case FX_16S: {
+		uint16_t x;
+		memcpy(&x, b, 2);
+		v = f->how == FX_16S ? __builtin_bswap16(x) : x;
+		break;
+	}
+	case FX_32:
+	case FX_32S: {
+		uint32_t x;
+		memcpy(&x, b, 4);
+		v = f->how == FX_32S ? __builtin_bswap32(x) : x;
+		break;
+	}
+	case FX_64:
+		memcpy(&v, b, 8);
+		break;
+	case FX_64S:
+		memcpy(&v, b, 8);
+		v = __builtin_bswap64(v);
+		break;
+	default:
+		v = plan_read_bits(buf, q, f->size, f->flags & PLAN_BE);
+	}
+	return f->flags & PLAN_SIGNED ? plan_sign(v, f->size) : v;
+}
 
 #endif
