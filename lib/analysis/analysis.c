@@ -14,6 +14,7 @@ struct vms_analysis {
 	struct an_sm *sm;
 	struct vms_observer *obs;
 	uint32_t nr_obs, cap_obs;
+	struct an_subs subs;       /* who has which callback, of obs */
 	struct an_vtime *vtime;
 	struct an_overlays *overlays;
 	struct an_exits *exits;
@@ -22,7 +23,7 @@ struct vms_analysis {
 	struct an_gate *gate;      /* the time window, NULL when none */
 	uint64_t from;             /* its start */
 	struct vms_observer gate_obs;
-	uint32_t one;
+	struct an_subs gate_subs;  /* the gate alone: what the state machine publishes to */
 	bool started, finished;
 	uint64_t t0, t_last;
 	/* results (after finish) */
@@ -42,6 +43,42 @@ void vms_analysis_wanted_kinds(bool wanted[VMS_K_COUNT])
 	wanted[VMS_K_KVM_VCPU_WAKEUP] = true;
 }
 
+int an_subs_build(struct an_subs *s, const struct vms_observer *obs, uint32_t nr)
+{
+	if (nr > s->cap) {
+		const struct vms_observer **all = realloc(s->all, (size_t)AN_CB_COUNT * nr * sizeof *all);
+		if (!all)
+			return -1;
+		s->all = all;
+		s->cap = nr;
+	}
+	for (int k = 0; k < AN_CB_COUNT; k++) {
+		s->by[k] = s->all + (size_t)k * s->cap;
+		s->n[k] = 0;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct vms_observer *o = &obs[i];
+		const bool has[AN_CB_COUNT] = {
+			[AN_CB_vcpu_state] = o->vcpu_state, [AN_CB_guest_switch] = o->guest_switch,
+			[AN_CB_exit_begin] = o->exit_begin, [AN_CB_exit_end] = o->exit_end,
+			[AN_CB_cpu_run] = o->cpu_run, [AN_CB_vcpu_mode] = o->vcpu_mode,
+			[AN_CB_vcpu_wakeup] = o->vcpu_wakeup, [AN_CB_vcpu_instead] = o->vcpu_instead,
+			[AN_CB_guest_wakeup] = o->guest_wakeup, [AN_CB_event] = o->event,
+			[AN_CB_start] = o->start, [AN_CB_finish] = o->finish,
+		};
+		for (int k = 0; k < AN_CB_COUNT; k++)
+			if (has[k])
+				s->by[k][s->n[k]++] = o;
+	}
+	return 0;
+}
+
+void an_subs_free(struct an_subs *s)
+{
+	free(s->all);
+	memset(s, 0, sizeof *s);
+}
+
 int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o)
 {
 	if (a->nr_obs == a->cap_obs) {
@@ -51,12 +88,13 @@ int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o)
 			return -1;
 		a->obs = no;
 		a->cap_obs = ncap;
-		if (a->gate)
-			an_gate_set_observers(a->gate, a->obs, &a->nr_obs);
-		else
-			an_sm_set_observers(a->sm, a->obs, &a->nr_obs);
+		an_subs_build(&a->subs, a->obs, a->nr_obs); /* no growth: cannot fail */
 	}
 	a->obs[a->nr_obs++] = *o;
+	if (an_subs_build(&a->subs, a->obs, a->nr_obs) < 0) {
+		a->nr_obs--;
+		return -1;
+	}
 	return 0;
 }
 
@@ -64,12 +102,14 @@ int vms_analysis_window(struct vms_analysis *a, uint64_t from)
 {
 	if (a->started || a->gate)
 		return -1;
-	a->gate = an_gate_new(a->L.nr_v, from, a->obs, &a->nr_obs, &a->gate_obs);
-	if (!a->gate)
+	a->gate = an_gate_new(a->L.nr_v, from, &a->subs, &a->gate_obs);
+	if (!a->gate || an_subs_build(&a->gate_subs, &a->gate_obs, 1) < 0) {
+		an_gate_free(a->gate);
+		a->gate = NULL;
 		return -1;
-	a->one = 1;
+	}
 	a->from = from;
-	an_sm_set_observers(a->sm, &a->gate_obs, &a->one);
+	an_sm_set_subs(a->sm, &a->gate_subs);
 	return 0;
 }
 
@@ -117,7 +157,7 @@ struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_
 		return NULL;
 	if (layout_init(&a->L, model) < 0 || !(a->sm = an_sm_new(&a->L)))
 		goto fail;
-	an_sm_set_observers(a->sm, a->obs, &a->nr_obs);
+	an_sm_set_subs(a->sm, &a->subs);
 	/* the built-in consumers first, in a fixed order */
 	struct vms_observer o;
 	if (!(a->vtime = an_vtime_new(&a->L, sinks, &o)) || vms_analysis_observe(a, &o) < 0)
@@ -227,6 +267,8 @@ void vms_analysis_free(struct vms_analysis *a)
 	an_steal_free(a->steal);
 	an_contain_free(a->contain);
 	an_sm_free(a->sm);
+	an_subs_free(&a->subs);
+	an_subs_free(&a->gate_subs);
 	free(a->obs);
 	free(a->L.mach);
 	free(a->L.v);

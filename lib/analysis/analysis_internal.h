@@ -54,12 +54,40 @@ static inline void an_copy_comm(char dst[24], const char *src)
 	dst[i] = '\0';
 }
 
+/* ---- who subscribed to what (analysis.c builds it) ----
+ * Per callback, the observers that have it, in subscription order: a publication calls just
+ * those, instead of asking every observer whether it has the callback (most have a few). */
+enum an_cb {
+	AN_CB_vcpu_state, AN_CB_guest_switch, AN_CB_exit_begin, AN_CB_exit_end, AN_CB_cpu_run,
+	AN_CB_vcpu_mode, AN_CB_vcpu_wakeup, AN_CB_vcpu_instead, AN_CB_guest_wakeup, AN_CB_event,
+	AN_CB_start, AN_CB_finish, AN_CB_COUNT
+};
+struct an_subs {
+	const struct vms_observer **by[AN_CB_COUNT];
+	uint32_t n[AN_CB_COUNT];
+	const struct vms_observer **all;   /* the storage of by[]: AN_CB_COUNT x cap */
+	uint32_t cap;
+};
+/* (Re)build from the observer list (after every change of it: by[] points into obs).
+ * Returns 0, or -1 when out of memory (s unchanged). */
+int an_subs_build(struct an_subs *s, const struct vms_observer *obs, uint32_t nr);
+void an_subs_free(struct an_subs *s);
+/* Call callback cb of every observer that has it: AN_EACH(subs, vcpu_state, &o). */
+#define AN_EACH(subs, cb, ...)                                                \
+	do {                                                                  \
+		const struct an_subs *s_ = (subs);                            \
+		for (uint32_t i_ = 0; i_ < s_->n[AN_CB_##cb]; i_++) {         \
+			const struct vms_observer *o_ = s_->by[AN_CB_##cb][i_]; \
+			o_->cb(o_->ctx, __VA_ARGS__);                          \
+		}                                                             \
+	} while (0)
+
 /* ---- the publisher: vcpu_state.c ---- */
 struct an_sm;
 struct an_sm *an_sm_new(const struct an_layout *L);
 void an_sm_free(struct an_sm *sm);
-/* the observers it publishes to (owned by analysis.c, may grow until the first event) */
-void an_sm_set_observers(struct an_sm *sm, const struct vms_observer *obs, const uint32_t *nr);
+/* whom it publishes to (owned by analysis.c, rebuilt in place until the first event) */
+void an_sm_set_subs(struct an_sm *sm, const struct an_subs *subs);
 void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t);
 void an_sm_start(struct an_sm *sm, uint64_t t0);
 void an_sm_finish(struct an_sm *sm, uint64_t t_end);
@@ -125,10 +153,9 @@ struct an_exit_table {
 
 /* window.c: the time window's gate between the state machine and the consumers */
 struct an_gate;
-struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct vms_observer *obs,
-			    const uint32_t *nr_obs, struct vms_observer *out);
-void an_gate_set_observers(struct an_gate *g, const struct vms_observer *obs,
-			   const uint32_t *nr_obs);
+/* consumers: whom the gate passes on to (rebuilt in place by analysis.c) */
+struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct an_subs *consumers,
+			    struct vms_observer *out);
 void an_gate_free(struct an_gate *g);
 
 #endif

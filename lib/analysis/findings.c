@@ -41,7 +41,7 @@ struct vms_findings {
 	uint32_t nr_v;
 	uint32_t *vbase;
 	struct f_storm *storm;
-	uint32_t nr_storm, cap_storm;
+	uint32_t nr_storm, cap_storm, last_storm;
 	struct vms_finding *out;
 	uint32_t nr_out, cap_out;
 	bool cycles;                   /* times are clock cycles of an unknown rate */
@@ -150,12 +150,13 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_findings *f = ctx;
 	struct f_storm *s = NULL;
-	for (uint32_t i = 0; i < f->nr_storm; i++)
-		if (f->storm[i].machine == o->machine && f->storm[i].isa == o->isa &&
-		    f->storm[i].reason == o->reason) {
+	/* exits come in runs of one reason: try the last one's first */
+	for (uint32_t k = 0; k <= f->nr_storm && !s; k++) {
+		uint32_t i = k ? k - 1 : f->last_storm;
+		if (i < f->nr_storm && f->storm[i].machine == o->machine &&
+		    f->storm[i].isa == o->isa && f->storm[i].reason == o->reason)
 			s = &f->storm[i];
-			break;
-		}
+	}
 	if (!s) {
 		if (f->nr_storm == f->cap_storm) {
 			uint32_t nc = f->cap_storm ? f->cap_storm * 2 : 16;
@@ -197,6 +198,7 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 		s->rip[slot].rip = o->guest_rip;
 	}
 	s->rip[slot].count++;
+	f->last_storm = (uint32_t)(s - f->storm);
 }
 
 static void on_finish(void *ctx, uint64_t t_end)

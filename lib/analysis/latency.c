@@ -48,6 +48,7 @@ struct lt_vcpu {
 	uint32_t n, cap;
 	uint32_t pending;          /* wake-ups waiting on this vCPU */
 	uint64_t dropped_before;   /* history before this time was dropped (cap reached) */
+	uint64_t since;            /* the time of the last observation of this vCPU */
 };
 
 struct lt_tail {
@@ -83,9 +84,10 @@ struct vms_latency {
 /* ---- what a waiting thread waits for, now ---- */
 static void current(const struct lt_vcpu *v, struct lt_hist *e, uint64_t t)
 {
-	memset(e, 0, sizeof *e);
 	e->t = t;
 	e->tid = -1;
+	e->isa = e->reason = 0;
+	e->comm[0] = '\0';
 	switch (v->state) {
 	case VMS_STATE_RUNNING:
 	case VMS_STATE_IDLE:
@@ -118,10 +120,11 @@ static void current(const struct lt_vcpu *v, struct lt_hist *e, uint64_t t)
 	}
 }
 
+/* A thread is its tid (its name is the one it had first): no string compare per change. */
 static bool same_culprit(const struct lt_hist *a, const struct lt_hist *b)
 {
 	return a->cause == b->cause && a->tid == b->tid && a->isa == b->isa &&
-	       a->reason == b->reason && !strcmp(a->comm, b->comm);
+	       a->reason == b->reason;
 }
 
 /* The culprit as the wake-up tells it: the guest thread, the host thread, the exit. */
@@ -159,26 +162,19 @@ static void culprit_name(const struct lt_hist *e, char *buf, size_t len)
 	}
 }
 
-/* The vCPU's cause may have changed at t: record it. Without waiters only the current entry
- * is kept. */
+/* The vCPU's cause may have changed at t: record it while someone waits on the vCPU. Without
+ * waiters nothing is kept but the time (what holds from then on is the vCPU's state, which the
+ * next wait's history begins with): most changes happen with nobody waiting. */
 static void note(struct vms_latency *l, uint32_t vidx, uint64_t t)
 {
 	struct lt_vcpu *v = &l->v[vidx];
+	v->since = t;
+	if (!v->pending || !v->cap) /* (no history when out of memory) */
+		return;
 	struct lt_hist e;
 	current(v, &e, t);
 	if (v->n && same_culprit(&v->h[v->n - 1], &e))
 		return;
-	if (!v->pending || v->n == 0) {
-		if (!v->cap) {
-			v->h = malloc(8 * sizeof *v->h);
-			if (!v->h)
-				return;
-			v->cap = 8;
-		}
-		v->h[0] = e;
-		v->n = 1;
-		return;
-	}
 	if (v->n == v->cap) {
 		if (v->cap >= LT_HIST_MAX) {
 			/* bounded: drop the older half; waits reaching back there lose their start */
@@ -316,10 +312,8 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 	th->pending = false;
 	if (v->pending)
 		v->pending--;
-	if (!v->pending && v->n > 1) {
-		v->h[0] = v->h[v->n - 1];
-		v->n = 1;
-	}
+	if (!v->pending)
+		v->n = 0; /* nobody waits: no history until the next wake-up */
 	vms_dist_add(th->dist, w.latency);
 	/* keep the slowest LT_TAIL */
 	uint32_t slot = th->nr_tail;
@@ -415,7 +409,19 @@ static void on_guest_wakeup(void *ctx, const struct vms_obs_guest_wakeup *o)
 	th->tw = o->t;
 	th->vidx = o->vidx;
 	th->waker = o->waker_vcpu;
-	l->v[th->vidx].pending++;
+	struct lt_vcpu *v = &l->v[th->vidx];
+	if (!v->pending++) {
+		/* the first waiter: the history begins with what holds since the last observation */
+		if (!v->cap) {
+			if (!(v->h = malloc(8 * sizeof *v->h))) {
+				v->n = 0;
+				return;
+			}
+			v->cap = 8;
+		}
+		current(v, &v->h[0], v->since);
+		v->n = 1;
+	}
 }
 
 static int cmp_thread(const void *x, const void *y)

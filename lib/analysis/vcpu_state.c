@@ -95,8 +95,7 @@ struct an_sm {
 	const struct an_layout *L;
 	struct sm_vcpu *v;
 	struct sm_machine *mach;
-	const struct vms_observer *obs;
-	const uint32_t *nr_obs;
+	const struct an_subs *subs;
 	/* host thread -> its vCPU (or none), a direct-mapped cache in front of the model's hash
 	 * map: a CPU runs the same few threads event after event, and the model does not change
 	 * during the pass */
@@ -109,12 +108,7 @@ bool an_prev_state_runnable(uint64_t prev_state)
 }
 
 /* ---- publishing ---- */
-#define PUBLISH(sm, cb, o)                                                    \
-	do {                                                                  \
-		for (uint32_t i_ = 0; i_ < *(sm)->nr_obs; i_++)               \
-			if ((sm)->obs[i_].cb)                                  \
-				(sm)->obs[i_].cb((sm)->obs[i_].ctx, (o));      \
-	} while (0)
+#define PUBLISH(sm, cb, o) AN_EACH((sm)->subs, cb, (o))
 
 struct an_sm *an_sm_new(const struct an_layout *L)
 {
@@ -154,10 +148,9 @@ void an_sm_free(struct an_sm *sm)
 	free(sm);
 }
 
-void an_sm_set_observers(struct an_sm *sm, const struct vms_observer *obs, const uint32_t *nr)
+void an_sm_set_subs(struct an_sm *sm, const struct an_subs *subs)
 {
-	sm->obs = obs;
-	sm->nr_obs = nr;
+	sm->subs = subs;
 }
 
 static struct sm_cpu *host_cpu(struct an_sm *sm, uint32_t h, uint32_t cpu)
@@ -622,9 +615,7 @@ static void machine_start(struct an_sm *sm, uint32_t m, uint64_t t)
 
 void an_sm_start(struct an_sm *sm, uint64_t t0)
 {
-	for (uint32_t i = 0; i < *sm->nr_obs; i++)
-		if (sm->obs[i].start)
-			sm->obs[i].start(sm->obs[i].ctx, t0);
+	AN_EACH(sm->subs, start, t0);
 }
 
 void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t)
@@ -652,9 +643,7 @@ void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t)
 			}
 		}
 	}
-	for (uint32_t i = 0; i < *sm->nr_obs; i++)
-		if (sm->obs[i].event)
-			sm->obs[i].event(sm->obs[i].ctx, ev, t);
+	AN_EACH(sm->subs, event, ev, t);
 }
 
 /* The guest's coverage of vCPU v ended at t: its base and current thread are unknown. */
@@ -726,7 +715,5 @@ void an_sm_finish(struct an_sm *sm, uint64_t t_end)
 		if (v->host >= 0)
 			exit_close(sm, v, (uint32_t)v->host, t_end, VMS_EXIT_UNFINISHED);
 	}
-	for (uint32_t i = 0; i < *sm->nr_obs; i++)
-		if (sm->obs[i].finish)
-			sm->obs[i].finish(sm->obs[i].ctx, t_end);
+	AN_EACH(sm->subs, finish, t_end);
 }

@@ -36,20 +36,14 @@ struct gw_cpu {
 struct an_gate {
 	uint64_t from;
 	bool open;
-	const struct vms_observer *obs;  /* the consumers */
-	const uint32_t *nr_obs;
+	const struct an_subs *consumers;
 	struct gw_vcpu *v;
 	uint32_t nr_v;
 	struct gw_cpu *cpu;              /* grown on demand: (host, cpu) pairs in a list */
 	uint32_t nr_cpu, cap_cpu;
 };
 
-#define EACH(g, cb, ...)                                                      \
-	do {                                                                  \
-		for (uint32_t i_ = 0; i_ < *(g)->nr_obs; i_++)                \
-			if ((g)->obs[i_].cb)                                   \
-				(g)->obs[i_].cb((g)->obs[i_].ctx, __VA_ARGS__); \
-	} while (0)
+#define EACH(g, cb, ...) AN_EACH((g)->consumers, cb, __VA_ARGS__)
 
 static void replay(struct an_gate *g, uint64_t t)
 {
@@ -261,8 +255,8 @@ static void on_finish(void *ctx, uint64_t t_end)
 	EACH(g, finish, t_end);
 }
 
-struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct vms_observer *obs,
-			    const uint32_t *nr_obs, struct vms_observer *out)
+struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct an_subs *consumers,
+			    struct vms_observer *out)
 {
 	struct an_gate *g = calloc(1, sizeof *g);
 	if (!g)
@@ -274,7 +268,7 @@ struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct vms_obser
 	}
 	g->nr_v = nr_v;
 	g->from = from;
-	an_gate_set_observers(g, obs, nr_obs);
+	g->consumers = consumers;
 	*out = (struct vms_observer){
 		.ctx = g, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
 		.exit_begin = on_exit_begin, .exit_end = on_exit_end, .cpu_run = on_cpu_run,
@@ -284,13 +278,6 @@ struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct vms_obser
 		.finish = on_finish,
 	};
 	return g;
-}
-
-void an_gate_set_observers(struct an_gate *g, const struct vms_observer *obs,
-			   const uint32_t *nr_obs)
-{
-	g->obs = obs;
-	g->nr_obs = nr_obs;
 }
 
 void an_gate_free(struct an_gate *g)
