@@ -125,6 +125,47 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Ascending, in place: LSD radix sort by bytes, skipping the bytes every sample shares (the
+ * durations of one table differ in a few low bytes); qsort for a handful of samples or when
+ * out of memory. report sorts hundreds of these: qsort's calls per comparison were most of
+ * the cost. */
+static void sort_u64(uint64_t *a, uint32_t n)
+{
+	uint64_t *tmp = n >= 64 ? malloc(n * sizeof *tmp) : NULL;
+	if (!tmp) {
+		qsort(a, n, sizeof *a, cmp_u64);
+		return;
+	}
+	uint64_t all_or = 0, all_and = UINT64_MAX;
+	for (uint32_t i = 0; i < n; i++) {
+		all_or |= a[i];
+		all_and &= a[i];
+	}
+	uint64_t differ = all_or ^ all_and;
+	uint64_t *src = a, *dst = tmp;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		if (!((differ >> shift) & 0xff))
+			continue;
+		uint32_t cnt[256] = { 0 };
+		for (uint32_t i = 0; i < n; i++)
+			cnt[(src[i] >> shift) & 0xff]++;
+		uint32_t sum = 0;
+		for (unsigned k = 0; k < 256; k++) {
+			uint32_t c = cnt[k];
+			cnt[k] = sum;
+			sum += c;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
+		uint64_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof *a);
+	free(tmp);
+}
+
 uint64_t vms_dist_percentile(const struct vms_dist *d, double p)
 {
 	if (!d || d->count == 0)
@@ -151,7 +192,7 @@ uint64_t vms_dist_percentile(const struct vms_dist *d, double p)
 		/* sorting is a cache of the const object's content: the samples do not change */
 		struct vms_dist *w = (struct vms_dist *)d;
 		if (!w->sorted) {
-			qsort(w->exact, w->nexact, sizeof *w->exact, cmp_u64);
+			sort_u64(w->exact, w->nexact);
 			w->sorted = true;
 		}
 		return d->exact[rank - 1];

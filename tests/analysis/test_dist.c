@@ -94,6 +94,11 @@ static void test_exact(void **state)
 	lcg_state = 1;
 	check(1000, gen_uniform, 0);
 	check(4096, gen_uniform, 0);
+	/* the sort of the kept samples (a radix sort by the bytes that differ): values over
+	 * many powers of two, values spanning all 53 bits, and a few (under its cut-over) */
+	check(3000, gen_logwide, 0);
+	check(500, lcg, 0);
+	check(20, gen_uniform, 0);
 }
 
 static void test_histogram(void **state)

@@ -94,6 +94,13 @@ static inline uint32_t xt_type(uint32_t ev)
 	return VMS_XEN_T_GEN + xt_class(ev);
 }
 
+/* A scheduler record other than the runstates (class TRC_SCHED, not the TRC_SCHED_MIN
+ * subclass 0x00021000): the credit schedulers' internals, most of a real file's records */
+static inline bool xt_sched_internal(uint32_t ev)
+{
+	return (ev >> 16) == 0x002 && (ev & 0xf000) != 0x1000;
+}
+
 /* What the analyses read of a record (the source's skip_unread):
  *   XT_READ     lost records, runstates, VMENTRY/VMEXIT: the analyses and the Xen model
  *   XT_ONCE     other HVM, PV and shadow records: the Xen model learns from them whether the

@@ -111,28 +111,14 @@ static struct vms_xen_domain *domain(struct scan *s, uint32_t id)
 	return d;
 }
 
-/* One record of CPU `cpu` at `off`; checks what its kind needs. */
+/* One record of CPU `cpu` at `off` that is not a scheduler internal (walk counted it); checks
+ * what its kind needs. */
 static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct xt_rec *rec)
 {
 	struct xt_reader *r = s->r;
 	struct vms_xen_info *in = &r->info;
 	if (rec->event == VMS_XEN_TRC_CPU_CHANGE)
 		return damage(s, off, "CPU-change record inside a block");
-	in->records++;
-	in->class_records[xt_class(rec->event)]++;
-	if (rec->has_tsc) {
-		uint64_t tsc = xt_rd64(rec->data - 8);
-		if (!s->cpu_has_tsc[cpu]) {
-			s->cpu_has_tsc[cpu] = true;
-			s->cpu_first_tsc[cpu] = tsc;
-		}
-		if (!in->first_tsc || tsc < in->first_tsc)
-			in->first_tsc = tsc;
-		if (tsc > in->last_tsc)
-			in->last_tsc = tsc;
-	} else {
-		in->notsc_records++;
-	}
 	uint32_t ev = rec->event;
 	if (ev == VMS_XEN_TRC_LOST_RECORDS) {
 		if (rec->extra < 4)
@@ -209,26 +195,57 @@ static int walk(struct scan *s)
 		bool cut = end > size;
 		if (cut)
 			end = size;
-		uint64_t p = body;
+		/* every record is counted here, in locals (stores through the info would have to
+		 * be assumed to alias the mapping); only those that are not scheduler internals
+		 * go to scan_record */
+		uint64_t p = body, last = UINT64_MAX, n = 0, notsc = 0, nsched = 0;
+		uint64_t lo = r->info.first_tsc ? r->info.first_tsc : UINT64_MAX, hi = r->info.last_tsc;
+		bool has_tsc = s->cpu_has_tsc[cpu];
 		while (p < end) {
-			struct xt_rec rec;
 			if (end - p < 4) {
 				if (cut)
 					break;
 				return damage(s, p, "record crosses the end of its block");
 			}
-			xt_decode(m + p, &rec);
-			if (rec.size > end - p) {
+			uint32_t h = xt_rd32(m + p);
+			uint32_t rsize = 4u + ((h >> 31) ? 8u : 0u) + 4u * ((h >> 28) & 7u);
+			if (rsize > end - p) {
 				if (cut)
 					break;
 				return damage(s, p, "record crosses the end of its block");
 			}
-			int rc = scan_record(s, cpu, p, &rec);
-			if (rc)
-				return rc;
-			s->cpu_last_off[cpu] = p;
-			p += rec.size;
+			n++;
+			if (h >> 31) {
+				uint64_t tsc = xt_rd64(m + p + 4);
+				if (!has_tsc) {
+					has_tsc = s->cpu_has_tsc[cpu] = true;
+					s->cpu_first_tsc[cpu] = tsc;
+				}
+				lo = tsc && tsc < lo ? tsc : lo; /* (0 is "none", as in the info) */
+				hi = tsc > hi ? tsc : hi;
+			} else {
+				notsc++;
+			}
+			if (xt_sched_internal(h & 0x0fffffffu)) {
+				nsched++;
+			} else {
+				struct xt_rec rec;
+				xt_decode(m + p, &rec);
+				r->info.class_records[xt_class(rec.event)]++;
+				int rc = scan_record(s, cpu, p, &rec);
+				if (rc)
+					return rc;
+			}
+			last = p;
+			p += rsize;
 		}
+		r->info.records += n;
+		r->info.notsc_records += notsc;
+		r->info.class_records[1] += nsched; /* TRC_SCHED */
+		r->info.first_tsc = lo == UINT64_MAX ? 0 : lo;
+		r->info.last_tsc = hi;
+		if (last != UINT64_MAX)
+			s->cpu_last_off[cpu] = last;
 		if (cut) {
 			r->info.truncated = true;
 			r->info.truncated_at = p;

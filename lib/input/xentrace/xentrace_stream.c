@@ -146,6 +146,37 @@ static void runstate_event(struct xt_reader *r, struct xt_stream *s, const struc
 	}
 }
 
+/* skip_unread's common case: the run of scheduler internals at the stream's position, in
+ * locals (the counts it stores could alias the stream for the compiler). True when some were
+ * skipped. */
+static bool skip_internals(struct xt_reader *r, struct xt_stream *s)
+{
+	const uint8_t *m = r->map;
+	uint64_t pos = s->pos, end = s->end, tsc = s->last_tsc, final = s->final_off;
+	uint64_t n = 0, nswitch = 0;
+	while (end - pos >= 4 && pos != final) {
+		uint32_t h = xt_rd32(m + pos), e = h & 0x0fffffffu;
+		uint32_t size = 4u + ((h >> 31) ? 8u : 0u) + 4u * ((h >> 28) & 7u);
+		if (size > end - pos || !xt_sched_internal(e))
+			break;
+		if (h >> 31)
+			tsc = xt_rd64(m + pos + 4);
+		else if (!tsc)
+			tsc = s->first_tsc;
+		nswitch += e == VMS_XEN_TRC_SCHED_SWITCH;
+		n++;
+		pos += size;
+	}
+	if (!n)
+		return false;
+	s->pos = pos;
+	s->last_tsc = tsc;
+	r->skip_counts[VMS_XEN_T_SCHED_SWITCH] += nswitch;
+	r->skip_counts[VMS_XEN_T_SCHED] += n - nswitch;
+	*r->skip_total += n;
+	return true;
+}
+
 static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
 {
 	struct xt_reader *r = src->impl;
@@ -173,34 +204,46 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 				return 0;
 			continue;
 		}
+		if (r->skip_counts && s->returned && !s->lost_pending && skip_internals(r, s))
+			continue;
 		if (s->end - s->pos < 4) {
 			s->pos = s->end;
 			continue;
 		}
-		struct xt_rec rec;
 		const uint8_t *p = r->map + s->pos;
-		xt_decode(p, &rec);
-		if (rec.size > s->end - s->pos) { /* checked at open: cannot happen */
+		uint32_t h = xt_rd32(p), size = 4u + ((h >> 31) ? 8u : 0u) + 4u * ((h >> 28) & 7u);
+		if (size > s->end - s->pos) { /* checked at open: cannot happen */
 			s->pos = s->end;
 			continue;
 		}
 		uint64_t off = s->pos;
-		s->pos += rec.size;
+		s->pos += size;
 		uint64_t before = s->last_tsc;
-		if (rec.has_tsc)
+		if (h >> 31)
 			s->last_tsc = xt_rd64(p + 4);
 		else if (!s->last_tsc)
 			s->last_tsc = s->first_tsc;
 		if (r->skip_counts && s->returned && !s->lost_pending && off != s->final_off) {
 			/* skip_unread: leave out what no analysis reads (the first and the last
-			 * record of the CPU, and the one after lost records, are always returned) */
-			int rk = xt_read_kind(rec.event);
-			if (rk == XT_UNREAD || (rk == XT_ONCE && s->once_done)) {
-				r->skip_counts[xt_type(rec.event)]++;
+			 * record of the CPU, and the one after lost records, are always returned);
+			 * the scheduler's internals, most records, without decoding further */
+			uint32_t e = h & 0x0fffffffu;
+			uint32_t t = UINT32_MAX;
+			if (xt_sched_internal(e)) {
+				t = e == VMS_XEN_TRC_SCHED_SWITCH ? VMS_XEN_T_SCHED_SWITCH : VMS_XEN_T_SCHED;
+			} else {
+				int rk = xt_read_kind(e);
+				if (rk == XT_UNREAD || (rk == XT_ONCE && s->once_done))
+					t = xt_type(e);
+			}
+			if (t != UINT32_MAX) {
+				r->skip_counts[t]++;
 				(*r->skip_total)++;
 				continue;
 			}
 		}
+		struct xt_rec rec;
+		xt_decode(p, &rec);
 		s->returned = true;
 		s->once_done = xt_read_kind(rec.event) == XT_ONCE;
 		ev->ts = s->last_tsc;
