@@ -42,6 +42,18 @@ struct lttng_header {
 	uint32_t r_tag, r_ts32, r_id32, r_ts64;
 };
 
+/* An event class whose lean body is one fixed run after one alignment (every LTTng kernel
+ * event of fixed size): where the fields fill() reads lie in that run, read straight from
+ * the packet, no register written. */
+struct direct {
+	bool on;
+	uint64_t align;                /* bits, a power of two */
+	uint64_t bits;                 /* the run's */
+	uint8_t has_f, has_s;          /* bit k: f[k], s[k] are in the run */
+	bool has_tid, has_cpu;
+	struct plan_fx f[5], s[2], tid, cpu;
+};
+
 struct sclass {
 	uint64_t id;
 	struct plan ph, pc, eh, sec;
@@ -68,6 +80,7 @@ struct eclass {
 	/* lean, the stream's event context, the event's context and fields as one plan: */
 	struct plan body;              /* the fields the map and the tid need */
 	struct plan body_skip;         /* only the tid and CPU (a kind that is not wanted) */
+	struct direct direct;
 	struct plan_reg *regs;         /* descriptors of registers [reg_first, reg_end) */
 	uint32_t reg_first, reg_end;
 	uint32_t r_tid, r_vtid, r_ecpu;
@@ -108,6 +121,8 @@ struct cstream {
 	bool lost_pending;
 	bool have_last_ts;
 	uint64_t last_ts;
+	bool direct;                   /* the last event's body was read direct (struct direct) */
+	uint64_t run;                  /* then: its run's start, bits from the packet's start */
 	bool have_last;                /* last event, for format_event */
 	uint64_t last_pos, last_clock;
 	char sbuf[2][64];
@@ -216,6 +231,75 @@ static int lean_body(const struct sclass *s, const struct eclass *c, const bool 
 	return rc;
 }
 
+/* The field of register `reg` in the fixed run op (of plan pl), or NULL. */
+static const struct plan_fx *run_field(const struct plan *pl, const struct plan_op *op, uint32_t reg)
+{
+	for (uint32_t k = 0; k < op->minbits; k++)
+		if (pl->fx[op->reg + k].reg == reg)
+			return &pl->fx[op->reg + k];
+	return NULL;
+}
+
+/* The first of n registers that is declared (plan_get's order in fill()), or NOREG. */
+static uint32_t first_declared(const uint32_t *r, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (r[i] != NOREG)
+			return r[i];
+	return NOREG;
+}
+
+/* c->direct, when c's lean body is [ALIGN] FIXED: every field is then always read, so the
+ * first candidate of each map slot is the one fill() takes. */
+static void find_direct(const struct sclass *s, struct eclass *c)
+{
+	const struct plan *b = &c->body;
+	struct direct *d = &c->direct;
+	memset(d, 0, sizeof *d);
+	uint32_t i = b->nops == 2 && b->ops[0].code == PLAN_ALIGN ? 1 : 0;
+	if (b->nops != i + 1 || b->ops[i].code != PLAN_FIXED)
+		return;
+	const struct plan_op *op = &b->ops[i];
+	d->align = i ? b->ops[0].a : 1;
+	d->bits = op->n;
+	const struct plan_fx *f;
+	for (int k = 0; k < 5; k++) {
+		if (!c->map.nf[k])
+			continue;
+		if (!(f = run_field(b, op, c->map.f[k][0])) || f->how == FX_BYTES)
+			return;
+		d->f[k] = *f;
+		d->has_f |= (uint8_t)(1u << k);
+	}
+	for (int k = 0; k < 2; k++) {
+		if (!c->map.ns[k])
+			continue;
+		if (!(f = run_field(b, op, c->map.s[k][0])) || f->how != FX_BYTES)
+			return;
+		d->s[k] = *f;
+		d->has_s |= (uint8_t)(1u << k);
+	}
+	const uint32_t tids[4] = {c->r_tid, s->r_tid, c->r_vtid, s->r_vtid};
+	const uint32_t cpus[2] = {c->r_ecpu, s->r_ecpu};
+	uint32_t r = first_declared(tids, 4);
+	if (r != NOREG) {
+		if (!(f = run_field(b, op, r)) || f->how == FX_BYTES)
+			return;
+		d->tid = *f;
+		d->has_tid = true;
+	}
+	if ((r = first_declared(cpus, 2)) != NOREG) {
+		if (!(f = run_field(b, op, r)) || f->how == FX_BYTES)
+			return;
+		d->cpu = *f;
+		d->has_cpu = true;
+	}
+	/* the skipping plan moves as the reading one */
+	const struct plan *k = &c->body_skip;
+	d->on = k->nops == b->nops && k->ops[i].code == PLAN_FIXED && k->ops[i].n == op->n &&
+		(!i || (k->ops[0].code == PLAN_ALIGN && k->ops[0].a == d->align));
+}
+
 /* The lean plans of stream class `i` and its event classes: registers kept are those read
  * by name (find_roles, the kinds' maps, tids and CPUs) and lengths and tags. */
 static int lean_class(struct trace *tr, uint32_t i, uint32_t nregs, struct vms_error *err)
@@ -272,6 +356,8 @@ static int lean_class(struct trace *tr, uint32_t i, uint32_t nregs, struct vms_e
 				keep_reg(keep, c->map.s[k][j]);
 		if (lean_body(s, c, keep, &c->body))
 			rc = -1;
+		else
+			find_direct(s, c);
 	}
 	free(keep);
 	return rc ? vms_error_set(err, VMS_ERR_NOMEM, "out of memory") : 0;
@@ -700,6 +786,17 @@ static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct
 	}
 	const struct eclass *ec = &tr->ec[e];
 	*fields = full || fields_wanted(c, sc, ec);
+	s->direct = false;
+	if (!full && ec->direct.on) {
+		uint64_t a = ec->direct.align, p = (s->pos + a - 1) & ~(a - 1);
+		if (p <= s->end && s->end - p >= ec->direct.bits) {
+			s->direct = true;
+			s->run = p;
+			s->pos = p + ec->direct.bits;
+			return ec;
+		}
+		/* the packet ends in it: the plan says where */
+	}
 	if (full ? (rc = plan_exec(&sc->sec, buf, &s->pos, s->end, rf)) ||
 		   (rc = plan_exec(&ec->ec, buf, &s->pos, s->end, rf)) ||
 		   (rc = plan_exec(&ec->ef, buf, &s->pos, s->end, rf))
@@ -711,12 +808,11 @@ static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct
 	return ec;
 }
 
-/* A text field into s->sbuf[k] (char arrays need not end with a NUL; strings do). */
-static const char *text_of(struct cstream *s, const struct plan_rf *rf, uint32_t reg, int k,
-			   bool basename)
+/* A text field (byte `at` of the packet, n bytes) into s->sbuf[k] (char arrays need not
+ * end with a NUL; strings do). */
+static const char *text_at(struct cstream *s, uint64_t at, size_t n, int k, bool basename)
 {
-	const char *p = (const char *)s->map + s->pkt_off + rf->val[reg];
-	size_t n = rf->aux[reg];
+	const char *p = (const char *)s->map + s->pkt_off + at;
 	const char *nul = memchr(p, 0, n);
 	if (nul)
 		n = (size_t)(nul - p);
@@ -746,6 +842,28 @@ static bool first_set(const struct plan_rf *rf, const uint32_t *cand, uint8_t n,
 	return false;
 }
 
+/* The thread and CPU of an event (both fills): its context's tid, else the packet's, else
+ * sched_switch's; its own CPU, else the packet's. */
+static void finish(struct cstream *s, bool have_tid, uint64_t tid, bool have_cpu, uint64_t cpu,
+		   bool fields, struct vms_event *ev)
+{
+	if (have_tid)
+		ev->tid = (int32_t)tid;
+	else if (s->ptid >= 0)
+		ev->tid = s->ptid;
+	else if (ev->kind == VMS_K_SCHED_SWITCH)
+		ev->tid = (int32_t)ev->f[0];
+	else
+		ev->tid = s->cur_tid;
+	if (ev->kind == VMS_K_SCHED_SWITCH && fields)
+		s->cur_tid = (int32_t)ev->f[2];
+	/* the record's own CPU (vmstrace writes UINT16_MAX when it had none), else the packet's */
+	if (have_cpu && cpu < 4096)
+		ev->cpu = (uint32_t)cpu;
+	else
+		ev->cpu = s->cpu;
+}
+
 static void fill(struct ctf *c, struct cstream *s, const struct eclass *ec, uint32_t stream,
 		 bool fields, struct vms_event *ev)
 {
@@ -766,24 +884,38 @@ static void fill(struct ctf *c, struct cstream *s, const struct eclass *ec, uint
 	}
 	for (int k = 0; k < 2 && fields; k++)
 		if (first_set(rf, m->s[k], m->ns[k], &reg))
-			ev->s[k] = text_of(s, rf, reg, k, m->basename && k == 0);
-	uint64_t v;
-	if (plan_get(rf, ec->r_tid, &v) || plan_get(rf, sc->r_tid, &v) ||
-	    plan_get(rf, ec->r_vtid, &v) || plan_get(rf, sc->r_vtid, &v))
-		ev->tid = (int32_t)v;
-	else if (s->ptid >= 0)
-		ev->tid = s->ptid;
-	else if (ev->kind == VMS_K_SCHED_SWITCH)
-		ev->tid = (int32_t)ev->f[0];
-	else
-		ev->tid = s->cur_tid;
-	if (ev->kind == VMS_K_SCHED_SWITCH)
-		s->cur_tid = (int32_t)ev->f[2];
-	/* the record's own CPU (vmstrace writes UINT16_MAX when it had none), else the packet's */
-	if ((plan_get(rf, ec->r_ecpu, &v) || plan_get(rf, sc->r_ecpu, &v)) && v < 4096)
-		ev->cpu = (uint32_t)v;
-	else
-		ev->cpu = s->cpu;
+			ev->s[k] = text_at(s, rf->val[reg], rf->aux[reg], k, m->basename && k == 0);
+	uint64_t tid = 0, cpu = 0;
+	bool have_tid = plan_get(rf, ec->r_tid, &tid) || plan_get(rf, sc->r_tid, &tid) ||
+			plan_get(rf, ec->r_vtid, &tid) || plan_get(rf, sc->r_vtid, &tid);
+	bool have_cpu = plan_get(rf, ec->r_ecpu, &cpu) || plan_get(rf, sc->r_ecpu, &cpu);
+	finish(s, have_tid, tid, have_cpu, cpu, fields, ev);
+}
+
+/* fill() from a direct read (struct direct): the same, the fields taken from the packet. */
+static void fill_direct(struct cstream *s, const struct eclass *ec, uint32_t stream,
+			bool fields, struct vms_event *ev)
+{
+	const struct direct *d = &ec->direct;
+	const struct ctf_evmap *m = &ec->map;
+	const uint8_t *buf = s->map + s->pkt_off;
+	memset(ev, 0, sizeof *ev);
+	ev->ts = s->clock + (uint64_t)s->tr->adjust;
+	ev->type = ec->type;
+	ev->stream = stream;
+	ev->kind = m->kind;
+	if (fields) {
+		for (int k = 0; k < 5; k++)
+			if (d->has_f >> k & 1)
+				ev->f[k] = plan_fx_read(buf, s->run + d->f[k].off, &d->f[k]);
+		for (int k = 0; k < 2; k++)
+			if (d->has_s >> k & 1)
+				ev->s[k] = text_at(s, (s->run + d->s[k].off) / 8, d->s[k].size / 8, k,
+						   m->basename && k == 0);
+	}
+	uint64_t tid = d->has_tid ? plan_fx_read(buf, s->run + d->tid.off, &d->tid) : 0;
+	uint64_t cpu = d->has_cpu ? plan_fx_read(buf, s->run + d->cpu.off, &d->cpu) : 0;
+	finish(s, d->has_tid, tid, d->has_cpu, cpu, fields, ev);
 }
 
 static uint32_t ctf_nr_streams(struct vms_source *src)
@@ -810,7 +942,10 @@ static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *e
 	if (!ec)
 		return src->err.status ? src->err.status : VMS_ERR_FORMAT;
 	s->have_last = true;
-	fill(c, s, ec, stream, fields, ev);
+	if (s->direct)
+		fill_direct(s, ec, stream, fields, ev);
+	else
+		fill(c, s, ec, stream, fields, ev);
 	if (s->have_last_ts && ev->ts < s->last_ts)
 		ev->flags |= VMS_EVF_TIME_BACKWARDS;
 	if (s->lost_pending) {
