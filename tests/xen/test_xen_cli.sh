@@ -79,12 +79,12 @@ files="$TMP/small.bin $TMP/cut.bin $(ls "$TMP"/hm/*.bin)"
 [ -r "$XT" ] && files="$files $XT"
 bad=""
 for f in $files; do
-  for c in report vcpus exits; do
+  for c in report vcpus exits latency threads; do
     a=$("$VMS" $c --json --cpu-hz 2.4G "$f" 2>&1); b=$(VMS_XENTRACE_SKIP=0 "$VMS" $c --json --cpu-hz 2.4G "$f" 2>&1)
     [ "$a" = "$b" ] || bad="$bad $(basename "$f"):$c"
   done
 done
-if [ -z "$bad" ]; then ok "skipping unread records changes no result (report, vcpus, exits on $(wc -w <<<"$files") files)"; else notok "skip unread" "differ:$bad"; fi
+if [ -z "$bad" ]; then ok "skipping unread records changes no result (report, vcpus, exits, latency, threads on $(wc -w <<<"$files") files)"; else notok "skip unread" "differ:$bad"; fi
 if [ ! -r "$XT" ]; then
   for t in info json report guest-link offset-sync offset-moves offset-usage pcpus vcpus; do skip "xentrace.bin $t" "shared traces missing"; done
 else

@@ -149,6 +149,7 @@ struct xt_stream {
 	uint64_t final_off;      /* where this CPU's last record is (found at open) */
 	bool returned;           /* a record was returned since the rewind */
 	bool once_done;          /* an XT_ONCE record was returned since the last XT_READ one */
+	uint64_t announced_off;  /* the record a switch's peek took as its next (0 none) */
 	char name[2][24];        /* s[0], s[1] of the last event */
 	uint64_t last_off;       /* the last record (for dump's format_event) */
 };

@@ -127,6 +127,11 @@ static void runstate_event(struct xt_reader *r, struct xt_stream *s, const struc
 		ev->s[1] = s->name[1];
 		if (s->cur == tid)
 			s->cur = -1;
+		s->announced_off = next >= -1 ? p + rec->size : 0;
+	} else if (new == VMS_XEN_RUNNING && r->skip_counts && p == s->announced_off) {
+		/* skip_unread: the switch the record before announced (its next is this vCPU)
+		 * is not told again; the Xen model reads the record by its type */
+		s->cur = tid;
 	} else if (new == VMS_XEN_RUNNING) {
 		ev->kind = VMS_K_SCHED_SWITCH;
 		ev->f[0] = (uint64_t)(int64_t)-1;
