@@ -41,7 +41,8 @@ struct vms_findings {
 	uint32_t nr_v;
 	uint32_t *vbase;
 	struct f_storm *storm;
-	uint32_t nr_storm, cap_storm, last_storm;
+	uint32_t nr_storm, cap_storm;
+	struct vms_keymap storm_idx;   /* (machine, isa, reason) -> storm */
 	struct vms_finding *out;
 	uint32_t nr_out, cap_out;
 	bool cycles;                   /* times are clock cycles of an unknown rate */
@@ -149,30 +150,33 @@ static void storm_close(struct f_storm *s)
 static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_findings *f = ctx;
-	struct f_storm *s = NULL;
-	/* exits come in runs of one reason: try the last one's first */
-	for (uint32_t k = 0; k <= f->nr_storm && !s; k++) {
-		uint32_t i = k ? k - 1 : f->last_storm;
-		if (i < f->nr_storm && f->storm[i].machine == o->machine &&
-		    f->storm[i].isa == o->isa && f->storm[i].reason == o->reason)
-			s = &f->storm[i];
-	}
-	if (!s) {
+	/* (machine, isa, reason) -> its storm, looked up at every exit */
+	uint64_t key = (uint64_t)o->machine << 40 | (uint64_t)(o->isa & 0xff) << 32 | o->reason;
+	bool inserted;
+	uint64_t *ix = vms_keymap_put(&f->storm_idx, key, f->nr_storm, &inserted);
+	if (!ix)
+		return;
+	if (inserted) {
 		if (f->nr_storm == f->cap_storm) {
 			uint32_t nc = f->cap_storm ? f->cap_storm * 2 : 16;
 			struct f_storm *ns = realloc(f->storm, nc * sizeof *ns);
-			if (!ns)
+			if (!ns) {
+				*ix = UINT32_MAX; /* never counted */
 				return;
+			}
 			f->storm = ns;
 			f->cap_storm = nc;
 		}
-		s = &f->storm[f->nr_storm++];
-		memset(s, 0, sizeof *s);
-		s->machine = o->machine;
-		s->isa = o->isa;
-		s->reason = o->reason;
-		s->win = UINT64_MAX;
+		struct f_storm *n = &f->storm[f->nr_storm++];
+		memset(n, 0, sizeof *n);
+		n->machine = o->machine;
+		n->isa = o->isa;
+		n->reason = o->reason;
+		n->win = UINT64_MAX;
 	}
+	if (*ix >= f->nr_storm)
+		return;
+	struct f_storm *s = &f->storm[*ix];
 	uint64_t w = o->t / F_STORM_WINDOW;
 	if (w != s->win) {
 		if (s->win != UINT64_MAX)
@@ -198,7 +202,6 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 		s->rip[slot].rip = o->guest_rip;
 	}
 	s->rip[slot].count++;
-	f->last_storm = (uint32_t)(s - f->storm);
 }
 
 static void on_finish(void *ctx, uint64_t t_end)
@@ -218,6 +221,8 @@ static int layout(struct vms_findings *f, const struct vms_model *model)
 	f->vbase = NULL;
 	f->nr_v = 0;
 	f->nr_storm = 0;
+	vms_keymap_free(&f->storm_idx);
+	vms_keymap_init(&f->storm_idx);
 	f->nr_out = 0;
 	f->model = model;
 	if (!model)
@@ -273,6 +278,7 @@ void vms_findings_free(struct vms_findings *f)
 	free(f->v);
 	free(f->vbase);
 	free(f->storm);
+	vms_keymap_free(&f->storm_idx);
 	free(f->out);
 	free(f);
 }

@@ -55,7 +55,8 @@ struct lt_tail {
 	uint64_t latency;
 	uint64_t ns[VMS_CAUSE_COUNT];
 	uint8_t top;
-	char culprit[48];
+	bool has_who;
+	struct lt_hist who;        /* the top cause's culprit, named only at the end */
 };
 
 struct lt_thread {
@@ -67,6 +68,7 @@ struct lt_thread {
 	int32_t waker;
 	struct lt_tail tail[LT_TAIL];
 	uint32_t nr_tail;
+	uint32_t tail_min;         /* when full: the kept wake-up with the smallest latency */
 };
 
 struct vms_latency {
@@ -295,11 +297,12 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 			best = w.ns[c];
 			w.top = (enum vms_cause)c;
 		}
+	const struct lt_hist *who = NULL;
 	best = 0;
 	for (uint32_t i = 0; i < ncul[w.top]; i++)
 		if (cul[w.top][i].ns > best) {
 			best = cul[w.top][i].ns;
-			culprit_name(cul[w.top][i].e, w.culprit, sizeof w.culprit);
+			who = cul[w.top][i].e;
 		}
 	/* the costliest exit reason */
 	best = 0;
@@ -313,28 +316,34 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 	if (v->pending)
 		v->pending--;
 	if (!v->pending)
-		v->n = 0; /* nobody waits: no history until the next wake-up */
+		v->n = 0; /* nobody waits: no history until the next wake-up (h[] stays as is) */
 	vms_dist_add(th->dist, w.latency);
-	/* keep the slowest LT_TAIL */
-	uint32_t slot = th->nr_tail;
-	if (th->nr_tail == LT_TAIL) {
-		slot = 0;
-		for (uint32_t i = 1; i < LT_TAIL; i++)
-			if (th->tail[i].latency < th->tail[slot].latency)
-				slot = i;
-		if (th->tail[slot].latency >= w.latency)
-			slot = LT_TAIL;
-	} else {
-		th->nr_tail++;
-	}
+	/* keep the slowest LT_TAIL (the smallest kept is known: a faster wake-up costs one
+	 * compare) */
+	uint32_t slot = th->nr_tail < LT_TAIL ? th->nr_tail++ : LT_TAIL;
+	if (slot == LT_TAIL && th->tail[th->tail_min].latency < w.latency)
+		slot = th->tail_min;
 	if (slot < LT_TAIL) {
-		th->tail[slot].latency = w.latency;
-		memcpy(th->tail[slot].ns, w.ns, sizeof w.ns);
-		th->tail[slot].top = (uint8_t)w.top;
-		memcpy(th->tail[slot].culprit, w.culprit, sizeof w.culprit);
+		struct lt_tail *k = &th->tail[slot];
+		k->latency = w.latency;
+		memcpy(k->ns, w.ns, sizeof w.ns);
+		k->top = (uint8_t)w.top;
+		k->has_who = who != NULL;
+		if (who)
+			k->who = *who;
+		if (th->nr_tail == LT_TAIL) {
+			th->tail_min = 0;
+			for (uint32_t i = 1; i < LT_TAIL; i++)
+				if (th->tail[i].latency < th->tail[th->tail_min].latency)
+					th->tail_min = i;
+		}
 	}
-	if (l->fn)
+	/* the history is the vCPU's: read before anyone records into it again */
+	if (l->fn) {
+		if (who)
+			culprit_name(who, w.culprit, sizeof w.culprit);
 		l->fn(l->ctx, &w);
+	}
 }
 
 /* ---- observations ---- */
@@ -460,8 +469,10 @@ static void on_finish(void *ctx, uint64_t t_end)
 		for (uint32_t k = 0; k < th->nr_tail; k++)
 			if (th->tail[k].latency > p99 && th->tail[k].ns[topc] > best) {
 				best = th->tail[k].ns[topc];
-				snprintf(r->tail_culprit, sizeof r->tail_culprit, "%s",
-					 th->tail[k].top == topc ? th->tail[k].culprit : "");
+				r->tail_culprit[0] = '\0';
+				if (th->tail[k].top == topc && th->tail[k].has_who)
+					culprit_name(&th->tail[k].who, r->tail_culprit,
+						     sizeof r->tail_culprit);
 			}
 	}
 	qsort(l->out, l->nr_th, sizeof *l->out, cmp_thread);
