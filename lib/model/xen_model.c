@@ -57,6 +57,9 @@ struct vms_xen_model {
 	struct xm_vcpu *v;
 	uint32_t nr_v, cap_v;
 	struct vms_keymap idx;          /* dom << 16 | vcpu -> index in v */
+	uint64_t hit_key[64];           /* a direct-mapped cache in front of idx (key + 1, 0 empty):
+	                                   every runstate record looks its vCPU up */
+	int32_t hit_idx[64];
 	struct xm_pcpu *p;
 	uint32_t nr_p;
 	int32_t lost_cpus;
@@ -118,12 +121,19 @@ static void update_cycles(struct vms_xen_cycles *c, uint64_t cycles)
 /* vcpu_find: the vCPU, created in state INIT; -1 when out of memory */
 static int32_t vcpu_find(struct vms_xen_model *x, uint32_t dom, uint32_t vcpu)
 {
+	uint64_t key = (uint64_t)dom << 16 | vcpu;
+	uint32_t h = (uint32_t)(key ^ (key >> 16) ^ (key >> 6)) & 63u;
+	if (x->hit_key[h] == key + 1)
+		return x->hit_idx[h];
 	bool inserted;
-	uint64_t *slot = vms_keymap_put(&x->idx, (uint64_t)dom << 16 | vcpu, x->nr_v, &inserted);
+	uint64_t *slot = vms_keymap_put(&x->idx, key, x->nr_v, &inserted);
 	if (!slot)
 		return -1;
-	if (!inserted)
+	if (!inserted) {
+		x->hit_key[h] = key + 1;
+		x->hit_idx[h] = (int32_t)*slot;
 		return (int32_t)*slot;
+	}
 	if (x->nr_v == x->cap_v) {
 		uint32_t n = x->cap_v ? 2 * x->cap_v : 32;
 		struct xm_vcpu *nv = realloc(x->v, n * sizeof *nv);

@@ -105,7 +105,8 @@ static inline bool xt_sched_internal(uint32_t ev)
  *   XT_READ     lost records, runstates, VMENTRY/VMEXIT: the analyses and the Xen model
  *   XT_ONCE     other HVM, PV and shadow records: the Xen model learns from them whether the
  *               vCPU current on the CPU is HVM or PV, which only the first of a run of them
- *               can change (nothing else changes the CPU's current vCPU in between)
+ *               (with VMEXIT and VMENTRY) can change, nothing but runstate and lost-records
+ *               records changing the CPU's current vCPU in between
  *   XT_UNREAD   the rest (scheduler internals, memory, hardware, dom0op, guest records):
  *               kind VMS_K_OTHER and no type any consumer of an analysis pass looks at */
 enum { XT_READ, XT_ONCE, XT_UNREAD };
@@ -148,7 +149,7 @@ struct xt_stream {
 	bool done;               /* no block of its CPU is left */
 	uint64_t final_off;      /* where this CPU's last record is (found at open) */
 	bool returned;           /* a record was returned since the rewind */
-	bool once_done;          /* an XT_ONCE record was returned since the last XT_READ one */
+	bool once_done;          /* an XT_ONCE, VMEXIT or VMENTRY record was returned last */
 	uint64_t announced_off;  /* the record a switch's peek took as its next (0 none) */
 	char name[2][24];        /* s[0], s[1] of the last event */
 	uint64_t last_off;       /* the last record (for dump's format_event) */

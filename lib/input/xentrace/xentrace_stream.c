@@ -250,7 +250,11 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 		struct xt_rec rec;
 		xt_decode(p, &rec);
 		s->returned = true;
-		s->once_done = xt_read_kind(rec.event) == XT_ONCE;
+		/* after an HVM/PV/shadow record, a VMEXIT or a VMENTRY the Xen model knows whether
+		 * the current vCPU is HVM or PV: the next XT_ONCE records up to the next runstate
+		 * or lost-records record change nothing */
+		s->once_done = xt_read_kind(rec.event) == XT_ONCE || xt_is_vmexit(rec.event) ||
+			       rec.event == VMS_XEN_TRC_VMENTRY;
 		ev->ts = s->last_tsc;
 		ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
 		ev->s[0] = ev->s[1] = NULL;
