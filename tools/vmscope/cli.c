@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "vmscope/sync.h"
 #include "vmscope/writers.h"
 #include "cmds.h"
 
@@ -562,11 +563,18 @@ void cli_warn_model(const struct cli *c)
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		const struct vms_sync_info *si = &mc->sync;
 		if (mc->source >= 0 && vms_model_nr_machines(m) > 1 &&
-		    (si->method == VMS_SYNC_NONE || (si->method == VMS_SYNC_HULL && !si->applied)))
-			fprintf(stderr, "vmscope %s: warning: %s shares no clock with %s (no TIME_SHIFT, "
-					"no usable matched pairs: see vmscope sync): its times are taken as they are and cannot be "
-					"compared with the reference (--offset %s=NS sets its offset)\n", c->cmd, mc->name,
-				cli_machine_name(m, si->reference), mc->name);
+		    (si->method == VMS_SYNC_NONE || (si->method == VMS_SYNC_HULL && !si->applied))) {
+			/* why no hull: no event of any trace could be matched at all (a xentrace
+			 * host records no network or hypercall payloads), or the pairs did not do */
+			const struct vms_match_stats *ms = vms_model_match_stats(m);
+			bool none = !ms || ms->causes + ms->effects == 0;
+			fprintf(stderr, "vmscope %s: warning: %s shares no clock with %s (no TIME_SHIFT, %s): "
+					"its times are taken as they are and cannot be compared with the "
+					"reference (--offset %s=NS sets its offset)\n", c->cmd, mc->name,
+				cli_machine_name(m, si->reference),
+				none ? "no events that can be matched across the traces for the convex hull"
+				     : "no usable matched pairs: see vmscope sync", mc->name);
+		}
 		if (si->has_containment && si->contain_total &&
 		    (double)si->contained < 0.9 * (double)si->contain_total)
 			fprintf(stderr, "vmscope %s: warning: %s: only %.2f%% of %" PRIu64 " guest events "
