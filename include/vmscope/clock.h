@@ -85,18 +85,23 @@ uint64_t vms_timeshift_to_guest(int64_t offset, uint64_t scaling, uint64_t frac,
 /* raw -> reference ns. */
 uint64_t vms_clock_to_ref(const struct vms_clock *c, uint32_t cpu, uint64_t raw);
 
-/* The same, with the host's common cases (raw ns, or TSC2NSEC alone) inline: the merge calls
- * it for every event. */
+/* The same, with the host's common cases (raw ns, TSC2NSEC, an epoch offset: LTTng's
+ * clocks) inline: the merge calls it for every event. */
 static inline uint64_t vms_clock_to_ref_fast(const struct vms_clock *c, uint32_t cpu,
 					     uint64_t raw)
 {
-	if (c->timeshift || c->linear || c->add_ns)
+	if (c->timeshift || c->linear)
 		return vms_clock_to_ref(c, cpu, raw);
-	if (!c->tsc2nsec)
-		return raw;
-	uint64_t t = raw > c->tsc_offset ? raw - c->tsc_offset : 0;
-	__extension__ typedef unsigned __int128 vms_u128;
-	return (uint64_t)(((vms_u128)t * c->mult) >> c->shift);
+	uint64_t t = raw;
+	if (c->tsc2nsec) {
+		t = raw > c->tsc_offset ? raw - c->tsc_offset : 0;
+		__extension__ typedef unsigned __int128 vms_u128;
+		t = (uint64_t)(((vms_u128)t * c->mult) >> c->shift);
+	}
+	if (c->add_ns >= 0) /* saturating, as vms_clock_to_ns */
+		return t > UINT64_MAX - (uint64_t)c->add_ns ? UINT64_MAX : t + (uint64_t)c->add_ns;
+	uint64_t sub = 0 - (uint64_t)c->add_ns;
+	return t < sub ? 0 : t - sub;
 }
 /* raw -> the machine's own ns (no linear sync stage). */
 uint64_t vms_clock_to_ns(const struct vms_clock *c, uint32_t cpu, uint64_t raw);

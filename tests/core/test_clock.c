@@ -191,6 +191,37 @@ static void test_extremes(void **state)
 	assert_int_equal(vms_clock_to_ref(&c, 0, 5), 0);
 }
 
+/* The merge's inline conversion equals vms_clock_to_ref wherever it does not defer to it:
+ * epoch offsets of either sign (saturating at 0 and at 2^64 - 1), with and without TSC2NSEC;
+ * the expected values are the 128-bit sums written here. */
+static void test_fast_offset(void **state)
+{
+	(void)state;
+	static const int64_t adds[] = {0, 1764547200000000000ll, -1764547200000000000ll, INT64_MAX,
+				       INT64_MIN, -1, 1};
+	static const uint64_t raws[] = {0, 1, 12345678901234567ull, UINT64_MAX / 2, UINT64_MAX - 1,
+					UINT64_MAX};
+	for (int tsc = 0; tsc < 2; tsc++)
+		for (size_t i = 0; i < sizeof adds / sizeof adds[0]; i++)
+			for (size_t j = 0; j < sizeof raws / sizeof raws[0]; j++) {
+				struct vms_clock c;
+				vms_clock_init(&c);
+				c.add_ns = adds[i];
+				c.tsc2nsec = tsc;
+				c.mult = 3;
+				c.shift = 1;
+				c.tsc_offset = 7;
+				uint64_t ns = raws[j];
+				if (tsc)
+					ns = (uint64_t)(((u128)(ns > 7 ? ns - 7 : 0) * 3) >> 1);
+				__int128 want = (__int128)ns + adds[i];
+				uint64_t w = want < 0 ? 0 : want > (__int128)UINT64_MAX ? UINT64_MAX
+										 : (uint64_t)want;
+				assert_int_equal(vms_clock_to_ref_fast(&c, 0, raws[j]), w);
+				assert_int_equal(vms_clock_to_ref(&c, 0, raws[j]), w);
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_tsc2nsec),
 		cmocka_unit_test(test_linear),
+		cmocka_unit_test(test_fast_offset),
 	};
 	return cmocka_run_group_tests_name("clock", tests, NULL, NULL);
 }
