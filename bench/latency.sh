@@ -6,21 +6,23 @@
 # Figures are CPU time (user + system of a child process, from wait4), not wall time, so that
 # they hold on a shared machine; instructions come from callgrind on the smallest pair.
 # usage: bench/latency.sh [EVENTS...]   (default: 2000000 10000000 50000000)
-#        BENCH_DIR (default /tmp/vmscope-bench) keeps the pairs; RUNS (default 3, 1 at >= 20 M);
-#        CALLGRIND=1 also counts instructions on the first size (about 2 min at 2 M)
+#        BENCH_DIR (default /tmp/vmscope-bench) keeps the pairs; RUNS (default 5, 3 at >= 20 M);
+#        CALLGRIND=1 also counts instructions on the first size (about 2 min at 2 M);
+#        BUILD (default build-release) is the optimized build directory
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -f build-release/build.ninja ] || meson setup build-release -Dbuildtype=release -Dtests=false >/dev/null
-ninja -C build-release tools/vmscope/vmscope bench/bench_findings >/dev/null
-vms=build-release/tools/vmscope/vmscope
-bench=build-release/bench/bench_findings
+build=${BUILD:-build-release}
+[ -f "$build/build.ninja" ] || meson setup "$build" -Dbuildtype=release -Dtests=false >/dev/null
+ninja -C "$build" tools/vmscope/vmscope bench/bench_findings >/dev/null
+vms=$build/tools/vmscope/vmscope
+bench=$build/bench/bench_findings
 work=${BENCH_DIR:-/tmp/vmscope-bench}
 mkdir -p "$work"
 sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(2000000 10000000 50000000)
 for n in "${sizes[@]}"; do
   d="$work/pair-$n"
   [ -f "$d/host.dat" ] || $vms synth --events "$n" --seed 7 --out "$d" >/dev/null
-  runs=${RUNS:-3}; [ -z "${RUNS:-}" ] && [ "$n" -ge 20000000 ] && runs=1
+  runs=${RUNS:-5}; [ -z "${RUNS:-}" ] && [ "$n" -ge 20000000 ] && runs=3
   echo "== synthesized host + guest pair, $n events"
   $bench -r "$runs" -x "$vms" "$d/host.dat" "$d/guest.dat"
   echo

@@ -10,9 +10,12 @@
  *   exits           the vCPU was in a VM exit, by reason (HLT's handling excepted)
  *   halted-wakeup   the vCPU was halted when the wake-up came and the host had to wake its
  *                   thread (the halt and the HLT exit's handling around it)
- *   unknown         outside the traces' coverage
+ *   unknown         outside the traces' coverage, or older than the history kept
  * A consumer of observations (vmscope/observe.h). Memory: per guest thread one pending
- * wake-up, per vCPU the state history since its oldest pending wake-up (bounded). */
+ * wake-up, per vCPU the state history since its oldest pending wake-up, bounded at 8,192
+ * changes (384 KiB): beyond, the oldest half is dropped and a wait that reached back there
+ * has that part as unknown (a thread woken and not run for that long; on the synthesized
+ * pairs the bound changes no wake-up's breakdown and keeps memory flat). */
 #ifndef VMSCOPE_LATENCY_H
 #define VMSCOPE_LATENCY_H
 

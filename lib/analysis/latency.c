@@ -14,7 +14,8 @@
 #include "analysis_internal.h"
 #include "vmscope/latency.h"
 
-#define LT_HIST_MAX 65536   /* history entries per vCPU before the oldest are dropped */
+#define LT_HIST_MAX 8192    /* history entries per vCPU before the oldest are dropped:
+                               bounded memory (latency.h) */
 #define LT_TAIL 64          /* slowest wake-ups kept per thread for the tail's causes */
 
 const char *vms_cause_name(enum vms_cause c)
