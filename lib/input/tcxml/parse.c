@@ -13,6 +13,7 @@
 #include <libxml/xmlerror.h>
 
 #include "tcxml.h"
+#include "xml_dl.h"
 
 static void capture_error(void *arg, xmlErrorPtr e)
 {
@@ -57,6 +58,9 @@ int tcxml_parser_open(struct tcxml_parser *p, const char *path, struct vms_error
 {
 	memset(p, 0, sizeof *p);
 	p->path = path;
+	int lr = vms_xml_load(path, err);
+	if (lr < 0)
+		return lr;
 	/* anything libxml2 would print outside the reader's handler goes nowhere */
 	xmlSetGenericErrorFunc(NULL, silent);
 	/* XML_PARSE_NONET: never fetch anything; no XML_PARSE_NOENT (no substitution), no
