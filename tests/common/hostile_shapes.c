@@ -140,6 +140,13 @@ static int switch_fields_then(const char *path, const char *decl, const char *pr
 	return r;
 }
 
+/* sched_switch's own fields and the print format `print` */
+static int switch_print(const char *path, const char *print)
+{
+	return switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
+				  "\tsigned:1;\n", print);
+}
+
 /* issue 7.1: the undeclared prev_state appears as text ("prev_state;") inside a declaration */
 static int fmt_decl_in_brackets(const char *path, uint64_t n)
 {
@@ -153,17 +160,15 @@ static int fmt_decl_in_brackets(const char *path, uint64_t n)
 static int fmt_symbolic_undeclared(const char *path, uint64_t n)
 {
 	(void)n;
-	return switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
-				  "\tsigned:1;\n", "\"%s\", __print_symbolic(REC -> nope, "
-				  "{ 0, \"R\" }, { 1, \"S\" })");
+	return switch_print(path, "\"%s\", __print_symbolic(REC -> nope, "
+			    "{ 0, \"R\" }, { 1, \"S\" })");
 }
 
 /* a field named without REC-> (__get_str) that is not declared */
 static int fmt_get_str_undeclared(const char *path, uint64_t n)
 {
 	(void)n;
-	return switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
-				  "\tsigned:1;\n", "\"%s\", __get_str(nope)");
+	return switch_print(path, "\"%s\", __get_str(nope)");
 }
 
 /* a quote escaped as libtraceevent ends literals ("\\" does not close): REC->nope inside what
@@ -171,8 +176,39 @@ static int fmt_get_str_undeclared(const char *path, uint64_t n)
 static int fmt_quote_desync(const char *path, uint64_t n)
 {
 	(void)n;
-	return switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
-				  "\tsigned:1;\n", "\"a\\\\\", REC->prev_pid, \" \", REC->nope");
+	return switch_print(path, "\"a\\\\\", REC->prev_pid, \" \", REC->nope");
+}
+
+/* a constant divided by a field ("0/REC->prev_pid"): libtraceevent parses it; printing it is
+ * left to vmscope (print_arg_safe refuses a divisor that is not a non-zero constant) */
+static int fmt_zero_over_field(const char *path, uint64_t n)
+{
+	(void)n;
+	return switch_print(path, "\"%d\", 0/REC->prev_pid");
+}
+
+/* '.' after the else branch of a ?: ("\"\". REC->next_comm"): libtraceevent 1.7 segfaults in
+ * tep_parse_event (its operator parser goes on with a NULL argument) */
+static int fmt_dot_on_literal(const char *path, uint64_t n)
+{
+	(void)n;
+	return switch_print(path, "\"%s %d\", REC->prev_pid ? \"+\" : \"\". "
+			    "REC->next_comm, 0/REC->prev_pid");
+}
+
+/* the same after a subscript: "REC->prev_pid[1][2]" */
+static int fmt_after_subscript(const char *path, uint64_t n)
+{
+	(void)n;
+	return switch_print(path, "\"%d\", REC->prev_pid[1][2]");
+}
+
+/* an operator token without a priority, cut as libtraceevent cuts it ("<<==" is one token),
+ * after a subscript (found by a differential fuzz of the guard against libtraceevent) */
+static int fmt_op_token_after_subscript(const char *path, uint64_t n)
+{
+	(void)n;
+	return switch_print(path, "\"%d\", REC->prev_pid[1]<<==(int)");
 }
 
 /* issue 7.2: n nested parentheses */
@@ -185,8 +221,7 @@ static int fmt_nested(const char *path, uint64_t n)
 	puts_(&t, "REC->prev_pid");
 	for (uint64_t i = 0; i < n; i++)
 		put(&t, ")", 1);
-	int r = switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
-				   "\tsigned:1;\n", t.p);
+	int r = switch_print(path, t.p);
 	free(t.p);
 	return r;
 }
@@ -198,8 +233,7 @@ static int fmt_op_chain(const char *path, uint64_t n)
 	puts_(&t, "\"%d\", REC->prev_pid");
 	for (uint64_t i = 0; i < n; i++)
 		put(&t, "+1", 2);
-	int r = switch_fields_then(path, "\tfield:long prev_state;\toffset:32;\tsize:8;"
-				   "\tsigned:1;\n", t.p);
+	int r = switch_print(path, t.p);
 	free(t.p);
 	return r;
 }
@@ -578,6 +612,11 @@ const struct hostile_shape hostile_shapes[] = {
 	{"fmt-get-str-undeclared", "__get_str(undeclared)", fmt_get_str_undeclared, 1, 1},
 	{"fmt-quote-desync", "a string literal ended as libtraceevent ends it", fmt_quote_desync, 1,
 	 1},
+	{"fmt-zero-over-field", "a constant divided by a field", fmt_zero_over_field, 1, 1},
+	{"fmt-dot-on-literal", "'.' after the else branch of a ?:", fmt_dot_on_literal, 1, 1},
+	{"fmt-after-subscript", "a subscript after a subscript", fmt_after_subscript, 1, 1},
+	{"fmt-op-token-after-subscript", "an operator token without a priority after a subscript",
+	 fmt_op_token_after_subscript, 1, 1},
 	{"fmt-nested", "print format nested N levels", fmt_nested, 30000, 30000},
 	{"fmt-op-chain", "print format with N chained operators", fmt_op_chain, 30000, 30000},
 	{"fmt-many-refs", "print format with N references to one of N/4 fields", fmt_many_refs,

@@ -5,12 +5,17 @@
  * does not declare or holds a byte outside printable ASCII, divides constants without
  * checking the divisor, takes '=' for an operator and then dereferences NULL, and recurses
  * once per nesting level and once per operator (a print format nested 40,000 levels deep
- * overflows the stack). All of these were found by fuzzing or by hostile files
+ * overflows the stack), and it calls its operator parser on a NULL argument when a token it
+ * takes for an operator of unknown priority ('.', ';', '[', ']', '{', '}', "->", '#', ...)
+ * comes right after the else branch of a ?: or after a subscript's ']' ("1 ? a : b.c",
+ * "x[1][2]"; found by fuzzing, tests/fuzz/regress/tracedat/fmt-dot-on-literal.dat). All of these were found by fuzzing or by hostile files
  * (tests/fuzz/regress/tracedat). A kernel writes none of them, so a text that could trigger
  * one is refused here, in one linear pass, before libtraceevent sees any of it; a refused
  * format is treated like one libtraceevent cannot parse (kind OTHER, no fields).
  *
- * The limits are several times what real kernels write: over the 2,305 formats of the
+ * No kernel format the previous guard accepted is refused (4,723 of the 4,752 distinct formats
+ * of the shared trace.dat files; the 29 others assign or name undeclared fields). The limits
+ * are several times what real kernels write: over the 2,305 formats of the
  * shared traces (Linux 5.x and 6.x, x86_64), the longest is 5.5 KB, the deepest print
  * format nests 14 levels and the one with most operators has 172 outside string literals. */
 #include <stdlib.h>
@@ -204,23 +209,96 @@ static bool divisor_ok(const uint8_t *t, uint64_t len, uint64_t k)
 	return e >= len || !is_ident(t[e]);
 }
 
-static bool is_op_char(uint8_t c)
+/* A byte libtraceevent's tokenizer takes for (part of) an operator: any printable byte
+ * but letters, digits, '_', spaces, quotes and the delimiters "(),". */
+static bool is_op_byte(uint8_t c)
 {
-	return c && strchr("+-*/%&|^?<>!~:", c) != NULL;
+	return c > 0x20 && c < 0x7f && !is_ident(c) && c != '"' && c != '\'' && c != '(' &&
+	       c != ')' && c != ',';
+}
+
+/* The end of the operator token starting at t[i], cut as libtraceevent 1.7's __read_token()
+ * cuts it: "->"; a doubled + | & - (one token); << and >> and a single + | & - < > ! =
+ * take one '=' and then every following operator byte ("<<==" and "&~" are one token
+ * each); any other byte is a token alone. */
+static uint64_t op_token_end(const uint8_t *t, uint64_t len, uint64_t i)
+{
+	uint8_t c = t[i];
+	uint64_t k = i + 1;
+	bool next = k < len;
+	if (c == '-' && next && t[k] == '>')
+		return k + 1;
+	if (strchr("+|&-<>", c) && next && t[k] == c) {
+		if (c != '<' && c != '>')
+			return k + 1;
+		k++;
+	} else if (!strchr("+|&-<>!=", c)) {
+		return k;
+	}
+	if (k < len && t[k] == '=')
+		k++;
+	while (k < len && is_op_byte(t[k]))
+		k++;
+	return k;
+}
+
+/* Only bytes of C's arithmetic, logic and comparison operators, no '=' (an assignment). */
+static bool plain_op_chars(const uint8_t *t, uint64_t n)
+{
+	for (uint64_t k = 0; k < n; k++)
+		if (!strchr("+-*/%&|^!~<>?:", t[k]) || !t[k])
+			return false;
+	return true;
+}
+
+/* An operator token libtraceevent gives a priority (get_op_prio()), or ':' of a ?:. */
+static bool known_op(const uint8_t *t, uint64_t n)
+{
+	static const char *const ops[] = {"~", "!", "*", "/", "%", "+", "-", "<", ">", "&", "^",
+					  "|", "?", ":", "<<", ">>", "<=", ">=", "==", "!=", "&&",
+					  "||", NULL};
+	for (const char *const *o = ops; *o; o++)
+		if (strlen(*o) == n && memcmp(*o, t, n) == 0)
+			return true;
+	return false;
+}
+
+/* A token libtraceevent takes for an operator but gives no priority (get_op_prio() -1) at
+ * t[i]: after a ?: or a ']', its parser goes on with a NULL argument. */
+static bool unknown_prio_at(const uint8_t *t, uint64_t len, uint64_t i)
+{
+	uint8_t c = t[i];
+	return c == '[' || c == ']' || c == '{' || c == '}' ||
+	       (c == '-' && i + 1 < len && t[i + 1] == '>');
 }
 
 /* The print format's arguments [0, len): every field reference names a declared field,
- * nesting and operators within the limits, no assignment, no division by zero. */
+ * nesting and operators within the limits, no assignment, no division by zero, no token of
+ * unknown priority where libtraceevent dereferences NULL on it (see the top of this file). */
 static bool print_args_ok(const uint8_t *t, uint64_t len, const struct name_set *fields)
 {
 	int depth = 0;
 	uint32_t ops = 0;
 	uint64_t i = 0;
+	/* per nesting level: ?s not yet matched by their ':', and whether the else branch of a
+	 * ?: is being read (until the next ',' or a binary operator after its operand) */
+	uint32_t conds[TD_FMT_MAX_DEPTH + 1] = {0};
+	bool in_else[TD_FMT_MAX_DEPTH + 1] = {0};
+	bool after_close = false;   /* the last token was a ']' */
+	bool after_op = true;       /* the last token was an operator, ':' or '(' */
 	i = skip_space(t, len, 0);
 	if (i >= len || t[i] != '"')
 		return false;   /* a print format starts with its format string */
 	while (i < len) {
 		uint8_t c = t[i];
+		if (is_space(c) || c == '\n') {
+			i++;
+			continue;
+		}
+		if ((after_close || in_else[depth]) && unknown_prio_at(t, len, i))
+			return false;
+		bool after_close_tok = after_close;
+		after_close = false;
 		if (c == '"' || c == '\'') {
 			/* a string or character literal, ended as libtraceevent's tokenizer ends
 			 * it: by the first quote not right after a backslash */
@@ -230,38 +308,67 @@ static bool print_args_ok(const uint8_t *t, uint64_t len, const struct name_set 
 			if (k >= len)
 				return false;
 			i = k + 1;
+			after_op = false;
 			continue;
 		}
 		if (c == '(' || c == '[' || c == '{') {
 			if (++depth > TD_FMT_MAX_DEPTH)
 				return false;
+			conds[depth] = 0;
+			in_else[depth] = false;
+			after_op = true;
 			i++;
 			continue;
 		}
 		if (c == ')' || c == ']' || c == '}') {
 			if (--depth < 0)
 				return false;
+			after_close = c == ']';
+			after_op = false;
 			i++;
 			continue;
 		}
-		/* an assignment: libtraceevent takes '=' as an operator and dereferences NULL
-		 * after a ?: (found by fuzzing); a kernel's print arguments only compare */
-		if (c == '=') {
-			bool cmp = (i > 0 && strchr("=!<>", t[i - 1])) || (i + 1 < len && t[i + 1] == '=');
-			if (!cmp)
-				return false;
-		}
-		if (is_op_char(c) || c == '=') {
-			/* one per operator token, not per character: a run of operator characters
-			 * ("<<", "&&", "->") is one recursion of libtraceevent's parser at most */
-			if (i == 0 || !(is_op_char(t[i - 1]) || t[i - 1] == '='))
-				if (++ops > TD_FMT_MAX_OPS)
-					return false;
-			if ((c == '/' || c == '%') && !divisor_ok(t, len, i + 1))
-				return false;
+		if (c == ',') {
+			conds[depth] = 0;
+			in_else[depth] = false;
+			after_op = true;
 			i++;
 			continue;
 		}
+		if (is_op_byte(c)) {
+			uint64_t e = op_token_end(t, len, i);
+			/* "->" after a cast: "((const struct drm_rect *)REC->src)->x1" */
+			bool arrow = e - i == 2 && c == '-' && t[i + 1] == '>';
+			/* a token without a priority: libtraceevent refuses it cleanly ("!!" of a
+			 * kernel's __builtin_expect(!!(...)) included) except right after a ?: or
+			 * a ']' (checked above for one byte, here for a whole token); an assignment
+			 * ('=', "+=", "<<=") or a byte no C operator has ('.', ';', '#', ...) is
+			 * refused anywhere: no kernel writes one outside a literal */
+			if (!arrow && !known_op(t + i, e - i) &&
+			    (after_close_tok || in_else[depth] || !plain_op_chars(t + i, e - i)))
+				return false;
+			/* libtraceevent recurses once per operator */
+			if (++ops > TD_FMT_MAX_OPS)
+				return false;
+			if ((c == '/' || c == '%') && !divisor_ok(t, len, e))
+				return false;
+			if (c == '?') {
+				conds[depth]++;
+			} else if (c == ':') {
+				if (conds[depth]) {
+					conds[depth]--;
+					in_else[depth] = true;
+				}
+			} else if (!after_op && !arrow) {
+				/* a binary operator after the else branch's operand: libtraceevent
+				 * parses what follows as that operator's right side */
+				in_else[depth] = false;
+			}
+			after_op = true;
+			i = e;
+			continue;
+		}
+		after_op = false;
 		uint64_t e;
 		if (!ident_at(t, len, i, &e)) {
 			i = e > i ? e : i + 1;
