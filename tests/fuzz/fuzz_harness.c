@@ -21,10 +21,31 @@
 #include "vmscope/xentrace.h"
 
 /* Bounds that keep one input's run short: a reader that loops forever on a small input is a
- * hang, and libFuzzer's -timeout reports it; these caps only stop legitimately long inputs
- * (a compressed trace.dat can hold many events). */
-#define MAX_EVENTS 1000000
+ * hang, and libFuzzer's -timeout reports it; these budgets only stop legitimately long inputs
+ * (a compressed trace.dat or a CTF packet can hold millions of events, and an input that
+ * takes seconds stalls the fuzzer as much as a hang). Per input 65,536 events (the
+ * environment's VMS_FUZZ_MAX_EVENTS instead, for a longer look at one input), per stream and
+ * pass a sixteenth of that, so that the first streams do not take the whole budget. */
+#define MAX_EVENTS_DEFAULT 65536
 #define FORMAT_EVERY 61
+
+static uint64_t max_events(void)
+{
+	static uint64_t max;
+	if (!max) {
+		const char *e = getenv("VMS_FUZZ_MAX_EVENTS");
+		max = e && *e ? strtoull(e, NULL, 10) : 0;
+		if (!max)
+			max = MAX_EVENTS_DEFAULT;
+	}
+	return max;
+}
+
+static uint64_t max_stream_events(void)
+{
+	uint64_t m = max_events() / 16;
+	return m ? m : 1;
+}
 
 static void contract(bool ok, const char *what)
 {
@@ -52,6 +73,8 @@ static void read_all(struct vms_source *src, uint64_t *budget)
 		for (;;) {
 			if (*budget == 0)
 				return;
+			if (i >= max_stream_events())
+				break;
 			memset(&ev, 0, sizeof ev);
 			int rc = src->ops->next(src, s, &ev);
 			if (rc < 0) {
@@ -87,7 +110,7 @@ static void drive(struct vms_source *src, const struct vms_error *err)
 			contract(err->msg[0] != 0, "failed open without a message");
 		return;
 	}
-	uint64_t budget = MAX_EVENTS;
+	uint64_t budget = max_events();
 	/* the symbol section is parsed only on demand: ask, so that it is fuzzed too */
 	vms_source_ksyms(src);
 	read_all(src, &budget);
@@ -305,11 +328,14 @@ int vms_fuzz_xentrace(const uint8_t *data, size_t size)
 		const struct vms_xen_info *xi = vms_xentrace_info(src);
 		contract(xi != NULL, "a xentrace source without its info");
 		struct vms_xen_model *x = vms_xen_model_new(0, xi->isa);
-		uint64_t budget = MAX_EVENTS;
+		uint64_t budget = max_events();
 		for (uint32_t s = 0; x && s < src->ops->nr_streams(src); s++) {
 			struct vms_event ev;
-			while (budget && src->ops->next(src, s, &ev) == 1) {
+			uint64_t in_stream = 0;
+			while (budget && in_stream < max_stream_events() &&
+			       src->ops->next(src, s, &ev) == 1) {
 				budget--;
+				in_stream++;
 				ev.machine = 0;
 				vms_xen_model_event(x, &ev);
 			}
