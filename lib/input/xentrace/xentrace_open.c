@@ -208,7 +208,7 @@ static int walk(struct scan *s)
 				return damage(s, p, "record crosses the end of its block");
 			}
 			uint32_t h = xt_rd32(m + p);
-			uint32_t rsize = 4u + ((h >> 31) ? 8u : 0u) + 4u * ((h >> 28) & 7u);
+			uint32_t rsize = xt_size(h);
 			if (rsize > end - p) {
 				if (cut)
 					break;

@@ -160,8 +160,7 @@ static bool skip_internals(struct xt_reader *r, struct xt_stream *s)
 	uint64_t pos = s->pos, end = s->end, tsc = s->last_tsc, final = s->final_off;
 	uint64_t n = 0, nswitch = 0;
 	while (end - pos >= 4 && pos != final) {
-		uint32_t h = xt_rd32(m + pos), e = h & 0x0fffffffu;
-		uint32_t size = 4u + ((h >> 31) ? 8u : 0u) + 4u * ((h >> 28) & 7u);
+		uint32_t h = xt_rd32(m + pos), e = h & 0x0fffffffu, size = xt_size(h);
 		if (size > end - pos || !xt_sched_internal(e))
 			break;
 		if (h >> 31)
@@ -216,7 +215,7 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			continue;
 		}
 		const uint8_t *p = r->map + s->pos;
-		uint32_t h = xt_rd32(p), size = 4u + ((h >> 31) ? 8u : 0u) + 4u * ((h >> 28) & 7u);
+		uint32_t h = xt_rd32(p), size = xt_size(h);
 		if (size > s->end - s->pos) { /* checked at open: cannot happen */
 			s->pos = s->end;
 			continue;
