@@ -281,12 +281,11 @@ static void text_threads(FILE *f, struct vms_analysis *a, const struct rows *row
 	}
 	/* what cannot be seen is not a 0: no host trace, or one without sched_switch */
 	bool host_seen = false, preempt_seen = false;
-	for (uint32_t k = 0; k < vms_analysis_nr_vcpus(a); k++) {
-		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, k);
-		if (v->machine == machine) {
-			host_seen |= v->host_visible;
-			preempt_seen |= v->preempt_visible;
-		}
+	for (uint32_t k = rows->vstart[machine]; k < rows->vstart[machine + 1]; k++) {
+		/* this machine's vCPUs only: a scan of all vCPUs per machine was quadratic */
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, rows->vidx[k]);
+		host_seen |= v->host_visible;
+		preempt_seen |= v->preempt_visible;
 	}
 	if (n) {
 		qsort(list, n, sizeof *list, cmp_gthread);
