@@ -48,6 +48,10 @@ static const struct run runs[] = {
 	{"entry-tids", "report", 10, 64, 60, 2},
 	/* N CPUs, 101 N events */
 	{"many-streams", "dump", 10, 300, 101 * 40, 0},
+	/* N CPUs of 100 events, CPU after CPU: parsed once, the other CPUs' events queued */
+	{"xml-unordered", "dump", 10, 300, 100 * 40, 0},
+	/* as entry-tids, from XML */
+	{"xml-entry-tids", "report", 10, 64, 60, 2},
 };
 
 static double now(void)

@@ -169,6 +169,61 @@ static void test_per_cpu_streams(void **state)
 	s->ops->close(s);
 }
 
+/* Out of order, read the way the merge reads: streams interleaved, so that events are taken
+ * from the per-CPU queues that the one shared parse fills (and after a rewind again). The
+ * expected values are the file's own, per CPU, in file order; a queued event keeps its
+ * fields (format_event) and its CPU's current thread. */
+static void test_per_cpu_queues(void **state)
+{
+	(void)state;
+	struct vms_error err = {0};
+	struct vms_source *s = vms_tcxml_open(write_file("q.xml",
+		"<trace>\n"
+		"<event timestamp=\"30\" name=\"sched_switch\"><field name=\"cpu\" value=\"2\" type=\"int\"/>"
+		"<field name=\"prev_comm\" value=\"a\" type=\"string\"/><field name=\"prev_tid\" value=\"1\" type=\"long\"/>"
+		"<field name=\"prev_state\" value=\"0\" type=\"long\"/><field name=\"next_comm\" value=\"bee\" type=\"string\"/>"
+		"<field name=\"next_tid\" value=\"42\" type=\"long\"/></event>\n"
+		"<event timestamp=\"10\" name=\"x\"><field name=\"cpu\" value=\"0\" type=\"int\"/><field name=\"v\" value=\"zero\" type=\"string\"/></event>\n"
+		"<event timestamp=\"31\" name=\"y\"><field name=\"cpu\" value=\"2\" type=\"int\"/><field name=\"w\" value=\"two\" type=\"string\"/></event>\n"
+		"<event timestamp=\"20\" name=\"x\"><field name=\"cpu\" value=\"1\" type=\"int\"/></event>\n"
+		"<event timestamp=\"11\" name=\"x\"><field name=\"cpu\" value=\"0\" type=\"int\"/></event>\n"
+		"<event timestamp=\"25\" name=\"y\"><field name=\"cpu\" value=\"2\" type=\"int\"/></event>\n"
+		"</trace>\n"), &err);
+	assert_non_null(s);
+	assert_int_equal(s->ops->nr_streams(s), 3);
+	for (int pass = 0; pass < 2; pass++) {
+		struct vms_event ev;
+		char buf[128];
+		/* stream 1 first: the parse queues CPU 2's and CPU 0's first events */
+		assert_int_equal(s->ops->next(s, 1, &ev), 1);
+		assert_int_equal(ev.ts, 20);
+		assert_int_equal(s->ops->next(s, 2, &ev), 1);
+		assert_int_equal(ev.ts, 30);
+		assert_int_equal(ev.kind, VMS_K_SCHED_SWITCH);
+		assert_int_equal(ev.tid, 1);
+		assert_int_equal(s->ops->next(s, 0, &ev), 1);
+		assert_int_equal(ev.ts, 10);
+		s->ops->format_event(s, 0, buf, sizeof buf);
+		assert_string_equal(buf, "x: cpu=0 v=zero");
+		assert_int_equal(s->ops->next(s, 2, &ev), 1);
+		assert_int_equal(ev.ts, 31);
+		assert_int_equal(ev.tid, 42);
+		s->ops->format_event(s, 2, buf, sizeof buf);
+		assert_string_equal(buf, "y: cpu=2 w=two");
+		assert_int_equal(s->ops->next(s, 2, &ev), 1);
+		assert_int_equal(ev.ts, 25);
+		assert_int_equal(ev.flags & VMS_EVF_TIME_BACKWARDS, VMS_EVF_TIME_BACKWARDS);
+		assert_int_equal(s->ops->next(s, 2, &ev), 0);
+		assert_int_equal(s->ops->next(s, 1, &ev), 0);
+		assert_int_equal(s->ops->next(s, 0, &ev), 1);
+		assert_int_equal(ev.ts, 11);
+		assert_int_equal(ev.flags & VMS_EVF_TIME_BACKWARDS, 0);
+		assert_int_equal(s->ops->next(s, 0, &ev), 0);
+		assert_int_equal(s->ops->rewind(s), 0);
+	}
+	s->ops->close(s);
+}
+
 static void expect_error(const char *name, const char *text, const char *what)
 {
 	struct vms_error err = {0};
@@ -315,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_not_mine),
 		cmocka_unit_test(test_decl_comment_empty),
 		cmocka_unit_test(test_per_cpu_streams),
+		cmocka_unit_test(test_per_cpu_queues),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_truncations),
 		cmocka_unit_test(test_mutations),

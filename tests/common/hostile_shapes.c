@@ -604,6 +604,53 @@ static int names_escape_guest(const char *path, uint64_t n)
 	return finish(w, &err, r);
 }
 
+/* ---- Trace Compass XML stubs ---- */
+
+static void xml_event(FILE *f, uint64_t ts, const char *name, uint64_t cpu)
+{
+	fprintf(f, "<event timestamp=\"%llu\" name=\"%s\"><field name=\"cpu\" value=\"%llu\" "
+		"type=\"int\"/>", (unsigned long long)ts, name, (unsigned long long)cpu);
+}
+
+/* issue 7.5: n CPUs, 100 events each, written CPU after CPU (out of time order across CPUs:
+ * one stream per CPU; the reader parsed the file once per CPU) */
+static int xml_unordered(const char *path, uint64_t n)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs("<trace>\n", f);
+	for (uint64_t cpu = 0; cpu < n; cpu++)
+		for (uint64_t k = 0; k < 100; k++) {
+			xml_event(f, 1000 + k, "x", cpu);
+			fputs("</event>\n", f);
+		}
+	fputs("</trace>\n", f);
+	return fclose(f) ? -1 : 0;
+}
+
+/* issue 7.5: kvm_entry from n distinct threads, in XML (each switched in on CPU 0 first) */
+static int xml_entry_tids(const char *path, uint64_t n)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs("<trace>\n", f);
+	for (uint64_t i = 0; i < n; i++) {
+		xml_event(f, 1000 + 2 * i, "sched_switch", 0);
+		fprintf(f, "<field name=\"prev_comm\" value=\"t\" type=\"string\"/>"
+			"<field name=\"prev_tid\" value=\"%llu\" type=\"long\"/>"
+			"<field name=\"prev_state\" value=\"0\" type=\"long\"/>"
+			"<field name=\"next_comm\" value=\"t\" type=\"string\"/>"
+			"<field name=\"next_tid\" value=\"%llu\" type=\"long\"/></event>\n",
+			(unsigned long long)(i ? 1000 + i - 1 : 0), (unsigned long long)(1000 + i));
+		xml_event(f, 1001 + 2 * i, "kvm_entry", 0);
+		fputs("<field name=\"vcpu_id\" value=\"0\" type=\"int\"/></event>\n", f);
+	}
+	fputs("</trace>\n", f);
+	return fclose(f) ? -1 : 0;
+}
+
 const struct hostile_shape hostile_shapes[] = {
 	{"fmt-decl-in-brackets", "print format naming an undeclared field that appears as text "
 	 "in a declaration", fmt_decl_in_brackets, 1, 1},
@@ -628,6 +675,10 @@ const struct hostile_shape hostile_shapes[] = {
 	 1000000},
 	{"entry-tids", "kvm_entry from N distinct threads", entry_tids, 20000, 200000},
 	{"many-streams", "N CPUs, one event each, then 100 N on one CPU", many_streams, 256, 4096},
+	{"xml-unordered", "Trace Compass XML: N CPUs of 100 events, CPU after CPU", xml_unordered,
+	 64, 4096},
+	{"xml-entry-tids", "Trace Compass XML: kvm_entry from N distinct threads", xml_entry_tids,
+	 2000, 200000},
 	{"offset-overflow", "two OFFSET options of INT64_MAX", offset_overflow, 1, 1},
 	{"date-overflow", "a DATE option of INT64_MAX microseconds", date_overflow, 1, 1},
 	{"names-escape", "names holding escape sequences, newlines, non-UTF-8, =cmd|",
