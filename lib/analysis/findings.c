@@ -12,6 +12,7 @@
 #define F_STORM_WINDOW 100000000ull   /* 100 ms */
 #define F_STORM_MIN 5000
 #define F_RIPS 4
+#define F_STORM_CACHE 64                /* a power of two */
 
 struct thief { int32_t tid; char comm[24]; uint64_t first, last; };
 
@@ -22,7 +23,8 @@ struct f_vcpu {
 	uint64_t since;
 	struct thief th[F_THIEVES];
 	uint32_t nth;
-	int32_t kvm_cpu;               /* the host CPU of its last kvm event */
+	int32_t run_cpu;               /* the host CPU it last ran on */
+	int32_t poll_cpu;              /* the host CPU it last halt-polled on */
 	uint64_t poll_first, poll_last;
 };
 
@@ -42,7 +44,7 @@ struct vms_findings {
 	uint32_t *vbase;
 	struct f_storm *storm;
 	uint32_t nr_storm, cap_storm;
-	struct vms_keymap storm_idx;   /* (machine, isa, reason) -> storm */
+	struct { uint64_t key; uint32_t idx; } cache[F_STORM_CACHE]; /* idx: storm + 1, 0 none */
 	struct vms_finding *out;
 	uint32_t nr_out, cap_out;
 	bool cycles;                   /* times are clock cycles of an unknown rate */
@@ -106,10 +108,14 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	v->since = o->t;
 	if (o->state != VMS_STATE_PREEMPTED)
 		v->tid = -1;
+	if (o->state == VMS_STATE_RUNNING || o->state == VMS_STATE_VMM)
+		v->run_cpu = o->host_cpu;
 	if (o->halt_polling) {
 		if (!v->poll_first)
 			v->poll_first = o->t;
 		v->poll_last = o->t;
+		/* a polling thread stays on the CPU it ran on (the state may not say which) */
+		v->poll_cpu = o->host_cpu >= 0 ? o->host_cpu : v->run_cpu;
 	}
 }
 
@@ -123,13 +129,6 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	v->tid = o->tid;
 	an_copy_comm(v->comm, o->comm);
 	v->since = o->t;
-}
-
-static void on_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
-{
-	struct vms_findings *f = ctx;
-	if (o->vidx < f->nr_v)
-		f->v[o->vidx].kvm_cpu = (int32_t)o->host_cpu;
 }
 
 static void storm_close(struct f_storm *s)
@@ -150,33 +149,37 @@ static void storm_close(struct f_storm *s)
 static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_findings *f = ctx;
-	/* (machine, isa, reason) -> its storm, looked up at every exit */
+	/* (machine, isa, reason) -> its storm, at every exit: a direct-mapped cache in front of
+	 * the list (a guest's exits have a handful of reasons) */
 	uint64_t key = (uint64_t)o->machine << 40 | (uint64_t)(o->isa & 0xff) << 32 | o->reason;
-	bool inserted;
-	uint64_t *ix = vms_keymap_put(&f->storm_idx, key, f->nr_storm, &inserted);
-	if (!ix)
-		return;
-	if (inserted) {
-		if (f->nr_storm == f->cap_storm) {
-			uint32_t nc = f->cap_storm ? f->cap_storm * 2 : 16;
-			struct f_storm *ns = realloc(f->storm, nc * sizeof *ns);
-			if (!ns) {
-				*ix = UINT32_MAX; /* never counted */
-				return;
+	uint32_t c = (o->reason ^ o->isa << 6 ^ o->machine << 3) & (F_STORM_CACHE - 1);
+	struct f_storm *s = NULL;
+	if (f->cache[c].idx && f->cache[c].key == key) {
+		s = &f->storm[f->cache[c].idx - 1];
+	} else {
+		for (uint32_t i = 0; i < f->nr_storm && !s; i++)
+			if (f->storm[i].machine == o->machine && f->storm[i].isa == o->isa &&
+			    f->storm[i].reason == o->reason)
+				s = &f->storm[i];
+		if (!s) {
+			if (f->nr_storm == f->cap_storm) {
+				uint32_t nc = f->cap_storm ? f->cap_storm * 2 : 16;
+				struct f_storm *ns = realloc(f->storm, nc * sizeof *ns);
+				if (!ns)
+					return;
+				f->storm = ns;
+				f->cap_storm = nc;
 			}
-			f->storm = ns;
-			f->cap_storm = nc;
+			s = &f->storm[f->nr_storm++];
+			memset(s, 0, sizeof *s);
+			s->machine = o->machine;
+			s->isa = o->isa;
+			s->reason = o->reason;
+			s->win = UINT64_MAX;
 		}
-		struct f_storm *n = &f->storm[f->nr_storm++];
-		memset(n, 0, sizeof *n);
-		n->machine = o->machine;
-		n->isa = o->isa;
-		n->reason = o->reason;
-		n->win = UINT64_MAX;
+		f->cache[c].key = key;
+		f->cache[c].idx = (uint32_t)(s - f->storm) + 1;
 	}
-	if (*ix >= f->nr_storm)
-		return;
-	struct f_storm *s = &f->storm[*ix];
 	uint64_t w = o->t / F_STORM_WINDOW;
 	if (w != s->win) {
 		if (s->win != UINT64_MAX)
@@ -221,8 +224,7 @@ static int layout(struct vms_findings *f, const struct vms_model *model)
 	f->vbase = NULL;
 	f->nr_v = 0;
 	f->nr_storm = 0;
-	vms_keymap_free(&f->storm_idx);
-	vms_keymap_init(&f->storm_idx);
+	memset(f->cache, 0, sizeof f->cache);
 	f->nr_out = 0;
 	f->model = model;
 	if (!model)
@@ -242,7 +244,7 @@ static int layout(struct vms_findings *f, const struct vms_model *model)
 		return -1;
 	}
 	for (uint32_t i = 0; i < f->nr_v; i++)
-		f->v[i].tid = f->v[i].kvm_cpu = -1;
+		f->v[i].tid = f->v[i].run_cpu = f->v[i].poll_cpu = -1;
 	return 0;
 }
 
@@ -261,7 +263,7 @@ struct vms_findings *vms_findings_new(const struct vms_model *model, struct vms_
 		return NULL;
 	}
 	*o = (struct vms_observer){ .ctx = f, .vcpu_state = on_state, .vcpu_instead = on_instead,
-				    .vcpu_mode = on_mode, .exit_begin = on_exit_begin, .finish = on_finish,
+				    .exit_begin = on_exit_begin, .finish = on_finish,
 				    .reset = on_reset };
 	return f;
 }
@@ -278,7 +280,6 @@ void vms_findings_free(struct vms_findings *f)
 	free(f->v);
 	free(f->vbase);
 	free(f->storm);
-	vms_keymap_free(&f->storm_idx);
 	free(f->out);
 	free(f);
 }
@@ -358,8 +359,8 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 						    f->v[i].poll_first, f->v[i].poll_last, v->halt_poll_ns);
 			if (x) {
 				char cpu[32] = "its host CPU";
-				if (f->v[i].kvm_cpu >= 0)
-					snprintf(cpu, sizeof cpu, "host CPU %d", f->v[i].kvm_cpu);
+				if (f->v[i].poll_cpu >= 0)
+					snprintf(cpu, sizeof cpu, "host CPU %d", f->v[i].poll_cpu);
 				snprintf(x->text, sizeof x->text,
 					 "halt polling burnt %.0f%% of %s (%s) for %s vCPU %u: the guest was "
 					 "idle, the CPU was not", 100.0 * (double)v->halt_poll_ns / (double)span,
@@ -387,7 +388,8 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 		/* a long symbol may be cut: the sentence is for people, the fields say the rest */
 		if (x && snprintf(x->text, sizeof x->text,
 				  "%s storm: %llu exits in %s in %s, most from %s (at %s)", rname,
-				  (unsigned long long)s->best_count, fmt_ns(f, F_STORM_WINDOW, b[0], 32),
+				  (unsigned long long)s->best_count,
+				  f->cycles ? fmt_ns(f, F_STORM_WINDOW, b[0], 32) : "100 ms",
 				  mname(m, s->machine), where, fmt_at(f, s->best_start, t0, b[1], 32)) < 0)
 			x->text[0] = '\0';
 	}
