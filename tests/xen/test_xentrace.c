@@ -323,6 +323,38 @@ static void test_model_scenario(void **state)
 	vms_session_free(s);
 }
 
+/* The real file: an analysis run reads it in one pass (its metadata links every domain), and
+ * the records skip_unread leaves out are still counted: the run's events and type counts
+ * are the reader's totals of the whole file. */
+static void test_real_one_pass(void **state)
+{
+	(void)state;
+	const char *path = vms_test_trace("xen/xentrace.bin");
+	VMS_REQUIRE_TRACE(path);
+	struct vms_session_opts o = { .tsc_hz = 2.4e9 };
+	struct vms_error err = { 0 };
+	struct vms_session *s = vms_session_open(&path, 1, &o, &err);
+	assert_non_null(s);
+	assert_int_equal(vms_session_run(s, NULL, NULL, NULL, &err), 0);
+	assert_int_equal(vms_session_passes(s), 1);
+	const struct vms_xen_info *xi = vms_xentrace_info(vms_session_source(s, 0));
+	assert_non_null(xi);
+	assert_int_equal(xi->records, 180493); /* (xenalyze --summary reads as many) */
+	assert_int_equal(vms_session_events(s), xi->records);
+	uint64_t sched = 0, hvm = 0;
+	for (uint32_t t = 0; t < VMS_XEN_T_COUNT; t++) {
+		uint64_t n = vms_session_type_count(s, 0, t);
+		if (t == VMS_XEN_T_SCHED || t == VMS_XEN_T_SCHED_SWITCH ||
+		    t == VMS_XEN_T_RUNSTATE_CHANGE || t == VMS_XEN_T_RUNSTATE_CONTINUE)
+			sched += n;
+		if (t == VMS_XEN_T_HVM || t == VMS_XEN_T_VMENTRY || t == VMS_XEN_T_VMEXIT)
+			hvm += n;
+	}
+	assert_int_equal(sched, xi->class_records[1]);
+	assert_int_equal(hvm, xi->class_records[3]);
+	vms_session_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_model_scenario),
+		cmocka_unit_test(test_real_one_pass),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
