@@ -102,7 +102,8 @@ static void read_all(struct vms_source *src, uint64_t *budget)
 	}
 }
 
-/* open, read all, rewind, read all again, close */
+/* open, read all, rewind, read all again as the model pass does (only some kinds' fields,
+ * where the reader can skip the others: set_wanted), close */
 static void drive(struct vms_source *src, const struct vms_error *err)
 {
 	if (!src) {
@@ -115,10 +116,16 @@ static void drive(struct vms_source *src, const struct vms_error *err)
 	vms_source_ksyms(src);
 	read_all(src, &budget);
 	int rc = src->ops->rewind(src);
-	if (rc < 0)
+	if (rc < 0) {
 		check_err(&src->err, rc);
-	else
+	} else {
+		if (src->ops->set_wanted) {
+			bool wanted[VMS_K_COUNT] = {false};
+			wanted[VMS_K_KVM_ENTRY] = wanted[VMS_K_THREAD_NAME] = true;
+			src->ops->set_wanted(src, wanted);
+		}
 		read_all(src, &budget);
+	}
 	vms_source_close(src);
 }
 

@@ -49,7 +49,9 @@ struct direct {
 	bool on;
 	uint64_t align;                /* bits, a power of two */
 	uint64_t bits;                 /* the run's */
-	uint8_t has_f, has_s;          /* bit k: f[k], s[k] are in the run */
+	uint8_t nf;                    /* f[0 .. nf) fill ev->f[slot[i]] */
+	uint8_t slot[5];
+	uint8_t has_s;                 /* bit k: s[k] is in the run */
 	bool has_tid, has_cpu;
 	struct plan_fx f[5], s[2], tid, cpu;
 };
@@ -268,8 +270,8 @@ static void find_direct(const struct sclass *s, struct eclass *c)
 			continue;
 		if (!(f = run_field(b, op, c->map.f[k][0])) || f->how == FX_BYTES)
 			return;
-		d->f[k] = *f;
-		d->has_f |= (uint8_t)(1u << k);
+		d->slot[d->nf] = (uint8_t)k;
+		d->f[d->nf++] = *f;
 	}
 	for (int k = 0; k < 2; k++) {
 		if (!c->map.ns[k])
@@ -905,9 +907,8 @@ static void fill_direct(struct cstream *s, const struct eclass *ec, uint32_t str
 	ev->stream = stream;
 	ev->kind = m->kind;
 	if (fields) {
-		for (int k = 0; k < 5; k++)
-			if (d->has_f >> k & 1)
-				ev->f[k] = plan_fx_read(buf, s->run + d->f[k].off, &d->f[k]);
+		for (uint32_t i = 0; i < d->nf; i++)
+			ev->f[d->slot[i]] = plan_fx_read(buf, s->run + d->f[i].off, &d->f[i]);
 		for (int k = 0; k < 2; k++)
 			if (d->has_s >> k & 1)
 				ev->s[k] = text_at(s, (s->run + d->s[k].off) / 8, d->s[k].size / 8, k,
