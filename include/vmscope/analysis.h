@@ -63,6 +63,10 @@ struct vms_sinks {
 	void *ctx;
 	void (*vcpu_interval)(void *ctx, const struct vms_vcpu_interval *iv);
 	void (*thread_interval)(void *ctx, const struct vms_thread_interval *iv);
+	/* These sinks belong to a subscribed observer whose reset (vms_observer.reset) takes
+	 * back what they were given (the export: its file is rewritten), so a session may run
+	 * the checked single pass with them, not only the model pass. */
+	bool reset_with_observer;
 };
 
 /* A distribution of durations: exact count/sum/min/max; percentiles exact while the number

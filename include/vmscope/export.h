@@ -39,12 +39,23 @@ struct vms_export_opts {
 	uint64_t counter_period_ns;   /* 0: 10 ms */
 	struct vms_filter filter;     /* the rows to keep (machine/vcpu -1: all; a zeroed
 	                                 struct keeps machine 0's vCPU 0 only) */
+	const char *machine_name;     /* when set, filter.machine is the machine of this name
+	                                 in the model of each pass (none: no rows) */
 };
 
 struct vms_export;
 
 /* An export of the machines of `model` (complete, built before the run; it must outlive the
- * export) into f (not closed). NULL when out of memory. */
+ * export) into f (not closed). NULL when out of memory.
+ *
+ * model may be NULL when f is a regular file (or /dev/null): the export's observer then has
+ * a reset (vms_observer.reset) that makes the tracks from the model of each pass and, from
+ * the second pass on, empties f and writes it again; its sinks say so
+ * (vms_sinks.reset_with_observer), so that a session can export in its checked single pass
+ * (one pass over the traces when the metadata links the machines as the events do). A
+ * thread's pid that only events say (its exec, its fork) is then not in the names of its
+ * tracks and arguments ("comm (tid), pid N"): a name is written when first used, before
+ * the pass has read what says the pid; the model pass (f not rewritable) knows it first. */
 struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
 				  const struct vms_export_opts *opts);
 struct vms_observer vms_export_observer(struct vms_export *x);

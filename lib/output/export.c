@@ -11,8 +11,11 @@
  *   host thread         vcpu_state (preempted) and vcpu_instead: who runs where the vCPU's
  *                       thread left, while it is preempted (not halted: that is no steal)
  *   counters            per period: exits begun / period, preempted time / period */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "model/keymap.h"
 #include "timeline.h"
@@ -64,7 +67,18 @@ struct xlane {                   /* one track of a host thread that stole time *
 	uint32_t busy;               /* how many vCPUs are charging it now */
 };
 
+struct xconf {                   /* what the export was asked (kept across resets) */
+	FILE *out;
+	enum vms_export_format format;
+	uint64_t period;
+	struct vms_filter filter;
+	char *machine;               /* opts.machine_name */
+	bool rewritable;             /* out can be emptied and written again (a reset) */
+};
+
+/* Everything but c is made from a model (make_state) and made again at a reset. */
 struct vms_export {
+	struct xconf c;
 	const struct vms_model *m;
 	struct vms_filter f;
 	struct vms_tl *tl;
@@ -414,7 +428,8 @@ static uint32_t gthread_track(struct vms_export *x, uint32_t guest, int32_t tid,
 static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 {
 	struct vms_export *x = ctx;
-	x->pvo.guest_switch(x->pvo.ctx, o);
+	if (x->pv)
+		x->pvo.guest_switch(x->pvo.ctx, o);
 	struct xv *v = xv_of(x, o->machine, o->vcpu);
 	if (!v)
 		return;
@@ -503,19 +518,22 @@ static void vcpu_row(void *ctx, const struct vms_vcpu_interval *iv)
 static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
 {
 	struct vms_export *x = ctx;
-	x->pvo.cpu_run(x->pvo.ctx, o);
+	if (x->pv)
+		x->pvo.cpu_run(x->pvo.ctx, o);
 }
 
 static void on_vcpu_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
 {
 	struct vms_export *x = ctx;
-	x->pvo.vcpu_mode(x->pvo.ctx, o);
+	if (x->pv)
+		x->pvo.vcpu_mode(x->pvo.ctx, o);
 }
 
 static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
 {
 	struct vms_export *x = ctx;
-	x->pvo.event(x->pvo.ctx, ev, t);
+	if (x->pv)
+		x->pvo.event(x->pvo.ctx, ev, t);
 	x->t_last = t;
 }
 
@@ -530,7 +548,7 @@ static void on_start(void *ctx, uint64_t t0)
 static void on_finish(void *ctx, uint64_t t_end)
 {
 	struct vms_export *x = ctx;
-	if (x->finished)
+	if (x->finished || !x->tl)
 		return;
 	x->pvo.finish(x->pvo.ctx, t_end);
 	for (uint32_t i = 0; i < x->nr_v; i++) {
@@ -598,78 +616,9 @@ static int make_tracks(struct vms_export *x)
 	return 0;
 }
 
-struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
-				  const struct vms_export_opts *opts)
+/* Free what was made from a model; x is left as if made with no model. */
+static void free_state(struct vms_export *x)
 {
-	struct vms_export *x = calloc(1, sizeof *x);
-	if (!x)
-		return NULL;
-	x->m = model;
-	x->period = opts && opts->counter_period_ns ? opts->counter_period_ns : DEFAULT_PERIOD;
-	x->f = opts ? opts->filter : (struct vms_filter){ -1, -1 };
-	vms_keymap_init(&x->cpu_tr);
-	vms_keymap_init(&x->gthread_tr);
-	vms_keymap_init(&x->steal_lane);
-	vms_keymap_init(&x->vmm_name);
-	vms_keymap_init(&x->occupants.map);
-	vms_keymap_init(&x->insteads.map);
-	x->nr_mach = vms_model_nr_machines(model);
-	x->group = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->group);
-	x->vbase = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->vbase);
-	if (!x->group || !x->vbase)
-		goto fail;
-	for (uint32_t m = 0; m < x->nr_mach; m++) {
-		x->vbase[m] = x->nr_v;
-		x->nr_v += vms_model_machine_c(model, m)->nr_vcpus;
-	}
-	x->v = calloc(x->nr_v ? x->nr_v : 1, sizeof *x->v);
-	if (!x->v)
-		goto fail;
-	for (uint32_t m = 0; m < x->nr_mach; m++)
-		for (uint32_t n = 0; n < vms_model_machine_c(model, m)->nr_vcpus; n++) {
-			struct xv *v = &x->v[x->vbase[m] + n];
-			v->machine = m;
-			v->vcpu = n;
-			v->run_gtid = v->steal_tid = -1;
-		}
-	x->tl = vms_tl_new(f, opts && opts->format == VMS_EXPORT_CHROME_JSON ? VMS_TL_CHROME_JSON
-									      : VMS_TL_PERFETTO);
-	x->pv = vms_pcpu_view_new(model, pcpu_row, x);
-	if (!x->tl || !x->pv || make_tracks(x) != 0)
-		goto fail;
-	x->pvo = vms_pcpu_view_observer(x->pv);
-	return x;
-fail:
-	vms_export_free(x);
-	return NULL;
-}
-
-struct vms_observer vms_export_observer(struct vms_export *x)
-{
-	return (struct vms_observer){
-		.ctx = x, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
-		.exit_begin = on_exit_begin, .exit_end = on_exit_end, .cpu_run = on_cpu_run,
-		.vcpu_mode = on_vcpu_mode, .vcpu_instead = on_instead, .event = on_event,
-		.start = on_start, .finish = on_finish,
-	};
-}
-
-struct vms_sinks vms_export_sinks(struct vms_export *x)
-{
-	return (struct vms_sinks){ .ctx = x, .vcpu_interval = vcpu_row, .thread_interval = thread_row };
-}
-
-int vms_export_finish(struct vms_export *x)
-{
-	if (!x->finished)
-		on_finish(x, x->t_last);
-	return x->failed ? -1 : 0;
-}
-
-void vms_export_free(struct vms_export *x)
-{
-	if (!x)
-		return;
 	vms_tl_free(x->tl);
 	vms_pcpu_view_free(x->pv);
 	vms_keymap_free(&x->cpu_tr);
@@ -683,5 +632,133 @@ void vms_export_free(struct vms_export *x)
 	free(x->group);
 	free(x->vbase);
 	free(x->v);
+	struct xconf c = x->c;
+	memset(x, 0, sizeof *x);
+	x->c = c;
+}
+
+static int make_state(struct vms_export *x, const struct vms_model *model)
+{
+	x->m = model;
+	x->period = x->c.period;
+	x->f = x->c.filter;
+	if (x->c.machine) {   /* no such machine: nothing kept (the session says so) */
+		int32_t m = vms_model_find(model, x->c.machine);
+		x->f.machine = m >= 0 ? m : INT32_MAX;
+	}
+	vms_keymap_init(&x->cpu_tr);
+	vms_keymap_init(&x->gthread_tr);
+	vms_keymap_init(&x->steal_lane);
+	vms_keymap_init(&x->vmm_name);
+	vms_keymap_init(&x->occupants.map);
+	vms_keymap_init(&x->insteads.map);
+	x->nr_mach = vms_model_nr_machines(model);
+	x->group = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->group);
+	x->vbase = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->vbase);
+	if (!x->group || !x->vbase)
+		return -1;
+	for (uint32_t m = 0; m < x->nr_mach; m++) {
+		x->vbase[m] = x->nr_v;
+		x->nr_v += vms_model_machine_c(model, m)->nr_vcpus;
+	}
+	x->v = calloc(x->nr_v ? x->nr_v : 1, sizeof *x->v);
+	if (!x->v)
+		return -1;
+	for (uint32_t m = 0; m < x->nr_mach; m++)
+		for (uint32_t n = 0; n < vms_model_machine_c(model, m)->nr_vcpus; n++) {
+			struct xv *v = &x->v[x->vbase[m] + n];
+			v->machine = m;
+			v->vcpu = n;
+			v->run_gtid = v->steal_tid = -1;
+		}
+	x->tl = vms_tl_new(x->c.out, x->c.format == VMS_EXPORT_CHROME_JSON ? VMS_TL_CHROME_JSON
+									  : VMS_TL_PERFETTO);
+	x->pv = vms_pcpu_view_new(model, pcpu_row, x);
+	if (!x->tl || !x->pv || make_tracks(x) != 0)
+		return -1;
+	x->pvo = vms_pcpu_view_observer(x->pv);
+	return 0;
+}
+
+/* A regular file can be emptied and written again; so can /dev/null (a benchmark's). */
+static bool rewritable(FILE *f)
+{
+	struct stat st, null;
+	if (fstat(fileno(f), &st) != 0)
+		return false;
+	return S_ISREG(st.st_mode) ||
+	       (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev);
+}
+
+/* Another pass begins (the session's checked single pass found that the events link the
+ * machines otherwise than the metadata said): what was written is thrown away and the
+ * tracks are made again from the model of that pass. */
+static void on_reset(void *ctx, const struct vms_model *model)
+{
+	struct vms_export *x = ctx;
+	bool wrote = x->tl != NULL;
+	free_state(x);   /* (a Chrome JSON writer keeps nothing unwritten) */
+	if ((wrote && (fflush(x->c.out) != 0 || fseek(x->c.out, 0, SEEK_SET) != 0 ||
+		       (ftruncate(fileno(x->c.out), 0) != 0 && errno != EINVAL))) ||
+	    make_state(x, model) != 0) {
+		free_state(x);   /* nothing half made: every callback finds no track */
+		x->failed = true;
+	}
+}
+
+struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
+				  const struct vms_export_opts *opts)
+{
+	struct vms_export *x = calloc(1, sizeof *x);
+	if (!x)
+		return NULL;
+	x->c.out = f;
+	x->c.format = opts ? opts->format : VMS_EXPORT_PERFETTO;
+	x->c.period = opts && opts->counter_period_ns ? opts->counter_period_ns : DEFAULT_PERIOD;
+	x->c.filter = opts ? opts->filter : (struct vms_filter){ -1, -1 };
+	x->c.rewritable = rewritable(f);
+	if (opts && opts->machine_name && !(x->c.machine = strdup(opts->machine_name))) {
+		free(x);
+		return NULL;
+	}
+	if (model && make_state(x, model) != 0) {
+		vms_export_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+struct vms_observer vms_export_observer(struct vms_export *x)
+{
+	return (struct vms_observer){
+		.ctx = x, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
+		.exit_begin = on_exit_begin, .exit_end = on_exit_end, .cpu_run = on_cpu_run,
+		.vcpu_mode = on_vcpu_mode, .vcpu_instead = on_instead, .event = on_event,
+		.start = on_start, .finish = on_finish,
+		.reset = x->c.rewritable ? on_reset : NULL,
+	};
+}
+
+struct vms_sinks vms_export_sinks(struct vms_export *x)
+{
+	return (struct vms_sinks){ .ctx = x, .vcpu_interval = vcpu_row, .thread_interval = thread_row,
+				   .reset_with_observer = true };
+}
+
+int vms_export_finish(struct vms_export *x)
+{
+	if (!x->tl)
+		return -1;   /* never given a model */
+	if (!x->finished)
+		on_finish(x, x->t_last);
+	return x->failed ? -1 : 0;
+}
+
+void vms_export_free(struct vms_export *x)
+{
+	if (!x)
+		return;
+	free_state(x);
+	free(x->c.machine);
 	free(x);
 }

@@ -12,7 +12,8 @@
  *    if not, the analysis is run again with the observed model. A trace with complete GUEST
  *    options, or one without KVM events, is then read once.
  * Streaming sinks (vcpus, threads) cannot take back what they wrote, so they get the model
- * pass. */
+ * pass, unless an observer's reset takes it back (vms_sinks.reset_with_observer: the export
+ * rewrites its file). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -721,7 +722,8 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 		streaming_obs |= !s->obs[i].reset;
 	/* a window stops the pass early: the model must come from a pass of its own */
 	bool streaming = on_event || streaming_obs || s->opts.from.set || s->opts.to.set ||
-			 (sinks && (sinks->vcpu_interval || sinks->thread_interval));
+			 (sinks && (sinks->vcpu_interval || sinks->thread_interval) &&
+			  !sinks->reset_with_observer);
 	struct vms_model *given = NULL;
 	if (!s->model_built && !streaming && any_linking_source(s) && !syncs_from_events(s)) {
 		/* the checked single pass needs a model from the metadata alone; when it cannot

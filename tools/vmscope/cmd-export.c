@@ -54,17 +54,21 @@ int cmd_export(int argc, char **argv)
 						    : "-o FILE is needed (a trace file)", usage);
 		return cli_end(&c, VMS_EXIT_USAGE);
 	}
-	struct vms_error err = { 0 };
-	if (vms_session_build_model(c.s, &err) != 0)
-		return cli_end(&c, cli_fail(&c, &err));
-	const struct vms_filter *filter = vms_session_filter(c.s);
-	if (!filter) {
-		fprintf(stderr, "vmscope %s: --machine %s: no such machine\n", c.cmd, c.sopts.machine);
-		return cli_end(&c, VMS_EXIT_USAGE);
-	}
-	opts.filter = *filter;
-	struct vms_export *x = vms_export_new(vms_session_model(c.s), c.f, &opts);
+	/* no model yet: the export makes its tracks when the pass begins (its observer's reset),
+	 * so that the session may read the traces once (the checked single pass) */
+	opts.filter = (struct vms_filter){ .machine = -1,
+					   .vcpu = c.sopts.has_vcpu ? (int32_t)c.sopts.vcpu : -1 };
+	opts.machine_name = c.sopts.machine;
+	struct vms_export *x = vms_export_new(NULL, c.f, &opts);
 	struct vms_observer obs = x ? vms_export_observer(x) : (struct vms_observer){ 0 };
+	if (x && !obs.reset) {   /* FILE cannot be written again: the model pass comes first */
+		vms_export_free(x);
+		struct vms_error err = { 0 };
+		if (vms_session_build_model(c.s, &err) != 0)
+			return cli_end(&c, cli_fail(&c, &err));
+		x = vms_export_new(vms_session_model(c.s), c.f, &opts);
+		obs = x ? vms_export_observer(x) : (struct vms_observer){ 0 };
+	}
 	if (!x || vms_session_observe(c.s, &obs) != 0) {
 		vms_export_free(x);
 		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
