@@ -64,6 +64,9 @@ static const uint32_t k_field[K_COUNT] = { ID_EVENT_NAMES, ID_ANNOTATION_NAMES, 
 #define TE_MAX 512
 #define HEAD_MAX 64
 #define PACKET_MAX (HEAD_MAX + IDATA_MAX + TE_MAX + 4 * PB_VARINT_MAX)
+/* a packet without interned data nor arguments: timestamp and clock, sequence, a track event
+ * of a type and a name (< 128: its length and the packet's are one byte) */
+#define FAST_MAX (2 + 2 * PB_VARINT_MAX + 3 + 6 + 2 + 2 + 2 + 6)
 
 struct names {
 	struct vms_keymap map;  /* hash of the string -> id (probing on when they differ) */
@@ -319,11 +322,37 @@ static void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type, uint3
 		if (!(tr->seen = calloc(K_COUNT * SEEN_IDS / 64, sizeof *tr->seen)))
 			tl->failed = true;   /* (fresh() then asks `sent`) */
 	}
+	bool new_name = name && fresh(tl, id, K_EVENT_NAME, name);
+	if (!new_name && !nargs && type != TYPE_COUNTER) {
+		/* most packets: a slice's BEGIN with a name the track knows, or its END; written
+		 * in place (a packet of at most FAST_MAX bytes: one byte of length each) */
+		if (tl->nout + 2 + FAST_MAX > OUT_BUF)
+			out_flush(tl);
+		uint8_t *pk = tl->out + tl->nout, *p = pk + 2, *te;
+		if (t >= tr->last_t) {
+			p = pb_uint(p, PKT_TIMESTAMP, t - tr->last_t);
+			tr->last_t = t;
+		} else {
+			p = pb_uint(p, PKT_TIMESTAMP, t);
+			p = pb_uint(p, PKT_CLOCK_ID, CLOCK_BOOTTIME);
+		}
+		p = pb_uint(p, PKT_SEQ_ID, id + 1);
+		*p++ = PKT_TRACK_EVENT << 3 | 2;
+		te = p++;
+		p = pb_uint(p, TE_TYPE, (uint64_t)type);
+		if (name)
+			p = pb_uint(p, TE_NAME_IID, name);
+		*te = (uint8_t)(p - te - 1);
+		pk[0] = TRACE_PACKET << 3 | 2;
+		pk[1] = (uint8_t)(p - pk - 2);
+		tl->nout = (size_t)(p - tl->out);
+		return;
+	}
 	uint8_t idata[IDATA_MAX], te[TE_MAX], head[HEAD_MAX];
 	uint8_t *ip = idata, *ep = te, *hp = head;
 	ep = pb_uint(ep, TE_TYPE, (uint64_t)type);
 	if (name) {
-		if (fresh(tl, id, K_EVENT_NAME, name))
+		if (new_name)
 			ip = intern_entry(tl, ip, K_EVENT_NAME, name);
 		ep = pb_uint(ep, TE_NAME_IID, name);
 	}
