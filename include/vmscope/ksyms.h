@@ -18,6 +18,11 @@ struct vms_ksyms;
 /* Parse text (not NUL-terminated). NULL when out of memory; an empty table (no symbol)
  * is a valid result. */
 struct vms_ksyms *vms_ksyms_parse(const char *text, size_t len);
+/* The same line by line, for a text that is never held whole: new, one line (without its
+ * '\n') at a time (0, or -1 when out of memory), done before the first lookup. */
+struct vms_ksyms *vms_ksyms_new(void);
+int vms_ksyms_add_line(struct vms_ksyms *k, const char *line, size_t n);
+void vms_ksyms_done(struct vms_ksyms *k);
 /* Read a file; NULL with errno set when it cannot be read. */
 struct vms_ksyms *vms_ksyms_load(const char *path);
 void vms_ksyms_free(struct vms_ksyms *k);

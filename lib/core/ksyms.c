@@ -1,5 +1,6 @@
 /* Kernel symbols (include/vmscope/ksyms.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,9 @@ struct ksym {
 
 struct vms_ksyms {
 	struct ksym *s;
-	uint32_t n;
+	uint32_t n, cap_s;
 	char *pool;
+	size_t used, cap_pool;
 };
 
 static int cmp_ksym(const void *a, const void *b)
@@ -23,57 +25,92 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+struct vms_ksyms *vms_ksyms_new(void)
+{
+	return calloc(1, sizeof(struct vms_ksyms));
+}
+
+/* Room for one more symbol and a name of n bytes; false when out of memory or when the pool
+ * would pass what its 32-bit offsets hold (no kernel comes near). */
+static bool grow(struct vms_ksyms *k, size_t n)
+{
+	if (k->n == k->cap_s) {
+		uint32_t cap = k->cap_s ? k->cap_s * 2 : 1024;
+		struct ksym *s = cap > UINT32_MAX / 2 ? NULL : realloc(k->s, cap * sizeof *s);
+		if (!s)
+			return false;
+		k->s = s;
+		k->cap_s = cap;
+	}
+	if (n + 1 > (size_t)UINT32_MAX / 2 - k->used)
+		return false;
+	if (k->used + n + 1 > k->cap_pool) {
+		size_t cap = k->cap_pool ? k->cap_pool : 1 << 16;
+		while (cap < k->used + n + 1)
+			cap *= 2;
+		char *pool = realloc(k->pool, cap);
+		if (!pool)
+			return false;
+		k->pool = pool;
+		k->cap_pool = cap;
+	}
+	return true;
+}
+
+int vms_ksyms_add_line(struct vms_ksyms *k, const char *text, size_t e)
+{
+	/* ADDRESS TYPE NAME [MODULE] */
+	size_t p = 0;
+	uint64_t addr = 0;
+	int digits = 0;
+	for (; p < e && digits < 17; p++, digits++) {
+		char ch = text[p];
+		int v = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+			: ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+		if (v < 0)
+			break;
+		addr = addr << 4 | (uint64_t)v;
+	}
+	if (!(digits >= 1 && digits <= 16 && p + 3 < e && text[p] == ' ' && text[p + 2] == ' ' &&
+	      strchr("tTwW", text[p + 1]) && text[p + 1]))
+		return 0;
+	size_t ns = p + 3, ne = ns;
+	while (ne < e && text[ne] != ' ' && text[ne] != '\t' && text[ne] != '\0')
+		ne++;
+	if (ne == ns || !addr)
+		return 0;
+	if (!grow(k, ne - ns))
+		return -1;
+	memcpy(k->pool + k->used, text + ns, ne - ns);
+	k->s[k->n].addr = addr;
+	k->s[k->n].name = (uint32_t)k->used;
+	k->n++;
+	k->used += ne - ns;
+	k->pool[k->used++] = '\0';
+	return 0;
+}
+
+void vms_ksyms_done(struct vms_ksyms *k)
+{
+	if (k && k->n)
+		qsort(k->s, k->n, sizeof *k->s, cmp_ksym);
+}
+
 struct vms_ksyms *vms_ksyms_parse(const char *text, size_t len)
 {
-	struct vms_ksyms *k = calloc(1, sizeof *k);
+	struct vms_ksyms *k = vms_ksyms_new();
 	if (!k)
 		return NULL;
-	/* at most one symbol per line, and the names fit in the text itself */
-	size_t lines = 1;
-	for (size_t i = 0; i < len; i++)
-		lines += text[i] == '\n';
-	if (lines > UINT32_MAX / 2 || len > UINT32_MAX / 2)
-		lines = 0; /* larger than any kernel: refuse rather than overflow */
-	k->s = malloc((lines ? lines : 1) * sizeof *k->s);
-	k->pool = malloc(len + 1);
-	if (!k->s || !k->pool) {
-		vms_ksyms_free(k);
-		return NULL;
-	}
-	size_t used = 0;
-	for (size_t i = 0; lines && i < len;) {
-		size_t e = i;
-		while (e < len && text[e] != '\n')
-			e++;
-		/* ADDRESS TYPE NAME [MODULE] */
-		size_t p = i;
-		uint64_t addr = 0;
-		int digits = 0;
-		for (; p < e && digits < 17; p++, digits++) {
-			char ch = text[p];
-			int v = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-				: ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
-			if (v < 0)
-				break;
-			addr = addr << 4 | (uint64_t)v;
-		}
-		if (digits >= 1 && digits <= 16 && p + 3 < e && text[p] == ' ' && text[p + 2] == ' ' &&
-		    strchr("tTwW", text[p + 1]) && text[p + 1]) {
-			size_t ns = p + 3, ne = ns;
-			while (ne < e && text[ne] != ' ' && text[ne] != '\t' && text[ne] != '\0')
-				ne++;
-			if (ne > ns && addr) {
-				memcpy(k->pool + used, text + ns, ne - ns);
-				k->s[k->n].addr = addr;
-				k->s[k->n].name = (uint32_t)used;
-				k->n++;
-				used += ne - ns;
-				k->pool[used++] = '\0';
-			}
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t e = nl ? (size_t)(nl - text) : len;
+		if (vms_ksyms_add_line(k, text + i, e - i) < 0) {
+			vms_ksyms_free(k);
+			return NULL;
 		}
 		i = e + 1;
 	}
-	qsort(k->s, k->n, sizeof *k->s, cmp_ksym);
+	vms_ksyms_done(k);
 	return k;
 }
 

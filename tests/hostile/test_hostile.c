@@ -19,6 +19,8 @@
 
 #include "fuzz_harness.h"
 #include "hostile_shapes.h"
+#include "output/tracedat_writer.h"
+#include "synth/kernel_formats.h"
 #include "vmscope/source.h"
 
 static char dir[] = "/tmp/vms-hostile-XXXXXX";
@@ -156,6 +158,85 @@ static void test_zero_over_field(void **state)
 	accepted_format("fmt-zero-over-field");
 }
 
+/* cmdlines and kallsyms far larger than the 64 KiB window the reader streams them through
+ * (in each compression): every line comes back as written, lines cut by the window's edges
+ * included; a 10,000-byte kallsyms line (no kernel writes one) is skipped and the line after
+ * it read. Expected values: how the file was written. */
+static void test_cmdlines_streamed(void **state)
+{
+	(void)state;
+	enum { NCOMM = 30000, NSYM = 20000 };
+	static const enum vms_tdw_compression comps[] = {VMS_TDW_NONE, VMS_TDW_ZLIB, VMS_TDW_ZSTD};
+	char *syms = malloc((size_t)NSYM * 48 + 10002);
+	char *longname = malloc(10001);
+	assert_non_null(syms);
+	assert_non_null(longname);
+	memset(longname, 'x', 10000);
+	memcpy(longname, "fffffffff0000000 T ", 19);   /* a symbol, were it not too long */
+	longname[10000] = '\0';
+	size_t used = 0;
+	for (int i = 0; i < NSYM; i++) {
+		used += (size_t)sprintf(syms + used, "ffffffff8%07x T sym_%d\n", 16 * i + 16, i);
+		if (i == NSYM / 2)
+			used += (size_t)sprintf(syms + used, "%s\n", longname);
+	}
+	for (size_t c = 0; c < sizeof comps / sizeof comps[0]; c++) {
+		char path[256];
+		snprintf(path, sizeof path, "%s/streamed-%zu.dat", dir, c);
+		struct vms_error err = {0};
+		struct vms_tdw_config cfg = {
+			.path = path, .compression = comps[c], .nr_cpus = 1,
+			.header_page = vms_synth_header_page, .header_event = vms_synth_header_event,
+			.buffer_clock = "local", .trace_clock = "[local] global", .version = "test",
+		};
+		struct vms_tdw *w = NULL;
+		assert_int_equal(vms_tdw_open(&w, &cfg, &err), 0);
+		char buf[512];
+		snprintf(buf, sizeof buf, "name: sched_switch\nID: 1\nformat:\n%s",
+			 vms_synth_fmt_sched_switch);
+		assert_int_equal(vms_tdw_add_event_format(w, "sched", buf, &err), 0);
+		for (int i = 0; i < NCOMM; i++) {
+			char comm[64];
+			snprintf(comm, sizeof comm, "c%d-%.*s", i, i % 10, "abcdefghij");
+			assert_int_equal(vms_tdw_add_cmdline(w, 100000 + i, comm, &err), 0);
+		}
+		assert_int_equal(vms_tdw_add_kallsyms(w, syms, &err), 0);
+		struct vms_ev_sched_switch e;
+		memset(&e, 0, sizeof e);
+		e.c.type = 1;
+		assert_int_equal(vms_tdw_event(w, 0, 1000, &e, sizeof e, &err), 0);
+		assert_int_equal(vms_tdw_close(w, &err), 0);
+
+		struct vms_source *src = vms_tracedat_open(path, &err);
+		if (!src)
+			fail_msg("%s", err.msg);
+		assert_int_equal(src->meta.nr_comms, NCOMM);
+		for (int i = 0; i < NCOMM; i++) {
+			char comm[64];
+			snprintf(comm, sizeof comm, "c%d-%.*s", i, i % 10, "abcdefghij");
+			assert_int_equal(src->meta.comm_tid[i], 100000 + i);
+			assert_string_equal(src->meta.comm_name[i], comm);
+		}
+		const struct vms_ksyms *k = vms_source_ksyms(src);
+		assert_non_null(k);
+		print_message("# compression %zu: %u symbols\n", c, vms_ksyms_count(k));
+		assert_int_equal(vms_ksyms_count(k), NSYM);
+		for (int i = 0; i < NSYM; i = i == NSYM / 2 ? i + 1 : i + 997) {
+			uint64_t off = 0;
+			char want[32];
+			snprintf(want, sizeof want, "sym_%d", i);
+			const char *name = vms_ksyms_lookup(k, 0xffffffff80000000ull + 16 * (uint64_t)i + 16 + 3, &off);
+			assert_non_null(name);
+			assert_string_equal(name, want);
+			assert_int_equal(off, 3);
+		}
+		vms_source_close(src);
+		unlink(path);
+	}
+	free(syms);
+	free(longname);
+}
+
 static void open_fails(const char *shape, const char *msg)
 {
 	struct vms_error err = {0};
@@ -261,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_op_chain),
 		cmocka_unit_test(test_no_priority_tokens),
 		cmocka_unit_test(test_zero_over_field),
+		cmocka_unit_test(test_cmdlines_streamed),
 		cmocka_unit_test(test_many_refs),
 		cmocka_unit_test(test_cpu_overlap),
 		cmocka_unit_test(test_section_bomb),

@@ -139,6 +139,18 @@ int td_decompress_with(const struct td_file *f, struct td_dctx *dc, struct vms_e
 		       uint64_t off);
 int td_fail_to(struct vms_error *err, const struct td_file *f, uint64_t off, const char *fmt,
 	       ...) __attribute__((format(printf, 4, 5)));
+/* The text of a v7 section that holds a size (`size_bytes` 4 or 8) and then that many bytes
+ * of lines (printk, cmdlines, kallsyms), given to fn line by line (without the '\n') and
+ * never held whole: a compressed section is decompressed through a TD_LINE_WINDOW window; a
+ * line longer than TD_LINE_MAX (none a kernel writes in these) is skipped. fn returns 0 or
+ * a negative status, which stops the walk and is returned. td_text_lines: the same over
+ * text in memory (v6 files: the mapping). */
+#define TD_LINE_WINDOW (64u << 10)
+#define TD_LINE_MAX 8192u
+typedef int (*td_line_fn)(void *ctx, const uint8_t *line, size_t n);
+int td_section_lines(struct td_file *f, uint64_t off, int want_id, const char *what,
+		     int size_bytes, td_line_fn fn, void *ctx);
+int td_text_lines(const uint8_t *p, uint64_t n, td_line_fn fn, void *ctx);
 /* A v7 section at file offset `off`: checks the header (id must be want_id unless it is
  * -1), decompresses when flagged, and points a cursor at its content. *owned is set to the
  * malloc'd buffer to free (NULL when the cursor points into the mapping). */

@@ -217,21 +217,77 @@ int td_decompress(struct td_file *f, const uint8_t *src, uint32_t csize, uint8_t
 	return td_decompress_with(f, &f->dc, f->err, src, csize, dst, usize, off);
 }
 
+/* The header of the v7 section at `off`, checked: its flags and size; when compressed, the
+ * compressed and uncompressed sizes, counted against the metadata budget (every section
+ * decompressed while opening counts, also those freed after use or streamed: a chain of 64
+ * options sections of 511 MiB each is as much work as keeping them). */
+struct sechead {
+	const uint8_t *h;        /* in the mapping */
+	uint16_t flags;
+	uint64_t size;
+	uint32_t csize, usize;   /* when compressed */
+};
+
+static int section_header(struct td_file *f, uint64_t off, int want_id, const char *what,
+			  struct sechead *sh)
+{
+	uint16_t *flags = &sh->flags;
+	uint64_t *size = &sh->size;
+	uint32_t *csize = &sh->csize, *usize = &sh->usize;
+	*csize = *usize = 0;
+	if (off > f->size || f->size - off < 16)
+		return td_fail(f, off, "%s section header lies past the end of the file (%llu bytes)",
+			       what, (unsigned long long)f->size);
+	const uint8_t *h = sh->h = f->base + off;
+	uint16_t id = td_rd16(f, h);
+	*flags = td_rd16(f, h + 2);
+	*size = td_rd64(f, h + 8);
+	if (want_id >= 0 && id != want_id)
+		return td_fail(f, off, "%s section has id %u, expected %d", what, id, want_id);
+	if (*size > f->size - off - 16)
+		return td_fail(f, off + 8, "%s section size %llu runs past the end of the file", what,
+			       (unsigned long long)*size);
+	if (!(*flags & 1))
+		return 0;
+	if (f->comp == TD_COMP_NONE)
+		return td_fail(f, off + 2, "%s section flagged compressed in an uncompressed file",
+			       what);
+	if (*size < 8)
+		return td_fail(f, off + 8, "compressed %s section too small (%llu bytes)", what,
+			       (unsigned long long)*size);
+	*csize = td_rd32(f, h + 16);
+	*usize = td_rd32(f, h + 20);
+	if (*csize > *size - 8)
+		return td_fail(f, off + 16, "%s section compressed size %u exceeds the section",
+			       what, *csize);
+	if (*usize > TD_MAX_SECTION_USIZE ||
+	    (uint64_t)*usize > (uint64_t)*csize * TD_MAX_RATIO + (1u << 20))
+		return td_fail(f, off + 20, "%s section uncompressed size %u is implausible", what,
+			       *usize);
+	uint64_t budget = TD_META_MEM_BASE + TD_META_MEM_PER_BYTE * f->size;
+	if (budget > TD_META_MEM_MAX)
+		budget = TD_META_MEM_MAX;
+	if (*usize > budget - (f->meta_mem < budget ? f->meta_mem : budget))
+		return td_fail(f, off + 20, "%s section uncompressed size %u exceeds what is left of "
+			       "the %llu MiB bound for the metadata of a file of %llu bytes", what,
+			       *usize, (unsigned long long)(budget >> 20),
+			       (unsigned long long)f->size);
+	f->meta_mem += *usize;
+	return 0;
+}
+
 int td_section(struct td_file *f, uint64_t off, int want_id, const char *what,
 	       struct td_cur *c, uint8_t **owned, uint16_t *flags_out)
 {
 	*owned = NULL;
-	if (off > f->size || f->size - off < 16)
-		return td_fail(f, off, "%s section header lies past the end of the file (%llu bytes)",
-			       what, (unsigned long long)f->size);
-	const uint8_t *h = f->base + off;
-	uint16_t id = td_rd16(f, h), flags = td_rd16(f, h + 2);
-	uint64_t size = td_rd64(f, h + 8);
-	if (want_id >= 0 && id != want_id)
-		return td_fail(f, off, "%s section has id %u, expected %d", what, id, want_id);
-	if (size > f->size - off - 16)
-		return td_fail(f, off + 8, "%s section size %llu runs past the end of the file", what,
-			       (unsigned long long)size);
+	struct sechead sh;
+	int r = section_header(f, off, want_id, what, &sh);
+	if (r < 0)
+		return r;
+	const uint8_t *h = sh.h;
+	uint16_t flags = sh.flags;
+	uint64_t size = sh.size;
+	uint32_t csize = sh.csize, usize = sh.usize;
 	if (flags_out)
 		*flags_out = flags;
 	memset(c, 0, sizeof *c);
@@ -242,35 +298,11 @@ int td_section(struct td_file *f, uint64_t off, int want_id, const char *what,
 		c->base_off = off + 16;
 		return 0;
 	}
-	if (f->comp == TD_COMP_NONE)
-		return td_fail(f, off + 2, "%s section flagged compressed in an uncompressed file",
-			       what);
-	if (size < 8)
-		return td_fail(f, off + 8, "compressed %s section too small (%llu bytes)", what,
-			       (unsigned long long)size);
-	uint32_t csize = td_rd32(f, h + 16), usize = td_rd32(f, h + 20);
-	if (csize > size - 8)
-		return td_fail(f, off + 16, "%s section compressed size %u exceeds the section",
-			       what, csize);
-	if (usize > TD_MAX_SECTION_USIZE || (uint64_t)usize > (uint64_t)csize * TD_MAX_RATIO + (1u << 20))
-		return td_fail(f, off + 20, "%s section uncompressed size %u is implausible", what,
-			       usize);
-	/* every section decompressed while opening counts (also those freed after use): a
-	 * chain of 64 options sections of 511 MiB each is as much work as keeping them */
-	uint64_t budget = TD_META_MEM_BASE + TD_META_MEM_PER_BYTE * f->size;
-	if (budget > TD_META_MEM_MAX)
-		budget = TD_META_MEM_MAX;
-	if (usize > budget - (f->meta_mem < budget ? f->meta_mem : budget))
-		return td_fail(f, off + 20, "%s section uncompressed size %u exceeds what is left of "
-			       "the %llu MiB bound for the metadata of a file of %llu bytes", what,
-			       usize, (unsigned long long)(budget >> 20),
-			       (unsigned long long)f->size);
-	f->meta_mem += usize;
 	uint8_t *buf = malloc(usize ? usize : 1);
 	if (!buf)
 		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %llu",
 				     f->path, (unsigned long long)off);
-	int r = td_decompress(f, h + 24, csize, buf, usize, off + 24);
+	r = td_decompress(f, h + 24, csize, buf, usize, off + 24);
 	if (r < 0) {
 		free(buf);
 		return r;
@@ -281,4 +313,209 @@ int td_section(struct td_file *f, uint64_t off, int want_id, const char *what,
 	c->base_off = off;
 	c->in_comp = true;
 	return 0;
+}
+
+/* ---- a section's text line by line, through a window ---- */
+
+struct liner {
+	const struct td_file *f;
+	const char *what;
+	uint64_t off;            /* of the section, for messages */
+	int size_bytes;
+	uint8_t hdr[8];
+	int hdr_have;
+	uint64_t avail;          /* bytes of the section after the size field */
+	uint64_t left;           /* text bytes still to come */
+	uint8_t line[TD_LINE_MAX];
+	size_t line_len;
+	bool overlong;           /* the line being assembled is longer than TD_LINE_MAX: skipped */
+	td_line_fn fn;
+	void *ctx;
+};
+
+static int liner_line(struct liner *L, const uint8_t *p, size_t n)
+{
+	if (L->overlong) {
+		L->overlong = false;
+		L->line_len = 0;
+		return 0;
+	}
+	if (L->line_len) {
+		if (n > sizeof L->line - L->line_len) {
+			L->line_len = 0;
+			return 0;
+		}
+		memcpy(L->line + L->line_len, p, n);
+		n += L->line_len;
+		L->line_len = 0;
+		p = L->line;
+	}
+	return n <= TD_LINE_MAX ? L->fn(L->ctx, p, n) : 0;
+}
+
+/* The next n bytes of the section (after the size field when it is complete). */
+static int liner_feed(struct liner *L, const uint8_t *p, size_t n)
+{
+	while (n && L->hdr_have < L->size_bytes) {
+		L->hdr[L->hdr_have++] = *p++;
+		n--;
+		L->avail--;
+		if (L->hdr_have == L->size_bytes) {
+			L->left = L->size_bytes == 4 ? td_rd32(L->f, L->hdr) : td_rd64(L->f, L->hdr);
+			if (L->left > L->avail)
+				return td_fail_to(L->f->err, L->f, L->off, "%s size %llu runs past its "
+						  "section (%llu bytes left)", L->what,
+						  (unsigned long long)L->left,
+						  (unsigned long long)L->avail);
+		}
+	}
+	if (n > L->left)
+		n = (size_t)L->left;
+	L->left -= n;
+	while (n) {
+		const uint8_t *nl = memchr(p, '\n', n);
+		if (!nl) {
+			if (n > sizeof L->line - L->line_len)
+				L->overlong = true;
+			else if (!L->overlong)
+				memcpy(L->line + L->line_len, p, n), L->line_len += n;
+			break;
+		}
+		int r = liner_line(L, p, (size_t)(nl - p));
+		if (r < 0)
+			return r;
+		n -= (size_t)(nl - p) + 1;
+		p = nl + 1;
+	}
+	/* the text's last line needs no '\n' */
+	if (L->hdr_have == L->size_bytes && L->left == 0 && (L->line_len || L->overlong)) {
+		int r = liner_line(L, p, 0);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int td_text_lines(const uint8_t *p, uint64_t n, td_line_fn fn, void *ctx)
+{
+	for (uint64_t i = 0; i < n;) {
+		const uint8_t *nl = memchr(p + i, '\n', n - i);
+		uint64_t e = nl ? (uint64_t)(nl - p) : n;
+		/* as when streamed: a line longer than the window's line is skipped */
+		int r = e - i <= TD_LINE_MAX ? fn(ctx, p + i, e - i) : 0;
+		if (r < 0)
+			return r;
+		i = e + 1;
+	}
+	return 0;
+}
+
+/* Decompress [src, src + csize) through the liner, TD_LINE_WINDOW bytes at a time. */
+static int stream_zstd(struct td_file *f, struct liner *L, const uint8_t *src, uint32_t csize,
+		       uint32_t usize, uint8_t *win, uint64_t off)
+{
+	struct td_dctx *dc = &f->dc;
+	if (!dc->zstd && !(dc->zstd = ZSTD_createDCtx()))
+		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+	ZSTD_DCtx_reset(dc->zstd, ZSTD_reset_session_only);
+	ZSTD_inBuffer in = {src, csize, 0};
+	uint64_t total = 0;
+	for (;;) {
+		ZSTD_outBuffer out = {win, TD_LINE_WINDOW, 0};
+		size_t r = ZSTD_decompressStream(dc->zstd, &out, &in);
+		if (ZSTD_isError(r))
+			return td_fail(f, off, "zstd data damaged (%s)", ZSTD_getErrorName(r));
+		total += out.pos;
+		if (total > usize)
+			return td_fail(f, off, "zstd data gives more than the %u bytes its header says",
+				       usize);
+		int rc = liner_feed(L, win, out.pos);
+		if (rc < 0)
+			return rc;
+		if (r == 0)
+			break;   /* the frame is complete */
+		if (out.pos == 0 && in.pos == in.size)
+			return td_fail(f, off, "zstd data ends before its frame does");
+	}
+	if (total != usize)
+		return td_fail(f, off, "zstd data gives %llu bytes, header says %u",
+			       (unsigned long long)total, usize);
+	return 0;
+}
+
+static int stream_zlib(struct td_file *f, struct liner *L, const uint8_t *src, uint32_t csize,
+		       uint32_t usize, uint8_t *win, uint64_t off)
+{
+	struct td_dctx *dc = &f->dc;
+	if (!dc->zs_init) {
+		memset(&dc->zs, 0, sizeof dc->zs);
+		if (inflateInit(&dc->zs) != Z_OK)
+			return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		dc->zs_init = true;
+	} else if (inflateReset(&dc->zs) != Z_OK) {
+		return vms_error_set(f->err, VMS_ERR_INTERNAL, "%s: zlib reset failed", f->path);
+	}
+	dc->zs.next_in = (Bytef *)src;
+	dc->zs.avail_in = csize;
+	for (;;) {
+		dc->zs.next_out = win;
+		dc->zs.avail_out = TD_LINE_WINDOW;
+		int r = inflate(&dc->zs, Z_NO_FLUSH);
+		size_t got = TD_LINE_WINDOW - dc->zs.avail_out;
+		if (r != Z_OK && r != Z_STREAM_END && !(r == Z_BUF_ERROR && got))
+			return td_fail(f, off, "zlib data damaged (%s)",
+				       r == Z_BUF_ERROR ? "ends before its stream does"
+				       : dc->zs.msg ? dc->zs.msg : "inflate failed");
+		if (dc->zs.total_out > usize)
+			return td_fail(f, off, "zlib data gives more than the %u bytes its header says",
+				       usize);
+		int rc = liner_feed(L, win, got);
+		if (rc < 0)
+			return rc;
+		if (r == Z_STREAM_END)
+			break;
+	}
+	if (dc->zs.total_out != usize)
+		return td_fail(f, off, "zlib data gives %llu bytes, header says %u",
+			       (unsigned long long)dc->zs.total_out, usize);
+	return 0;
+}
+
+int td_section_lines(struct td_file *f, uint64_t off, int want_id, const char *what,
+		     int size_bytes, td_line_fn fn, void *ctx)
+{
+	struct sechead sh;
+	int r = section_header(f, off, want_id, what, &sh);
+	if (r < 0)
+		return r;
+	const uint8_t *h = sh.h;
+	uint64_t size = sh.size;
+	uint32_t csize = sh.csize, usize = sh.usize;
+	if (!(sh.flags & 1)) {
+		/* in the mapping: the lines are read where they are */
+		if (size < (uint64_t)size_bytes)
+			return td_fail(f, off + 16, "%s section too short for its size", what);
+		uint64_t n = size_bytes == 4 ? td_rd32(f, h + 16) : td_rd64(f, h + 16);
+		if (n > size - (uint64_t)size_bytes)
+			return td_fail(f, off + 16, "%s size %llu runs past its section", what,
+				       (unsigned long long)n);
+		return td_text_lines(h + 16 + size_bytes, n, fn, ctx);
+	}
+	if (usize < (uint32_t)size_bytes)
+		return td_fail(f, off + 20, "%s section too short for its size", what);
+	struct liner *L = malloc(sizeof *L);
+	uint8_t *win = malloc(TD_LINE_WINDOW);
+	if (!L || !win) {
+		free(L);
+		free(win);
+		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %llu",
+				     f->path, (unsigned long long)off);
+	}
+	*L = (struct liner){.f = f, .what = what, .off = off, .size_bytes = size_bytes,
+			    .avail = usize, .fn = fn, .ctx = ctx};
+	r = f->comp == TD_COMP_ZSTD ? stream_zstd(f, L, h + 24, csize, usize, win, off + 24)
+				    : stream_zlib(f, L, h + 24, csize, usize, win, off + 24);
+	free(L);
+	free(win);
+	return r;
 }

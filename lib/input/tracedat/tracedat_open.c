@@ -46,6 +46,7 @@ struct opener {
 	bool has_cpucount;
 	uint32_t cpucount;
 	uint32_t v6_cpus;
+	uint32_t comms_cap;  /* entries allocated in meta.comm_tid/comm_name */
 };
 
 static int nomem(struct opener *o)
@@ -418,48 +419,45 @@ static int parse_event_formats(struct opener *o, struct td_cur *c)
 	return 0;
 }
 
-/* saved_cmdlines text: "pid comm\n" per line */
-static int parse_cmdlines(struct opener *o, const uint8_t *p, uint64_t n)
+/* saved_cmdlines text: "pid comm\n" per line, given line by line (the arrays grow: the
+ * text is never held whole) */
+#define TD_MAX_COMMS (1u << 24)
+
+static int cmdline_line(void *ctx, const uint8_t *p, size_t e)
 {
+	struct opener *o = ctx;
 	struct vms_trace_meta *m = o->m;
-	uint64_t lines = 0;
-	for (uint64_t i = 0; i < n; i++)
-		lines += p[i] == '\n';
-	lines++;
-	if (lines > (1u << 24))
-		lines = 1u << 24;
-	m->comm_tid = calloc(lines, sizeof *m->comm_tid);
-	m->comm_name = calloc(lines, sizeof *m->comm_name);
-	if (!m->comm_tid || !m->comm_name)
-		return nomem(o);
-	uint64_t i = 0;
-	while (i < n && m->nr_comms < lines) {
-		uint64_t e = i;
-		while (e < n && p[e] != '\n')
-			e++;
-		/* one line [i, e) */
-		uint64_t k = i;
-		long pid = 0;
-		bool digits = false, neg = false;
-		if (k < e && p[k] == '-')
-			neg = true, k++;
-		while (k < e && p[k] >= '0' && p[k] <= '9' && pid < 100000000)
-			pid = pid * 10 + (p[k++] - '0'), digits = true;
-		if (digits && k < e && p[k] == ' ') {
-			k++;
-			size_t l = e - k;
-			if (l > 255)
-				l = 255;
-			char *name = malloc(l + 1);
-			if (!name)
-				return nomem(o);
-			memcpy(name, p + k, l);
-			name[l] = '\0';
-			m->comm_tid[m->nr_comms] = (int32_t)(neg ? -pid : pid);
-			m->comm_name[m->nr_comms++] = name;
-		}
-		i = e + 1;
+	size_t k = 0;
+	long pid = 0;
+	bool digits = false, neg = false;
+	if (k < e && p[k] == '-')
+		neg = true, k++;
+	while (k < e && p[k] >= '0' && p[k] <= '9' && pid < 100000000)
+		pid = pid * 10 + (p[k++] - '0'), digits = true;
+	if (!digits || k >= e || p[k] != ' ' || m->nr_comms >= TD_MAX_COMMS)
+		return 0;
+	k++;
+	if (m->nr_comms == o->comms_cap) {
+		uint32_t cap = o->comms_cap ? o->comms_cap * 2 : 256;
+		int32_t *tid = realloc(m->comm_tid, cap * sizeof *tid);
+		if (tid)
+			m->comm_tid = tid;
+		char **name = tid ? realloc(m->comm_name, cap * sizeof *name) : NULL;
+		if (!name)
+			return nomem(o);
+		m->comm_name = name;
+		o->comms_cap = cap;
 	}
+	size_t l = e - k;
+	if (l > 255)
+		l = 255;
+	char *name = malloc(l + 1);
+	if (!name)
+		return nomem(o);
+	memcpy(name, p + k, l);
+	name[l] = '\0';
+	m->comm_tid[m->nr_comms] = (int32_t)(neg ? -pid : pid);
+	m->comm_name[m->nr_comms++] = name;
 	return 0;
 }
 
@@ -478,42 +476,57 @@ static bool printk_line_ok(const uint8_t *l, uint64_t n)
 	       memcmp(l + k, " : \"", 4) == 0 && l[n - 1] == '"';
 }
 
-static int parse_printk(struct opener *o, const uint8_t *p, uint64_t n)
+/* printk lines that printk_line_ok accepts, handed to libtraceevent a batch at a time
+ * (only for format_event's rendering of bprint events) */
+struct printk_batch {
+	struct opener *o;
+	char *t;
+	size_t n, cap;
+};
+
+static void printk_flush(struct printk_batch *b)
 {
-	/* only for format_event's rendering of bprint events */
-	char *t = malloc(n + 1);
-	if (!t)
-		return nomem(o);
-	uint64_t w = 0;
-	for (uint64_t i = 0; i < n;) {
-		uint64_t e = i;
-		while (e < n && p[e] != '\n')
-			e++;
-		if (printk_line_ok(p + i, e - i)) {
-			memcpy(t + w, p + i, e - i);
-			w += e - i;
-			t[w++] = '\n';
-		}
-		i = e + 1;
-	}
-	t[w] = '\0';
-	if (w)
-		tep_parse_printk_formats(o->ts->fm.tep, t);
-	free(t);
+	if (!b->n)
+		return;
+	b->t[b->n] = '\0';
+	tep_parse_printk_formats(b->o->ts->fm.tep, b->t);
+	b->n = 0;
+}
+
+static int printk_line(void *ctx, const uint8_t *p, size_t n)
+{
+	struct printk_batch *b = ctx;
+	if (!printk_line_ok(p, n))
+		return 0;
+	if (b->n + n + 2 > b->cap)
+		printk_flush(b);
+	if (!b->t && !(b->t = malloc(b->cap)))
+		return nomem(b->o);
+	memcpy(b->t + b->n, p, n);
+	b->n += n;
+	b->t[b->n++] = '\n';
 	return 0;
 }
 
-/* The kallsyms text names guest code addresses (exits --by rip). A host's is megabytes, so
- * open only notes where it is; td_load_ksyms parses it when someone asks. */
-static struct vms_ksyms *ksyms_from(struct td_source *ts, const uint8_t *p, uint64_t n)
+/* printk lines from a section (v7) or the mapping (v6) */
+static int parse_printk(struct opener *o, uint64_t sec_off, const uint8_t *p, uint64_t n)
 {
-	if (!n)
-		return NULL;
-	struct vms_ksyms *k = vms_ksyms_parse((const char *)p, (size_t)n);
-	if (!k)
-		vms_error_set(&ts->src.err, VMS_ERR_NOMEM, "%s: out of memory for kallsyms",
-			      ts->f.path);
-	return k;
+	struct printk_batch b = {.o = o, .cap = TD_LINE_WINDOW + TD_PRINTK_MAX_LINE + 2};
+	int r = p ? td_text_lines(p, n, printk_line, &b)
+		  : td_section_lines(o->f, sec_off, OPT_PRINTK, "printk formats", 4, printk_line,
+				     &b);
+	if (r == 0)
+		printk_flush(&b);
+	free(b.t);
+	return r;
+}
+
+/* The kallsyms text names guest code addresses (exits --by rip). A host's is megabytes, so
+ * open only notes where it is; td_load_ksyms parses it when someone asks, line by line
+ * (a compressed section through a window, never whole). */
+static int ksyms_line(void *ctx, const uint8_t *p, size_t n)
+{
+	return vms_ksyms_add_line(ctx, (const char *)p, n) < 0 ? VMS_ERR_NOMEM : 0;
 }
 
 static struct vms_ksyms *td_load_ksyms(struct vms_source *src)
@@ -521,17 +534,20 @@ static struct vms_ksyms *td_load_ksyms(struct vms_source *src)
 	struct td_source *ts = src->impl;
 	if (!ts->has_ksyms)
 		return NULL;
-	if (ts->version < 7) /* v6: the text itself, checked against the file at open */
-		return ksyms_from(ts, ts->f.base + ts->ksyms_off, ts->ksyms_len);
-	struct td_cur c;
-	uint8_t *owned = NULL;
-	uint32_t n;
-	const uint8_t *p;
-	struct vms_ksyms *k = NULL;
-	if (td_section(&ts->f, ts->ksyms_off, OPT_KALLSYMS, "kallsyms", &c, &owned, NULL) == 0 &&
-	    td_cur_u32(&c, &n, "kallsyms size") == 0 && td_cur_bytes(&c, n, &p, "kallsyms") == 0)
-		k = ksyms_from(ts, p, n);
-	free(owned);
+	struct vms_ksyms *k = vms_ksyms_new();
+	int r = !k ? VMS_ERR_NOMEM
+		: ts->version < 7 /* v6: the text itself, checked against the file at open */
+		? td_text_lines(ts->f.base + ts->ksyms_off, ts->ksyms_len, ksyms_line, k)
+		: td_section_lines(&ts->f, ts->ksyms_off, OPT_KALLSYMS, "kallsyms", 4, ksyms_line,
+				   k);
+	if (r == VMS_ERR_NOMEM)
+		vms_error_set(&ts->src.err, VMS_ERR_NOMEM, "%s: out of memory for kallsyms",
+			      ts->f.path);
+	if (r < 0 || !vms_ksyms_count(k)) {
+		vms_ksyms_free(k);
+		return NULL;
+	}
+	vms_ksyms_done(k);
 	return k;
 }
 
@@ -555,10 +571,11 @@ static int open_v6(struct opener *o, uint64_t pos)
 	o->ts->ksyms_len = n32;
 	if ((r = td_cur_u32(&c, &n32, "printk size")) < 0 ||
 	    (r = td_cur_bytes(&c, n32, &p, "printk formats")) < 0 ||
-	    (r = parse_printk(o, p, n32)) < 0)
+	    (r = parse_printk(o, 0, p, n32)) < 0)
 		return r;
 	if ((r = td_cur_u64(&c, &n64, "cmdlines size")) < 0 ||
-	    (r = td_cur_bytes(&c, n64, &p, "cmdlines")) < 0 || (r = parse_cmdlines(o, p, n64)) < 0)
+	    (r = td_cur_bytes(&c, n64, &p, "cmdlines")) < 0 ||
+	    (r = td_text_lines(p, n64, cmdline_line, o)) < 0)
 		return r;
 	if ((r = td_cur_u32(&c, &o->v6_cpus, "CPU count")) < 0)
 		return r;
@@ -637,28 +654,6 @@ static int with_section(struct opener *o, int id, const char *what,
 	return r;
 }
 
-static int sec_printk(struct opener *o, struct td_cur *c)
-{
-	uint32_t n;
-	const uint8_t *p;
-	int r;
-	if ((r = td_cur_u32(c, &n, "printk size")) < 0 ||
-	    (r = td_cur_bytes(c, n, &p, "printk formats")) < 0)
-		return r;
-	return parse_printk(o, p, n);
-}
-
-static int sec_cmdlines(struct opener *o, struct td_cur *c)
-{
-	uint64_t n;
-	const uint8_t *p;
-	int r;
-	if ((r = td_cur_u64(c, &n, "cmdlines size")) < 0 ||
-	    (r = td_cur_bytes(c, n, &p, "cmdlines")) < 0)
-		return r;
-	return parse_cmdlines(o, p, n);
-}
-
 static int open_v7(struct opener *o, uint64_t first)
 {
 	struct td_file *f = o->f;
@@ -688,8 +683,10 @@ static int open_v7(struct opener *o, uint64_t first)
 	if ((r = with_section(o, OPT_HEADER_INFO, "header info", parse_header_info)) < 0 ||
 	    (r = with_section(o, OPT_FTRACE_EVENTS, "ftrace formats", parse_ftrace_formats)) < 0 ||
 	    (r = with_section(o, OPT_EVENT_FORMATS, "event formats", parse_event_formats)) < 0 ||
-	    (r = with_section(o, OPT_PRINTK, "printk", sec_printk)) < 0 ||
-	    (r = with_section(o, OPT_CMDLINES, "cmdlines", sec_cmdlines)) < 0)
+	    (o->has_sec[OPT_PRINTK] && (r = parse_printk(o, o->sec[OPT_PRINTK], NULL, 0)) < 0) ||
+	    (o->has_sec[OPT_CMDLINES] &&
+	     (r = td_section_lines(f, o->sec[OPT_CMDLINES], OPT_CMDLINES, "cmdlines", 8,
+				   cmdline_line, o)) < 0))
 		return r;
 	o->ts->has_ksyms = o->has_sec[OPT_KALLSYMS];
 	o->ts->ksyms_off = o->sec[OPT_KALLSYMS];
