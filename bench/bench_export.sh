@@ -22,16 +22,16 @@ work=${BENCH_DIR:-build-release/bench-data}
 runs=${RUNS:-3}
 mkdir -p "$work"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-measure() {  # LABEL CMD... -> "median_s max_rss_kb"
+measure() {  # LABEL CMD... -> the least CPU time (user + system) of RUNS, peak RSS
   local label=$1; shift
   local ts=() rss=0
   for _ in $(seq "$runs"); do
-    /usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>&1
-    read -r t m < "$work/time"
-    ts+=("$t"); [ "$m" -gt "$rss" ] && rss=$m
+    /usr/bin/time -f "%U %S %M" -o "$work/time" nice "$@" >/dev/null 2>&1
+    read -r u s m < "$work/time"
+    ts+=("$(echo "$u + $s" | bc -l)"); [ "$m" -gt "$rss" ] && rss=$m
   done
-  printf '  %-28s %8.2f s (median of %d)   peak RSS %6.1f MiB\n' "$label" \
-    "$(printf '%s\n' "${ts[@]}" | median)" "$runs" "$(echo "$rss / 1024" | bc -l)"
+  printf '  %-28s %8.2f s CPU (least of %d)   peak RSS %6.1f MiB\n' "$label" \
+    "$(printf '%s\n' "${ts[@]}" | sort -n | head -1)" "$runs" "$(echo "$rss / 1024" | bc -l)"
 }
 for n in "${@:-5000000 50000000}"; do
   for e in $n; do
@@ -40,7 +40,7 @@ for n in "${@:-5000000 50000000}"; do
     echo "== synthesized pair, $e events ($(du -m "$d/host.dat" "$d/guest.dat" | awk '{s+=$1} END {print s}') MiB of trace.dat)"
     measure "report" "$vms" report "$d/host.dat" "$d/guest.dat"
     measure "export .pftrace" "$vms" export -o "$work/t.pftrace" "$d/host.dat" "$d/guest.dat"
-    echo "  .pftrace: $(du -m "$work/t.pftrace" | cut -f1) MiB"
+    echo "  .pftrace: $(du -m "$work/t.pftrace" | cut -f1) MiB, $(stat -c %s "$work/t.pftrace" | awk -v e="$e" '{printf "%.1f", $1 / e}') bytes per event"
     measure "export -o /dev/null" "$vms" export --format perfetto -o /dev/null "$d/host.dat" "$d/guest.dat"
     rm -f "$work/t.pftrace"
   done

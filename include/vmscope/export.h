@@ -41,6 +41,8 @@ struct vms_export_opts {
 	                                 struct keeps machine 0's vCPU 0 only) */
 	const char *machine_name;     /* when set, filter.machine is the machine of this name
 	                                 in the model of each pass (none: no rows) */
+	bool deflate;                 /* Perfetto: packets in deflated blocks (zlib, as
+	                                 TracePacket.compressed_packets: a fifth of the size) */
 };
 
 struct vms_export;

@@ -74,6 +74,7 @@ struct xconf {                   /* what the export was asked (kept across reset
 	struct vms_filter filter;
 	char *machine;               /* opts.machine_name */
 	bool rewritable;             /* out can be emptied and written again (a reset) */
+	bool deflate;
 };
 
 /* Everything but c is made from a model (make_state) and made again at a reset. */
@@ -672,7 +673,8 @@ static int make_state(struct vms_export *x, const struct vms_model *model)
 			v->run_gtid = v->steal_tid = -1;
 		}
 	x->tl = vms_tl_new(x->c.out, x->c.format == VMS_EXPORT_CHROME_JSON ? VMS_TL_CHROME_JSON
-									  : VMS_TL_PERFETTO);
+									  : VMS_TL_PERFETTO,
+			   x->c.deflate);
 	x->pv = vms_pcpu_view_new(model, pcpu_row, x);
 	if (!x->tl || !x->pv || make_tracks(x) != 0)
 		return -1;
@@ -717,6 +719,7 @@ struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
 	x->c.period = opts && opts->counter_period_ns ? opts->counter_period_ns : DEFAULT_PERIOD;
 	x->c.filter = opts ? opts->filter : (struct vms_filter){ -1, -1 };
 	x->c.rewritable = rewritable(f);
+	x->c.deflate = opts && opts->deflate;
 	if (opts && opts->machine_name && !(x->c.machine = strdup(opts->machine_name))) {
 		free(x);
 		return NULL;

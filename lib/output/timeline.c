@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "model/keymap.h"
 #include "pb_enc.h"
 #include "timeline.h"
@@ -33,7 +35,8 @@
 enum {
 	TRACE_PACKET = 1,
 	PKT_CLOCK_SNAPSHOT = 6, PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11,
-	PKT_INTERNED = 12, PKT_SEQ_FLAGS = 13, PKT_CLOCK_ID = 58, PKT_DEFAULTS = 59,
+	PKT_INTERNED = 12, PKT_SEQ_FLAGS = 13, PKT_COMPRESSED = 50, PKT_CLOCK_ID = 58,
+	PKT_DEFAULTS = 59,
 	PKT_TRACK_DESCRIPTOR = 60,
 	TPD_CLOCK_ID = 58, TPD_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
 	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
@@ -95,12 +98,15 @@ struct track {
 	struct pending *p;      /* Chrome JSON only */
 };
 
+/* a block of packets; deflated, it is one packet of compressed_packets, which Perfetto wants
+ * below 512 KiB (compressBound(256 KiB) is 256 KiB + 80 bytes) */
 #define OUT_BUF (256 * 1024)
 
 struct vms_tl {
 	FILE *f;
 	uint8_t *out;           /* Perfetto: packets gathered here, written in big pieces */
 	size_t nout;
+	uint8_t *zout;          /* deflate: a block compressed (compressBound(OUT_BUF)) */
 	enum vms_tl_format fmt;
 	bool failed;
 	struct names names;
@@ -196,9 +202,31 @@ static void names_free(struct names *in)
 
 /* ---- Perfetto packets ---- */
 
+/* Write the block: as it is, or (deflate) as one TracePacket whose compressed_packets are
+ * the block's packets deflated (zlib format, at the fastest level: Perfetto's own). */
 static void out_flush(struct vms_tl *tl)
 {
-	if (tl->nout && fwrite(tl->out, 1, tl->nout, tl->f) != tl->nout)
+	if (!tl->nout)
+		return;
+	if (!tl->zout) {
+		if (fwrite(tl->out, 1, tl->nout, tl->f) != tl->nout)
+			tl->failed = true;
+		tl->nout = 0;
+		return;
+	}
+	uLongf zlen = compressBound(OUT_BUF);
+	if (compress2(tl->zout, &zlen, tl->out, tl->nout, Z_BEST_SPEED) != Z_OK) {
+		tl->failed = true;
+		tl->nout = 0;
+		return;
+	}
+	uint8_t head[4 * (1 + PB_VARINT_MAX)], inner[2 * (1 + PB_VARINT_MAX)];
+	size_t ninner = (size_t)(pb_varint(pb_key(inner, PKT_COMPRESSED, 2), zlen) - inner);
+	uint8_t *h = pb_varint(pb_key(head, TRACE_PACKET, 2), ninner + zlen);
+	memcpy(h, inner, ninner);
+	h += ninner;
+	size_t nhead = (size_t)(h - head);
+	if (fwrite(head, 1, nhead, tl->f) != nhead || fwrite(tl->zout, 1, zlen, tl->f) != zlen)
 		tl->failed = true;
 	tl->nout = 0;
 }
@@ -604,14 +632,17 @@ void vms_tl_count(struct vms_tl *tl, uint32_t id, uint64_t t, double v)
 
 /* ---- life ---- */
 
-struct vms_tl *vms_tl_new(FILE *f, enum vms_tl_format fmt)
+struct vms_tl *vms_tl_new(FILE *f, enum vms_tl_format fmt, bool deflate)
 {
 	struct vms_tl *tl = calloc(1, sizeof *tl);
 	if (!tl)
 		return NULL;
 	tl->f = f;
 	tl->fmt = fmt;
-	if (fmt == VMS_TL_PERFETTO && !(tl->out = malloc(OUT_BUF))) {
+	if (fmt == VMS_TL_PERFETTO &&
+	    (!(tl->out = malloc(OUT_BUF)) ||
+	     (deflate && !(tl->zout = malloc(compressBound(OUT_BUF)))))) {
+		free(tl->out);
 		free(tl);
 		return NULL;
 	}
@@ -655,5 +686,6 @@ void vms_tl_free(struct vms_tl *tl)
 	names_free(&tl->names);
 	vms_keymap_free(&tl->sent);
 	free(tl->out);
+	free(tl->zout);
 	free(tl);
 }

@@ -14,6 +14,7 @@
 #ifndef VMS_TIMELINE_H
 #define VMS_TIMELINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -31,7 +32,8 @@ struct vms_tl_arg {
 
 struct vms_tl;
 
-struct vms_tl *vms_tl_new(FILE *f, enum vms_tl_format fmt);
+/* deflate (Perfetto only): packets written in deflated blocks (TracePacket.compressed_packets) */
+struct vms_tl *vms_tl_new(FILE *f, enum vms_tl_format fmt, bool deflate);
 /* Close open slices at t_end, end the file, free; 0, or -1 when a write or an allocation
  * failed (somewhere in the life of the writer). */
 int vms_tl_finish(struct vms_tl *tl, uint64_t t_end);

@@ -61,6 +61,14 @@ if [ -r "$OQK/host.xml" ]; then check OneQemuKvm "$OQK/host.xml" "$OQK/guest.xml
 else skip "OneQemuKvm export" "shared traces missing"; fi
 if "$VMS" synth --events 20000 --out "$TMP/synth" >/dev/null 2>&1; then
   check synth "$TMP/synth/host.dat" "$TMP/synth/guest.dat"
+  # --deflate: every packet a compressed_packets block whose inflation (zlib, in Python) is
+  # the plain export, byte for byte
+  d=$TMP/synth
+  if "$VMS" export --deflate -o "$d/z.pftrace" "$TMP/synth/host.dat" "$TMP/synth/guest.dat" 2>>"$d/err" &&
+     out=$(python3 "$SRC/tests/views/inflate_pftrace.py" "$d/z.pftrace" "$d/z.inflated" 2>&1) &&
+     cmp -s "$d/z.inflated" "$d/t.pftrace"; then
+    ok "synth: export --deflate inflates to the plain .pftrace"; echo "$out"
+  else notok "synth: export --deflate inflates to the plain .pftrace" "${out:-} $(cmp "$d/z.inflated" "$d/t.pftrace" 2>&1)"; fi
   # a window and a filter: every command gets the same options, so they still agree
   check synth-window --from +0.3s --to +0.6s --machine demo-guest "$TMP/synth/host.dat" "$TMP/synth/guest.dat"
 else notok "synth pair for the export test"; fi
