@@ -170,7 +170,8 @@ fail:
 
 uint32_t vms_tl_name_lit(struct vms_tl *tl, const char *s)
 {
-	unsigned c = (unsigned)((uintptr_t)s >> 3) % LIT_CACHE;
+	/* (literals lie a few bytes apart: a multiplicative hash spreads them) */
+	unsigned c = (unsigned)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 58) % LIT_CACHE;
 	if (tl->names.litc[c].s == s)
 		return tl->names.litc[c].id;
 	uint64_t *v = vms_keymap_get(&tl->names.lit, (uint64_t)(uintptr_t)s);
@@ -340,42 +341,14 @@ static uint8_t *intern_entry(struct vms_tl *tl, uint8_t *p, unsigned k, uint32_t
 	return pb_bytes(p, k_field[k], e, (size_t)(q - e));
 }
 
-/* A slice BEGIN (name) or END (name 0) on a track, or a counter's value. */
-static void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type, uint32_t name,
-		     const struct vms_tl_arg *args, unsigned nargs, double value)
+/* A packet with interned data, arguments or a counter's value: built in parts, then written.
+ * (Not inlined: its buffers would make every packet's stack frame big.) */
+static __attribute__((noinline)) void pb_event_full(struct vms_tl *tl, uint32_t id, uint64_t t,
+						    int type, uint32_t name, bool new_name,
+						    const struct vms_tl_arg *args, unsigned nargs,
+						    double value)
 {
 	struct track *tr = &tl->t[id];
-	if (!tr->clocked) {
-		pb_clock(tl, id, t);
-		if (!(tr->seen = calloc(K_COUNT * SEEN_IDS / 64, sizeof *tr->seen)))
-			tl->failed = true;   /* (fresh() then asks `sent`) */
-	}
-	bool new_name = name && fresh(tl, id, K_EVENT_NAME, name);
-	if (!new_name && !nargs && type != TYPE_COUNTER) {
-		/* most packets: a slice's BEGIN with a name the track knows, or its END; written
-		 * in place (a packet of at most FAST_MAX bytes: one byte of length each) */
-		if (tl->nout + 2 + FAST_MAX > OUT_BUF)
-			out_flush(tl);
-		uint8_t *pk = tl->out + tl->nout, *p = pk + 2, *te;
-		if (t >= tr->last_t) {
-			p = pb_uint(p, PKT_TIMESTAMP, t - tr->last_t);
-			tr->last_t = t;
-		} else {
-			p = pb_uint(p, PKT_TIMESTAMP, t);
-			p = pb_uint(p, PKT_CLOCK_ID, CLOCK_BOOTTIME);
-		}
-		p = pb_uint(p, PKT_SEQ_ID, id + 1);
-		*p++ = PKT_TRACK_EVENT << 3 | 2;
-		te = p++;
-		p = pb_uint(p, TE_TYPE, (uint64_t)type);
-		if (name)
-			p = pb_uint(p, TE_NAME_IID, name);
-		*te = (uint8_t)(p - te - 1);
-		pk[0] = TRACE_PACKET << 3 | 2;
-		pk[1] = (uint8_t)(p - pk - 2);
-		tl->nout = (size_t)(p - tl->out);
-		return;
-	}
 	uint8_t idata[IDATA_MAX], te[TE_MAX], head[HEAD_MAX];
 	uint8_t *ip = idata, *ep = te, *hp = head;
 	ep = pb_uint(ep, TE_TYPE, (uint64_t)type);
@@ -416,6 +389,45 @@ static void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type, uint3
 	}
 	hp = pb_uint(hp, PKT_SEQ_ID, id + 1);
 	emit(tl, head, (size_t)(hp - head), idata, (size_t)(ip - idata), te, (size_t)(ep - te));
+}
+
+/* A slice BEGIN (name) or END (name 0) on a track, or a counter's value. */
+static void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type, uint32_t name,
+		     const struct vms_tl_arg *args, unsigned nargs, double value)
+{
+	struct track *tr = &tl->t[id];
+	if (!tr->clocked) {
+		pb_clock(tl, id, t);
+		if (!(tr->seen = calloc(K_COUNT * SEEN_IDS / 64, sizeof *tr->seen)))
+			tl->failed = true;   /* (fresh() then asks `sent`) */
+	}
+	bool new_name = name && fresh(tl, id, K_EVENT_NAME, name);
+	if (!new_name && !nargs && type != TYPE_COUNTER) {
+		/* most packets: a slice's BEGIN with a name the track knows, or its END; written
+		 * in place (a packet of at most FAST_MAX bytes: one byte of length each) */
+		if (tl->nout + 2 + FAST_MAX > OUT_BUF)
+			out_flush(tl);
+		uint8_t *pk = tl->out + tl->nout, *p = pk + 2, *te;
+		if (t >= tr->last_t) {
+			p = pb_uint(p, PKT_TIMESTAMP, t - tr->last_t);
+			tr->last_t = t;
+		} else {
+			p = pb_uint(p, PKT_TIMESTAMP, t);
+			p = pb_uint(p, PKT_CLOCK_ID, CLOCK_BOOTTIME);
+		}
+		p = pb_uint(p, PKT_SEQ_ID, id + 1);
+		*p++ = PKT_TRACK_EVENT << 3 | 2;
+		te = p++;
+		p = pb_uint(p, TE_TYPE, (uint64_t)type);
+		if (name)
+			p = pb_uint(p, TE_NAME_IID, name);
+		*te = (uint8_t)(p - te - 1);
+		pk[0] = TRACE_PACKET << 3 | 2;
+		pk[1] = (uint8_t)(p - pk - 2);
+		tl->nout = (size_t)(p - tl->out);
+		return;
+	}
+	pb_event_full(tl, id, t, type, name, new_name, args, nargs, value);
 }
 
 /* ---- Chrome JSON ---- */
