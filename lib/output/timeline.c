@@ -341,6 +341,20 @@ static uint8_t *intern_entry(struct vms_tl *tl, uint8_t *p, unsigned k, uint32_t
 	return pb_bytes(p, k_field[k], e, (size_t)(q - e));
 }
 
+/* A packet's time and sequence: the time as a delta on the track's incremental clock, or,
+ * when it goes back, absolute on BOOTTIME (the incremental clock left as it was). */
+static inline uint8_t *pb_when(uint8_t *p, struct track *tr, uint32_t id, uint64_t t)
+{
+	if (t >= tr->last_t) {
+		p = pb_uint(p, PKT_TIMESTAMP, t - tr->last_t);
+		tr->last_t = t;
+	} else {
+		p = pb_uint(p, PKT_TIMESTAMP, t);
+		p = pb_uint(p, PKT_CLOCK_ID, CLOCK_BOOTTIME);
+	}
+	return pb_uint(p, PKT_SEQ_ID, id + 1);
+}
+
 /* A packet with interned data, arguments or a counter's value: built in parts, then written.
  * (Not inlined: its buffers would make every packet's stack frame big.) */
 static __attribute__((noinline)) void pb_event_full(struct vms_tl *tl, uint32_t id, uint64_t t,
@@ -380,14 +394,7 @@ static __attribute__((noinline)) void pb_event_full(struct vms_tl *tl, uint32_t 
 	}
 	if (type == TYPE_COUNTER)
 		ep = pb_double(ep, TE_DOUBLE_VALUE, value);
-	if (t >= tr->last_t) {
-		hp = pb_uint(hp, PKT_TIMESTAMP, t - tr->last_t);
-		tr->last_t = t;
-	} else {
-		hp = pb_uint(hp, PKT_TIMESTAMP, t);
-		hp = pb_uint(hp, PKT_CLOCK_ID, CLOCK_BOOTTIME);
-	}
-	hp = pb_uint(hp, PKT_SEQ_ID, id + 1);
+	hp = pb_when(hp, tr, id, t);
 	emit(tl, head, (size_t)(hp - head), idata, (size_t)(ip - idata), te, (size_t)(ep - te));
 }
 
@@ -408,14 +415,7 @@ static void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type, uint3
 		if (tl->nout + 2 + FAST_MAX > OUT_BUF)
 			out_flush(tl);
 		uint8_t *pk = tl->out + tl->nout, *p = pk + 2, *te;
-		if (t >= tr->last_t) {
-			p = pb_uint(p, PKT_TIMESTAMP, t - tr->last_t);
-			tr->last_t = t;
-		} else {
-			p = pb_uint(p, PKT_TIMESTAMP, t);
-			p = pb_uint(p, PKT_CLOCK_ID, CLOCK_BOOTTIME);
-		}
-		p = pb_uint(p, PKT_SEQ_ID, id + 1);
+		p = pb_when(p, tr, id, t);
 		*p++ = PKT_TRACK_EVENT << 3 | 2;
 		te = p++;
 		p = pb_uint(p, TE_TYPE, (uint64_t)type);
