@@ -894,6 +894,23 @@ static void fill(struct ctf *c, struct cstream *s, const struct eclass *ec, uint
 	finish(s, have_tid, tid, have_cpu, cpu, fields, ev);
 }
 
+/* A field of a direct run: LTTng's usual 32- and 64-bit little-endian integers first. */
+static inline uint64_t direct_read(const uint8_t *buf, uint64_t run, const struct plan_fx *f)
+{
+	uint64_t q = run + f->off;
+	if (f->how == FX_32) {
+		uint32_t x;
+		memcpy(&x, buf + (q >> 3), 4);
+		return f->flags & PLAN_SIGNED ? (uint64_t)(int64_t)(int32_t)x : x;
+	}
+	if (f->how == FX_64) {
+		uint64_t x;
+		memcpy(&x, buf + (q >> 3), 8);
+		return x;
+	}
+	return plan_fx_read(buf, q, f);
+}
+
 /* fill() from a direct read (struct direct): the same, the fields taken from the packet. */
 static void fill_direct(struct cstream *s, const struct eclass *ec, uint32_t stream,
 			bool fields, struct vms_event *ev)
@@ -908,14 +925,14 @@ static void fill_direct(struct cstream *s, const struct eclass *ec, uint32_t str
 	ev->kind = m->kind;
 	if (fields) {
 		for (uint32_t i = 0; i < d->nf; i++)
-			ev->f[d->slot[i]] = plan_fx_read(buf, s->run + d->f[i].off, &d->f[i]);
+			ev->f[d->slot[i]] = direct_read(buf, s->run, &d->f[i]);
 		for (int k = 0; k < 2; k++)
 			if (d->has_s >> k & 1)
 				ev->s[k] = text_at(s, (s->run + d->s[k].off) / 8, d->s[k].size / 8, k,
 						   m->basename && k == 0);
 	}
-	uint64_t tid = d->has_tid ? plan_fx_read(buf, s->run + d->tid.off, &d->tid) : 0;
-	uint64_t cpu = d->has_cpu ? plan_fx_read(buf, s->run + d->cpu.off, &d->cpu) : 0;
+	uint64_t tid = d->has_tid ? direct_read(buf, s->run, &d->tid) : 0;
+	uint64_t cpu = d->has_cpu ? direct_read(buf, s->run, &d->cpu) : 0;
 	finish(s, d->has_tid, tid, d->has_cpu, cpu, fields, ev);
 }
 
