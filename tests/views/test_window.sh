@@ -94,6 +94,9 @@ same "vcpus --vcpu 1: no such vCPU, no rows" "$TMP/none.want" "$VMS" vcpus --csv
 same "vcpus --machine host: a host has no vCPU rows" "$TMP/none.want" "$VMS" vcpus --csv --machine host "${X[@]}"
 st=0; "$VMS" vcpus --csv --machine nosuch "${X[@]}" >/dev/null 2>"$TMP/err" || st=$?
 if [ $st -eq 2 ] && grep -q nosuch "$TMP/err"; then ok "--machine nosuch: exit 2, named"; else notok "--machine nosuch" "status $st"; fi
+st=0; "$VMS" export --machine nosuch -o "$TMP/nosuch.pftrace" "${X[@]}" >/dev/null 2>"$TMP/err" || st=$?
+if [ $st -eq 2 ] && grep -q nosuch "$TMP/err" && [ ! -e "$TMP/nosuch.pftrace" ]; then ok "export --machine nosuch: exit 2, no partial file left"
+else notok "export --machine nosuch" "status $st; $(ls -l "$TMP/nosuch.pftrace" 2>&1)"; fi
 st=0; "$VMS" vcpus --csv --from yesterday "${X[@]}" >/dev/null 2>&1 || st=$?
 if [ $st -eq 2 ]; then ok "--from yesterday: exit 2"; else notok "--from yesterday" "status $st"; fi
 echo "1..$n"

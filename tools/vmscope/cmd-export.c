@@ -1,6 +1,7 @@
 /* vmscope export: the timeline as a Perfetto trace (.pftrace) or a Chrome JSON trace. */
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmds.h"
@@ -91,6 +92,10 @@ int cmd_export(int argc, char **argv)
 	st = cli_end(&c, st);
 	vms_export_free(x);
 	struct stat sb;
+	/* a failed export leaves no file a viewer would open as if it were whole (as a
+	 * compiler removes its -o on error); only a regular file, never a FIFO or a device */
+	if (st != 0 && out && stat(out, &sb) == 0 && S_ISREG(sb.st_mode) && unlink(out) == 0)
+		fprintf(stderr, "vmscope export: removed the incomplete %s\n", out);
 	if (st == 0 && stat(out, &sb) == 0)
 		fprintf(stderr, "vmscope export: wrote %s (%.1f MiB)%s\n", out,
 			(double)sb.st_size / (1024.0 * 1024.0),
