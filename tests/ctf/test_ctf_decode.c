@@ -4,11 +4,14 @@
  * wrap-around, the extended header (its struct starts at the next byte), a big-endian field, bit fields, a string, a char array,
  * a sequence, a variant selected by an enum, events_discarded -> LOST_BEFORE and the lost
  * total, the thread from sched_switch when no context gives it, an LTTng session directory of
- * two traces whose clocks have different offsets (one machine, one timebase), and damage
- * (a sequence longer than the packet: one line with the file and byte offset). */
+ * two traces whose clocks have different offsets (one machine, one timebase), damage
+ * (a sequence longer than the packet: one line with the file and byte offset), LTTng's other
+ * spellings (kvm_entry, kvm_exit's `reason`, sched_waking, the TCP header of the net events
+ * in a variant) and overlapping packets whose events go back (counted, never fatal). */
 #include <sys/stat.h>
 
 #include "testutil.h"
+#include "vmscope/session.h"
 #include "vmscope/source.h"
 
 /* What both test traces share: the trace, its packets' context, LTTng's sched_switch. */
@@ -31,26 +34,32 @@
 	"  integer { size = 32; align = 8; signed = 1; } _next_tid;\n" \
 	"  integer { size = 32; align = 8; signed = 1; } _next_prio;\n"
 
+/* The integer types and LTTng's compact event header (5-bit id, 27-bit timestamp). */
+#define COMPACT_TYPES \
+	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n" \
+	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n" \
+	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n" \
+	"typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n" \
+	"typealias integer { size = 27; align = 1; signed = false; map = clock.monotonic.value; }" \
+	" := uint27_clock_t;\n" \
+	"typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; }" \
+	" := uint64_clock_t;\n"
+#define COMPACT_STREAM \
+	"struct event_header_compact {\n" \
+	"  enum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n" \
+	"  variant <id> { struct { uint27_clock_t timestamp; } compact;\n" \
+	"    struct { uint32_t id; uint64_clock_t timestamp; } extended; } v;\n" \
+	"} align(8);\n" \
+	"stream { id = 0; event.header := struct event_header_compact;\n" \
+	"  packet.context := struct packet_context; };\n"
+
 static const char META[] =
 	"/* CTF 1.8 */\n"
-	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
-	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
-	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
-	"typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
-	"typealias integer { size = 27; align = 1; signed = false; map = clock.monotonic.value; }"
-	" := uint27_clock_t;\n"
-	"typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; }"
-	" := uint64_clock_t;\n"
+	COMPACT_TYPES
 	TRACE_AND_ENV
 	"clock { name = monotonic; freq = 1000000000; offset_s = %d; offset = 0; };\n"
 	PACKET_CONTEXT
-	"struct event_header_compact {\n"
-	"  enum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
-	"  variant <id> { struct { uint27_clock_t timestamp; } compact;\n"
-	"    struct { uint32_t id; uint64_clock_t timestamp; } extended; } v;\n"
-	"} align(8);\n"
-	"stream { id = 0; event.header := struct event_header_compact;\n"
-	"  packet.context := struct packet_context; };\n"
+	COMPACT_STREAM
 	"event { name = probe; id = 1; stream_id = 0; fields := struct {\n"
 	"  integer { size = 16; align = 8; signed = 0; byte_order = be; base = 16; } _be16;\n"
 	"  string _s;\n"
@@ -146,6 +155,16 @@ static void write_file(const char *dir, const char *name, const void *p, size_t 
 	assert_non_null(f);
 	assert_int_equal(fwrite(p, 1, n, f), n);
 	fclose(f);
+}
+
+/* A trace directory with this metadata, and its stream's buffer emptied. */
+static void start_trace(const char *dir, const char *meta, struct buf *b)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	write_file(dir, "metadata", meta, strlen(meta));
+	b->n = 0;
 }
 
 static void make_trace(const char *dir, int offset_s, uint8_t seq_len)
@@ -344,12 +363,8 @@ static void x86_exit(struct buf *b, uint32_t reason, uint64_t rip)
  * RIP at 216); the packet ends at `cut` bytes when not 0 (a damaged trace). */
 static void make_large(const char *dir, size_t cut)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-	write_file(dir, "metadata", META_LARGE, strlen(META_LARGE));
 	static struct buf b;
-	b.n = 0;
+	start_trace(dir, META_LARGE, &b);
 	size_t at = packet(&b, 0xffffff00u, 0);
 	assert_int_equal(b.n, 68);
 	u16(&b, 3);
@@ -501,6 +516,178 @@ static void test_filter_damage(void **state)
 		}
 }
 
+/* LTTng's other spellings, each onto its kind with the values put in: kvm_entry (vcpu_id,
+ * rip), kvm_exit with `reason` (not exit_reason), sched_waking (no sched_wakeup class in the
+ * trace), and the TCP header of net_dev_queue / netif_receive_skb / net_if_receive_skb nested
+ * in a variant, as lttng-modules writes it (a packet without one stays OTHER). The second
+ * packet claims a begin time below the first packet's last event: read whole, and the merge
+ * counts the one event that goes backwards instead of stopping. */
+static const char META_NAMES[] =
+	"/* CTF 1.8 */\n"
+	COMPACT_TYPES
+	TRACE_AND_ENV
+	"clock { name = monotonic; freq = 1000000000; offset_s = 0; offset = 0; };\n"
+	PACKET_CONTEXT
+	COMPACT_STREAM
+	"event { name = kvm_entry; id = 1; stream_id = 0; fields := struct {\n"
+	"  uint32_t _vcpu_id; uint64_t _rip; }; };\n"
+	"event { name = kvm_exit; id = 2; stream_id = 0; fields := struct {\n"
+	"  uint32_t _reason; uint64_t _guest_rip; uint32_t _isa; uint64_t _info1; uint64_t _info2;"
+	" }; };\n"
+	"event { name = sched_waking; id = 3; stream_id = 0; fields := struct {\n"
+	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _comm[16];\n"
+	"  uint32_t _tid; uint32_t _prio; uint32_t _target_cpu; }; };\n"
+#define NET_FIELDS \
+	"  uint64_t _skbaddr;\n" \
+	"  enum : uint8_t { unknown = 0, tcp = 6 } _transport_header_type;\n" \
+	"  variant <_transport_header_type> { uint8_t unknown;\n" \
+	"    struct { uint32_t _seq; uint32_t _ack_seq; uint8_t _flags; } tcp; }" \
+	" _transport_header;\n"
+	"event { name = net_dev_queue; id = 4; stream_id = 0; fields := struct {\n" NET_FIELDS
+	"}; };\n"
+	"event { name = netif_receive_skb; id = 5; stream_id = 0; fields := struct {\n" NET_FIELDS
+	"}; };\n"
+	"event { name = net_if_receive_skb; id = 6; stream_id = 0; fields := struct {\n" NET_FIELDS
+	"}; };\n";
+
+static void net(struct buf *b, uint32_t id, uint32_t ts, bool tcp, uint32_t seq)
+{
+	compact(b, id, ts);
+	u64(b, 0xffff8880deadbeefull);
+	u8(b, tcp ? 6 : 0);
+	if (!tcp) {
+		u8(b, 0);
+		return;
+	}
+	u32(b, seq);
+	u32(b, seq + 1000);
+	u8(b, 0x18);
+}
+
+static void kvm_exit_old(struct buf *b, uint32_t ts, uint32_t reason)
+{
+	compact(b, 2, ts);
+	u32(b, reason);
+	u64(b, 0xffffffff81000000ull + reason);
+	u32(b, 1);
+	u64(b, 7);
+	u64(b, 8);
+}
+
+static void kvm_entry_old(struct buf *b, uint32_t ts, uint32_t vcpu)
+{
+	compact(b, 1, ts);
+	u32(b, vcpu);
+	u64(b, 0x401000);
+}
+
+static void make_names(const char *dir)
+{
+	static struct buf b;
+	start_trace(dir, META_NAMES, &b);
+	size_t at = packet(&b, 1000, 0);
+	kvm_entry_old(&b, 1100, 2);
+	kvm_exit_old(&b, 1200, 30);
+	compact(&b, 3, 1300);
+	char comm[16] = "waker";
+	put(&b, comm, 16);
+	u32(&b, 4242);
+	u32(&b, 120);
+	u32(&b, 1);
+	net(&b, 4, 1400, true, 5000);
+	net(&b, 4, 1500, false, 0);
+	net(&b, 5, 1600, true, 6000);
+	net(&b, 6, 1700, true, 7000);
+	end_packet(&b, 0, at);
+	size_t p2 = b.n;
+	at = packet(&b, 1050, 0); /* below 1700: the packets overlap */
+	kvm_entry_old(&b, 1060, 3);
+	kvm_exit_old(&b, 1800, 12);
+	end_packet(&b, p2, at);
+	write_file(dir, "channel0_3", b.b, b.n);
+}
+
+struct seen {
+	uint64_t n, backwards_flagged, t[16];
+};
+
+static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
+{
+	struct seen *s = ctx;
+	if (ev->flags & VMS_EVF_TIME_BACKWARDS)
+		s->backwards_flagged++;
+	if (s->n < 16)
+		s->t[s->n] = t;
+	s->n++;
+}
+
+static void test_names_and_backwards(void **state)
+{
+	(void)state;
+	char dir[2100];
+	snprintf(dir, sizeof dir, "%.2000s/t", vms_test_tmpdir("ctf-names"));
+	make_names(dir);
+	struct vms_source *s = open_ok(dir);
+	struct vms_event ev;
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_int_equal(ev.kind, VMS_K_KVM_ENTRY);
+	assert_int_equal(ev.f[0], 2);
+	assert_int_equal(ev.f[1], 0x401000);
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_int_equal(ev.kind, VMS_K_KVM_EXIT);
+	assert_int_equal(ev.f[0], 30); /* `reason` */
+	assert_int_equal(ev.f[1], 1);
+	assert_int_equal(ev.f[2], 0xffffffff81000000ull + 30);
+	assert_int_equal(ev.f[3], 7);
+	assert_int_equal(ev.f[4], 8);
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_int_equal(ev.kind, VMS_K_SCHED_WAKEUP);
+	assert_int_equal(ev.f[0], 4242);
+	assert_int_equal(ev.f[1], 1);
+	assert_int_equal(ev.f[2], 120);
+	assert_string_equal(ev.s[0], "waker");
+	static const struct {
+		uint16_t kind;
+		uint64_t seq;
+	} nets[] = {
+		{VMS_K_NET_SEND, 5000}, {VMS_K_OTHER, 0}, {VMS_K_NET_RECV, 6000},
+		{VMS_K_NET_RECV, 7000},
+	};
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(s->ops->next(s, 0, &ev), 1);
+		assert_int_equal(ev.kind, nets[i].kind);
+		if (nets[i].kind == VMS_K_OTHER)
+			continue;
+		assert_int_equal(ev.f[0], nets[i].seq);
+		assert_int_equal(ev.f[1], nets[i].seq + 1000);
+		assert_int_equal(ev.f[2], 0x18);
+	}
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_int_equal(ev.ts, 1060); /* the second packet's first event, as written */
+	assert_int_equal(ev.kind, VMS_K_KVM_ENTRY);
+	assert_int_equal(ev.f[0], 3);
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_int_equal(ev.ts, 1800);
+	assert_int_equal(s->ops->next(s, 0, &ev), 0);
+	vms_source_close(s);
+
+	/* the merge: all 9 events, the one at 1060 flagged and counted, none lost */
+	const char *paths[1] = {dir};
+	struct vms_error err = {0};
+	struct vms_session_opts o = {0};
+	struct vms_session *ss = vms_session_open(paths, 1, &o, &err);
+	if (!ss)
+		fail_msg("%s", err.msg);
+	struct seen seen = {0};
+	if (vms_session_iterate(ss, on_event, &seen, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(seen.n, 9);
+	assert_int_equal(seen.backwards_flagged, 1);
+	assert_int_equal(vms_session_backwards(ss), 1);
+	assert_int_equal(seen.t[8], 1800);
+	vms_session_free(ss);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -510,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_large_header),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_filter_damage),
+		cmocka_unit_test(test_names_and_backwards),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

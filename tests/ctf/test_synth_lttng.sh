@@ -165,6 +165,32 @@ else
   done
 fi
 
+# --clock-error: the guest's CTF clock offset is 3 ms off; the convex hull on the vmsync pairs
+# takes it out exactly (the offset moves by 3 ms, the intervals do not move at all), and
+# --refine on CTF stays within the hull's range at full containment
+"$VMS" synth --seed 7 --events 60000 --out "$TMP/le" --format lttng --clock-error 3000000 2>/dev/null
+"$VMS" sync --json "$TMP/lt/host" "$TMP/lt/guest" >"$TMP/s0.json" 2>/dev/null
+"$VMS" sync --json --refine "$TMP/le/host" "$TMP/le/guest" >"$TMP/s1.json" 2>"$TMP/s1.err"
+why=$(python3 - "$TMP/s0.json" "$TMP/s1.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f))["machines"][1] for f in sys.argv[1:3])
+if not (a["method"] == b["method"] == "convex-hull" and a["quality"] == b["quality"] == "accurate"):
+    print("methods %s/%s, qualities %s/%s" % (a["method"], b["method"], a["quality"], b["quality"]))
+elif abs((a["offset_ns"] - b["offset_ns"]) - 3000000) > 1:
+    print("offsets %r and %r: not 3 ms apart" % (a["offset_ns"], b["offset_ns"]))
+else:
+    r, c, rng = b.get("refine") or {}, b["containment"] or {}, b["range_ns"]
+    if not (c.get("total", 0) > 1000 and c.get("inside") == c.get("total") and
+            r.get("inside") == r.get("total") == c.get("total") and
+            rng["min"] <= r.get("moved_ns", 1e18) <= rng["max"] and rng["max"] - rng["min"] < 400):
+        print("containment %r, refine %r, range %r" % (c, r, rng))
+PY
+)
+if [ -z "$why" ]; then ok "--clock-error 3 ms: the hull takes it out; --refine on CTF within the hull's range, full containment"; else notok "--clock-error and --refine on CTF" "$why $(head -c 300 "$TMP/s1.err")"; fi
+"$VMS" vcpus --csv "$TMP/lt/host" "$TMP/lt/guest" >"$TMP/v0.csv" 2>/dev/null
+"$VMS" vcpus --csv "$TMP/le/host" "$TMP/le/guest" >"$TMP/v1.csv" 2>/dev/null
+if [ -s "$TMP/v0.csv" ] && cmp -s "$TMP/v0.csv" "$TMP/v1.csv"; then ok "--clock-error 3 ms: the same vCPU intervals once synchronized"; else notok "--clock-error: the same vCPU intervals"; fi
+
 # every analysis command on the LTTng pair
 for c in info report "report --json" vcpus threads exits "sync --json"; do
   if "$VMS" $c "$TMP/lt/host" "$TMP/lt/guest" >/dev/null 2>"$TMP/cmd.err"; then
