@@ -114,8 +114,12 @@ v = g["vcpus"]
 assert len(v) == 1 and v[0]["vcpu"] == 0 and v[0]["host_tid"] == 483882, v
 assert v[0]["link"] == "guest-option", v[0]["link"]
 assert sum(e["count"] for e in v[0]["exits"]) > 0
-# the shares add up to 1
-assert abs(sum(v[0]["share"].values()) - 1.0) < 1e-6, v[0]["share"]
+# the shares add up to 1; what cannot be seen is null in ns and share alike: the host
+# recorded no sched_switch, so preempted (and it only) is unknown
+assert abs(sum(x for x in v[0]["share"].values() if x is not None) - 1.0) < 1e-6, v[0]["share"]
+assert [k for k, x in v[0]["share"].items() if x is None] == ["preempted"], v[0]["share"]
+assert [k for k, x in v[0]["ns"].items() if x is None] == ["preempted"], v[0]["ns"]
+assert all(t["preempted_ns"] is None and t["vmm_ns"] is not None for t in g["threads"]), g["threads"][:3]
 # untraced guests: host vCPU threads of other VMs are analysed too (formats.md)
 assert any(not m["traced"] for m in d["machines"]), list(ms)
 PY
@@ -348,7 +352,8 @@ d = json.loads(run("report", "--json"))
 for m in d["machines"]:
     for v in m["vcpus"]:
         for k, x in v["share"].items():
-            assert isinstance(x, float), (k, x)
+            # null exactly where the state cannot be seen (ns null too), else a float
+            assert isinstance(x, float) or (x is None and v["ns"][k] is None), (k, x)
         for e in v["exits"]:
             assert isinstance(e["count_share"], float) and isinstance(e["time_share"], float), e
             assert isinstance(e["count"], int) and isinstance(e["total_ns"], int), e
@@ -356,6 +361,27 @@ PY
 then ok "JSON: schema_version everywhere, JSON Lines for vcpus/threads, floats stay floats"; else notok "JSON shapes"; fi
 if "$VMS" synth --events 2000 --out "$TMP/truth" --truth - 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["schema_version"] == 1 and d["command"] == "synth-truth", d'; then
   ok "synth --truth: its document says its schema version"; else notok "synth truth schema_version"; fi
+# a guest-only report: what the host would show is unknown (null), never 0, in the vCPU's
+# ns, share, hypervisor and halt-polling times and in every guest thread's row
+if [ -r "$SHARED/kvm-hip24/guest-Salamander4.dat" ]; then
+  if "$VMS" report --json "$SHARED/kvm-hip24/guest-Salamander4.dat" 2>/dev/null | python3 -c '
+import json, sys
+m = json.load(sys.stdin)["machines"]
+assert len(m) == 1 and m[0]["vcpus"][0]["host_visible"] is False, m
+v = m[0]["vcpus"][0]
+for k in ("vmm", "preempted", "halted"):
+    assert v["ns"][k] is None and v["share"][k] is None, (k, v["ns"], v["share"])
+assert v["hypervisor_ns"] is None and v["halt_poll_ns"] is None, v
+assert v["ns"]["running"] > 0 and isinstance(v["share"]["idle"], float), v
+ts = m[0]["threads"]
+assert ts and all(t[k] is None for t in ts for k in ("vmm_ns", "preempted_ns", "halted_ns")), ts[:2]
+assert all(isinstance(t["running_ns"], int) for t in ts)'; then
+    ok "guest-only report --json: the host-side times are null, not 0"; else notok "guest-only report --json"; fi
+  out=$("$VMS" report "$SHARED/kvm-hip24/guest-Salamander4.dat" 2>/dev/null)
+  if grep -q "vmm unknown  preempted unknown  halted unknown" <<<"$out" \
+     && grep -q "no host trace: time in the hypervisor and preemption cannot be seen" <<<"$out"; then
+    ok "guest-only report text: vmm, preempted, halted unknown"; else notok "guest-only report text" "$out"; fi
+else skip "guest-only report --json" "shared traces missing"; skip "guest-only report text" "shared traces missing"; fi
 # cycles are not nanoseconds: the hand-made x86-tsc trace (no TSC2NSEC), values from mk_trace.c
 out=$("$VMS" exits --csv "$TMP/tsc.dat" 2>"$TMP/tsc.err"); st=$?
 want='machine,vcpu,isa,reason,name,count,total_cycles,min_cycles,max_cycles,mean_cycles,p50_cycles,p90_cycles,p99_cycles,unfinished'

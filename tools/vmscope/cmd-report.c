@@ -37,6 +37,23 @@ static uint64_t span_of(const struct vms_vcpu_stats *v)
 	return t;
 }
 
+/* What cannot be seen is not a 0: no host trace (vmm, preempted, halted), or a host that
+ * recorded no sched_switch (preempted). */
+static bool state_unseen(bool host_visible, bool preempt_visible, enum vms_vcpu_state st)
+{
+	return (!host_visible && (st == VMS_STATE_VMM || st == VMS_STATE_PREEMPTED ||
+				  st == VMS_STATE_HALTED)) ||
+	       (st == VMS_STATE_PREEMPTED && !preempt_visible);
+}
+
+static void json_uint_seen(struct vms_json *j, const char *key, uint64_t v, bool seen)
+{
+	if (seen)
+		vms_json_uint(j, key, v);
+	else
+		vms_json_null(j, key);
+}
+
 static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
@@ -127,13 +144,8 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 		/* say what cannot be seen instead of a confident zero */
 		if (!traced && (st == VMS_STATE_RUNNING || st == VMS_STATE_IDLE))
 			continue; /* its guest was not traced: guest mode is all that is known */
-		if (!v->host_visible && (st == VMS_STATE_VMM || st == VMS_STATE_PREEMPTED ||
-					 st == VMS_STATE_HALTED)) {
+		if (state_unseen(v->host_visible, v->preempt_visible, st)) {
 			fprintf(f, "  %s unknown", vms_vcpu_state_name(st));
-			continue;
-		}
-		if (st == VMS_STATE_PREEMPTED && !v->preempt_visible) {
-			fprintf(f, "  preempted unknown");
 			continue;
 		}
 		if (st == VMS_STATE_UNKNOWN && ns == 0)
@@ -267,6 +279,19 @@ static void rows_free(struct rows *r)
 	free(r->vstart), free(r->vidx), free(r->gstart), free(r->gidx);
 }
 
+/* A machine's guest threads: the host sees them if it sees any of the machine's vCPUs. */
+static void machine_visibility(struct vms_analysis *a, const struct rows *rows, uint32_t machine,
+			       bool *host_seen, bool *preempt_seen)
+{
+	*host_seen = *preempt_seen = false;
+	for (uint32_t k = rows->vstart[machine]; k < rows->vstart[machine + 1]; k++) {
+		/* this machine's vCPUs only: a scan of all vCPUs per machine was quadratic */
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, rows->vidx[k]);
+		*host_seen |= v->host_visible;
+		*preempt_seen |= v->preempt_visible;
+	}
+}
+
 static void text_threads(FILE *f, struct vms_analysis *a, const struct rows *rows,
 			 uint32_t machine, unsigned top)
 {
@@ -279,14 +304,8 @@ static void text_threads(FILE *f, struct vms_analysis *a, const struct rows *row
 		if (t->tid != 0)
 			list[n++] = t;
 	}
-	/* what cannot be seen is not a 0: no host trace, or one without sched_switch */
-	bool host_seen = false, preempt_seen = false;
-	for (uint32_t k = rows->vstart[machine]; k < rows->vstart[machine + 1]; k++) {
-		/* this machine's vCPUs only: a scan of all vCPUs per machine was quadratic */
-		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, rows->vidx[k]);
-		host_seen |= v->host_visible;
-		preempt_seen |= v->preempt_visible;
-	}
+	bool host_seen, preempt_seen;
+	machine_visibility(a, rows, machine, &host_seen, &preempt_seen);
 	if (n) {
 		qsort(list, n, sizeof *list, cmp_gthread);
 		char b[4][32];
@@ -504,23 +523,25 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	vms_json_begin_object(j, cli_unit());
 	for (int k = 0; k < VMS_STATE_COUNT; k++) {
 		const char *name = vms_vcpu_state_name((enum vms_vcpu_state)k);
-		if ((!v->host_visible && (k == VMS_STATE_VMM || k == VMS_STATE_PREEMPTED ||
-					  k == VMS_STATE_HALTED)) ||
-		    (k == VMS_STATE_PREEMPTED && !v->preempt_visible))
+		if (state_unseen(v->host_visible, v->preempt_visible, (enum vms_vcpu_state)k))
 			vms_json_null(j, name);
 		else
 			vms_json_uint(j, name, v->ns[k]);
 	}
 	vms_json_end_object(j);
-	vms_json_uint(j, cli_key("halt_poll"), v->halt_poll_ns);
-	vms_json_uint(j, cli_key("hypervisor"), v->hypervisor_ns);
+	json_uint_seen(j, cli_key("halt_poll"), v->halt_poll_ns, v->host_visible);
+	json_uint_seen(j, cli_key("hypervisor"), v->hypervisor_ns, v->host_visible);
 	vms_json_bool(j, "host_visible", v->host_visible);
 	vms_json_bool(j, "preempt_visible", v->preempt_visible);
 	vms_json_uint(j, "exits_unfinished", v->exits_unpaired);
-	vms_json_begin_object(j, "share");
-	for (int k = 0; k < VMS_STATE_COUNT; k++)
-		vms_json_double(j, vms_vcpu_state_name((enum vms_vcpu_state)k),
-				span ? (double)v->ns[k] / (double)span : 0.0);
+	vms_json_begin_object(j, "share"); /* null where ns is: unknown is not a 0 % share */
+	for (int k = 0; k < VMS_STATE_COUNT; k++) {
+		const char *name = vms_vcpu_state_name((enum vms_vcpu_state)k);
+		if (state_unseen(v->host_visible, v->preempt_visible, (enum vms_vcpu_state)k))
+			vms_json_null(j, name);
+		else
+			vms_json_double(j, name, span ? (double)v->ns[k] / (double)span : 0.0);
+	}
 	vms_json_end_object(j);
 	json_exits(j, "exits", v->exits, v->nr_exits);
 	vms_json_begin_array(j, "steal");
@@ -619,6 +640,8 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 				json_vcpu(&j, mc, v);
 		}
 		vms_json_end_array(&j);
+		bool host_seen, preempt_seen;
+		machine_visibility(a, &rows, i, &host_seen, &preempt_seen);
 		vms_json_begin_array(&j, "threads");
 		for (uint32_t k = rows.gstart[i]; k < rows.gstart[i + 1]; k++) {
 			const struct vms_gthread_stats *t = vms_analysis_gthread(a, rows.gidx[k]);
@@ -626,9 +649,9 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 			vms_json_int(&j, "tid", t->tid);
 			vms_json_string(&j, "comm", t->comm);
 			vms_json_uint(&j, cli_key("running"), t->ns_running);
-			vms_json_uint(&j, cli_key("vmm"), t->ns_vmm);
-			vms_json_uint(&j, cli_key("preempted"), t->ns_preempted);
-			vms_json_uint(&j, cli_key("halted"), t->ns_halted);
+			json_uint_seen(&j, cli_key("vmm"), t->ns_vmm, host_seen);
+			json_uint_seen(&j, cli_key("preempted"), t->ns_preempted, preempt_seen);
+			json_uint_seen(&j, cli_key("halted"), t->ns_halted, host_seen);
 			vms_json_begin_array(&j, "exits");
 			for (uint32_t r = 0; r < t->nr_reasons; r++) {
 				char name[48];
