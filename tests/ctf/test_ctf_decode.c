@@ -7,7 +7,8 @@
  * two traces whose clocks have different offsets (one machine, one timebase), damage
  * (a sequence longer than the packet: one line with the file and byte offset), LTTng's other
  * spellings (kvm_entry, kvm_exit's `reason`, sched_waking, the TCP header of the net events
- * in a variant) and overlapping packets whose events go back (counted, never fatal). */
+ * in a variant), overlapping packets whose events go back (counted, never fatal), and a UST
+ * trace (lttng-ust's domain, provider:event names, vtid) beside a kernel one in a session. */
 #include <sys/stat.h>
 
 #include "testutil.h"
@@ -44,12 +45,14 @@
 	" := uint27_clock_t;\n" \
 	"typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; }" \
 	" := uint64_clock_t;\n"
-#define COMPACT_STREAM \
+#define COMPACT_HEADER \
 	"struct event_header_compact {\n" \
 	"  enum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n" \
 	"  variant <id> { struct { uint27_clock_t timestamp; } compact;\n" \
 	"    struct { uint32_t id; uint64_clock_t timestamp; } extended; } v;\n" \
-	"} align(8);\n" \
+	"} align(8);\n"
+#define COMPACT_STREAM \
+	COMPACT_HEADER \
 	"stream { id = 0; event.header := struct event_header_compact;\n" \
 	"  packet.context := struct packet_context; };\n"
 
@@ -257,16 +260,24 @@ static void test_decode(void **state)
 	vms_source_close(s);
 }
 
+/* An LTTng session directory in the build's tmp (base, 2100 bytes): its kernel trace written
+ * (make_trace, clock 100 s after the epoch); ust (2200 bytes) is where its UST trace goes. */
+static void session_dirs(const char *name, char *base, char *ust)
+{
+	char d[2200];
+	snprintf(base, 2100, "%.2000s", vms_test_tmpdir(name));
+	snprintf(d, sizeof d, "%s/kernel", base);
+	make_trace(d, 100, 2);
+	snprintf(ust, 2200, "%s/ust/uid/0/64-bit", base);
+}
+
 /* An LTTng session: kernel/ and ust/uid/0/64-bit/, clocks 100 s and 103 s after the epoch:
  * one machine on the first trace's timebase, the second's events 3 s later on it. */
 static void test_session(void **state)
 {
 	(void)state;
 	char base[2100], d[2200];
-	snprintf(base, sizeof base, "%.2000s", vms_test_tmpdir("ctf-session"));
-	snprintf(d, sizeof d, "%s/kernel", base);
-	make_trace(d, 100, 2);
-	snprintf(d, sizeof d, "%s/ust/uid/0/64-bit", base);
+	session_dirs("ctf-session", base, d);
 	make_trace(d, 103, 2);
 	struct vms_source *s = open_ok(base);
 	assert_int_equal(s->ops->nr_streams(s), 2);
@@ -621,6 +632,20 @@ static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
 	s->n++;
 }
 
+/* The directory as one machine through the session's merge, every event seen. */
+static struct vms_session *merge_all(const char *dir, struct seen *seen)
+{
+	const char *paths[1] = {dir};
+	struct vms_error err = {0};
+	struct vms_session_opts o = {0};
+	struct vms_session *ss = vms_session_open(paths, 1, &o, &err);
+	if (!ss)
+		fail_msg("%s", err.msg);
+	if (vms_session_iterate(ss, on_event, seen, &err) < 0)
+		fail_msg("%s", err.msg);
+	return ss;
+}
+
 static void test_names_and_backwards(void **state)
 {
 	(void)state;
@@ -672,19 +697,72 @@ static void test_names_and_backwards(void **state)
 	vms_source_close(s);
 
 	/* the merge: all 9 events, the one at 1060 flagged and counted, none lost */
-	const char *paths[1] = {dir};
-	struct vms_error err = {0};
-	struct vms_session_opts o = {0};
-	struct vms_session *ss = vms_session_open(paths, 1, &o, &err);
-	if (!ss)
-		fail_msg("%s", err.msg);
 	struct seen seen = {0};
-	if (vms_session_iterate(ss, on_event, &seen, &err) < 0)
-		fail_msg("%s", err.msg);
+	struct vms_session *ss = merge_all(dir, &seen);
 	assert_int_equal(seen.n, 9);
 	assert_int_equal(seen.backwards_flagged, 1);
 	assert_int_equal(vms_session_backwards(ss), 1);
 	assert_int_equal(seen.t[8], 1800);
+	vms_session_free(ss);
+}
+
+/* A UST trace as lttng-ust writes one (env domain "ust", "provider:event" names, the thread
+ * in a vtid context), beside a kernel trace in one LTTng session directory: one machine,
+ * the UST event a trace point with its integers and strings in order and the vtid as its
+ * thread, both traces' events on one timebase in the merge. */
+static const char META_UST[] =
+	"/* CTF 1.8 */\n"
+	COMPACT_TYPES
+	"trace { major = 1; minor = 8; uuid = \"00112233-4455-6677-8899-aabbccddeeff\";\n"
+	"  byte_order = le;\n"
+	"  packet.header := struct { uint32_t magic; uint8_t uuid[16]; uint32_t stream_id; };\n"
+	"};\n"
+	"env { domain = \"ust\"; tracer_name = \"lttng-ust\"; };\n"
+	"clock { name = monotonic; freq = 1000000000; offset_s = 100; offset = 0; };\n"
+	PACKET_CONTEXT
+	COMPACT_HEADER
+	"stream { id = 0; event.header := struct event_header_compact;\n"
+	"  packet.context := struct packet_context;\n"
+	"  event.context := struct { integer { size = 32; align = 8; signed = 1; } _vtid; }; };\n"
+	"event { name = \"vmm:io_start\"; id = 1; stream_id = 0; fields := struct {\n"
+	"  uint64_t _addr; string _what; uint32_t _len; }; };\n";
+
+static void test_ust_session(void **state)
+{
+	(void)state;
+	char base[2100], d[2200];
+	session_dirs("ctf-ust", base, d);
+	static struct buf b;
+	start_trace(d, META_UST, &b);
+	size_t at = packet(&b, 1000, 0);
+	compact(&b, 1, 1600); /* between the kernel trace's first two events (1500, 2^27 + 100) */
+	u32(&b, 4321);        /* vtid */
+	u64(&b, 0xfee00000);
+	put(&b, "mmio", 5);
+	u32(&b, 4);
+	end_packet(&b, 0, at);
+	write_file(d, "channel0_3", b.b, b.n);
+	struct vms_source *s = open_ok(base);
+	assert_string_equal(s->meta.format, "CTF 1.8 (LTTng session, 2 traces)");
+	assert_int_equal(s->ops->nr_streams(s), 2);
+	struct vms_event ev;
+	assert_int_equal(s->ops->next(s, 1, &ev), 1);
+	assert_int_equal(ev.kind, VMS_K_TRACEPOINT);
+	assert_string_equal(s->meta.type_names[ev.type], "vmm:io_start");
+	assert_int_equal(ev.ts, 1600);
+	assert_int_equal(ev.tid, 4321);
+	assert_int_equal(ev.f[0], 0xfee00000);
+	assert_int_equal(ev.f[1], 4);
+	assert_string_equal(ev.s[0], "mmio");
+	assert_int_equal(s->ops->next(s, 1, &ev), 0);
+	vms_source_close(s);
+	/* the merge: kernel 1500, UST 1600, then the kernel's other three */
+	struct seen seen = {0};
+	struct vms_session *ss = merge_all(base, &seen);
+	assert_int_equal(vms_session_nr_sources(ss), 1);
+	assert_int_equal(seen.n, 5);
+	assert_int_equal(seen.t[0] + 100, seen.t[1]);
+	assert_int_equal(vms_session_backwards(ss), 0);
 	vms_session_free(ss);
 }
 
@@ -698,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_filter_damage),
 		cmocka_unit_test(test_names_and_backwards),
+		cmocka_unit_test(test_ust_session),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
