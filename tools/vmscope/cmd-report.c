@@ -37,13 +37,16 @@ static uint64_t span_of(const struct vms_vcpu_stats *v)
 	return t;
 }
 
-/* What cannot be seen is not a 0: no host trace (vmm, preempted, halted), or a host that
- * recorded no sched_switch (preempted). */
-static bool state_unseen(bool host_visible, bool preempt_visible, enum vms_vcpu_state st)
+/* What cannot be seen is not a 0: no host trace (vmm, preempted, halted), a host that
+ * recorded no sched_switch (preempted), or a guest that was not traced (idle, running: its
+ * time in guest mode is all that is known, and counts as unknown). */
+static bool state_unseen(bool traced, bool host_visible, bool preempt_visible,
+			 enum vms_vcpu_state st)
 {
 	return (!host_visible && (st == VMS_STATE_VMM || st == VMS_STATE_PREEMPTED ||
 				  st == VMS_STATE_HALTED)) ||
-	       (st == VMS_STATE_PREEMPTED && !preempt_visible);
+	       (st == VMS_STATE_PREEMPTED && !preempt_visible) ||
+	       (!traced && (st == VMS_STATE_IDLE || st == VMS_STATE_RUNNING));
 }
 
 static void json_uint_seen(struct vms_json *j, const char *key, uint64_t v, bool seen)
@@ -117,8 +120,9 @@ static void text_exits(FILE *f, const char *in, const struct vms_exit_stats *ex,
 	if (nr > top)
 		fprintf(f, "%s  (%u more reasons)\n", in, nr - top);
 	if (unfinished)
-		fprintf(f, "%s  note: %llu exits have no known end (the trace ended, or events were "
-			"lost): counted, not in the times\n", in, (unsigned long long)unfinished);
+		fprintf(f, "%s  note: %llu %s no known end (the trace ended, or events were "
+			"lost): counted, not in the times\n", in, (unsigned long long)unfinished,
+			unfinished == 1 ? "exit has" : "exits have");
 }
 
 static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats *v, unsigned top)
@@ -144,7 +148,7 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 		/* say what cannot be seen instead of a confident zero */
 		if (!traced && (st == VMS_STATE_RUNNING || st == VMS_STATE_IDLE))
 			continue; /* its guest was not traced: guest mode is all that is known */
-		if (state_unseen(v->host_visible, v->preempt_visible, st)) {
+		if (state_unseen(traced, v->host_visible, v->preempt_visible, st)) {
 			fprintf(f, "  %s unknown", vms_vcpu_state_name(st));
 			continue;
 		}
@@ -518,12 +522,13 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	vms_json_uint(j, cli_key("first"), v->first);
 	vms_json_uint(j, cli_key("last"), v->last);
 	uint64_t span = span_of(v);
+	bool traced = g && g->source >= 0;
 	/* a state that cannot be seen is null, not 0: no host trace (vmm, preempted, halted), or
 	 * a host that recorded no sched_switch (preempted) */
 	vms_json_begin_object(j, cli_unit());
 	for (int k = 0; k < VMS_STATE_COUNT; k++) {
 		const char *name = vms_vcpu_state_name((enum vms_vcpu_state)k);
-		if (state_unseen(v->host_visible, v->preempt_visible, (enum vms_vcpu_state)k))
+		if (state_unseen(traced, v->host_visible, v->preempt_visible, (enum vms_vcpu_state)k))
 			vms_json_null(j, name);
 		else
 			vms_json_uint(j, name, v->ns[k]);
@@ -537,7 +542,7 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	vms_json_begin_object(j, "share"); /* null where ns is: unknown is not a 0 % share */
 	for (int k = 0; k < VMS_STATE_COUNT; k++) {
 		const char *name = vms_vcpu_state_name((enum vms_vcpu_state)k);
-		if (state_unseen(v->host_visible, v->preempt_visible, (enum vms_vcpu_state)k))
+		if (state_unseen(traced, v->host_visible, v->preempt_visible, (enum vms_vcpu_state)k))
 			vms_json_null(j, name);
 		else
 			vms_json_double(j, name, span ? (double)v->ns[k] / (double)span : 0.0);
