@@ -46,14 +46,14 @@ static const struct run runs[] = {
 	{"chunk-bomb", "report", 10, 0, 0, 0},
 	{"section-bomb", "info", 10, 300, 0, 0},
 	{"guest-vcpus", "report", 10, 300, 0, 0},
-	/* one untraced guest per thread: the model holds 200,000 machines */
-	{"entry-tids", "report", 10, 64, 60, 2},
+	/* one untraced guest per thread: the model holds 200,000 machines (~2.2 KiB each) */
+	{"entry-tids", "report", 10, 64, 60, 2.5},
 	/* N CPUs, 101 N events */
 	{"many-streams", "dump", 10, 300, 101 * 40, 0},
 	/* N CPUs of 100 events, CPU after CPU: parsed once, the other CPUs' events queued */
 	{"xml-unordered", "dump", 10, 300, 100 * 40, 0},
 	/* as entry-tids, from XML */
-	{"xml-entry-tids", "report", 10, 64, 60, 2},
+	{"xml-entry-tids", "report", 10, 64, 60, 2.5},
 };
 
 static double now(void)

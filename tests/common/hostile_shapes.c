@@ -677,8 +677,12 @@ const struct hostile_shape hostile_shapes[] = {
 	{"many-streams", "N CPUs, one event each, then 100 N on one CPU", many_streams, 256, 4096},
 	{"xml-unordered", "Trace Compass XML: N CPUs of 100 events, CPU after CPU", xml_unordered,
 	 64, 4096},
+	/* each thread switched out stays preempted on CPU 0. STILL OPEN: report takes time
+	 * cubic and memory quadratic in N here (release: N 1,000 0.8 s 31 MB, 2,000 7.4 s
+	 * 100 MB, 4,000 66 s 360 MB; the vCPU state machine's vcpu_instead notifications are
+	 * one part), so the benchmark stops at 4,000 and reports it exceeded */
 	{"xml-entry-tids", "Trace Compass XML: kvm_entry from N distinct threads", xml_entry_tids,
-	 2000, 200000},
+	 200, 4000},
 	{"offset-overflow", "two OFFSET options of INT64_MAX", offset_overflow, 1, 1},
 	{"date-overflow", "a DATE option of INT64_MAX microseconds", date_overflow, 1, 1},
 	{"names-escape", "names holding escape sequences, newlines, non-UTF-8, =cmd|",
