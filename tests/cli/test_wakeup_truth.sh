@@ -121,11 +121,14 @@ for r in rows:   # approximate, yet within the samples' range and in order
 text = [l.split() for l in run("exits").splitlines()[1:]]
 marked = {(int(c[1]), c[3]) for c in text if c[-4].startswith("≈")}
 assert marked == approx, (marked, approx)
+lines = run("exits").splitlines()   # the marker does not shift the columns (one width)
+assert len({len(l) for l in lines}) == 1, lines
 rep = run("report").splitlines()
 storm = [l for l in rep if l.strip().startswith("EPT_MISCONFIG ")]
 hlt = [l for l in rep if l.strip().startswith("HLT ")]
 assert storm and all("≈ " in l for l in storm), storm
 assert hlt and not any("≈" in l for l in hlt), hlt
+assert len({len(l) for l in storm + hlt}) == 1, storm + hlt
 PY
 then ok "exit-storm: p99 past the exact range marked approximate (exits text and JSON, report)"
 else notok "approximate percentiles marker"; fi

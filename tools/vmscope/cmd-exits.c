@@ -92,11 +92,13 @@ static void put_row(const struct cli *c, FILE *f, struct vms_json *j, const char
 	} else {
 		char b[6][32], p99s[40];
 		snprintf(p99s, sizeof p99s, "%s%s", approx ? "≈" : "", cli_ns(p99, b[4], 32));
-		fprintf(f, "%-16s %4s %3s %-24s %9llu %12s %10s %10s %10s %10s %10s%s\n",
+		/* "≈" is 3 bytes in 1 column: 2 more bytes keep the column aligned */
+		fprintf(f, "%-16s %4s %3s %-24s %9llu %12s %10s %10s %10s %*s %10s%s\n",
 			cli_text(mname), vcpu >= 0 ? vc : "all",
 			e->isa == 1 ? "vmx" : e->isa == 2 ? "svm" : "?", cli_text(name),
 			(unsigned long long)e->count, cli_ns(sum, b[0], 32), cli_ns(mn, b[1], 32),
-			cli_ns(mean, b[2], 32), cli_ns(p50, b[3], 32), p99s, cli_ns(mx, b[5], 32),
+			cli_ns(mean, b[2], 32), cli_ns(p50, b[3], 32), approx ? 12 : 10, p99s,
+			cli_ns(mx, b[5], 32),
 			e->unfinished ? "  (some unfinished)" : "");
 	}
 }
