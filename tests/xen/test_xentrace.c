@@ -2,6 +2,8 @@
  * them): records without TSC, CPU changes, lost records, truncation, damage, and the
  * runstate / exit accounting and vCPU states of a small scenario whose numbers are derived
  * by hand in the comments. */
+#include <sys/mman.h>
+
 #include "testutil.h"
 #include "xt_writer.h"
 
@@ -9,6 +11,7 @@
 #include "vmscope/session.h"
 #include "vmscope/xen_model.h"
 #include "vmscope/xentrace.h"
+#include "input/xentrace/xentrace.h"
 
 static char path_buf[4096];
 
@@ -355,6 +358,24 @@ static void test_real_one_pass(void **state)
 	vms_session_free(s);
 }
 
+/* A damaged block header can put a stream's position past the file; giving back the pages
+ * below it must stay inside the mapping (madvise(MADV_DONTNEED) past it zeroed the fuzzer's
+ * TLS). The "file" is one page of a region of our own; the page after it holds a sentinel. */
+static void test_give_back_stays_in_mapping(void **state)
+{
+	(void)state;
+	const size_t pg = 4096, region = 8u << 20;
+	uint8_t *a = mmap(NULL, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(a != MAP_FAILED);
+	memset(a + pg, 0xA5, region - pg);
+	struct xt_reader r = { .fd = -1, .map = a, .size = pg };
+	xt_give_back(&r, 6u << 20);   /* a position 6 MiB into a 4 KiB file */
+	for (size_t i = pg; i < region; i += pg)
+		assert_int_equal(a[i], 0xA5);
+	assert_int_equal(r.dropped, 0);
+	munmap(a, region);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_model_scenario),
 		cmocka_unit_test(test_real_one_pass),
+		cmocka_unit_test(test_give_back_stays_in_mapping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -642,6 +642,8 @@ static void give_back(struct cstream *s, uint64_t upto)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t pg = page > 0 ? (uint64_t)page : 4096;
+	if (upto > s->size)   /* never past the mapping (see xt_give_back) */
+		upto = s->size;
 	if (upto < s->given_back + GIVE_BACK + pg)
 		return;
 	uint64_t to = (upto - GIVE_BACK) / pg * pg;

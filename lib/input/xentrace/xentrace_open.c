@@ -53,6 +53,11 @@ static const uint16_t type_kinds[VMS_XEN_T_COUNT] = {
 void xt_give_back(struct xt_reader *r, uint64_t upto)
 {
 	const uint64_t keep = 2u << 20;
+	/* upto comes from a stream's position, which a damaged block header can put past the
+	 * file: madvise(MADV_DONTNEED) past the mapping zeroes whatever the process has mapped
+	 * there (the fuzzer saw the main thread's TLS header zeroed: a SEGV in calloc, later) */
+	if (upto > r->size)
+		upto = r->size;
 	if (upto < keep)
 		return;
 	uint64_t end = (upto - keep) & ~(uint64_t)(keep - 1);
