@@ -59,7 +59,7 @@ if [ -r "$HOST" ]; then
   if [ $st -eq 0 ] && python3 - "$TMP/sync.json" "$GUEST" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema_version"] == 2 and d["command"] == "sync" and d["time_unit"] == "ns", d
+assert d["schema_version"] == 3 and d["command"] == "sync" and d["time_unit"] == "ns", d
 d = d["machines"]
 assert isinstance(d, list) and len(d) >= 2, d
 keys = {"machine", "reference", "method", "slope", "offset_ns", "quality", "pairs", "containment"}
@@ -233,7 +233,7 @@ PY
   if [ $st -eq 0 ] && python3 - "$TMP/info.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema_version"] == 2 and d["command"] == "info", d
+assert d["schema_version"] == 3 and d["command"] == "info", d
 d = d["traces"][0]
 assert d["roles"] == ["host"], d["roles"]
 assert d["tsc2nsec"]["mult"] == 735842807 and d["tsc2nsec"]["shift"] == 31
@@ -369,11 +369,11 @@ def run(*a):
     return subprocess.run([vms, *a, t], capture_output=True, text=True, check=True).stdout
 for c in ("report", "sync", "info", "exits"):
     d = json.loads(run(c, "--json"))
-    assert d["schema_version"] == 2 and d["command"] == c and d["time_unit"] == "ns", (c, d)
+    assert d["schema_version"] == 3 and d["command"] == c and d["time_unit"] == "ns", (c, d)
 for c in ("vcpus", "threads", "pcpus"):
     lines = run(c, "--json").splitlines()
     head = json.loads(lines[0])
-    assert head["schema_version"] == 2 and head["command"] == c and head["time_unit"] == "ns", head
+    assert head["schema_version"] == 3 and head["command"] == c and head["time_unit"] == "ns", head
     rows = [json.loads(l) for l in lines[1:]]
     assert all("machine" in r and "start_ns" in r and "end_ns" in r for r in rows), rows
     if c == "vcpus":

@@ -54,7 +54,7 @@ CSV
 import csv, json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 head, rows = rows[0], rows[1:]
-assert head["schema_version"] == 2 and head["command"] == "pcpus" and head["time_unit"] == "ns", head
+assert head["schema_version"] == 3 and head["command"] == "pcpus" and head["time_unit"] == "ns", head
 want = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == len(want), (len(rows), len(want))
 for j, c in zip(rows, want):

@@ -24,8 +24,10 @@ enum cli_allow {
 };
 
 /* The version of the JSON documents (a member "schema_version" of each document, and of the
- * first line of a JSON Lines stream); raised when a member changes meaning or goes away. */
-#define CLI_SCHEMA_VERSION 2
+ * first line of a JSON Lines stream); raised when a member changes meaning or goes away.
+ * 3: what cannot be seen is null, not a number (report's shares and *_ns fields where
+ * preemption or the guest's own states are unknown). */
+#define CLI_SCHEMA_VERSION 3
 
 /* The lines of --help for the options every analysis command shares. */
 #define CLI_HELP_OUTPUT                                                                  \
