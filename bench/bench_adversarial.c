@@ -52,6 +52,11 @@ static const struct run runs[] = {
 	{"many-streams", "dump", 10, 300, 101 * 40, 0},
 	/* N CPUs of 100 events, CPU after CPU: parsed once, the other CPUs' events queued */
 	{"xml-unordered", "dump", 10, 300, 100 * 40, 0},
+	/* N mapped ids >= 65536, 10 N events: a hashed lookup (was linear in the ids) */
+	{"st-big-ids", "dump", 10, 300, 10, 0},
+	/* N events of 1 MiB strings in pages of 2 MiB (was 0.35 s per event): at most 0.1 s
+	 * and nothing kept per event */
+	{"print-big", "dump", 10, 300, 1e5, 0},
 	/* as entry-tids, from XML */
 	{"xml-entry-tids", "report", 10, 64, 60, 2.5},
 };

@@ -11,6 +11,13 @@
 
 #include "analysis_internal.h"
 
+/* A vCPU's thieves are looked up by tid at every change of thief: the first ST_SCAN by a scan
+ * (the usual vCPU has a handful), the others through an index of 4-byte slots, so that a vCPU
+ * left preempted while N distinct threads run in turn costs O(N), not O(N^2), and such a
+ * trace O(N^2), not O(N^3) (issue 7.5, xml-entry-tids; the N^2 is N vCPUs times N thieves,
+ * the table the report shows). */
+#define ST_SCAN 16
+
 struct st_vcpu {
 	bool preempted;            /* shown state PREEMPTED */
 	int32_t tid;               /* who runs instead, -1 unknown */
@@ -18,6 +25,8 @@ struct st_vcpu {
 	uint64_t since;
 	struct vms_steal_entry *steal;
 	uint32_t nr_steal, cap_steal;
+	uint32_t *slot;            /* open addressing by host tid: steal index + 1, 0 empty */
+	uint32_t nr_slot;          /* a power of two > 2 nr_steal, or 0 (no index yet) */
 	bool wake_pending;
 	uint64_t wake_t;
 	struct vms_dist *runq;
@@ -28,18 +37,61 @@ struct an_steal {
 	struct st_vcpu *v;
 };
 
+static uint32_t slot_of(const struct st_vcpu *v, int32_t tid)
+{
+	uint32_t h = (uint32_t)tid * 2654435761u;
+	return (h ^ h >> 16) & (v->nr_slot - 1);
+}
+
+/* The index of tid's entry, or UINT32_MAX. */
+static uint32_t find(const struct st_vcpu *v, int32_t tid)
+{
+	for (uint32_t i = 0; i < v->nr_steal && i < ST_SCAN; i++)
+		if (v->steal[i].host_tid == tid)
+			return i;
+	if (!v->nr_slot)
+		return UINT32_MAX;
+	for (uint32_t h = slot_of(v, tid); v->slot[h]; h = (h + 1) & (v->nr_slot - 1))
+		if (v->steal[v->slot[h] - 1].host_tid == tid)
+			return v->slot[h] - 1;
+	return UINT32_MAX;
+}
+
+/* Makes room in the index for one more entry (built when the scan stops being enough);
+ * false when out of memory. */
+static bool index_room(struct st_vcpu *v)
+{
+	if (v->nr_steal < ST_SCAN || (uint64_t)(v->nr_steal + 1) * 2 <= v->nr_slot)
+		return true;
+	uint32_t n = v->nr_slot ? v->nr_slot * 2 : 4 * ST_SCAN;
+	uint32_t *s = calloc(n, sizeof *s);
+	if (!s)
+		return false;
+	free(v->slot);
+	v->slot = s;
+	v->nr_slot = n;
+	for (uint32_t i = 0; i < v->nr_steal; i++) {
+		uint32_t h = slot_of(v, v->steal[i].host_tid);
+		while (s[h])
+			h = (h + 1) & (n - 1);
+		s[h] = i + 1;
+	}
+	return true;
+}
+
 static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 {
 	struct st_vcpu *v = &st->v[vidx];
 	if (!v->preempted || v->tid < 0 || t <= v->since)
 		return;
 	uint64_t ns = t - v->since;
-	for (uint32_t i = 0; i < v->nr_steal; i++) {
-		if (v->steal[i].host_tid == v->tid) {
-			v->steal[i].ns += ns;
-			return;
-		}
+	uint32_t i = find(v, v->tid);
+	if (i != UINT32_MAX) {
+		v->steal[i].ns += ns;
+		return;
 	}
+	if (!index_room(v))
+		return;
 	if (v->nr_steal == v->cap_steal) {
 		uint32_t ncap = v->cap_steal ? v->cap_steal * 2 : 8;
 		struct vms_steal_entry *ns_ = realloc(v->steal, ncap * sizeof *ns_);
@@ -47,6 +99,12 @@ static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 			return;
 		v->steal = ns_;
 		v->cap_steal = ncap;
+	}
+	if (v->nr_slot) {
+		uint32_t h = slot_of(v, v->tid);
+		while (v->slot[h])
+			h = (h + 1) & (v->nr_slot - 1);
+		v->slot[h] = v->nr_steal + 1;
 	}
 	struct vms_steal_entry *e = &v->steal[v->nr_steal++];
 	memset(e, 0, sizeof *e);
@@ -58,10 +116,11 @@ static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 		host >= 0 ? vms_model_thread(st->L->model, (uint32_t)host, v->tid) : NULL;
 	if (ti && ti->pid > 0)
 		e->host_pid = ti->pid;
+	/* (a copy, not snprintf: once per new thief, N^2 times in that shape) */
 	if (v->comm[0])
-		snprintf(e->comm, sizeof e->comm, "%s", v->comm);
+		an_copy_comm(e->comm, v->comm);
 	else if (ti)
-		snprintf(e->comm, sizeof e->comm, "%s", ti->comm);
+		an_copy_comm(e->comm, ti->comm);
 }
 
 static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
@@ -124,6 +183,10 @@ static void on_finish(void *ctx, uint64_t t_end)
 		st->v[i].since = t_end;
 		if (st->v[i].nr_steal > 1)
 			qsort(st->v[i].steal, st->v[i].nr_steal, sizeof *st->v[i].steal, cmp_steal);
+		/* sorted, the index is stale: nothing is charged after the end */
+		free(st->v[i].slot);
+		st->v[i].slot = NULL;
+		st->v[i].nr_slot = 0;
 	}
 }
 
@@ -169,6 +232,7 @@ void an_steal_free(struct an_steal *st)
 		return;
 	for (uint32_t i = 0; i < st->L->nr_v; i++) {
 		free(st->v[i].steal);
+		free(st->v[i].slot);
 		vms_dist_free(st->v[i].runq);
 	}
 	free(st->v);
