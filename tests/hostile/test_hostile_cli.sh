@@ -157,4 +157,11 @@ assert sorted(e["tid"] for e in st) == list(range(1001, 1041)), st
 assert all(e["ns"] == 20 for e in st), st
 ' "$TMP/thieves.json"; then ok "report: 40 thieves of one vCPU, each charged its 2 x 10 ns once"
 else notok "report: 40 thieves" "status $st; $(head -c 300 "$TMP/thieves.err")"; fi
+# print-big: two ftrace prints of 1 MiB (hostile_shapes.c); dump formats a record from its
+# first TD_PRINT_REC/2 = 131072 bytes and must say that the text is cut, on each line
+"$GEN" print-big 2 "$TMP/print-big.dat" || { echo "Bail out! hostile_gen print-big failed"; exit 1; }
+"$VMS" dump "$TMP/print-big.dat" > "$TMP/print-big.txt" 2>"$TMP/print-big.err"; st=$?
+cut=$(grep -c 'cut: printed from the first 131072 of' "$TMP/print-big.txt")
+if [ $st -eq 0 ] && [ "$cut" -eq 2 ]; then ok "dump: a 1 MiB print shown cut, and says so (2 of 2 lines)"
+else notok "dump: cut print marked" "status $st, $cut marked; $(head -c 300 "$TMP/print-big.err")"; fi
 echo "1..$n"

@@ -487,8 +487,23 @@ int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t l
 	rec.data = ts->print_rec;
 	tep_print_event(ts->fm.tep, &sq, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
 	trace_seq_terminate(&sq);
-	snprintf(buf, len, "%s", sq.buffer ? sq.buffer : "");
+	int w = snprintf(buf, len, "%s", sq.buffer ? sq.buffer : "");
 	trace_seq_destroy(&sq);
 	memset(ts->print_rec, 0, n);
+	/* a text made from part of a record, or cut to the caller's buffer, says so: a reader of
+	 * `dump` must not take a cut string for the whole one */
+	char note[96] = "";
+	if (s->last_len > n)
+		snprintf(note, sizeof note, " [cut: printed from the first %u of %u bytes]", n,
+			 s->last_len);
+	else if (w >= 0 && (size_t)w >= len)
+		snprintf(note, sizeof note, " [cut: %d bytes of text, %zu shown]", w, len - 1);
+	size_t nl = strlen(note);
+	if (nl && nl < len) {
+		size_t used = strlen(buf);
+		if (used + nl >= len)
+			used = len - 1 - nl;
+		memcpy(buf + used, note, nl + 1);
+	}
 	return 0;
 }
