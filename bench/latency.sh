@@ -12,7 +12,8 @@
 #   50 M events, 3 runs: 9.21 s -> 11.09 s CPU (+20.4 %; medians 11.16 -> 14.03 s, +26 %),
 #     peak 14.8 -> 15.1 MiB (+0.2 MiB, as at 2 M and 10 M: memory flat); again later:
 #     11.32 s -> 13.80 s (+21.9 %; medians 12.64 -> 14.43 s, +14 %), `vmscope report` itself
-#     14.30 s, 16.0 MiB
+#     14.30 s, 16.0 MiB; with the machine at rest (other work stopped), 3 runs:
+#     10.19 s -> 10.87 s CPU (+6.6 %; medians 11.13 -> 13.15 s, +18 %), 14.8 -> 15.0 MiB
 # usage: bench/latency.sh [EVENTS...]   (default: 2000000 10000000 50000000)
 #        BENCH_DIR (default /tmp/vmscope-bench) keeps the pairs; RUNS (default 5, 3 at >= 20 M);
 #        CALLGRIND=1 also counts instructions on the first size (about 2 min at 2 M);
