@@ -12,8 +12,9 @@
 #include "analysis_internal.h"
 
 /* A vCPU's thieves are looked up by tid at every change of thief: the first ST_SCAN by a scan
- * (the usual vCPU has a handful), the others through an index of 4-byte slots, so that a vCPU
- * left preempted while N distinct threads run in turn costs O(N), not O(N^2), and such a
+ * (the usual vCPU has a handful), the others through an index of 4-byte slots (not a
+ * vms_keymap, whose 16-byte slots would take 4x the index's memory in the N^2 shape below),
+ * so that a vCPU left preempted while N distinct threads run in turn costs O(N), not O(N^2), and such a
  * trace O(N^2), not O(N^3) (issue 7.5, xml-entry-tids; the N^2 is N vCPUs times N thieves,
  * the table the report shows). */
 #define ST_SCAN 16
@@ -43,6 +44,15 @@ static uint32_t slot_of(const struct st_vcpu *v, int32_t tid)
 	return (h ^ h >> 16) & (v->nr_slot - 1);
 }
 
+/* Puts entry i (tid) in the index's first free slot after tid's home. */
+static void slot_put(struct st_vcpu *v, int32_t tid, uint32_t i)
+{
+	uint32_t h = slot_of(v, tid);
+	while (v->slot[h])
+		h = (h + 1) & (v->nr_slot - 1);
+	v->slot[h] = i + 1;
+}
+
 /* The index of tid's entry, or UINT32_MAX. */
 static uint32_t find(const struct st_vcpu *v, int32_t tid)
 {
@@ -70,12 +80,8 @@ static bool index_room(struct st_vcpu *v)
 	free(v->slot);
 	v->slot = s;
 	v->nr_slot = n;
-	for (uint32_t i = 0; i < v->nr_steal; i++) {
-		uint32_t h = slot_of(v, v->steal[i].host_tid);
-		while (s[h])
-			h = (h + 1) & (n - 1);
-		s[h] = i + 1;
-	}
+	for (uint32_t i = 0; i < v->nr_steal; i++)
+		slot_put(v, v->steal[i].host_tid, i);
 	return true;
 }
 
@@ -100,12 +106,8 @@ static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 		v->steal = ns_;
 		v->cap_steal = ncap;
 	}
-	if (v->nr_slot) {
-		uint32_t h = slot_of(v, v->tid);
-		while (v->slot[h])
-			h = (h + 1) & (v->nr_slot - 1);
-		v->slot[h] = v->nr_steal + 1;
-	}
+	if (v->nr_slot)
+		slot_put(v, v->tid, v->nr_steal);
 	struct vms_steal_entry *e = &v->steal[v->nr_steal++];
 	memset(e, 0, sizeof *e);
 	e->host_tid = v->tid;
