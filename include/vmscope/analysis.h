@@ -104,10 +104,32 @@ struct vms_exit_stats {
 	uint64_t count;               /* every kvm_exit: vms_dist_count + unfinished */
 };
 
+/* Who took a vCPU's CPU. Exact in every normal trace: one entry per host thread. Two
+ * buckets keep a hostile trace's table bounded, each with its exact total:
+ *  - UNATTRIBUTED: time preempted on a host CPU where VMS_INSTEAD_MAX_WAITERS (64) vCPUs
+ *    already waited (vmscope/observe.h): who ran is not followed for it;
+ *  - OTHERS: the host threads beyond the first VMS_STEAL_MAX_THIEVES (256) of the vCPU (or
+ *    beyond VMS_STEAL_MAX_ENTRIES of all vCPUs), `threads` of them (at least that many when
+ *    threads_at_least: counting them distinct took more than a fixed budget).
+ * Bucket entries have host_tid = host_pid = -1 and a comm naming them ("unattributed",
+ * "other threads"). */
+#define VMS_STEAL_MAX_THIEVES 256
+#define VMS_STEAL_MAX_ENTRIES (1u << 20)
+enum vms_steal_kind { VMS_STEAL_THREAD = 0, VMS_STEAL_UNATTRIBUTED, VMS_STEAL_OTHERS };
 struct vms_steal_entry {
 	int32_t host_tid, host_pid;
 	char comm[24];
 	uint64_t ns;
+	enum vms_steal_kind kind;
+	uint64_t threads;                   /* OTHERS: distinct host threads summed */
+	bool threads_at_least;
+};
+
+/* Host CPUs where more than VMS_INSTEAD_MAX_WAITERS vCPUs waited at once: `vcpus` vCPUs
+ * (a vCPU counted once per stay) had `ns` of preempted time there with who ran unattributed. */
+struct vms_unattributed {
+	uint32_t host, cpu;
+	uint64_t vcpus, ns;
 };
 
 struct vms_vcpu_stats {
@@ -129,8 +151,10 @@ struct vms_vcpu_stats {
 	struct vms_exit_stats *exits;       /* per (isa, reason), sorted by total time, descending */
 	uint64_t exits_unpaired;            /* unfinished exits (see vms_exit_stats.unfinished) */
 	uint32_t nr_steal;
-	struct vms_steal_entry *steal;      /* sorted by ns, descending; only PREEMPTED time
-	                                       (runnable vCPU thread), not HALTED time */
+	struct vms_steal_entry *steal;      /* host threads sorted by ns, descending, then the
+	                                       UNATTRIBUTED and OTHERS buckets when not empty;
+	                                       only PREEMPTED time (runnable vCPU thread), not
+	                                       HALTED time */
 	const struct vms_dist *runq_latency; /* sched_wakeup -> sched_switch in, of the vCPU thread */
 	uint64_t contained, contain_total;  /* guest events inside a guest-mode window */
 };
@@ -169,6 +193,10 @@ void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end);
 uint32_t vms_analysis_nr_vcpus(const struct vms_analysis *a);
 const struct vms_vcpu_stats *vms_analysis_vcpu(const struct vms_analysis *a, uint32_t i);
 /* Guest threads that were ever current on a vCPU (tid > 0), ordered by machine then tid. */
+/* Host CPUs where who ran was left unattributed for some vCPUs (vms_unattributed), in the
+ * order first met; *n = 0 when none (every normal trace). */
+const struct vms_unattributed *vms_analysis_unattributed(const struct vms_analysis *a,
+							 uint32_t *n);
 uint32_t vms_analysis_nr_gthreads(const struct vms_analysis *a);
 const struct vms_gthread_stats *vms_analysis_gthread(const struct vms_analysis *a, uint32_t i);
 /* Exits of all vCPUs of guest `machine` per (isa, reason), sorted by total time descending;

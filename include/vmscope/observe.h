@@ -130,13 +130,23 @@ struct vms_obs_guest_wakeup {
 /* While a vCPU is preempted or halted (its thread off its physical CPU), the host thread
  * that runs on the CPU it left changed (or became known): tid -1 when unknown. Published at
  * the vcpu_state that makes the vCPU preempted/halted and at every later change of that
- * CPU's occupant until the vCPU runs again. */
+ * CPU's occupant until the vCPU runs again.
+ *
+ * At most VMS_INSTEAD_MAX_WAITERS vCPUs waiting on one host CPU at once are told of its
+ * occupants, the first to leave it: a vCPU whose thread leaves a CPU where that many already
+ * wait gets one vcpu_instead with `unattributed` set (tid -1) and none until it runs again.
+ * Its preempted or halted time is exact (its vcpu_state observations); who ran meanwhile is
+ * not attributed. A host switch so costs O(VMS_INSTEAD_MAX_WAITERS), not O(vCPUs waiting):
+ * a trace leaving N vCPU threads runnable on one CPU would otherwise cost N^2. No real host
+ * comes near it (a vCPU thread waits behind a few others). */
+#define VMS_INSTEAD_MAX_WAITERS 64
 struct vms_obs_vcpu_instead {
 	uint32_t machine, vcpu, vidx;
 	uint64_t t;
 	uint32_t host, host_cpu;
 	int32_t tid;
 	const char *comm;                /* valid during the call only; may be "" */
+	bool unattributed;               /* beyond VMS_INSTEAD_MAX_WAITERS: tid -1, see above */
 };
 
 /* The subscriber. Any callback may be NULL. */

@@ -285,6 +285,15 @@ const struct vms_vcpu_stats *vms_analysis_vcpu(const struct vms_analysis *a, uin
 	return a->vstats && i < a->L.nr_v ? &a->vstats[i] : NULL;
 }
 
+const struct vms_unattributed *vms_analysis_unattributed(const struct vms_analysis *a,
+							 uint32_t *n)
+{
+	*n = 0;
+	if (!a->finished || !a->steal)
+		return NULL;
+	return an_steal_unattributed(a->steal, n);
+}
+
 uint32_t vms_analysis_nr_gthreads(const struct vms_analysis *a)
 {
 	return a->gstats ? a->nr_gstats : 0;

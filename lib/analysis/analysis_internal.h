@@ -130,6 +130,7 @@ struct an_steal *an_steal_new(const struct an_layout *L, struct vms_observer *o)
 const struct vms_steal_entry *an_steal_entries(const struct an_steal *st, uint32_t vidx,
 					       uint32_t *n);
 const struct vms_dist *an_steal_runq(const struct an_steal *st, uint32_t vidx);
+const struct vms_unattributed *an_steal_unattributed(const struct an_steal *st, uint32_t *n);
 void an_steal_free(struct an_steal *st);
 
 struct an_contain;   /* containment.c */

@@ -340,7 +340,7 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 		if (!span)
 			continue;
 		/* steal: the top thief */
-		if (v->nr_steal && v->steal[0].ns * 20 >= span && v->steal[0].ns >= 1000000) {
+		if (v->nr_steal && v->steal[0].kind == VMS_STEAL_THREAD && v->steal[0].ns * 20 >= span && v->steal[0].ns >= 1000000) {
 			const struct vms_steal_entry *e = &v->steal[0];
 			uint64_t first = v->first, last = v->last;
 			for (uint32_t k = 0; k < f->v[i].nth; k++)

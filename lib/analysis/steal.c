@@ -10,17 +10,25 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "model/keymap.h"
 
 /* A vCPU's thieves are looked up by tid at every change of thief: the first ST_SCAN by a scan
  * (the usual vCPU has a handful), the others through an index of 4-byte slots (not a
- * vms_keymap, whose 16-byte slots would take 4x the index's memory in the N^2 shape below),
- * so that a vCPU left preempted while N distinct threads run in turn costs O(N), not O(N^2), and such a
- * trace O(N^2), not O(N^3) (issue 7.5, xml-entry-tids; the N^2 is N vCPUs times N thieves,
- * the table the report shows). */
+ * vms_keymap, whose 16-byte slots would take 4x the index's memory), so that a vCPU left
+ * preempted while N distinct threads run in turn costs O(N), not O(N^2).
+ *
+ * Bounded whatever the trace (issue 7.5): at most VMS_STEAL_MAX_THIEVES threads itemised per
+ * vCPU and VMS_STEAL_MAX_ENTRIES for all, the first to steal; later ones are summed in the
+ * vCPU's "other threads" bucket (exact time; counted distinct in a set of 4-byte tids while
+ * all those sets together stay under ST_MAX_OTHER_SLOTS, then "at least"). With the state
+ * machine's VMS_INSTEAD_MAX_WAITERS, a trace leaving N vCPUs runnable on one CPU while N
+ * threads run in turn (xml-entry-tids) keeps 64 x 256 entries, not N^2/2. */
 #define ST_SCAN 16
+#define ST_MAX_OTHER_SLOTS (1u << 22)
 
 struct st_vcpu {
 	bool preempted;            /* shown state PREEMPTED */
+	bool unattributed;         /* who runs instead is not followed (observe.h) */
 	int32_t tid;               /* who runs instead, -1 unknown */
 	char comm[24];
 	uint64_t since;
@@ -28,6 +36,14 @@ struct st_vcpu {
 	uint32_t nr_steal, cap_steal;
 	uint32_t *slot;            /* open addressing by host tid: steal index + 1, 0 empty */
 	uint32_t nr_slot;          /* a power of two > 2 nr_steal, or 0 (no index yet) */
+	/* the buckets (vmscope/analysis.h) */
+	uint64_t unattributed_ns;
+	uint64_t unattr_key;       /* (host, cpu) + 1 its last unattributed wait was counted on */
+	uint32_t cur_cpu, cur_host;
+	uint64_t other_ns, other_threads;
+	bool other_at_least;
+	uint32_t *oset;            /* open addressing: tid + 1 of the other threads, 0 empty */
+	uint32_t nr_oset;          /* a power of two > 2 other_threads, or 0 */
 	bool wake_pending;
 	uint64_t wake_t;
 	struct vms_dist *runq;
@@ -36,18 +52,23 @@ struct st_vcpu {
 struct an_steal {
 	const struct an_layout *L;
 	struct st_vcpu *v;
+	uint64_t nr_entries;       /* itemised, of all vCPUs */
+	uint64_t nr_oslots;        /* of all the other-thread sets */
+	struct vms_keymap ucpu;    /* (host, cpu) -> index in unattr + 1 */
+	struct vms_unattributed *unattr;
+	uint32_t nr_unattr, cap_unattr;
 };
 
-static uint32_t slot_of(const struct st_vcpu *v, int32_t tid)
+static uint32_t hash_tid(int32_t tid, uint32_t nr)
 {
 	uint32_t h = (uint32_t)tid * 2654435761u;
-	return (h ^ h >> 16) & (v->nr_slot - 1);
+	return (h ^ h >> 16) & (nr - 1);
 }
 
 /* Puts entry i (tid) in the index's first free slot after tid's home. */
 static void slot_put(struct st_vcpu *v, int32_t tid, uint32_t i)
 {
-	uint32_t h = slot_of(v, tid);
+	uint32_t h = hash_tid(tid, v->nr_slot);
 	while (v->slot[h])
 		h = (h + 1) & (v->nr_slot - 1);
 	v->slot[h] = i + 1;
@@ -61,7 +82,7 @@ static uint32_t find(const struct st_vcpu *v, int32_t tid)
 			return i;
 	if (!v->nr_slot)
 		return UINT32_MAX;
-	for (uint32_t h = slot_of(v, tid); v->slot[h]; h = (h + 1) & (v->nr_slot - 1))
+	for (uint32_t h = hash_tid(tid, v->nr_slot); v->slot[h]; h = (h + 1) & (v->nr_slot - 1))
 		if (v->steal[v->slot[h] - 1].host_tid == tid)
 			return v->slot[h] - 1;
 	return UINT32_MAX;
@@ -85,29 +106,118 @@ static bool index_room(struct st_vcpu *v)
 	return true;
 }
 
+/* ns of thread tid, one not itemised, in the vCPU's "other threads": the first time it is
+ * seen there, it counts one more (while the sets' budget lasts; then "at least"). */
+static void charge_other(struct an_steal *st, struct st_vcpu *v, int32_t tid, uint64_t ns)
+{
+	v->other_ns += ns;
+	if (v->other_at_least)
+		return;
+	uint32_t key = (uint32_t)tid + 1;
+	for (uint32_t h = v->nr_oset ? hash_tid(tid, v->nr_oset) : 0; v->nr_oset && v->oset[h];
+	     h = (h + 1) & (v->nr_oset - 1))
+		if (v->oset[h] == key)
+			return;
+	if ((v->other_threads + 1) * 2 > v->nr_oset) {
+		uint32_t n = v->nr_oset ? v->nr_oset * 2 : 64;
+		uint32_t *s = st->nr_oslots + n <= ST_MAX_OTHER_SLOTS ? calloc(n, sizeof *s) : NULL;
+		if (!s) {
+			/* the count from here would be a guess: it says "at least" */
+			v->other_at_least = true;
+			v->other_threads++;
+			free(v->oset);
+			st->nr_oslots -= v->nr_oset;
+			v->oset = NULL;
+			v->nr_oset = 0;
+			return;
+		}
+		for (uint32_t i = 0; i < v->nr_oset; i++)
+			if (v->oset[i]) {
+				uint32_t h = hash_tid((int32_t)(v->oset[i] - 1), n);
+				while (s[h])
+					h = (h + 1) & (n - 1);
+				s[h] = v->oset[i];
+			}
+		free(v->oset);
+		st->nr_oslots += n - v->nr_oset;
+		v->oset = s;
+		v->nr_oset = n;
+	}
+	uint32_t h = hash_tid(tid, v->nr_oset);
+	while (v->oset[h])
+		h = (h + 1) & (v->nr_oset - 1);
+	v->oset[h] = key;
+	v->other_threads++;
+}
+
+/* An unattributed wait of vCPU v on (host, cpu) is counted for the warning. */
+static void count_unattributed(struct an_steal *st, struct st_vcpu *v, uint64_t ns)
+{
+	uint64_t key = (uint64_t)v->cur_host << 32 | v->cur_cpu;
+	bool inserted;
+	uint64_t *idx = vms_keymap_put(&st->ucpu, key, st->nr_unattr + 1, &inserted);
+	if (!idx)
+		return;
+	if (inserted) {
+		if (st->nr_unattr == st->cap_unattr) {
+			uint32_t cap = st->cap_unattr ? st->cap_unattr * 2 : 8;
+			struct vms_unattributed *u = realloc(st->unattr, cap * sizeof *u);
+			if (!u) {
+				*idx = 0;
+				return;
+			}
+			st->unattr = u;
+			st->cap_unattr = cap;
+		}
+		st->unattr[st->nr_unattr++] = (struct vms_unattributed){ .host = v->cur_host,
+									 .cpu = v->cur_cpu };
+	}
+	if (!*idx)
+		return;
+	struct vms_unattributed *u = &st->unattr[*idx - 1];
+	u->ns += ns;
+	if (v->unattr_key != key + 1) {
+		v->unattr_key = key + 1;
+		u->vcpus++;
+	}
+}
+
 static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 {
 	struct st_vcpu *v = &st->v[vidx];
-	if (!v->preempted || v->tid < 0 || t <= v->since)
+	if (!v->preempted || t <= v->since)
 		return;
 	uint64_t ns = t - v->since;
+	if (v->unattributed) {
+		v->unattributed_ns += ns;
+		count_unattributed(st, v, ns);
+		return;
+	}
+	if (v->tid < 0)
+		return;
 	uint32_t i = find(v, v->tid);
 	if (i != UINT32_MAX) {
 		v->steal[i].ns += ns;
 		return;
 	}
-	if (!index_room(v))
+	if (v->nr_steal >= VMS_STEAL_MAX_THIEVES || st->nr_entries >= VMS_STEAL_MAX_ENTRIES ||
+	    !index_room(v)) {
+		charge_other(st, v, v->tid, ns);
 		return;
+	}
 	if (v->nr_steal == v->cap_steal) {
 		uint32_t ncap = v->cap_steal ? v->cap_steal * 2 : 8;
 		struct vms_steal_entry *ns_ = realloc(v->steal, ncap * sizeof *ns_);
-		if (!ns_)
+		if (!ns_) {
+			charge_other(st, v, v->tid, ns);
 			return;
+		}
 		v->steal = ns_;
 		v->cap_steal = ncap;
 	}
 	if (v->nr_slot)
 		slot_put(v, v->tid, v->nr_steal);
+	st->nr_entries++;
 	struct vms_steal_entry *e = &v->steal[v->nr_steal++];
 	memset(e, 0, sizeof *e);
 	e->host_tid = v->tid;
@@ -118,7 +228,7 @@ static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 		host >= 0 ? vms_model_thread(st->L->model, (uint32_t)host, v->tid) : NULL;
 	if (ti && ti->pid > 0)
 		e->host_pid = ti->pid;
-	/* (a copy, not snprintf: once per new thief, N^2 times in that shape) */
+	/* (a copy, not snprintf: once per new thief) */
 	if (v->comm[0])
 		an_copy_comm(e->comm, v->comm);
 	else if (ti)
@@ -132,19 +242,25 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	charge(st, o->vidx, o->t);
 	v->since = o->t;
 	v->preempted = o->state == VMS_STATE_PREEMPTED;
-	if (o->state != VMS_STATE_PREEMPTED && o->state != VMS_STATE_HALTED)
+	if (o->state != VMS_STATE_PREEMPTED && o->state != VMS_STATE_HALTED) {
 		v->tid = -1;
+		v->unattributed = false;
+	}
 }
 
 static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	struct an_steal *st = ctx;
 	struct st_vcpu *v = &st->v[o->vidx];
-	if (o->tid == v->tid && strncmp(o->comm, v->comm, 23) == 0)
+	if (o->tid == v->tid && o->unattributed == v->unattributed &&
+	    strncmp(o->comm, v->comm, 23) == 0)
 		return;
 	charge(st, o->vidx, o->t);
 	v->since = o->t;
 	v->tid = o->tid;
+	v->unattributed = o->unattributed;
+	v->cur_host = o->host;
+	v->cur_cpu = o->host_cpu;
 	an_copy_comm(v->comm, o->comm);
 }
 
@@ -183,12 +299,34 @@ static void on_finish(void *ctx, uint64_t t_end)
 	for (uint32_t i = 0; i < st->L->nr_v; i++) {
 		charge(st, i, t_end);
 		st->v[i].since = t_end;
-		if (st->v[i].nr_steal > 1)
-			qsort(st->v[i].steal, st->v[i].nr_steal, sizeof *st->v[i].steal, cmp_steal);
+		struct st_vcpu *v = &st->v[i];
+		if (v->nr_steal > 1)
+			qsort(v->steal, v->nr_steal, sizeof *v->steal, cmp_steal);
 		/* sorted, the index is stale: nothing is charged after the end */
-		free(st->v[i].slot);
-		st->v[i].slot = NULL;
-		st->v[i].nr_slot = 0;
+		free(v->slot);
+		v->slot = NULL;
+		v->nr_slot = 0;
+		free(v->oset);
+		v->oset = NULL;
+		v->nr_oset = 0;
+		/* the buckets, after the threads */
+		uint32_t need = v->nr_steal + 2;
+		if ((v->unattributed_ns || v->other_ns) && need > v->cap_steal) {
+			struct vms_steal_entry *e = realloc(v->steal, need * sizeof *e);
+			if (!e)
+				continue; /* (out of memory at the end: the table without them) */
+			v->steal = e;
+			v->cap_steal = need;
+		}
+		if (v->unattributed_ns)
+			v->steal[v->nr_steal++] = (struct vms_steal_entry){
+				.host_tid = -1, .host_pid = -1, .comm = "unattributed",
+				.ns = v->unattributed_ns, .kind = VMS_STEAL_UNATTRIBUTED };
+		if (v->other_ns)
+			v->steal[v->nr_steal++] = (struct vms_steal_entry){
+				.host_tid = -1, .host_pid = -1, .comm = "other threads",
+				.ns = v->other_ns, .kind = VMS_STEAL_OTHERS,
+				.threads = v->other_threads, .threads_at_least = v->other_at_least };
 	}
 }
 
@@ -198,6 +336,7 @@ struct an_steal *an_steal_new(const struct an_layout *L, struct vms_observer *o)
 	if (!st)
 		return NULL;
 	st->L = L;
+	vms_keymap_init(&st->ucpu);
 	st->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *st->v);
 	if (!st->v) {
 		free(st);
@@ -223,6 +362,12 @@ const struct vms_steal_entry *an_steal_entries(const struct an_steal *st, uint32
 	return st->v[vidx].steal;
 }
 
+const struct vms_unattributed *an_steal_unattributed(const struct an_steal *st, uint32_t *n)
+{
+	*n = st->nr_unattr;
+	return st->unattr;
+}
+
 const struct vms_dist *an_steal_runq(const struct an_steal *st, uint32_t vidx)
 {
 	return st->v[vidx].runq;
@@ -235,8 +380,11 @@ void an_steal_free(struct an_steal *st)
 	for (uint32_t i = 0; i < st->L->nr_v; i++) {
 		free(st->v[i].steal);
 		free(st->v[i].slot);
+		free(st->v[i].oset);
 		vms_dist_free(st->v[i].runq);
 	}
+	vms_keymap_free(&st->ucpu);
+	free(st->unattr);
 	free(st->v);
 	free(st);
 }

@@ -70,8 +70,9 @@ struct sm_vcpu {
 	bool exit_pending, have_exit;
 	uint64_t exit_t, exit_rip, exit_info1, exit_info2;
 	uint32_t exit_isa, exit_reason, exit_cpu;
-	/* off its CPU: the list of vCPUs that left each CPU */
-	bool left_valid;
+	/* off its CPU: the CPU its thread left (left_valid), and its place in that CPU's list of
+	 * the vCPUs told who runs there (left_listed: at most VMS_INSTEAD_MAX_WAITERS) */
+	bool left_valid, left_listed;
 	uint32_t left_cpu;
 	int32_t left_prev, left_next;
 };
@@ -82,6 +83,9 @@ struct sm_cpu {
 	int32_t left_head;         /* first off-CPU vCPU whose thread left this CPU, -1 none: a
 	                              list, so that a switch here updates them without scanning
 	                              every vCPU */
+	uint32_t nr_left;          /* its length, at most VMS_INSTEAD_MAX_WAITERS: a switch costs
+	                              that much at most, however many vCPU threads wait here (the
+	                              others are told once that who ran is unattributed) */
 };
 
 struct sm_machine {
@@ -171,6 +175,7 @@ static struct sm_cpu *host_cpu(struct an_sm *sm, uint32_t h, uint32_t cpu)
 			nc[c].tid = -1;
 			nc[c].comm[0] = '\0';
 			nc[c].left_head = -1;
+			nc[c].nr_left = 0;
 		}
 		am->cpu = nc;
 		am->nr_cpus = n;
@@ -213,6 +218,9 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 			o.tid = v->host_tid;
 			o.host_cpu = v->run_cpu >= 0 ? (uint32_t)v->run_cpu : 0;
 		}
+	} else if (v->left_valid && !v->left_listed) {
+		/* it left a CPU where VMS_INSTEAD_MAX_WAITERS vCPUs already waited */
+		o.unattributed = true;
 	} else if (v->left_valid && v->host >= 0) {
 		struct sm_cpu *c = host_cpu(sm, (uint32_t)v->host, v->left_cpu);
 		if (c) {
@@ -439,6 +447,9 @@ static void left_detach(struct an_sm *sm, struct sm_vcpu *v)
 {
 	if (!v->left_valid)
 		return;
+	v->left_valid = false;
+	if (!v->left_listed)
+		return;
 	struct sm_cpu *c = host_cpu(sm, (uint32_t)v->host, v->left_cpu);
 	if (v->left_prev >= 0)
 		sm->v[v->left_prev].left_next = v->left_next;
@@ -446,20 +457,31 @@ static void left_detach(struct an_sm *sm, struct sm_vcpu *v)
 		c->left_head = v->left_next;
 	if (v->left_next >= 0)
 		sm->v[v->left_next].left_prev = v->left_prev;
-	v->left_valid = false;
+	if (c && c->nr_left)
+		c->nr_left--;
+	v->left_listed = false;
 	v->left_prev = v->left_next = -1;
 }
 
+/* The vCPU's thread left CPU cpu (c): it is told who runs there from now on, unless
+ * VMS_INSTEAD_MAX_WAITERS vCPUs already are (then its wait is unattributed, exact in length:
+ * telling each of N waiters of every switch would make a trace's work N^2). A vCPU does not
+ * move up the list when one before it runs again: its wait stays one thing, attributed or
+ * not. */
 static void left_attach(struct an_sm *sm, struct sm_vcpu *v, struct sm_cpu *c, uint32_t cpu)
 {
 	int32_t self = (int32_t)(v - sm->v);
 	v->left_cpu = cpu;
+	v->left_valid = true;
+	if (c->nr_left >= VMS_INSTEAD_MAX_WAITERS)
+		return;
+	c->nr_left++;
+	v->left_listed = true;
 	v->left_prev = -1;
 	v->left_next = c->left_head;
 	if (c->left_head >= 0)
 		sm->v[c->left_head].left_prev = self;
 	c->left_head = self;
-	v->left_valid = true;
 }
 
 

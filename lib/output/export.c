@@ -10,6 +10,8 @@
  *                       (or when) the running slice closes and so nest inside it
  *   host thread         vcpu_state (preempted) and vcpu_instead: who runs where the vCPU's
  *                       thread left, while it is preempted (not halted: that is no steal)
+ *   unattributed        vcpu_instead's unattributed (vmscope/observe.h): a host's counter
+ *                       of the vCPUs preempted with who ran not followed, made when needed
  *   counters            per period: exits begun / period, preempted time / period */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +40,8 @@ struct xv {                      /* per vCPU */
 	int32_t steal_tid;           /* host thread charged now, -1 none */
 	uint32_t lane;               /* its lane (index in lanes) */
 	uint64_t steal_since;
+	bool unattr;                 /* counted in its host's unattributed counter */
+	uint32_t unattr_host;
 	/* counters */
 	uint64_t b_start, b_exits, b_steal;
 	bool emitted;
@@ -86,6 +90,8 @@ struct vms_export {
 	uint64_t period;
 	uint32_t nr_mach;
 	uint32_t *group;             /* [nr_mach], UINT32_MAX when none */
+	uint32_t *unattr_tr;         /* [nr_mach]: its unattributed counter + 1, 0 none yet */
+	uint32_t *unattr_n;          /* [nr_mach]: the vCPUs it counts now */
 	uint32_t *vbase;
 	struct xv *v;
 	uint32_t nr_v;
@@ -335,12 +341,42 @@ static uint32_t steal_lane(struct vms_export *x, uint32_t host, int32_t tid, con
 	return UINT32_MAX;
 }
 
+/* The vCPU is counted (on) or not in its host's counter of preempted vCPUs whose thieves
+ * are unattributed: a counter, not a slice per vCPU on a shared track, since they are many
+ * at once by definition. */
+static void unattr_set(struct vms_export *x, struct xv *v, uint32_t host, bool on, uint64_t t)
+{
+	if (v->unattr == on)
+		return;
+	if (on)
+		v->unattr_host = host;
+	uint32_t h = v->unattr_host;
+	if (!x->unattr_tr[h]) {
+		uint32_t tr = x->group[h] == UINT32_MAX ? UINT32_MAX
+			: vms_tl_counter(x->tl, x->group[h], "vCPUs preempted, who ran unattributed",
+					 "vCPUs", RANK_THREADS - 1);
+		if (tr == UINT32_MAX) {
+			x->failed = x->group[h] != UINT32_MAX;
+			return;
+		}
+		x->unattr_tr[h] = tr + 1;
+	}
+	v->unattr = on;
+	x->unattr_n[h] += on ? 1 : (uint32_t)-1;
+	vms_tl_count(x->tl, x->unattr_tr[h] - 1, t, x->unattr_n[h]);
+}
+
 static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	struct vms_export *x = ctx;
 	struct xv *v = xv_of(x, o->machine, o->vcpu);
 	if (!v || !v->preempted || o->host >= x->nr_mach || !v->kept)
 		return;
+	if (o->unattributed) {
+		steal_close(x, v, o->t);
+		unattr_set(x, v, o->host, true, o->t);
+		return;
+	}
 	if (v->steal_tid == o->tid && o->tid >= 0)
 		return;
 	steal_close(x, v, o->t);
@@ -364,6 +400,7 @@ static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	if (v->preempted && !pre) {
 		add_steal(v, o->t);
 		steal_close(x, v, o->t);
+		unattr_set(x, v, 0, false, o->t);
 	}
 	if (pre && !v->preempted)
 		v->pre_since = o->t;
@@ -631,6 +668,8 @@ static void free_state(struct vms_export *x)
 	names_free(&x->occupants);
 	names_free(&x->insteads);
 	free(x->group);
+	free(x->unattr_tr);
+	free(x->unattr_n);
 	free(x->vbase);
 	free(x->v);
 	struct xconf c = x->c;
@@ -656,7 +695,9 @@ static int make_state(struct vms_export *x, const struct vms_model *model)
 	x->nr_mach = vms_model_nr_machines(model);
 	x->group = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->group);
 	x->vbase = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->vbase);
-	if (!x->group || !x->vbase)
+	x->unattr_tr = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->unattr_tr);
+	x->unattr_n = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->unattr_n);
+	if (!x->group || !x->vbase || !x->unattr_tr || !x->unattr_n)
 		return -1;
 	for (uint32_t m = 0; m < x->nr_mach; m++) {
 		x->vbase[m] = x->nr_v;

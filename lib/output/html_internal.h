@@ -76,7 +76,8 @@ struct vms_html {
 	uint32_t nr_names, cap_names, names_dropped;
 	struct vms_keymap name_index;   /* FNV-1a hash -> index */
 	struct vms_keymap name_cache;   /* a name's parts -> index (html_observer.c) */
-	uint32_t n_idle, n_off, n_instead_idle, n_polling, n_host_idle, n_hyp, n_unknown_thread;
+	uint32_t n_idle, n_off, n_instead_idle, n_polling, n_host_idle, n_hyp, n_unknown_thread,
+		 n_unattributed;
 	struct html_hist *hists;
 	uint32_t nr_hists, cap_hists;
 	uint64_t t_first, t_end;

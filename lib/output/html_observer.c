@@ -293,7 +293,8 @@ static void on_vcpu_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	struct html_vcpu *v = vcpu_of(h, o->machine, o->vcpu);
 	if (!v || (v->state != VMS_STATE_PREEMPTED && v->state != VMS_STATE_HALTED))
 		return;
-	uint32_t who = o->tid < 0 ? h->n_off : o->tid == 0 ? h->n_instead_idle : 0;
+	uint32_t who = o->unattributed ? h->n_unattributed
+		     : o->tid < 0 ? h->n_off : o->tid == 0 ? h->n_instead_idle : 0;
 	if (o->tid > 0) {
 		uint64_t key = name_key(NK_INSTEAD, o->host, (uint32_t)o->tid), e = cache_get(h, key);
 		who = e ? entry_name(e)
@@ -544,6 +545,8 @@ static int layout(struct vms_html *h, const struct vms_model *model)
 	h->n_host_idle = html_name(h, "host idle");
 	h->n_hyp = html_name(h, "in the hypervisor");
 	h->n_unknown_thread = html_name(h, "unknown thread");
+	/* a wait beyond VMS_INSTEAD_MAX_WAITERS on one CPU (vmscope/observe.h) */
+	h->n_unattributed = html_name(h, "instead: unattributed");
 	for (uint32_t i = 0; i < nm; i++) {
 		h->vcpu_base[i] = h->nr_vcpus;
 		h->nr_vcpus += vms_model_machine_c(model, i)->nr_vcpus;

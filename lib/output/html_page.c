@@ -312,7 +312,8 @@ static void write_exits(FILE *f, struct vms_html *h)
 		   "reason, most frequent first. Hover a bar for its range and count.</p>\n");
 	if (!h->nr_hists)
 		fprintf(f, "<p>No VM exit in the traces.</p>\n");
-	qsort(h->hists, h->nr_hists, sizeof *h->hists, cmp_hist);
+	if (h->nr_hists > 1) /* (qsort of NULL is undefined) */
+		qsort(h->hists, h->nr_hists, sizeof *h->hists, cmp_hist);
 	uint32_t shown = 0, more = 0;
 	for (uint32_t i = 0; i < h->nr_hists; i++) {
 		if (!i || h->hists[i].machine != h->hists[i - 1].machine) {
@@ -356,20 +357,33 @@ static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *
 		fprintf(f, " vCPU %u: preempted %s</caption>\n<tr><th>host thread</th><th>pid</th>"
 			   "<th>tid</th><th>time</th><th>share</th></tr>\n",
 			v->vcpu, fmt_ns(h, (double)v->ns[VMS_STATE_PREEMPTED], d, sizeof d));
-		for (uint32_t k = 0; k < v->nr_steal && k < 20; k++) {
+		uint32_t threads = 0;
+		for (uint32_t k = 0; k < v->nr_steal; k++) {
 			const struct vms_steal_entry *e = &v->steal[k];
+			/* the buckets (after the threads) are shown always */
+			if (e->kind == VMS_STEAL_THREAD && threads++ >= 20)
+				continue;
 			fprintf(f, "<tr><td>");
 			put_text(f, e->comm[0] ? e->comm : "?");
-			if (e->host_pid >= 0)
+			if (e->kind == VMS_STEAL_UNATTRIBUTED)
+				fprintf(f, "</td><td colspan=\"2\">more than %d vCPUs waited on the CPU: "
+					   "who ran is not followed", VMS_INSTEAD_MAX_WAITERS);
+			else if (e->kind == VMS_STEAL_OTHERS)
+				fprintf(f, "</td><td colspan=\"2\">%s%llu distinct threads beyond the "
+					   "first %d", e->threads_at_least ? "at least " : "",
+					(unsigned long long)e->threads, VMS_STEAL_MAX_THIEVES);
+			else if (e->host_pid >= 0)
 				fprintf(f, "</td><td>%d", e->host_pid);
 			else
 				fprintf(f, "</td><td>not recorded");
-			fprintf(f, "</td><td>%d</td><td>%s</td><td>%.2f%%</td></tr>\n", e->host_tid,
+			if (e->kind == VMS_STEAL_THREAD)
+				fprintf(f, "</td><td>%d", e->host_tid);
+			fprintf(f, "</td><td>%s</td><td>%.2f%%</td></tr>\n",
 				fmt_ns(h, (double)e->ns, d, sizeof d),
 				span ? 100.0 * (double)e->ns / (double)span : 0.0);
 		}
-		if (v->nr_steal > 20)
-			fprintf(f, "<tr><td colspan=\"5\">(%u more threads)</td></tr>\n", v->nr_steal - 20);
+		if (threads > 20)
+			fprintf(f, "<tr><td colspan=\"5\">(%u more threads)</td></tr>\n", threads - 20);
 		fprintf(f, "</table>\n");
 		shown++;
 	}

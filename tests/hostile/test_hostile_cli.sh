@@ -137,16 +137,18 @@ else notok "synth --out long name" "status $st: $err"; fi
 X=$TMP/thieves.xml
 sw() { printf '<event timestamp="%d" name="sched_switch"><field name="cpu" value="0" type="int"/><field name="prev_comm" value="t" type="string"/><field name="prev_tid" value="%d" type="long"/><field name="prev_state" value="0" type="long"/><field name="next_comm" value="t" type="string"/><field name="next_tid" value="%d" type="long"/></event>\n' "$1" "$2" "$3"; }
 entry() { printf '<event timestamp="%d" name="kvm_entry"><field name="cpu" value="0" type="int"/><field name="vcpu_id" value="0" type="int"/></event>\n' "$1"; }
-{
+# thieves LAST: vCPU thread 500 preempted on CPU 0 while threads 1001..LAST run in turn, twice
+thieves() {
   echo '<trace>'
   sw 1000 0 500; entry 1001
   t=1010 prev=500
   for round in 1 2; do
-    for k in $(seq 1001 1040); do sw $t $prev $k; prev=$k; t=$((t + 10)); done
+    for k in $(seq 1001 "$1"); do sw $t $prev $k; prev=$k; t=$((t + 10)); done
   done
   sw $t $prev 500; entry $((t + 1))
   echo '</trace>'
-} > "$X"
+}
+thieves 1040 > "$X"
 "$VMS" report --json "$X" > "$TMP/thieves.json" 2>"$TMP/thieves.err"; st=$?
 if [ $st -eq 0 ] && python3 -c '
 import json, sys
@@ -164,4 +166,76 @@ else notok "report: 40 thieves" "status $st; $(head -c 300 "$TMP/thieves.err")";
 cut=$(grep -c 'cut: printed from the first 131072 of' "$TMP/print-big.txt")
 if [ $st -eq 0 ] && [ "$cut" -eq 2 ]; then ok "dump: a 1 MiB print shown cut, and says so (2 of 2 lines)"
 else notok "dump: cut print marked" "status $st, $cut marked; $(head -c 300 "$TMP/print-big.err")"; fi
+# More vCPUs waiting on one host CPU than the state machine follows (VMS_INSTEAD_MAX_WAITERS,
+# 64; observe.h): 67 vCPU threads (501..567, one unnamed guest each) run in turn on CPU 0 for
+# 10 ns each and are switched out runnable; the last is followed by thread 1001 for 100 ns and
+# 1002 for 100 ns; then each runs again for 10 ns in the same order and blocks (halted, no
+# steal). By hand: each vCPU is preempted exactly 860 ns (thread 501+k: from 1010 + 10k to
+# 1870 + 10k). The first 64 to leave (501..564) are told who ran: the other 66 vCPU threads
+# 10 ns each, 1001 and 1002 100 ns each (68 entries, 860 ns). 565..567 left when 64 waited:
+# one "unattributed" entry of 860 ns each, and a warning: CPU 0, 3 vCPUs, 2.58 us.
+X=$TMP/waiters.xml
+swp() { printf '<event timestamp="%d" name="sched_switch"><field name="cpu" value="0" type="int"/><field name="prev_comm" value="t" type="string"/><field name="prev_tid" value="%d" type="long"/><field name="prev_state" value="%d" type="long"/><field name="next_comm" value="t" type="string"/><field name="next_tid" value="%d" type="long"/></event>\n' "$1" "$2" "$3" "$4"; }
+{
+  echo '<trace>'
+  prev=0; t=1000
+  for k in $(seq 0 66); do swp $t $prev 0 $((501 + k)); entry $((t + 1)); prev=$((501 + k)); t=$((t + 10)); done
+  swp 1670 567 0 1001; swp 1770 1001 0 1002
+  prev=1002; t=1870
+  for k in $(seq 0 66); do swp $t $prev 1 $((501 + k)); entry $((t + 1)); prev=$((501 + k)); t=$((t + 10)); done
+  echo '</trace>'
+} > "$X"
+"$VMS" report --json "$X" > "$TMP/waiters.json" 2>"$TMP/waiters.err"; st=$?
+if [ $st -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+vs = {v["host_tid"]: v for m in d["machines"] for v in m.get("vcpus", [])}
+assert sorted(vs) == list(range(501, 568)), sorted(vs)
+for tid, v in vs.items():
+    assert v["ns"]["preempted"] == 860, (tid, v["ns"])
+    st = v["steal"]
+    if tid <= 564:
+        assert all(e["kind"] == "thread" for e in st), (tid, st)
+        got = {e["tid"]: e["ns"] for e in st}
+        want = {t: 10 for t in range(501, 568) if t != tid}
+        want[1001] = want[1002] = 100
+        assert got == want, (tid, got)
+    else:
+        assert [(e["kind"], e["tid"], e["ns"]) for e in st] == [("unattributed", None, 860)], (tid, st)
+' "$TMP/waiters.json" && grep -q "CPU 0: 3 vCPUs waited there beyond the first 64 at once: their 2.58 us preempted" "$TMP/waiters.err" &&
+   "$VMS" report "$X" 2>/dev/null | grep -q "unattributed  *(> 64 vCPUs waited)  *860 ns"; then
+  ok "report: 67 vCPUs waiting on one CPU: 860 ns preempted each, the first 64 attributed, 3 unattributed, warned"
+else notok "report: 67 waiters" "status $st; $(head -c 300 "$TMP/waiters.err")"; fi
+# the export: the host's counter of unattributed vCPUs, by hand 1, 2, 3 as 565..567 leave
+# (1650, 1660, 1670 ns), then 2, 1, 0 as they run again (2510, 2520, 2530)
+"$VMS" export --format json -o "$TMP/waiters-export.json" "$TMP/waiters.xml" 2>/dev/null; st=$?
+if [ $st -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+c = [(round(e["ts"] * 1000), e["args"]["value"]) for e in ev
+     if e.get("ph") == "C" and e.get("name") == "vCPUs preempted, who ran unattributed"]
+assert c == [(1650, 1), (1660, 2), (1670, 3), (2510, 2), (2520, 1), (2530, 0)], c
+' "$TMP/waiters-export.json"; then ok "export: the unattributed counter of 67 waiters: 1, 2, 3 then 2, 1, 0"
+else notok "export: unattributed counter" "status $st"; fi
+# More thieves than a vCPU itemises (VMS_STEAL_MAX_THIEVES, 256): vCPU thread 500 is left
+# preempted on CPU 0 while 260 threads (1001..1260) run in turn, twice, 10 ns each time. By
+# hand: the first 256 (1001..1256) itemised at 20 ns each; "other threads": 4 distinct, 80 ns.
+X=$TMP/many-thieves.xml
+thieves 1260 > "$X"
+"$VMS" report --json "$X" > "$TMP/many-thieves.json" 2>"$TMP/many-thieves.err"; st=$?
+if [ $st -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = [v for m in d["machines"] for v in m.get("vcpus", []) if v["host_tid"] == 500][0]
+st = v["steal"]
+assert v["ns"]["preempted"] == 5200, v["ns"]
+th = [e for e in st if e["kind"] == "thread"]
+assert sorted(e["tid"] for e in th) == list(range(1001, 1257)), th
+assert all(e["ns"] == 20 for e in th), th
+assert st[-1] == {"kind": "other threads", "tid": None, "pid": None, "comm": "other threads",
+                  "ns": 80, "threads": 4, "threads_at_least": False}, st[-1]
+' "$TMP/many-thieves.json" && grep -q "1 vCPUs had their CPU taken by more threads than are itemised" "$TMP/many-thieves.err"; then
+  ok "report: 260 thieves of one vCPU: 256 itemised at 20 ns, other threads 4 distinct 80 ns, warned"
+else notok "report: 260 thieves" "status $st; $(head -c 300 "$TMP/many-thieves.err")"; fi
 echo "1..$n"

@@ -639,12 +639,47 @@ int cli_begin(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	return CLI_GO;
 }
 
+/* What the steal tables sum instead of itemising (vms_steal_entry's buckets): never in a
+ * normal trace, so it is said when it happens. */
+static void warn_steal_buckets(const struct cli *c)
+{
+	struct vms_analysis *a = vms_session_analysis(c->s);
+	struct vms_model *m = vms_session_model(c->s);
+	if (!a || !m)
+		return;
+	uint32_t nu;
+	const struct vms_unattributed *u = vms_analysis_unattributed(a, &nu);
+	char b[32];
+	for (uint32_t i = 0; i < nu; i++)
+		fprintf(stderr, "vmscope %s: warning: %s CPU %u: %llu vCPUs waited there beyond the "
+				"first %d at once: their %s preempted is counted, but who ran "
+				"meanwhile is not followed (\"unattributed\")\n", c->cmd,
+			cli_text(cli_machine_name(m, u[i].host)), u[i].cpu,
+			(unsigned long long)u[i].vcpus, VMS_INSTEAD_MAX_WAITERS,
+			cli_ns(u[i].ns, b, sizeof b));
+	uint64_t nv = 0, ns = 0;
+	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a); i++) {
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+		for (uint32_t k = 0; k < v->nr_steal; k++)
+			if (v->steal[k].kind == VMS_STEAL_OTHERS) {
+				nv++;
+				ns += v->steal[k].ns;
+			}
+	}
+	if (nv)
+		fprintf(stderr, "vmscope %s: warning: %llu vCPUs had their CPU taken by more threads "
+				"than are itemised (the first %d of each, %u in all): the others' "
+				"%s is summed as \"other threads\"\n", c->cmd, (unsigned long long)nv,
+			VMS_STEAL_MAX_THIEVES, VMS_STEAL_MAX_ENTRIES, cli_ns(ns, b, sizeof b));
+}
+
 int cli_run(struct cli *c, const struct vms_sinks *sinks)
 {
 	struct vms_error err = { 0 };
 	if (vms_session_run(c->s, sinks, NULL, NULL, &err) < 0)
 		return cli_fail(c, &err);
 	cli_warn_model(c);
+	warn_steal_buckets(c);
 	return 0;
 }
 

@@ -174,11 +174,21 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 	text_exits(f, "    ", v->exits, v->nr_exits, top, v->hypervisor_ns);
 	if (v->nr_steal) {
 		fprintf(f, "    the CPU was taken by:\n");
-		for (uint32_t k = 0; k < v->nr_steal && k < top; k++) {
+		for (uint32_t k = 0, shown = 0; k < v->nr_steal; k++) {
 			const struct vms_steal_entry *e = &v->steal[k];
+			/* the buckets (after the threads) are shown always: they say what the
+			 * table leaves out */
+			if (e->kind == VMS_STEAL_THREAD && shown++ >= top)
+				continue;
 			/* what is known: the pid when the trace told it, else the tid alone */
 			char who[40];
-			if (e->host_pid >= 0)
+			if (e->kind == VMS_STEAL_UNATTRIBUTED)
+				snprintf(who, sizeof who, "(> %d vCPUs waited)", VMS_INSTEAD_MAX_WAITERS);
+			else if (e->kind == VMS_STEAL_OTHERS)
+				snprintf(who, sizeof who, "(%s%llu distinct)",
+					 e->threads_at_least ? "at least " : "",
+					 (unsigned long long)e->threads);
+			else if (e->host_pid >= 0)
 				snprintf(who, sizeof who, "pid %d tid %d", e->host_pid, e->host_tid);
 			else
 				snprintf(who, sizeof who, "tid %d", e->host_tid);
@@ -553,14 +563,24 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	json_exits(j, "exits", v->exits, v->nr_exits);
 	vms_json_begin_array(j, "steal");
 	for (uint32_t k = 0; k < v->nr_steal; k++) {
+		const struct vms_steal_entry *e = &v->steal[k];
 		vms_json_begin_object(j, NULL);
-		vms_json_int(j, "tid", v->steal[k].host_tid);
-		if (v->steal[k].host_pid >= 0)
-			vms_json_int(j, "pid", v->steal[k].host_pid);
+		vms_json_string(j, "kind", e->kind == VMS_STEAL_UNATTRIBUTED ? "unattributed"
+				       : e->kind == VMS_STEAL_OTHERS ? "other threads" : "thread");
+		if (e->kind == VMS_STEAL_THREAD)
+			vms_json_int(j, "tid", e->host_tid);
+		else
+			vms_json_null(j, "tid");
+		if (e->host_pid >= 0)
+			vms_json_int(j, "pid", e->host_pid);
 		else
 			vms_json_null(j, "pid");
-		vms_json_string(j, "comm", v->steal[k].comm);
-		vms_json_uint(j, cli_unit(), v->steal[k].ns);
+		vms_json_string(j, "comm", e->comm);
+		vms_json_uint(j, cli_unit(), e->ns);
+		if (e->kind == VMS_STEAL_OTHERS) {
+			vms_json_uint(j, "threads", e->threads);
+			vms_json_bool(j, "threads_at_least", e->threads_at_least);
+		}
 		vms_json_end_object(j);
 	}
 	vms_json_end_array(j);
