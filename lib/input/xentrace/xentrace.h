@@ -161,6 +161,7 @@ struct xt_stream {
 	bool once_done;          /* an XT_ONCE, VMEXIT or VMENTRY record was returned last */
 	uint64_t announced_off;  /* the record a switch's peek took as its next (0 none) */
 	char name[2][24];        /* s[0], s[1] of the last event */
+	uint32_t name_key[2];    /* whose name is there (see name_in), UINT32_MAX none */
 	uint64_t last_off;       /* the last record (for dump's format_event) */
 };
 

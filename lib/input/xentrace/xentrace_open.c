@@ -83,6 +83,7 @@ struct scan {
 	struct vms_error *err;
 	int32_t cur[XT_MAX_CPUS];        /* domain << 16 | vcpu running per CPU, -1 unknown */
 	uint16_t *dom_slot;              /* domain id -> index + 1 in r->dom */
+	uint32_t last_id, last_slot;     /* the domain found last (slot 0: none) */
 	uint32_t nr_dom, cap_dom;
 	bool cpu_seen[XT_MAX_CPUS];
 	uint64_t cpu_first_tsc[XT_MAX_CPUS];
@@ -98,9 +99,12 @@ static int damage(struct scan *s, uint64_t off, const char *what)
 
 static struct vms_xen_domain *domain(struct scan *s, uint32_t id)
 {
+	if (id == s->last_id && s->last_slot) /* runs of records name the same domain */
+		return &s->r->dom[s->last_slot - 1];
 	if (id >= XT_NR_DOMIDS)
 		return NULL;
-	if (s->dom_slot[id])
+	s->last_id = id;
+	if ((s->last_slot = s->dom_slot[id]))
 		return &s->r->dom[s->dom_slot[id] - 1];
 	if (s->nr_dom == s->cap_dom) {
 		uint32_t n = s->cap_dom ? 2 * s->cap_dom : 8;
@@ -113,6 +117,7 @@ static struct vms_xen_domain *domain(struct scan *s, uint32_t id)
 	struct vms_xen_domain *d = &s->r->dom[s->nr_dom++];
 	*d = (struct vms_xen_domain){ .id = id };
 	s->dom_slot[id] = (uint16_t)s->nr_dom;
+	s->last_slot = s->nr_dom;
 	return d;
 }
 
@@ -202,10 +207,21 @@ static int walk(struct scan *s)
 			end = size;
 		/* every record is counted here, in locals (stores through the info would have to
 		 * be assumed to alias the mapping); only those that are not scheduler internals
-		 * go to scan_record */
-		uint64_t p = body, last = UINT64_MAX, n = 0, notsc = 0, nsched = 0;
-		uint64_t lo = r->info.first_tsc ? r->info.first_tsc : UINT64_MAX, hi = r->info.last_tsc;
-		bool has_tsc = s->cpu_has_tsc[cpu];
+		 * go to scan_record. lo1 is the least TSC less one, so that a TSC of 0 ("none",
+		 * as in the info) never wins: one compare per record */
+		uint64_t p = body, last = UINT64_MAX, nother = 0, notsc = 0, nsched = 0;
+		uint64_t lo1 = (r->info.first_tsc ? r->info.first_tsc : 0) - 1, hi = r->info.last_tsc;
+		if (!s->cpu_has_tsc[cpu]) {
+			/* the CPU's first TSC, so that the loop below does not look for it */
+			for (uint64_t q = body; end - q >= 4 && xt_size(xt_rd32(m + q)) <= end - q;
+			     q += xt_size(xt_rd32(m + q))) {
+				if (xt_rd32(m + q) >> 31) {
+					s->cpu_has_tsc[cpu] = true;
+					s->cpu_first_tsc[cpu] = xt_rd64(m + q + 4);
+					break;
+				}
+			}
+		}
 		while (p < end) {
 			if (end - p < 4) {
 				if (cut)
@@ -219,14 +235,9 @@ static int walk(struct scan *s)
 					break;
 				return damage(s, p, "record crosses the end of its block");
 			}
-			n++;
 			if (h >> 31) {
 				uint64_t tsc = xt_rd64(m + p + 4);
-				if (!has_tsc) {
-					has_tsc = s->cpu_has_tsc[cpu] = true;
-					s->cpu_first_tsc[cpu] = tsc;
-				}
-				lo = tsc && tsc < lo ? tsc : lo; /* (0 is "none", as in the info) */
+				lo1 = tsc - 1 < lo1 ? tsc - 1 : lo1;
 				hi = tsc > hi ? tsc : hi;
 			} else {
 				notsc++;
@@ -237,6 +248,7 @@ static int walk(struct scan *s)
 				struct xt_rec rec;
 				xt_decode(m + p, &rec);
 				r->info.class_records[xt_class(rec.event)]++;
+				nother++;
 				int rc = scan_record(s, cpu, p, &rec);
 				if (rc)
 					return rc;
@@ -244,10 +256,12 @@ static int walk(struct scan *s)
 			last = p;
 			p += rsize;
 		}
+		uint64_t n = nsched + nother;
+		uint64_t lo = lo1 + 1;
 		r->info.records += n;
 		r->info.notsc_records += notsc;
 		r->info.class_records[1] += nsched; /* TRC_SCHED */
-		r->info.first_tsc = lo == UINT64_MAX ? 0 : lo;
+		r->info.first_tsc = lo;
 		r->info.last_tsc = hi;
 		if (last != UINT64_MAX)
 			s->cpu_last_off[cpu] = last;

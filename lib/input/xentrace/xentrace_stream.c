@@ -45,6 +45,25 @@ static void name_of(char buf[24], int32_t tid, uint32_t dv)
 	*p = '\0';
 }
 
+/* The name of (tid, dv) in the stream's name slot k, written only when another vCPU's was
+ * there: a CPU switches among few vCPUs, and most switches name the ones named last. */
+static const char *name_in(struct xt_stream *s, int k, int32_t tid, uint32_t dv)
+{
+	uint32_t key = tid == 0 ? 0x80000000u : dv; /* (dv's domain is below 32768) */
+	if (s->name_key[k] != key) {
+		name_of(s->name[k], tid, dv);
+		s->name_key[k] = key;
+	}
+	return s->name[k];
+}
+
+static const char *name_none(struct xt_stream *s, int k)
+{
+	s->name[k][0] = '\0';
+	s->name_key[k] = UINT32_MAX;
+	return s->name[k];
+}
+
 /* Give back what every stream has left behind (called once per block). */
 static void give_back(struct xt_reader *r)
 {
@@ -118,13 +137,8 @@ static void runstate_event(struct xt_reader *r, struct xt_stream *s, const struc
 		ev->f[0] = (uint64_t)(int64_t)tid;
 		ev->f[1] = new == VMS_XEN_RUNNABLE ? 0 : 1; /* R: preempted; S: blocked/offline */
 		ev->f[2] = (uint64_t)(int64_t)(next >= -1 ? next : -1);
-		name_of(s->name[0], tid, dv);
-		if (next >= -1)
-			name_of(s->name[1], next, ndv);
-		else
-			s->name[1][0] = '\0';
-		ev->s[0] = s->name[0];
-		ev->s[1] = s->name[1];
+		ev->s[0] = name_in(s, 0, tid, dv);
+		ev->s[1] = next >= -1 ? name_in(s, 1, next, ndv) : name_none(s, 1);
 		if (s->cur == tid)
 			s->cur = -1;
 		s->announced_off = next >= -1 ? p + rec->size : 0;
@@ -137,48 +151,64 @@ static void runstate_event(struct xt_reader *r, struct xt_stream *s, const struc
 		ev->f[0] = (uint64_t)(int64_t)-1;
 		ev->f[1] = 0;
 		ev->f[2] = (uint64_t)(int64_t)tid;
-		s->name[0][0] = '\0';
-		name_of(s->name[1], tid, dv);
-		ev->s[0] = s->name[0];
-		ev->s[1] = s->name[1];
+		ev->s[0] = name_none(s, 0);
+		ev->s[1] = name_in(s, 1, tid, dv);
 		s->cur = tid;
 	} else if (new == VMS_XEN_RUNNABLE) {
 		ev->kind = VMS_K_SCHED_WAKEUP;
 		ev->f[0] = (uint64_t)(int64_t)tid;
 		ev->f[1] = s->cpu;
-		name_of(s->name[0], tid, dv);
-		ev->s[0] = s->name[0];
+		ev->s[0] = name_in(s, 0, tid, dv);
 	}
 }
 
-/* skip_unread's common case: the run of scheduler internals at the stream's position, in
- * locals (the counts it stores could alias the stream for the compiler). True when some were
- * skipped. */
-static bool skip_internals(struct xt_reader *r, struct xt_stream *s)
+/* skip_unread: what a record left out is counted as, XT_KEEP when it is to be returned */
+#define XT_KEEP UINT32_MAX
+
+static inline uint32_t skip_type(uint32_t e, bool once_done)
+{
+	int rk = xt_read_kind(e);
+	return rk == XT_UNREAD || (rk == XT_ONCE && once_done) ? xt_type(e) : XT_KEEP;
+}
+
+/* skip_unread: hop over the records at the stream's position that no analysis reads, in
+ * locals (the counts it stores could alias the stream for the compiler). The scheduler's
+ * internals, most of a real file, take the first branch; only the TSC of the last record
+ * with one is read. Stops at a record to return, at the CPU's final record (always
+ * returned) and where the block ends or a record does not fit (left to xt_next). */
+static void skip_run(struct xt_reader *r, struct xt_stream *s)
 {
 	const uint8_t *m = r->map;
-	uint64_t pos = s->pos, end = s->end, tsc = s->last_tsc, final = s->final_off;
-	uint64_t n = 0, nswitch = 0;
+	uint64_t pos = s->pos, end = s->end, final = s->final_off, tsc_at = UINT64_MAX;
+	uint64_t nsched = 0, nswitch = 0, nother = 0;
+	bool once = s->once_done;
 	while (end - pos >= 4 && pos != final) {
 		uint32_t h = xt_rd32(m + pos), e = h & 0x0fffffffu, size = xt_size(h);
-		if (size > end - pos || !xt_sched_internal(e))
+		if (size > end - pos)
 			break;
-		if (h >> 31)
-			tsc = xt_rd64(m + pos + 4);
-		else if (!tsc)
-			tsc = s->first_tsc;
-		nswitch += e == VMS_XEN_TRC_SCHED_SWITCH;
-		n++;
+		if (xt_sched_internal(e)) {
+			nswitch += e == VMS_XEN_TRC_SCHED_SWITCH;
+			nsched++;
+		} else {
+			uint32_t t = skip_type(e, once);
+			if (t == XT_KEEP)
+				break;
+			r->skip_counts[t]++;
+			nother++;
+		}
+		tsc_at = h >> 31 ? pos : tsc_at;
 		pos += size;
 	}
-	if (!n)
-		return false;
+	if (pos == s->pos)
+		return;
+	if (tsc_at != UINT64_MAX)
+		s->last_tsc = xt_rd64(m + tsc_at + 4);
+	else if (!s->last_tsc)
+		s->last_tsc = s->first_tsc;
 	s->pos = pos;
-	s->last_tsc = tsc;
 	r->skip_counts[VMS_XEN_T_SCHED_SWITCH] += nswitch;
-	r->skip_counts[VMS_XEN_T_SCHED] += n - nswitch;
-	*r->skip_total += n;
-	return true;
+	r->skip_counts[VMS_XEN_T_SCHED] += nsched - nswitch;
+	*r->skip_total += nsched + nother;
 }
 
 static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
@@ -208,8 +238,13 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 				return 0;
 			continue;
 		}
-		if (r->skip_counts && s->returned && !s->lost_pending && skip_internals(r, s))
-			continue;
+		/* skip_unread: leave out what no analysis reads (the first and the last record of
+		 * the CPU, and the one after lost records, are always returned) */
+		if (r->skip_counts && s->returned && !s->lost_pending) {
+			skip_run(r, s);
+			if (s->pos >= s->end)
+				continue;
+		}
 		if (s->end - s->pos < 4) {
 			s->pos = s->end;
 			continue;
@@ -227,25 +262,6 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			s->last_tsc = xt_rd64(p + 4);
 		else if (!s->last_tsc)
 			s->last_tsc = s->first_tsc;
-		if (r->skip_counts && s->returned && !s->lost_pending && off != s->final_off) {
-			/* skip_unread: leave out what no analysis reads (the first and the last
-			 * record of the CPU, and the one after lost records, are always returned);
-			 * the scheduler's internals, most records, without decoding further */
-			uint32_t e = h & 0x0fffffffu;
-			uint32_t t = UINT32_MAX;
-			if (xt_sched_internal(e)) {
-				t = e == VMS_XEN_TRC_SCHED_SWITCH ? VMS_XEN_T_SCHED_SWITCH : VMS_XEN_T_SCHED;
-			} else {
-				int rk = xt_read_kind(e);
-				if (rk == XT_UNREAD || (rk == XT_ONCE && s->once_done))
-					t = xt_type(e);
-			}
-			if (t != UINT32_MAX) {
-				r->skip_counts[t]++;
-				(*r->skip_total)++;
-				continue;
-			}
-		}
 		struct xt_rec rec;
 		xt_decode(p, &rec);
 		s->returned = true;
@@ -328,6 +344,7 @@ static int xt_rewind(struct vms_source *src)
 		s->first_tsc = first;
 		s->final_off = final;
 		s->cur = -1;
+		s->name_key[0] = s->name_key[1] = UINT32_MAX;
 	}
 	return 0;
 }
