@@ -44,11 +44,17 @@ static inline const char *vms_test_build(void)
 	return e && *e ? e : VMS_BUILD_DIR;
 }
 
-/* A fresh temporary directory for the test (not removed: the build dir's tmp). */
+/* A fresh temporary directory for the test (not removed: the build dir's tmp), under the test
+ * program's own name: two programs built from one source (test_tracer_record and its TSan twin)
+ * run at the same time under `meson test` and must not share, and wipe, each other's files. */
 static inline const char *vms_test_tmpdir(const char *name)
 {
 	static char buf[2048];
-	snprintf(buf, sizeof buf, "%.1000s/test-tmp/%.500s", vms_test_build(), name);
+	char exe[1024];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	const char *prog = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : "test";
+	snprintf(buf, sizeof buf, "%.1000s/test-tmp/%.200s/%.500s", vms_test_build(), prog, name);
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", buf, buf);
 	if (system(cmd) != 0)

@@ -178,10 +178,10 @@ static void test_typedef_with_include(void **state)
 	fclose(f);
 	/* the table takes size and signedness from the compiler, not from a list of names */
 	snprintf(cmd, sizeof cmd,
-		 "cd '%s/test-tmp/tracegen-bad' && grep -q 'sizeof(hwaddr), VMST_SIGNED(hwaddr)' out.c && "
+		 "cd '%s' && grep -q 'sizeof(hwaddr), VMST_SIGNED(hwaddr)' out.c && "
 		 "grep -q 'sizeof(qsigned), VMST_SIGNED(qsigned)' out.c && "
 		 "cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I'%s/include' -c out.c -o out.o",
-		 vms_test_build(), VMS_SOURCE_DIR);
+		 dir, VMS_SOURCE_DIR);
 	if (system(cmd) != 0)
 		fail_msg("the generated file does not compile, or its table does not use sizeof");
 }
