@@ -50,6 +50,9 @@ struct lt_vcpu {
 	uint32_t pending;          /* wake-ups waiting on this vCPU */
 	uint64_t dropped_before;   /* history before this time was dropped (cap reached) */
 	uint64_t since;            /* the time of the last observation of this vCPU */
+	bool untraced;             /* its guest has no trace: no wake-up of a guest thread can
+	                              come, so nothing of it is followed (a Xen domain, a KVM
+	                              guest seen from the host only) */
 };
 
 struct lt_tail {
@@ -351,7 +354,7 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	struct vms_latency *l = ctx;
-	if (o->vidx >= l->nr_v)
+	if (o->vidx >= l->nr_v || l->v[o->vidx].untraced)
 		return;
 	struct lt_vcpu *v = &l->v[o->vidx];
 	v->state = o->state;
@@ -363,7 +366,7 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	struct vms_latency *l = ctx;
-	if (o->vidx >= l->nr_v)
+	if (o->vidx >= l->nr_v || l->v[o->vidx].untraced)
 		return;
 	struct lt_vcpu *v = &l->v[o->vidx];
 	v->instead_tid = o->tid;
@@ -374,7 +377,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_latency *l = ctx;
-	if (o->vidx >= l->nr_v)
+	if (o->vidx >= l->nr_v || l->v[o->vidx].untraced)
 		return;
 	struct lt_vcpu *v = &l->v[o->vidx];
 	if (v->state == VMS_STATE_VMM) { /* a second exit with no entry between */
@@ -520,6 +523,7 @@ static int layout(struct vms_latency *l, const struct vms_model *model)
 			v->machine = m;
 			v->vcpu = n;
 			v->gtid = v->instead_tid = v->exit_reason = -1;
+			v->untraced = mc->source < 0;
 		}
 	}
 	return 0;

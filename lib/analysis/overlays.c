@@ -164,6 +164,15 @@ static void refresh(struct an_overlays *ov, uint32_t vidx, uint64_t t)
 		host_tid = v->instead_tid;
 	}
 	struct ov_segment *s = &v->seg;
+	if (v->gtid <= 0 && s->gtid <= 0) {
+		/* no guest thread before or after (a guest with no trace of its own: all of a Xen
+		 * host's): a segment without one is neither counted nor streamed, and what it
+		 * was is never read; only its start moves as a close would move it */
+		if (t > s->start)
+			s->start = t;
+		s->gtid = v->gtid;
+		return;
+	}
 	if (state == s->state && v->gtid == s->gtid && exit_reason == s->exit_reason &&
 	    isa == s->isa && host_tid == s->host_tid)
 		return;

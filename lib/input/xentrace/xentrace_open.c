@@ -83,7 +83,6 @@ struct scan {
 	struct vms_error *err;
 	int32_t cur[XT_MAX_CPUS];        /* domain << 16 | vcpu running per CPU, -1 unknown */
 	uint16_t *dom_slot;              /* domain id -> index + 1 in r->dom */
-	uint32_t last_id, last_slot;     /* the domain found last (slot 0: none) */
 	uint32_t nr_dom, cap_dom;
 	bool cpu_seen[XT_MAX_CPUS];
 	uint64_t cpu_first_tsc[XT_MAX_CPUS];
@@ -99,12 +98,9 @@ static int damage(struct scan *s, uint64_t off, const char *what)
 
 static struct vms_xen_domain *domain(struct scan *s, uint32_t id)
 {
-	if (id == s->last_id && s->last_slot) /* runs of records name the same domain */
-		return &s->r->dom[s->last_slot - 1];
 	if (id >= XT_NR_DOMIDS)
 		return NULL;
-	s->last_id = id;
-	if ((s->last_slot = s->dom_slot[id]))
+	if (s->dom_slot[id])
 		return &s->r->dom[s->dom_slot[id] - 1];
 	if (s->nr_dom == s->cap_dom) {
 		uint32_t n = s->cap_dom ? 2 * s->cap_dom : 8;
@@ -117,8 +113,15 @@ static struct vms_xen_domain *domain(struct scan *s, uint32_t id)
 	struct vms_xen_domain *d = &s->r->dom[s->nr_dom++];
 	*d = (struct vms_xen_domain){ .id = id };
 	s->dom_slot[id] = (uint16_t)s->nr_dom;
-	s->last_slot = s->nr_dom;
 	return d;
+}
+
+/* domain() with its common case inline: the domain is known (a call per runstate record and
+ * per VMEXIT/VMENTRY cost the walk 1 M instructions on xen/xentrace.bin) */
+static inline struct vms_xen_domain *dom_of(struct scan *s, uint32_t id)
+{
+	uint16_t k = id < XT_NR_DOMIDS ? s->dom_slot[id] : 0;
+	return k ? &s->r->dom[k - 1] : domain(s, id);
 }
 
 /* One record of CPU `cpu` at `off` that is not a scheduler internal (walk counted it); checks
@@ -149,7 +152,7 @@ static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct 
 		uint32_t old = (ev >> 8) & 0xf, new = (ev >> 4) & 0xf;
 		if (xt_is_runstate_change(ev) && (old > VMS_XEN_OFFLINE || new > VMS_XEN_OFFLINE))
 			return damage(s, off, "runstate change to or from an unknown runstate");
-		struct vms_xen_domain *d = domain(s, dom);
+		struct vms_xen_domain *d = dom_of(s, dom);
 		if (!d)
 			return vms_error_set(s->err, VMS_ERR_NOMEM, "out of memory");
 		if (vcpu + 1 > d->nr_vcpus)
@@ -171,7 +174,7 @@ static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct 
 	/* a domain is HVM when it exits to Xen (other HVM records, such as emulated timers, are
 	 * also written while dom0 runs) */
 	if ((xt_is_vmexit(ev) || ev == VMS_XEN_TRC_VMENTRY) && s->cur[cpu] >= 0) {
-		struct vms_xen_domain *d = domain(s, (uint32_t)s->cur[cpu] >> 16);
+		struct vms_xen_domain *d = dom_of(s, (uint32_t)s->cur[cpu] >> 16);
 		if (d)
 			d->hvm = true;
 	}
