@@ -164,9 +164,10 @@ struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_
 		goto fail;
 	if (!(a->overlays = an_overlays_new(&a->L, sinks, &o)) || vms_analysis_observe(a, &o) < 0)
 		goto fail;
-	if (!(a->exits = an_exits_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0)
+	bool tables = !sinks || !sinks->intervals_only;
+	if (tables && (!(a->exits = an_exits_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0))
 		goto fail;
-	if (!(a->steal = an_steal_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0)
+	if (tables && (!(a->steal = an_steal_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0))
 		goto fail;
 	if (!(a->contain = an_contain_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0)
 		goto fail;
@@ -237,13 +238,18 @@ void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end)
 		s->hypervisor_ns = s->ns[VMS_STATE_VMM];
 		s->preempt_visible = an_sm_preempt_visible(a->sm, i);
 		s->host_visible = L->v[i].host >= 0;
-		an_exits_vcpu(a->exits, i, &s->exits, &s->nr_exits);
-		s->exits_unpaired = an_exits_unpaired(a->exits, i);
-		s->steal = (struct vms_steal_entry *)an_steal_entries(a->steal, i, &s->nr_steal);
-		s->runq_latency = an_steal_runq(a->steal, i);
+		if (a->exits) {
+			an_exits_vcpu(a->exits, i, &s->exits, &s->nr_exits);
+			s->exits_unpaired = an_exits_unpaired(a->exits, i);
+		}
+		if (a->steal) {
+			s->steal = (struct vms_steal_entry *)an_steal_entries(a->steal, i,
+									      &s->nr_steal);
+			s->runq_latency = an_steal_runq(a->steal, i);
+		}
 		an_contain_get(a->contain, i, &s->contained, &s->contain_total);
 	}
-	for (uint32_t m = 0; a->guest_exits && a->nr_guest_exits && m < L->nr_mach; m++)
+	for (uint32_t m = 0; a->exits && a->guest_exits && a->nr_guest_exits && m < L->nr_mach; m++)
 		an_exits_guest(a->exits, m, &a->guest_exits[m], &a->nr_guest_exits[m]);
 	an_overlays_results(a->overlays, &a->gstats, &a->nr_gstats);
 	an_contain_to_model(a->contain);

@@ -25,6 +25,8 @@
 #include "vmscope/pcpu_view.h"
 
 #define DEFAULT_PERIOD 10000000ull   /* 10 ms */
+#define RD_ISAS 3                    /* exit names found by a table (VMX 1, SVM 2) ... */
+#define RD_REASONS 1280              /* ... for reasons below (SVM's go to 0x403) */
 #define RANK_THREADS 1000000
 
 struct xv {                      /* per vCPU */
@@ -32,6 +34,10 @@ struct xv {                      /* per vCPU */
 	bool kept;                   /* by the filter: its tracks exist */
 	uint32_t state_tr, exits_tr, rate_tr, steal_tr;
 	int32_t run_gtid;            /* guest thread whose running slice is open, -1 none */
+	uint32_t run_tr;             /* its track */
+	int32_t ins_tid;             /* the host thread last named in its overlays, -1 none */
+	uint32_t ins_name;           /* its name, made from ins_comm */
+	char ins_comm[24];
 	uint32_t run_name;           /* "running on vCPU n" */
 	uint32_t instead_name;       /* "instead of <guest> vCPU n" */
 	/* steal: who runs where its thread left while preempted */
@@ -48,9 +54,16 @@ struct xv {                      /* per vCPU */
 	double last_rate, last_steal;
 };
 
+/* A CPU's track, and the names of its last occupants (a CPU goes back and forth between a
+ * few: a vCPU in guest mode, its thread in the hypervisor, a host thread): found here without
+ * a hash lookup. An entry is (occupant key, comm) -> name id; name 0 is an empty entry. */
+#define CPU_NAMES 4
 struct xcpu {
 	uint32_t tr;
+	unsigned next;               /* the entry replaced next */
+	struct { uint64_t key; uint32_t name; char comm[24]; } nc[CPU_NAMES];
 };
+#define CPU_DIRECT 256           /* CPUs below: their index by a table, not a hash */
 
 /* Names made from a thread's comm, kept per (kind, machine, thread) with the comm they were
  * made from: made again only when the comm changes (a slice's name is not formatted per
@@ -96,17 +109,23 @@ struct vms_export {
 	struct xv *v;
 	uint32_t nr_v;
 	struct vms_keymap cpu_tr;    /* (host, cpu) -> index in cpus + 1 */
+	uint32_t *cpu_ix;            /* [nr_mach * CPU_DIRECT]: the same, for CPUs below */
 	struct xcpu *cpus;
 	uint32_t nr_cpus, cap_cpus;
 	struct vms_keymap gthread_tr; /* (guest, tid) -> track + 1 */
 	struct vms_keymap steal_lane; /* (host, tid) << 8 | lane -> index in lanes + 1 */
 	struct xlane *lanes;
 	uint32_t nr_lanes, cap_lanes;
-	struct vms_keymap vmm_name;  /* isa << 32 | exit reason -> "vmm: REASON" name id */
+	struct vms_keymap vmm_name;  /* vmm << 63 | isa << 32 | exit reason -> name id of
+	                                "REASON" (an exit) or "vmm: REASON" (an overlay) */
+	uint32_t (*rdirect)[RD_ISAS][RD_REASONS]; /* [vmm]: the same for small isa and reason */
 	struct xnames occupants;     /* who ran on a CPU: (guest, vcpu, tid) */
 	struct xnames insteads;      /* host threads: (host, tid) */
 	struct vms_pcpu_view *pv;
 	struct vms_observer pvo;
+	/* names made once: argument keys, vCPU states */
+	uint32_t k_rip, k_info1, k_info2, k_host_cpu, k_end, k_vcpu, k_instead, k_instead_tid;
+	uint32_t state_name[VMS_STATE_COUNT];
 	bool started, finished, failed;
 	uint64_t t_last;
 };
@@ -190,8 +209,32 @@ static void names_free(struct xnames *ns)
 
 /* ---- the fused view ---- */
 
+/* a comm as the entries of struct xcpu keep it (cut to 23 bytes; a longer one is never
+ * equal to it, so it is looked up every time: right, if slower) */
+static void copy_comm(char dst[24], const char *src)
+{
+	size_t i = 0;
+	for (; i < 23 && src[i]; i++)
+		dst[i] = src[i];
+	dst[i] = '\0';
+}
+
+static inline bool comm_eq(const char kept[24], const char *s)
+{
+	for (size_t i = 0; i < 24; i++) {
+		if (kept[i] != s[i])
+			return false;
+		if (!s[i])
+			return true;
+	}
+	return false;
+}
+
 static struct xcpu *cpu_track(struct vms_export *x, uint32_t host, uint32_t cpu)
 {
+	uint32_t *ix = cpu < CPU_DIRECT ? &x->cpu_ix[(size_t)host * CPU_DIRECT + cpu] : NULL;
+	if (ix && *ix)
+		return &x->cpus[*ix - 1];
 	uint64_t key = (uint64_t)host << 32 | cpu;
 	uint64_t *v = vms_keymap_get(&x->cpu_tr, key);
 	if (v)
@@ -211,6 +254,8 @@ static struct xcpu *cpu_track(struct vms_export *x, uint32_t host, uint32_t cpu)
 	c->tr = vms_tl_track(x->tl, x->group[host], name, (int32_t)cpu);
 	if (c->tr == UINT32_MAX || !vms_keymap_put(&x->cpu_tr, key, x->nr_cpus + 1, NULL))
 		goto fail;
+	if (ix)
+		*ix = x->nr_cpus + 1;
 	return &x->cpus[x->nr_cpus++];
 fail:
 	x->failed = true;
@@ -228,6 +273,11 @@ static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 	/* the name says it all (no arguments: this is the biggest kind of slice) */
 	uint64_t key = ((uint64_t)(uint16_t)(iv->guest + 1) << 48) |
 		       ((uint64_t)(uint16_t)(iv->vcpu + 1) << 32) | (uint32_t)iv->tid;
+	for (unsigned i = 0; i < CPU_NAMES; i++)
+		if (c->nc[i].key == key && c->nc[i].name && comm_eq(c->nc[i].comm, iv->comm)) {
+			vms_tl_slice(x->tl, c->tr, iv->start, iv->end, c->nc[i].name, NULL, 0);
+			return;
+		}
 	struct xnamed *nm = named(x, &x->occupants, key, iv->comm);
 	if (nm && !nm->name) {
 		char name[96];
@@ -242,8 +292,13 @@ static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 				 iv->tid);
 		nm->name = vms_tl_name(x->tl, name);
 	}
-	if (nm)
-		vms_tl_slice(x->tl, c->tr, iv->start, iv->end, nm->name, NULL, 0);
+	if (!nm)
+		return;
+	unsigned i = c->next++ % CPU_NAMES;
+	c->nc[i].key = key;
+	c->nc[i].name = nm->name;
+	copy_comm(c->nc[i].comm, iv->comm);
+	vms_tl_slice(x->tl, c->tr, iv->start, iv->end, nm->name, NULL, 0);
 }
 
 /* ---- counters ---- */
@@ -409,6 +464,32 @@ static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
 
 /* ---- exits ---- */
 
+/* The name of an exit's slice, "REASON", or of a VMM overlay, "vmm: REASON" (vmm): made
+ * once per reason. */
+static uint32_t reason_name(struct vms_export *x, bool vmm, uint32_t isa, uint32_t reason)
+{
+	uint32_t *d = isa < RD_ISAS && reason < RD_REASONS ? &x->rdirect[vmm][isa][reason] : NULL;
+	if (d && *d)
+		return *d;
+	uint64_t key = (uint64_t)vmm << 63 | (uint64_t)(isa & INT32_MAX) << 32 | reason;
+	uint64_t *v = vms_keymap_get(&x->vmm_name, key);
+	if (v)
+		return (uint32_t)*v;
+	char name[64];
+	const char *rn = vms_exit_reason_name(isa, (uint32_t)reason);
+	if (rn)
+		snprintf(name, sizeof name, "%s%s", vmm ? "vmm: " : "", rn);
+	else
+		snprintf(name, sizeof name, "%sexit %u", vmm ? "vmm: " : "", reason);
+	uint32_t id = vms_tl_name(x->tl, name);
+	if (id && !vms_keymap_put(&x->vmm_name, key, id, NULL))
+		x->failed = true;
+	if (d)
+		*d = id;
+	return id;
+}
+
+
 static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_export *x = ctx;
@@ -417,22 +498,14 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 		return;
 	advance(x, v, o->t);
 	v->b_exits++;
-	const char *rn = vms_exit_reason_name(o->isa, o->reason);
-	uint32_t name;
-	if (rn) {
-		name = vms_tl_name_lit(x->tl, rn);
-	} else {
-		char b[48];
-		snprintf(b, sizeof b, "exit %u", o->reason);
-		name = vms_tl_name(x->tl, b);
-	}
+	uint32_t name = reason_name(x, false, o->isa, o->reason);
 	/* (no isa argument: the reason is named in the ISA's own terms, and the ISA is the same
 	 * on every exit of a guest) */
 	struct vms_tl_arg a[] = {
-		{ .key = "guest_rip", .type = VMS_TL_HEX, .u = o->guest_rip },
-		{ .key = "info1", .type = VMS_TL_HEX, .u = o->info1 },
-		{ .key = "info2", .type = VMS_TL_HEX, .u = o->info2 },
-		{ .key = "host_cpu", .type = VMS_TL_UINT, .u = o->host_cpu },
+		{ .key = x->k_rip, .type = VMS_TL_HEX, .u = o->guest_rip },
+		{ .key = x->k_info1, .type = VMS_TL_HEX, .u = o->info1 },
+		{ .key = x->k_info2, .type = VMS_TL_HEX, .u = o->info2 },
+		{ .key = x->k_host_cpu, .type = VMS_TL_UINT, .u = o->host_cpu },
 	};
 	vms_tl_open(x->tl, v->exits_tr, o->t, name, a, sizeof a / sizeof a[0]);
 }
@@ -444,7 +517,7 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 	if (!v)
 		return;
 	/* lost: nothing is known of its end, nothing is claimed (zero length) */
-	struct vms_tl_arg a = { .key = "end", .type = VMS_TL_STR,
+	struct vms_tl_arg a = { .key = x->k_end, .type = VMS_TL_STR,
 				.s = o->how == VMS_EXIT_LOST ? "lost (events lost before its entry)"
 							     : "unfinished (the trace ends)" };
 	vms_tl_close(x->tl, v->exits_tr, o->how == VMS_EXIT_LOST ? o->begin : o->t, &a,
@@ -456,10 +529,12 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 static uint32_t gthread_track(struct vms_export *x, uint32_t guest, int32_t tid,
 			      const char *comm)
 {
-	char name[64] = "";
+	char name[64];
 	uint64_t key = vms_keymap_mt(guest, tid);
-	if (!vms_keymap_get(&x->gthread_tr, key))
-		thread_name(x, guest, tid, comm, name, sizeof name);
+	uint64_t *v = vms_keymap_get(&x->gthread_tr, key);
+	if (v)
+		return (uint32_t)(*v - 1);
+	thread_name(x, guest, tid, comm, name, sizeof name);
 	return track_for(x, &x->gthread_tr, key, x->group[guest], name, RANK_THREADS + tid);
 }
 
@@ -472,35 +547,13 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 	if (!v)
 		return;
 	if (v->run_gtid > 0)
-		vms_tl_close(x->tl, gthread_track(x, o->machine, v->run_gtid, NULL), o->t, NULL,
-			     0);
+		vms_tl_close(x->tl, v->run_tr, o->t, NULL, 0);
 	v->run_gtid = -1;
 	if (o->next_tid > 0 && v->kept) {
-		vms_tl_open(x->tl, gthread_track(x, o->machine, o->next_tid, o->next_comm), o->t,
-			    v->run_name, NULL, 0);
+		v->run_tr = gthread_track(x, o->machine, o->next_tid, o->next_comm);
+		vms_tl_open(x->tl, v->run_tr, o->t, v->run_name, NULL, 0);
 		v->run_gtid = o->next_tid;
 	}
-}
-
-/* "vmm: REASON" (made once per reason) */
-static uint32_t vmm_name(struct vms_export *x, uint32_t isa, int32_t reason)
-{
-	if (reason < 0)
-		return vms_tl_name_lit(x->tl, vms_overlay_reason_name(VMS_OVERLAY_VMM));
-	uint64_t key = (uint64_t)isa << 32 | (uint32_t)reason;
-	uint64_t *v = vms_keymap_get(&x->vmm_name, key);
-	if (v)
-		return (uint32_t)*v;
-	char name[64];
-	const char *rn = vms_exit_reason_name(isa, (uint32_t)reason);
-	if (rn)
-		snprintf(name, sizeof name, "vmm: %s", rn);
-	else
-		snprintf(name, sizeof name, "vmm: exit %d", reason);
-	uint32_t id = vms_tl_name(x->tl, name);
-	if (id && !vms_keymap_put(&x->vmm_name, key, id, NULL))
-		x->failed = true;
-	return id;
 }
 
 /* "comm (tid)" of a host thread (", pid N" when known), made again only when the model's name of it changed */
@@ -521,22 +574,38 @@ static void thread_row(void *ctx, const struct vms_thread_interval *iv)
 	struct vms_export *x = ctx;
 	if (iv->machine >= x->nr_mach || x->group[iv->machine] == UINT32_MAX)
 		return;
-	uint32_t name = iv->reason == VMS_OVERLAY_VMM
-		? vmm_name(x, iv->isa, iv->exit_reason)
+	uint32_t name = iv->reason == VMS_OVERLAY_VMM && iv->exit_reason >= 0
+		? reason_name(x, true, iv->isa, (uint32_t)iv->exit_reason)
 		: vms_tl_name_lit(x->tl, vms_overlay_reason_name(iv->reason));
 	struct vms_tl_arg a[3] = {
-		{ .key = "vcpu", .type = VMS_TL_UINT, .u = iv->vcpu },
+		{ .key = x->k_vcpu, .type = VMS_TL_UINT, .u = iv->vcpu },
 	};
 	unsigned n = 1;
+	/* the thread's track and who ran instead: mostly those the vCPU had last */
+	struct xv *v = xv_of(x, iv->machine, iv->vcpu);
 	const struct vms_machine *g = vms_model_machine_c(x->m, iv->machine);
 	if (iv->host_tid >= 0 && g && g->host >= 0) {
-		a[n++] = (struct vms_tl_arg){ .key = "instead", .type = VMS_TL_NAME,
-					      .u = instead_name(x, (uint32_t)g->host, iv->host_tid) };
-		a[n++] = (struct vms_tl_arg){ .key = "instead_tid", .type = VMS_TL_INT,
+		uint32_t in;
+		const struct vms_thread_info *ti = vms_model_thread(x->m, (uint32_t)g->host,
+								     iv->host_tid);
+		const char *comm = ti ? ti->comm : "";
+		if (v && v->ins_tid == iv->host_tid && comm_eq(v->ins_comm, comm)) {
+			in = v->ins_name;
+		} else {
+			in = instead_name(x, (uint32_t)g->host, iv->host_tid);
+			if (v) {
+				v->ins_tid = iv->host_tid;
+				v->ins_name = in;
+				copy_comm(v->ins_comm, comm);
+			}
+		}
+		a[n++] = (struct vms_tl_arg){ .key = x->k_instead, .type = VMS_TL_NAME, .u = in };
+		a[n++] = (struct vms_tl_arg){ .key = x->k_instead_tid, .type = VMS_TL_INT,
 					      .i = iv->host_tid };
 	}
-	vms_tl_slice(x->tl, gthread_track(x, iv->machine, iv->tid, NULL), iv->start, iv->end,
-		     name, a, n);
+	uint32_t tr = v && v->run_gtid == iv->tid && v->run_gtid > 0
+		? v->run_tr : gthread_track(x, iv->machine, iv->tid, NULL);
+	vms_tl_slice(x->tl, tr, iv->start, iv->end, name, a, n);
 }
 
 /* ---- vCPU states ---- */
@@ -548,7 +617,7 @@ static void vcpu_row(void *ctx, const struct vms_vcpu_interval *iv)
 	if (!v)
 		return;
 	vms_tl_slice(x->tl, v->state_tr, iv->start, iv->end,
-		     vms_tl_name_lit(x->tl, vms_vcpu_state_name(iv->state)), NULL, 0);
+		     iv->state < VMS_STATE_COUNT ? x->state_name[iv->state] : 0, NULL, 0);
 }
 
 /* ---- the rest of the observer: forwarded to the fused view ---- */
@@ -592,8 +661,7 @@ static void on_finish(void *ctx, uint64_t t_end)
 	for (uint32_t i = 0; i < x->nr_v; i++) {
 		struct xv *v = &x->v[i];
 		if (v->run_gtid > 0)
-			vms_tl_close(x->tl, gthread_track(x, v->machine, v->run_gtid, NULL), t_end,
-				     NULL, 0);
+			vms_tl_close(x->tl, v->run_tr, t_end, NULL, 0);
 		if (v->preempted)
 			steal_close(x, v, t_end);
 		if (!x->started)
@@ -613,6 +681,16 @@ static void on_finish(void *ctx, uint64_t t_end)
 
 static int make_tracks(struct vms_export *x)
 {
+	static const char *const keys[] = { "guest_rip", "info1", "info2", "host_cpu", "end",
+					    "vcpu", "instead", "instead_tid" };
+	uint32_t *const ids[] = { &x->k_rip, &x->k_info1, &x->k_info2, &x->k_host_cpu, &x->k_end,
+				  &x->k_vcpu, &x->k_instead, &x->k_instead_tid };
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (!(*ids[i] = vms_tl_name(x->tl, keys[i])))
+			return -1;
+	for (int st = 0; st < VMS_STATE_COUNT; st++)
+		if (!(x->state_name[st] = vms_tl_name(x->tl, vms_vcpu_state_name(st))))
+			return -1;
 	for (uint32_t m = 0; m < x->nr_mach; m++) {
 		const struct vms_machine *mc = vms_model_machine_c(x->m, m);
 		x->group[m] = UINT32_MAX;
@@ -660,11 +738,13 @@ static void free_state(struct vms_export *x)
 	vms_tl_free(x->tl);
 	vms_pcpu_view_free(x->pv);
 	vms_keymap_free(&x->cpu_tr);
+	free(x->cpu_ix);
 	free(x->cpus);
 	vms_keymap_free(&x->gthread_tr);
 	vms_keymap_free(&x->steal_lane);
 	free(x->lanes);
 	vms_keymap_free(&x->vmm_name);
+	free(x->rdirect);
 	names_free(&x->occupants);
 	names_free(&x->insteads);
 	free(x->group);
@@ -697,7 +777,9 @@ static int make_state(struct vms_export *x, const struct vms_model *model)
 	x->vbase = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->vbase);
 	x->unattr_tr = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->unattr_tr);
 	x->unattr_n = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->unattr_n);
-	if (!x->group || !x->vbase || !x->unattr_tr || !x->unattr_n)
+	x->cpu_ix = calloc((size_t)(x->nr_mach ? x->nr_mach : 1) * CPU_DIRECT, sizeof *x->cpu_ix);
+	x->rdirect = calloc(2, sizeof *x->rdirect);
+	if (!x->group || !x->vbase || !x->unattr_tr || !x->unattr_n || !x->cpu_ix || !x->rdirect)
 		return -1;
 	for (uint32_t m = 0; m < x->nr_mach; m++) {
 		x->vbase[m] = x->nr_v;
@@ -711,7 +793,7 @@ static int make_state(struct vms_export *x, const struct vms_model *model)
 			struct xv *v = &x->v[x->vbase[m] + n];
 			v->machine = m;
 			v->vcpu = n;
-			v->run_gtid = v->steal_tid = -1;
+			v->run_gtid = v->steal_tid = v->ins_tid = -1;
 		}
 	x->tl = vms_tl_new(x->c.out, x->c.format == VMS_EXPORT_CHROME_JSON ? VMS_TL_CHROME_JSON
 									  : VMS_TL_PERFETTO,
@@ -786,7 +868,7 @@ struct vms_observer vms_export_observer(struct vms_export *x)
 struct vms_sinks vms_export_sinks(struct vms_export *x)
 {
 	return (struct vms_sinks){ .ctx = x, .vcpu_interval = vcpu_row, .thread_interval = thread_row,
-				   .reset_with_observer = true };
+				   .reset_with_observer = true, .intervals_only = true };
 }
 
 int vms_export_finish(struct vms_export *x)

@@ -91,6 +91,8 @@ struct track {
 	uint32_t group;         /* UINT32_MAX for a group itself */
 	bool counter, open;
 	bool clocked;           /* Perfetto: its clock snapshot is written, last_t is its clock */
+	uint8_t nseq;
+	uint8_t seq[8];         /* Perfetto: its trusted_packet_sequence_id field, encoded */
 	uint64_t last_t;
 	uint64_t *seen;         /* Perfetto: [K_COUNT * SEEN_IDS / 64], made at its first event:
 	                           bit k * SEEN_IDS + id, name id of kind k interned here */
@@ -232,25 +234,29 @@ static void out_flush(struct vms_tl *tl)
 	tl->nout = 0;
 }
 
-/* A Trace.packet made of parts (each already encoded), written to the block. */
-static void emit(struct vms_tl *tl, const uint8_t *head, size_t nhead, const uint8_t *idata,
-		 size_t nidata, const uint8_t *te, size_t nte)
+/* A length-delimited field's length, written once its contents are: at `len` one byte was
+ * left for it; when the contents are 128 bytes or more (rare: long names interned, many
+ * arguments), they move up to make room for a longer varint. Returns the new end. */
+static uint8_t *close_len(uint8_t *len, uint8_t *end)
 {
-	uint8_t k[2 * (1 + PB_VARINT_MAX)];
-	size_t len = nhead;
-	if (nidata)
-		len += (size_t)(pb_varint(pb_key(k, PKT_INTERNED, 2), nidata) - k) + nidata;
-	if (nte)
-		len += (size_t)(pb_varint(pb_key(k, PKT_TRACK_EVENT, 2), nte) - k) + nte;
-	if (tl->nout + len + 1 + PB_VARINT_MAX > OUT_BUF)   /* len < PACKET_MAX << OUT_BUF */
+	size_t n = (size_t)(end - len - 1);
+	if (n < 0x80) {
+		*len = (uint8_t)n;
+		return end;
+	}
+	uint8_t v[PB_VARINT_MAX];
+	size_t k = (size_t)(pb_varint(v, n) - v);
+	memmove(len + k, len + 1, n);
+	memcpy(len, v, k);
+	return end + k - 1;
+}
+
+/* A Trace.packet made of parts (each already encoded), written to the block. */
+static void emit(struct vms_tl *tl, const uint8_t *head, size_t nhead)
+{
+	if (tl->nout + nhead + 1 + PB_VARINT_MAX > OUT_BUF)
 		out_flush(tl);
-	uint8_t *p = pb_varint(pb_key(tl->out + tl->nout, TRACE_PACKET, 2), len);
-	memcpy(p, head, nhead);
-	p += nhead;
-	if (nidata)
-		p = pb_bytes(p, PKT_INTERNED, idata, nidata);
-	if (nte)
-		p = pb_bytes(p, PKT_TRACK_EVENT, te, nte);
+	uint8_t *p = pb_bytes(tl->out + tl->nout, TRACE_PACKET, head, nhead);
 	tl->nout = (size_t)(p - tl->out);
 }
 
@@ -284,7 +290,7 @@ static void pb_descriptor(struct vms_tl *tl, uint32_t id, const char *name, cons
 	uint8_t *h = pb_uint(head, PKT_SEQ_ID, id + 1);
 	h = pb_uint(h, PKT_SEQ_FLAGS, SEQ_CLEARED);
 	h = pb_bytes(h, PKT_TRACK_DESCRIPTOR, td, (size_t)(p - td));
-	emit(tl, head, (size_t)(h - head), NULL, 0, NULL, 0);
+	emit(tl, head, (size_t)(h - head));
 }
 
 /* The sequence's defaults and its incremental clock, starting at t. */
@@ -306,7 +312,7 @@ static void pb_clock(struct vms_tl *tl, uint32_t id, uint64_t t)
 	p = pb_uint(p, PKT_SEQ_ID, id + 1);
 	p = pb_bytes(p, PKT_DEFAULTS, def, ndef);
 	p = pb_bytes(p, PKT_CLOCK_SNAPSHOT, cs, ncs);
-	emit(tl, head, (size_t)(p - head), NULL, 0, NULL, 0);
+	emit(tl, head, (size_t)(p - head));
 	tl->t[id].clocked = true;
 	tl->t[id].last_t = t;
 }
@@ -335,99 +341,144 @@ static bool fresh(struct vms_tl *tl, uint32_t track, unsigned k, uint32_t id)
 
 static uint8_t *intern_entry(struct vms_tl *tl, uint8_t *p, unsigned k, uint32_t id)
 {
-	uint8_t e[ENTRY_MAX];
-	uint8_t *q = pb_uint(e, IN_IID, id);
+	uint8_t *q = pb_key(p, k_field[k], 2), *len = q++;
+	q = pb_uint(q, IN_IID, id);
 	q = cut_string(q, IN_NAME, name_of(tl, id));
-	return pb_bytes(p, k_field[k], e, (size_t)(q - e));
+	return close_len(len, q);
 }
 
 /* A packet's time and sequence: the time as a delta on the track's incremental clock, or,
- * when it goes back, absolute on BOOTTIME (the incremental clock left as it was). */
-static inline uint8_t *pb_when(uint8_t *p, struct track *tr, uint32_t id, uint64_t t)
+ * when it goes back, absolute on BOOTTIME (the incremental clock left as it was); then the
+ * sequence (its field encoded once, at the track's making: 8 bytes copied, nseq kept). */
+static inline uint8_t *pb_when(uint8_t *p, struct track *tr, uint64_t t)
 {
+	*p++ = PKT_TIMESTAMP << 3;
 	if (t >= tr->last_t) {
-		p = pb_uint(p, PKT_TIMESTAMP, t - tr->last_t);
+		p = pb_varint(p, t - tr->last_t);
 		tr->last_t = t;
 	} else {
-		p = pb_uint(p, PKT_TIMESTAMP, t);
+		p = pb_varint(p, t);
 		p = pb_uint(p, PKT_CLOCK_ID, CLOCK_BOOTTIME);
 	}
-	return pb_uint(p, PKT_SEQ_ID, id + 1);
+	memcpy(p, tr->seq, sizeof tr->seq);
+	return p + tr->nseq;
 }
 
-/* A packet with interned data, arguments or a counter's value: built in parts, then written.
- * (Not inlined: its buffers would make every packet's stack frame big.) */
+/* A packet with interned data, arguments or a counter's value, written in place (lengths
+ * closed afterwards, close_len). Arguments whose key or string value has no name are left
+ * out. (Not inlined: the common packet's path stays small.) */
 static __attribute__((noinline)) void pb_event_full(struct vms_tl *tl, uint32_t id, uint64_t t,
 						    int type, uint32_t name, bool new_name,
 						    const struct vms_tl_arg *args, unsigned nargs,
 						    double value)
 {
 	struct track *tr = &tl->t[id];
-	uint8_t idata[IDATA_MAX], te[TE_MAX], head[HEAD_MAX];
-	uint8_t *ip = idata, *ep = te, *hp = head;
-	ep = pb_uint(ep, TE_TYPE, (uint64_t)type);
-	if (name) {
-		if (new_name)
-			ip = intern_entry(tl, ip, K_EVENT_NAME, name);
-		ep = pb_uint(ep, TE_NAME_IID, name);
-	}
+	uint32_t sv[VMS_TL_MAX_ARGS];
+	bool fresh_key[VMS_TL_MAX_ARGS], fresh_sv[VMS_TL_MAX_ARGS], any = new_name;
 	for (unsigned i = 0; i < nargs; i++) {
-		uint32_t key = vms_tl_name_lit(tl, args[i].key), sv = 0;
+		uint32_t key = args[i].key <= tl->names.n ? args[i].key : 0;
+		sv[i] = 0;
 		if (args[i].type == VMS_TL_STR)
-			sv = vms_tl_name(tl, args[i].s);
+			sv[i] = vms_tl_name(tl, args[i].s);
 		else if (args[i].type == VMS_TL_NAME)
-			sv = args[i].u <= tl->names.n ? (uint32_t)args[i].u : 0;
-		if (!key || ((args[i].type == VMS_TL_STR || args[i].type == VMS_TL_NAME) && !sv))
+			sv[i] = args[i].u <= tl->names.n ? (uint32_t)args[i].u : 0;
+		fresh_key[i] = fresh_sv[i] = false;
+		if (!key || ((args[i].type == VMS_TL_STR || args[i].type == VMS_TL_NAME) && !sv[i])) {
+			sv[i] = UINT32_MAX;   /* left out */
 			continue;
-		if (fresh(tl, id, K_ARG_NAME, key))
-			ip = intern_entry(tl, ip, K_ARG_NAME, key);
-		if (sv && fresh(tl, id, K_STRING, sv))
-			ip = intern_entry(tl, ip, K_STRING, sv);
-		uint8_t a[4 * (1 + PB_VARINT_MAX)], *ap = pb_uint(a, DA_NAME_IID, key);
-		switch (args[i].type) {
-		case VMS_TL_UINT: ap = pb_uint(ap, DA_UINT, args[i].u); break;
-		case VMS_TL_INT: ap = pb_int(ap, DA_INT, args[i].i); break;
-		case VMS_TL_HEX: ap = pb_uint(ap, DA_POINTER, args[i].u); break;
-		case VMS_TL_STR: case VMS_TL_NAME: ap = pb_uint(ap, DA_STRING_IID, sv); break;
 		}
-		ep = pb_bytes(ep, TE_ANNOTATIONS, a, (size_t)(ap - a));
+		any |= fresh_key[i] = fresh(tl, id, K_ARG_NAME, key);
+		any |= fresh_sv[i] = sv[i] && fresh(tl, id, K_STRING, sv[i]);
+	}
+	if (tl->nout + PACKET_MAX > OUT_BUF)
+		out_flush(tl);
+	uint8_t *pk = tl->out + tl->nout, *p = pk + 2, *len;
+	p = pb_when(p, tr, t);
+	if (any) {
+		p = pb_key(p, PKT_INTERNED, 2);
+		len = p++;
+		if (new_name)
+			p = intern_entry(tl, p, K_EVENT_NAME, name);
+		for (unsigned i = 0; i < nargs; i++) {
+			if (fresh_key[i])
+				p = intern_entry(tl, p, K_ARG_NAME, args[i].key);
+			if (fresh_sv[i])
+				p = intern_entry(tl, p, K_STRING, sv[i]);
+		}
+		p = close_len(len, p);
+	}
+	p = pb_key(p, PKT_TRACK_EVENT, 2);
+	len = p++;
+	p = pb_uint(p, TE_TYPE, (uint64_t)type);
+	if (name)
+		p = pb_uint(p, TE_NAME_IID, name);
+	for (unsigned i = 0; i < nargs; i++) {
+		if (sv[i] == UINT32_MAX)
+			continue;
+		*p++ = TE_ANNOTATIONS << 3 | 2;
+		uint8_t *alen = p++;   /* an annotation is at most 4 varints: < 128 bytes */
+		p = pb_uint(p, DA_NAME_IID, args[i].key);
+		switch (args[i].type) {
+		case VMS_TL_UINT: p = pb_uint(p, DA_UINT, args[i].u); break;
+		case VMS_TL_INT: p = pb_int(p, DA_INT, args[i].i); break;
+		case VMS_TL_HEX: p = pb_uint(p, DA_POINTER, args[i].u); break;
+		case VMS_TL_STR: case VMS_TL_NAME: p = pb_uint(p, DA_STRING_IID, sv[i]); break;
+		}
+		*alen = (uint8_t)(p - alen - 1);
 	}
 	if (type == TYPE_COUNTER)
-		ep = pb_double(ep, TE_DOUBLE_VALUE, value);
-	hp = pb_when(hp, tr, id, t);
-	emit(tl, head, (size_t)(hp - head), idata, (size_t)(ip - idata), te, (size_t)(ep - te));
+		p = pb_double(p, TE_DOUBLE_VALUE, value);
+	p = close_len(len, p);
+	pk[0] = TRACE_PACKET << 3 | 2;
+	p = close_len(pk + 1, p);
+	tl->nout = (size_t)(p - tl->out);
+}
+
+/* The track's first event: its clock (and the bits of what it was told). */
+static __attribute__((noinline)) void pb_first(struct vms_tl *tl, uint32_t id, uint64_t t)
+{
+	struct track *tr = &tl->t[id];
+	pb_clock(tl, id, t);
+	if (!(tr->seen = calloc(K_COUNT * SEEN_IDS / 64, sizeof *tr->seen)))
+		tl->failed = true;   /* (fresh() then asks `sent`) */
+}
+
+/* A slice's BEGIN with a name the track knows (name != 0), or its END (name 0), written in
+ * place: at most FAST_MAX bytes, so the lengths are one byte each. */
+static inline void pb_fast(struct vms_tl *tl, struct track *tr, uint64_t t, uint32_t name)
+{
+	if (tl->nout + 2 + FAST_MAX > OUT_BUF)
+		out_flush(tl);
+	uint8_t *pk = tl->out + tl->nout, *p = pk + 2, *te;
+	p = pb_when(p, tr, t);
+	*p++ = PKT_TRACK_EVENT << 3 | 2;
+	te = p++;
+	*p++ = TE_TYPE << 3;
+	if (name) {
+		*p++ = TYPE_SLICE_BEGIN;
+		*p++ = TE_NAME_IID << 3;
+		p = pb_varint(p, name);
+	} else {
+		*p++ = TYPE_SLICE_END;
+	}
+	*te = (uint8_t)(p - te - 1);
+	pk[0] = TRACE_PACKET << 3 | 2;
+	pk[1] = (uint8_t)(p - pk - 2);
+	tl->nout = (size_t)(p - tl->out);
 }
 
 /* A slice BEGIN (name) or END (name 0) on a track, or a counter's value. */
-static void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type, uint32_t name,
-		     const struct vms_tl_arg *args, unsigned nargs, double value)
+static inline void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type, uint32_t name,
+			    const struct vms_tl_arg *args, unsigned nargs, double value)
 {
 	struct track *tr = &tl->t[id];
-	if (!tr->clocked) {
-		pb_clock(tl, id, t);
-		if (!(tr->seen = calloc(K_COUNT * SEEN_IDS / 64, sizeof *tr->seen)))
-			tl->failed = true;   /* (fresh() then asks `sent`) */
-	}
+	if (__builtin_expect(!tr->clocked, 0))
+		pb_first(tl, id, t);
 	bool new_name = name && fresh(tl, id, K_EVENT_NAME, name);
-	if (!new_name && !nargs && type != TYPE_COUNTER) {
-		/* most packets: a slice's BEGIN with a name the track knows, or its END; written
-		 * in place (a packet of at most FAST_MAX bytes: one byte of length each) */
-		if (tl->nout + 2 + FAST_MAX > OUT_BUF)
-			out_flush(tl);
-		uint8_t *pk = tl->out + tl->nout, *p = pk + 2, *te;
-		p = pb_when(p, tr, id, t);
-		*p++ = PKT_TRACK_EVENT << 3 | 2;
-		te = p++;
-		p = pb_uint(p, TE_TYPE, (uint64_t)type);
-		if (name)
-			p = pb_uint(p, TE_NAME_IID, name);
-		*te = (uint8_t)(p - te - 1);
-		pk[0] = TRACE_PACKET << 3 | 2;
-		pk[1] = (uint8_t)(p - pk - 2);
-		tl->nout = (size_t)(p - tl->out);
-		return;
-	}
-	pb_event_full(tl, id, t, type, name, new_name, args, nargs, value);
+	if (!new_name && !nargs && type != TYPE_COUNTER)
+		pb_fast(tl, tr, t, name);
+	else
+		pb_event_full(tl, id, t, type, name, new_name, args, nargs, value);
 }
 
 /* ---- Chrome JSON ---- */
@@ -475,16 +526,17 @@ static void json_slice(struct vms_tl *tl, uint32_t id, uint64_t start, uint64_t 
 		vms_json_begin_object(&tl->j, "args");
 		for (unsigned i = 0; i < nargs; i++) {
 			char b[24];
+			const char *key = name_of(tl, args[i].key);
 			switch (args[i].type) {
-			case VMS_TL_UINT: vms_json_uint(&tl->j, args[i].key, args[i].u); break;
-			case VMS_TL_INT: vms_json_int(&tl->j, args[i].key, args[i].i); break;
+			case VMS_TL_UINT: vms_json_uint(&tl->j, key, args[i].u); break;
+			case VMS_TL_INT: vms_json_int(&tl->j, key, args[i].i); break;
 			case VMS_TL_HEX:
 				snprintf(b, sizeof b, "0x%llx", (unsigned long long)args[i].u);
-				vms_json_string(&tl->j, args[i].key, b);
+				vms_json_string(&tl->j, key, b);
 				break;
-			case VMS_TL_STR: vms_json_string(&tl->j, args[i].key, args[i].s); break;
+			case VMS_TL_STR: vms_json_string(&tl->j, key, args[i].s); break;
 			case VMS_TL_NAME:
-				vms_json_string(&tl->j, args[i].key, name_of(tl, (uint32_t)args[i].u));
+				vms_json_string(&tl->j, key, name_of(tl, (uint32_t)args[i].u));
 				break;
 			}
 		}
@@ -511,6 +563,7 @@ static uint32_t add_track(struct vms_tl *tl, uint32_t group, bool counter, const
 	memset(tr, 0, sizeof *tr);
 	tr->group = group;
 	tr->counter = counter;
+	tr->nseq = (uint8_t)(pb_uint(tr->seq, PKT_SEQ_ID, tl->nr + 1) - tr->seq);
 	if (counter && !(tr->name = strdup(name))) {
 		tl->failed = true;
 		return UINT32_MAX;
@@ -652,7 +705,7 @@ struct vms_tl *vms_tl_new(FILE *f, enum vms_tl_format fmt, bool deflate)
 	tl->f = f;
 	tl->fmt = fmt;
 	if (fmt == VMS_TL_PERFETTO &&
-	    (!(tl->out = malloc(OUT_BUF)) ||
+	    (!(tl->out = malloc(OUT_BUF + 16)) ||   /* (pb_when copies 8 bytes of a sequence) */
 	     (deflate && !(tl->zout = malloc(compressBound(OUT_BUF)))))) {
 		free(tl->out);
 		free(tl);

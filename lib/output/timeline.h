@@ -22,7 +22,7 @@ enum vms_tl_format { VMS_TL_PERFETTO, VMS_TL_CHROME_JSON };
 
 enum vms_tl_arg_type { VMS_TL_UINT, VMS_TL_INT, VMS_TL_HEX, VMS_TL_STR, VMS_TL_NAME };
 struct vms_tl_arg {
-	const char *key;              /* a string that never changes (a literal) */
+	uint32_t key;                 /* a name id (vms_tl_name, made once: not per slice) */
 	enum vms_tl_arg_type type;
 	uint64_t u;                   /* UINT, HEX; NAME: a name id (the string it names) */
 	int64_t i;                    /* INT */

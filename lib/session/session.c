@@ -680,7 +680,8 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 		s->user_sinks = sinks;
 		fs = (struct vms_sinks){ .ctx = s,
 			.vcpu_interval = sinks->vcpu_interval ? filtered_vcpu : NULL,
-			.thread_interval = sinks->thread_interval ? filtered_thread : NULL };
+			.thread_interval = sinks->thread_interval ? filtered_thread : NULL,
+			.intervals_only = sinks->intervals_only };
 		sinks = &fs;
 	}
 	s->an = vms_analysis_new(s->model, sinks);
