@@ -67,10 +67,10 @@ struct vms_sinks {
 	 * back what they were given (the export: its file is rewritten), so a session may run
 	 * the checked single pass with them, not only the model pass. */
 	bool reset_with_observer;
-	/* The caller reads no per-vCPU table of exits or steal (vms_vcpu_stats: exits,
-	 * nr_exits, exits_unpaired, steal, runq_latency left empty; vms_analysis_guest_exits
-	 * none): the analyses that only make those are not run (the export: its own slices
-	 * say it all, and it must cost no more than `report`). */
+	/* The caller reads no table of exits (vms_vcpu_stats: exits, nr_exits,
+	 * exits_unpaired left empty; vms_analysis_guest_exits none): the analysis that only
+	 * makes those is not run (the export: its slices say it all, and it must cost no more
+	 * than `report`). Steal still runs: the run's warnings read it. */
 	bool intervals_only;
 };
 

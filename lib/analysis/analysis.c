@@ -164,10 +164,10 @@ struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_
 		goto fail;
 	if (!(a->overlays = an_overlays_new(&a->L, sinks, &o)) || vms_analysis_observe(a, &o) < 0)
 		goto fail;
-	bool tables = !sinks || !sinks->intervals_only;
+	bool tables = !sinks || !sinks->intervals_only;   /* the exit tables */
 	if (tables && (!(a->exits = an_exits_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0))
 		goto fail;
-	if (tables && (!(a->steal = an_steal_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0))
+	if (!(a->steal = an_steal_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0)
 		goto fail;
 	if (!(a->contain = an_contain_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0)
 		goto fail;
@@ -242,11 +242,8 @@ void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end)
 			an_exits_vcpu(a->exits, i, &s->exits, &s->nr_exits);
 			s->exits_unpaired = an_exits_unpaired(a->exits, i);
 		}
-		if (a->steal) {
-			s->steal = (struct vms_steal_entry *)an_steal_entries(a->steal, i,
-									      &s->nr_steal);
-			s->runq_latency = an_steal_runq(a->steal, i);
-		}
+		s->steal = (struct vms_steal_entry *)an_steal_entries(a->steal, i, &s->nr_steal);
+		s->runq_latency = an_steal_runq(a->steal, i);
 		an_contain_get(a->contain, i, &s->contained, &s->contain_total);
 	}
 	for (uint32_t m = 0; a->exits && a->guest_exits && a->nr_guest_exits && m < L->nr_mach; m++)
