@@ -18,6 +18,13 @@
                                bounded memory (latency.h) */
 #define LT_TAIL 64          /* slowest wake-ups kept per thread for the tail's causes */
 
+/* Where a guest thread is, as far as its vCPU's switches tell (on_cpu below). Linux traces
+ * sched_wakeup for a task that set itself to sleep but has not yet left its CPU (ttwu_runnable):
+ * that task never waits, and a wait counted from there would run until its next real wake-up
+ * is served. Like `perf sched latency`, only a thread not known to be on a CPU or its run queue
+ * begins a wait at a wake-up. */
+enum { LT_SLEEPING = 0, LT_RUNNING = 1, LT_RUNNABLE = 2 };
+
 const char *vms_cause_name(enum vms_cause c)
 {
 	static const char *const n[VMS_CAUSE_COUNT] = { "guest-runqueue", "preempted", "exits",
@@ -82,6 +89,8 @@ struct vms_latency {
 	struct lt_vcpu *v;
 	uint32_t nr_v;
 	struct vms_keymap idx;     /* (machine, tid) -> thread index */
+	struct vms_keymap on_cpu;  /* (machine, tid) -> LT_RUNNING or LT_RUNNABLE, from the guest's
+	                              switches: a wake-up of such a thread is no wait */
 	struct lt_thread *th;
 	uint32_t nr_th, cap_th;
 	struct vms_latency_thread *out;
@@ -393,6 +402,14 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 	if (o->vidx >= l->nr_v)
 		return;
 	struct lt_vcpu *v = &l->v[o->vidx];
+	bool ins;
+	uint64_t *where;
+	if (o->prev_tid > 0 &&
+	    (where = vms_keymap_put(&l->on_cpu, vms_keymap_mt(o->machine, o->prev_tid), 0, &ins)))
+		*where = an_prev_state_runnable(o->prev_state) ? LT_RUNNABLE : LT_SLEEPING;
+	if (o->next_tid > 0 &&
+	    (where = vms_keymap_put(&l->on_cpu, vms_keymap_mt(o->machine, o->next_tid), 0, &ins)))
+		*where = LT_RUNNING;
 	if (o->next_tid > 0) {
 		uint64_t *ix = vms_keymap_get(&l->idx, vms_keymap_mt(o->machine, o->next_tid));
 		if (ix && *ix < l->nr_th) {
@@ -413,6 +430,9 @@ static void on_guest_wakeup(void *ctx, const struct vms_obs_guest_wakeup *o)
 	struct vms_latency *l = ctx;
 	if (o->vidx >= l->nr_v)
 		return;
+	const uint64_t *where = vms_keymap_get(&l->on_cpu, vms_keymap_mt(o->machine, o->tid));
+	if (where && *where != LT_SLEEPING)
+		return; /* still on its CPU or its run queue: no wait begins */
 	struct lt_thread *th = thread_get(l, o->machine, o->tid);
 	if (!th || th->pending)
 		return; /* a second wake-up before it runs: the wait began at the first */
@@ -493,11 +513,13 @@ static void clear(struct vms_latency *l)
 	free(l->out);
 	free(l->v);
 	vms_keymap_free(&l->idx);
+	vms_keymap_free(&l->on_cpu);
 	l->th = NULL;
 	l->out = NULL;
 	l->v = NULL;
 	l->nr_th = l->cap_th = l->nr_v = 0;
 	vms_keymap_init(&l->idx);
+	vms_keymap_init(&l->on_cpu);
 }
 
 /* The model's vCPUs in the analysis stage's vidx order: guests by machine index, then vCPU. */
@@ -545,6 +567,7 @@ struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn
 	l->fn = fn;
 	l->ctx = ctx;
 	vms_keymap_init(&l->idx);
+	vms_keymap_init(&l->on_cpu);
 	if (layout(l, model) < 0) {
 		vms_latency_free(l);
 		return NULL;
@@ -564,6 +587,7 @@ void vms_latency_free(struct vms_latency *l)
 		return;
 	clear(l);
 	vms_keymap_free(&l->idx);
+	vms_keymap_free(&l->on_cpu);
 	free(l);
 }
 
