@@ -15,8 +15,8 @@ bench=build-release/bench/bench_analysis
 shared=${VMS_SHARED_DIR:-../shared}
 work=${BENCH_DIR:-build-release/bench-data}
 mkdir -p "$work"
-echo "== Xen: xenalyze --summary and vmscope report on xen/xentrace.bin"
-python3 bench/bench_xen.py "$vms" "$shared/traces/xen/xentrace.bin" 21 2.4G
+echo "== Xen: xenalyze --summary and vmscope report on xen/xentrace.bin and 10 copies of it end to end"
+python3 bench/bench_xen.py "$vms" "$shared/traces/xen/xentrace.bin" 21 2.4G 10
 echo
 echo "== real trace: local/sched-syscalls-2cpu.dat"
 $bench -r 5 "$shared/traces/local/sched-syscalls-2cpu.dat"

@@ -10,6 +10,8 @@ mapped to VMX codes with the table of xenalyze.c (EXIT_REASON_*), independent of
 
 usage: xenalyze_compare.py VMSCOPE TRACE HZ   (a TAP skip, 1..0 # SKIP, when xenalyze or the trace is missing)
        xenalyze_compare.py VMSCOPE --hand-made DIR HZ   (the files of xt_handmade.py, made in DIR)
+       xenalyze_compare.py VMSCOPE --copies N TRACE OUT HZ   (OUT: N copies of TRACE laid end to
+                           end by bench/xen_big.py, new CPUs and domains for each)
 """
 import json, re, shutil, subprocess, sys
 
@@ -83,7 +85,7 @@ def parse_xenalyze(text):
 
 def main():
     import os
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) not in (4, 5, 7):
         print(__doc__)
         return 2
     vms, hz = sys.argv[1], sys.argv[-1]
@@ -99,6 +101,16 @@ def main():
         os.makedirs(d, exist_ok=True)
         traces = [f(d) for f in (xt_handmade.scenario, xt_handmade.notsc, xt_handmade.preempt,
                                  xt_handmade.migrate, xt_handmade.lost)]
+    elif sys.argv[2] == "--copies" and len(sys.argv) == 7:
+        src, out = sys.argv[4], sys.argv[5]
+        if not os.path.exists(src):
+            print("1..0 # SKIP %s missing" % src)
+            return 0
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        big = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                           "xen_big.py")
+        subprocess.run([sys.executable, big, src, out, sys.argv[3]], check=True)
+        traces = [out]
     else:
         traces = [sys.argv[2]]
         if not os.path.exists(traces[0]):
