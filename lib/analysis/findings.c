@@ -25,7 +25,9 @@ struct f_vcpu {
 	uint32_t nth;
 	int32_t run_cpu;               /* the host CPU it last ran on */
 	int32_t poll_cpu;              /* the host CPU it last halt-polled on */
-	uint64_t poll_first, poll_last;
+	bool polled, polling;          /* it halt-polled at all; it is polling now */
+	bool poll_cpus_many;           /* it polled on more than one host CPU */
+	uint64_t poll_first, poll_last; /* from the first poll's begin to the last one's end */
 };
 
 struct f_storm {
@@ -105,6 +107,9 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 		return;
 	struct f_vcpu *v = &f->v[o->vidx];
 	thief_close(v, o->t);
+	if (v->polling)
+		v->poll_last = o->t;
+	v->polling = o->halt_polling;
 	v->state = o->state;
 	v->since = o->t;
 	if (o->state != VMS_STATE_PREEMPTED)
@@ -112,11 +117,15 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	if (o->state == VMS_STATE_RUNNING || o->state == VMS_STATE_VMM)
 		v->run_cpu = o->host_cpu;
 	if (o->halt_polling) {
-		if (!v->poll_first)
+		if (!v->polled)
 			v->poll_first = o->t;
-		v->poll_last = o->t;
 		/* a polling thread stays on the CPU it ran on (the state may not say which) */
-		v->poll_cpu = o->host_cpu >= 0 ? o->host_cpu : v->run_cpu;
+		int32_t cpu = o->host_cpu >= 0 ? o->host_cpu : v->run_cpu;
+		if (v->polled && cpu != v->poll_cpu)
+			v->poll_cpus_many = true;
+		v->poll_cpu = cpu;
+		v->polled = true;
+		v->poll_last = o->t;
 	}
 }
 
@@ -363,13 +372,19 @@ uint32_t vms_findings_compute(struct vms_findings *f, const struct vms_analysis 
 			struct vms_finding *x = add(f, "halt-poll", v->machine, (int32_t)v->vcpu, -1,
 						    f->v[i].poll_first, f->v[i].poll_last, v->halt_poll_ns);
 			if (x) {
-				char cpu[32] = "its host CPU";
-				if (f->v[i].poll_cpu >= 0)
+				/* the share is of the vCPU's traced time: the host CPU's own time is
+				 * not what the vCPU's span measures */
+				char cpu[48] = "its host CPU";
+				if (f->v[i].poll_cpus_many && f->v[i].poll_cpu >= 0)
+					snprintf(cpu, sizeof cpu, "several host CPUs (last %d)",
+						 f->v[i].poll_cpu);
+				else if (f->v[i].poll_cpu >= 0)
 					snprintf(cpu, sizeof cpu, "host CPU %d", f->v[i].poll_cpu);
 				snprintf(x->text, sizeof x->text,
-					 "halt polling burnt %.0f%% of %s (%s) for %s vCPU %u: the guest was "
-					 "idle, the CPU was not", 100.0 * (double)v->halt_poll_ns / (double)span,
-					 cpu, fmt_ns(f, v->halt_poll_ns, b[0], 32), mname(m, v->machine), v->vcpu);
+					 "halt polling burnt %s of %s for %s vCPU %u (%.0f%% of its traced "
+					 "time): the guest was idle, the CPU was not",
+					 fmt_ns(f, v->halt_poll_ns, b[0], 32), cpu, mname(m, v->machine),
+					 v->vcpu, 100.0 * (double)v->halt_poll_ns / (double)span);
 			}
 		}
 	}

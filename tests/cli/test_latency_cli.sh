@@ -109,4 +109,41 @@ else:
 PY
   then ok "report findings on the $scn pair: the planted culprit first (or no steal)"; else notok "findings $scn" "$(head -c 600 "$d/r.json")"; fi
 done
+# The halt-poll finding on a host-only XML trace written here (ns). Thread 10 (vCPU 0) runs on
+# CPU 2: kvm_entry 1 ms, HLT exit 10 ms, kvm_vcpu_wakeup 60 ms (ns 45 ms, waited 0: polling),
+# so the halt is [15, 60) ms, polled on CPU 2; kvm_entry 61 ms; switched out runnable at 70 ms,
+# in on CPU 3 at 71 ms; kvm_entry 72 ms, HLT exit 80 ms, kvm_vcpu_wakeup 100 ms (ns 15 ms,
+# polling): [85, 100) ms on CPU 3; kvm_entry 101 ms; an exit and entry at 120 ms (the end).
+# By hand: polling 45 + 15 = 60 ms of 120 ms (50 %), on two host CPUs (last 3), from 15 to 100 ms.
+python3 - "$TMP/hp.xml" <<'PY'
+import sys
+M = 1000000
+def ev(t, name, **f):
+    body = "".join('<field name="%s" value="%s" type="%s" />\n' % (k, v, "string" if isinstance(v, str) else "long")
+                   for k, v in f.items())
+    return '<event timestamp="%d" name="%s">\n%s</event>\n' % (t, name, body)
+def sw(t, cpu, prev, st, nxt, nc):
+    return ev(t, "sched_switch", cpu=cpu, prev_comm="p", prev_tid=prev, prev_state=st, next_comm=nc, next_tid=nxt)
+def kvm(t, cpu, name, reason):
+    return ev(t, name, cpu=cpu, vcpu_id=0, exit_reason=reason, isa=1)
+def wake(t, cpu, ns):
+    return ev(t, "kvm_vcpu_wakeup", cpu=cpu, ns=ns, waited=0, valid=1)
+s = [sw(0, 2, 0, 0, 10, "CPU 0/KVM"), sw(0, 3, 0, 0, 20, "bash"), kvm(1*M, 2, "kvm_entry", 0),
+     kvm(10*M, 2, "kvm_exit", 12), wake(60*M, 2, 45*M), kvm(61*M, 2, "kvm_entry", 0),
+     sw(70*M, 2, 10, 0, 0, "swapper/2"), sw(71*M, 3, 20, 1, 10, "CPU 0/KVM"),
+     kvm(72*M, 3, "kvm_entry", 0), kvm(80*M, 3, "kvm_exit", 12), wake(100*M, 3, 15*M),
+     kvm(101*M, 3, "kvm_entry", 0), kvm(120*M, 3, "kvm_exit", 1), kvm(120*M + 1000, 3, "kvm_entry", 0)]
+open(sys.argv[1], "w").write("<trace>\n" + "".join(s) + "</trace>\n")
+PY
+"$VMS" report --json "$TMP/hp.xml" > "$TMP/hp.json" 2>"$TMP/hp.err"; st=$?
+if [ $st -eq 0 ] && python3 - "$TMP/hp.json" <<'PY'
+import json, sys
+F = [f for f in json.load(open(sys.argv[1]))["findings"] if f["kind"] == "halt-poll"]
+assert len(F) == 1, F
+f = F[0]
+assert f["vcpu"] == 0 and f["start_ns"] == 15000000 and f["end_ns"] == 100000000, f
+assert "60.00 ms" in f["text"] and "several host CPUs (last 3)" in f["text"] and "(50% of" in f["text"], f
+PY
+then ok "halt-poll finding: 60 ms of polling on two host CPUs (last 3), 50 %, 15..100 ms"; else notok "halt-poll finding" "$(cat "$TMP/hp.json" "$TMP/hp.err" | head -c 800)"; fi
+
 echo "1..$n"
