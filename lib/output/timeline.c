@@ -317,19 +317,9 @@ static void pb_clock(struct vms_tl *tl, uint32_t id, uint64_t t)
 	tl->t[id].last_t = t;
 }
 
-/* Whether name `id` of kind k must be interned on track tr's sequence now (it is then taken
- * as done). */
-static bool fresh(struct vms_tl *tl, uint32_t track, unsigned k, uint32_t id)
+static __attribute__((noinline)) bool fresh_sent(struct vms_tl *tl, uint32_t track, unsigned k,
+						  uint32_t id)
 {
-	struct track *tr = &tl->t[track];
-	if (id < SEEN_IDS && tr->seen) {
-		uint32_t bit = k * SEEN_IDS + id;
-		uint64_t m = 1ull << (bit % 64);
-		if (tr->seen[bit / 64] & m)
-			return false;
-		tr->seen[bit / 64] |= m;
-		return true;
-	}
 	bool inserted = false;
 	uint64_t key = (uint64_t)(track + 1) << 32 | (uint64_t)k << 30 | id;
 	if (!vms_keymap_put(&tl->sent, key, 1, &inserted)) {
@@ -337,6 +327,22 @@ static bool fresh(struct vms_tl *tl, uint32_t track, unsigned k, uint32_t id)
 		return false;
 	}
 	return inserted;
+}
+
+/* Whether name `id` of kind k must be interned on track tr's sequence now (it is then taken
+ * as done). */
+static inline bool fresh(struct vms_tl *tl, uint32_t track, unsigned k, uint32_t id)
+{
+	struct track *tr = &tl->t[track];
+	if (__builtin_expect(id < SEEN_IDS && tr->seen != NULL, 1)) {
+		uint32_t bit = k * SEEN_IDS + id;
+		uint64_t m = 1ull << (bit % 64);
+		if (tr->seen[bit / 64] & m)
+			return false;
+		tr->seen[bit / 64] |= m;
+		return true;
+	}
+	return fresh_sent(tl, track, k, id);
 }
 
 static uint8_t *intern_entry(struct vms_tl *tl, uint8_t *p, unsigned k, uint32_t id)
@@ -434,6 +440,67 @@ static __attribute__((noinline)) void pb_event_full(struct vms_tl *tl, uint32_t 
 	tl->nout = (size_t)(p - tl->out);
 }
 
+/* A varint, the one-byte case first (most deltas and names) */
+static inline uint8_t *varint_short(uint8_t *p, uint64_t v)
+{
+	if (__builtin_expect(v < 0x80, 1)) {
+		*p = (uint8_t)v;
+		return p + 1;
+	}
+	return pb_varint(p, v);
+}
+
+/* Whether name id of kind k was interned on the track (by its bits only: false when it is
+ * not in them, which sends the caller to the path that asks `sent` too). */
+static inline bool seen_bit(const struct track *tr, unsigned k, uint64_t id)
+{
+	if (id >= SEEN_IDS || !tr->seen)
+		return false;
+	uint32_t bit = k * SEEN_IDS + (uint32_t)id;
+	return tr->seen[bit / 64] >> (bit % 64) & 1;
+}
+
+/* A slice's BEGIN whose name, argument keys and string values the track was told, written
+ * in place in one pass (exits, overlays): the bytes pb_event_full writes for it. false, and
+ * nothing written, when something must be interned first. */
+static bool pb_args_fast(struct vms_tl *tl, struct track *tr, uint64_t t, uint32_t name,
+			 const struct vms_tl_arg *args, unsigned nargs)
+{
+	for (unsigned i = 0; i < nargs; i++)
+		if (!seen_bit(tr, K_ARG_NAME, args[i].key) || args[i].type == VMS_TL_STR ||
+		    (args[i].type == VMS_TL_NAME && (args[i].u > tl->names.n || !args[i].u ||
+						     !seen_bit(tr, K_STRING, args[i].u))))
+			return false;
+	if (tl->nout + PACKET_MAX > OUT_BUF)
+		out_flush(tl);
+	uint8_t *pk = tl->out + tl->nout, *p = pk + 2, *len;
+	p = pb_when(p, tr, t);
+	p[0] = PKT_TRACK_EVENT << 3 | 2;
+	len = p + 1;
+	p[2] = TE_TYPE << 3;
+	p[3] = TYPE_SLICE_BEGIN;
+	p[4] = TE_NAME_IID << 3;
+	p = varint_short(p + 5, name);
+	for (unsigned i = 0; i < nargs; i++) {
+		uint8_t *alen = p + 1;   /* an annotation is at most 4 varints: < 128 bytes */
+		p[0] = TE_ANNOTATIONS << 3 | 2;
+		p[2] = DA_NAME_IID << 3;
+		p = varint_short(p + 3, args[i].key);
+		switch (args[i].type) {
+		case VMS_TL_UINT: *p++ = DA_UINT << 3; p = pb_varint(p, args[i].u); break;
+		case VMS_TL_INT: *p++ = DA_INT << 3; p = pb_varint(p, (uint64_t)args[i].i); break;
+		case VMS_TL_HEX: *p++ = DA_POINTER << 3; p = pb_varint(p, args[i].u); break;
+		default: p = pb_uint(p, DA_STRING_IID, args[i].u); break;
+		}
+		*alen = (uint8_t)(p - alen - 1);
+	}
+	p = close_len(len, p);
+	pk[0] = TRACE_PACKET << 3 | 2;
+	p = close_len(pk + 1, p);
+	tl->nout = (size_t)(p - tl->out);
+	return true;
+}
+
 /* The track's first event: its clock (and the bits of what it was told). */
 static __attribute__((noinline)) void pb_first(struct vms_tl *tl, uint32_t id, uint64_t t)
 {
@@ -477,8 +544,49 @@ static inline void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type
 	bool new_name = name && fresh(tl, id, K_EVENT_NAME, name);
 	if (!new_name && !nargs && type != TYPE_COUNTER)
 		pb_fast(tl, tr, t, name);
-	else
+	else if (new_name || type != TYPE_SLICE_BEGIN || !pb_args_fast(tl, tr, t, name, args, nargs))
 		pb_event_full(tl, id, t, type, name, new_name, args, nargs, value);
+}
+
+/* A whole slice, BEGIN (name known on the track) and END, written in place: the packets of
+ * most slices (CPU occupants, vCPU states). The bytes are those of pb_fast, twice. */
+static inline void pb_slice_fast(struct vms_tl *tl, struct track *tr, uint64_t start,
+				 uint64_t end, uint32_t name)
+{
+	if (tl->nout + 2 * (2 + FAST_MAX) > OUT_BUF)
+		out_flush(tl);
+	uint8_t *pk = tl->out + tl->nout, *p = pk + 2;
+	if (__builtin_expect(start < tr->last_t || end < start, 0)) {   /* (time goes back) */
+		pb_fast(tl, tr, start, name);
+		pb_fast(tl, tr, end, 0);
+		return;
+	}
+	*p++ = PKT_TIMESTAMP << 3;
+	p = varint_short(p, start - tr->last_t);
+	memcpy(p, tr->seq, sizeof tr->seq);
+	p += tr->nseq;
+	uint8_t *te = p + 1;
+	p[0] = PKT_TRACK_EVENT << 3 | 2;
+	p[2] = TE_TYPE << 3;
+	p[3] = TYPE_SLICE_BEGIN;
+	p[4] = TE_NAME_IID << 3;
+	p = varint_short(p + 5, name);
+	*te = (uint8_t)(p - te - 1);
+	pk[0] = TRACE_PACKET << 3 | 2;
+	pk[1] = (uint8_t)(p - pk - 2);
+	pk = p;
+	p += 2;
+	*p++ = PKT_TIMESTAMP << 3;
+	p = varint_short(p, end - start);
+	memcpy(p, tr->seq, sizeof tr->seq);
+	p += tr->nseq;
+	static const uint8_t end_ev[] = { PKT_TRACK_EVENT << 3 | 2, 2, TE_TYPE << 3, TYPE_SLICE_END };
+	memcpy(p, end_ev, sizeof end_ev);
+	p += sizeof end_ev;
+	pk[0] = TRACE_PACKET << 3 | 2;
+	pk[1] = (uint8_t)(p - pk - 2);
+	tr->last_t = end;
+	tl->nout = (size_t)(p - tl->out);
 }
 
 /* ---- Chrome JSON ---- */
@@ -671,6 +779,16 @@ void vms_tl_slice(struct vms_tl *tl, uint32_t id, uint64_t start, uint64_t end,
 	if (nargs > VMS_TL_MAX_ARGS)
 		nargs = VMS_TL_MAX_ARGS;
 	if (tl->fmt == VMS_TL_PERFETTO) {
+		struct track *tr = &tl->t[id];
+		if (__builtin_expect(tr->clocked && !nargs, 1)) {
+			if (!fresh(tl, id, K_EVENT_NAME, name))
+				pb_slice_fast(tl, tr, start, end, name);
+			else {   /* (fresh took it as interned: this packet does it) */
+				pb_event_full(tl, id, start, TYPE_SLICE_BEGIN, name, true, NULL, 0, 0);
+				pb_fast(tl, tr, end, 0);
+			}
+			return;
+		}
 		pb_event(tl, id, start, TYPE_SLICE_BEGIN, name, args, nargs, 0);
 		pb_event(tl, id, end, TYPE_SLICE_END, 0, NULL, 0, 0);
 	} else {
