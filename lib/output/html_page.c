@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "html_internal.h"
+#include "vmscope/clock.h"
 #include "vmscope/writers.h"
 
 extern const char vms_html_css[];
@@ -106,20 +107,12 @@ static void put_base64(FILE *f, const uint8_t *p, size_t n)
 	}
 }
 
-/* "1.23 ms"; or "1.23 k cycles" when the trace's times are cycles (never shown as seconds) */
+/* "1.23 ms"; or, when the trace's times are cycles (never shown as seconds), the cycles as
+ * every other output writes them (vms_fmt_cycles) */
 static const char *fmt_ns(const struct vms_html *h, double ns, char *buf, size_t len)
 {
-	if (h->cycles) {
-		if (ns < 1e3)
-			snprintf(buf, len, "%.0f cycles", ns);
-		else if (ns < 1e6)
-			snprintf(buf, len, "%.3g k cycles", ns / 1e3);
-		else if (ns < 1e9)
-			snprintf(buf, len, "%.3g M cycles", ns / 1e6);
-		else
-			snprintf(buf, len, "%.4g G cycles", ns / 1e9);
-		return buf;
-	}
+	if (h->cycles)
+		return vms_fmt_cycles(ns > 0 ? (uint64_t)(ns + 0.5) : 0, buf, len);
 	if (ns < 1e3)
 		snprintf(buf, len, "%.0f ns", ns);
 	else if (ns < 1e6)

@@ -436,6 +436,12 @@ if grep -q "(2000.00 k cycles) to host thread task-77 (tid 77) between 2999.00 k
    && ! grep -qE "[0-9] (s|ms|us|ns)\b" <<<"$out" \
    && grep -q "(1.00 ms) to host thread task-77 (tid 77) between 0.001 s and 0.002 s$" <<<"$out2"; then
   ok "report's findings on cycles say cycles (seconds with --tsc-hz)"; else notok "findings cycles" "$out / $out2"; fi
+# the HTML page's own tables (steal, histograms) write cycles as report does: task-77's
+# 2 M ticks are "2000.00 k cycles" there too, and no time is shown as seconds
+"$VMS" html "$TMP/steal.dat" -o "$TMP/steal.html" 2>/dev/null
+if grep -q "task-77.*2000.00 k cycles\|2000.00 k cycles.*task-77" "$TMP/steal.html" \
+   && ! grep -qE "[0-9] (s|ms|us|ns)<" "$TMP/steal.html"; then
+  ok "html on cycles: the steal table in cycles as report writes them"; else notok "html cycles" "$(grep -o "task-77.\{0,200\}" "$TMP/steal.html" | head -3)"; fi
 d=$("$VMS" report --json "$TMP/tsc.dat" 2>/dev/null)
 if python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["time_unit"]=="cycles"; assert not any(k.endswith("_ns") for k in d), d.keys(); assert "first_cycles" in d' "$d"; then
   ok "report --json on cycles: time_unit cycles, keys _cycles"; else notok "report json cycles"; fi
