@@ -65,8 +65,9 @@ struct vms_html_page {
 	const char *time_unit;         /* "ns" (NULL) or "cycles": the unit of every time */
 };
 
-/* Write the page (after the run has finished). Returns 0, or -1 on a write error or when
- * out of memory. */
+/* Write the page (after the run has finished). Returns 0, VMS_ERR_NOMEM when out of memory
+ * (the page's data is built in memory first) or VMS_ERR_IO on a write error: the two are
+ * told apart so that running out of memory is never said as "cannot write". */
 int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *page);
 
 /* The bound of one timeline row in the page, bytes (base64 included). */

@@ -62,21 +62,29 @@ static uint64_t page_bound(const struct vms_html *h, const struct vms_html_page 
 	return b;
 }
 
-/* Text as HTML: & < > " escaped, control bytes but tab and newline dropped. */
+/* Text as HTML: & < > " escaped; tab and newline kept (the summary is lines of text); what
+ * the text writers escape (controls, direction overrides, bytes that are not UTF-8, which
+ * would make the page invalid UTF-8) shown as they show it, \xHH per byte. */
 static void put_text(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '&')
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	while (*p) {
+		uint32_t cp;
+		int k = vms_utf8_seq(p, &cp);
+		if (*p == '&')
 			fputs("&amp;", f);
-		else if (c == '<')
+		else if (*p == '<')
 			fputs("&lt;", f);
-		else if (c == '>')
+		else if (*p == '>')
 			fputs("&gt;", f);
-		else if (c == '"')
+		else if (*p == '"')
 			fputs("&quot;", f);
-		else if (c >= 0x20 || c == '\n' || c == '\t')
-			fputc(c, f);
+		else if (*p == '\n' || *p == '\t' || (k > 0 && !vms_text_char_unsafe(cp)))
+			fwrite(p, 1, k > 0 ? (size_t)k : 1, f);
+		else
+			for (int i = 0; i < (k > 0 ? k : 1); i++)
+				fprintf(f, "\\x%02x", p[i]);
+		p += k > 0 ? k : 1;
 	}
 }
 
@@ -389,7 +397,7 @@ static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *
 int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 {
 	if (h->oom)
-		return -1;
+		return VMS_ERR_NOMEM;
 	h->cycles = pg && pg->time_unit && !strcmp(pg->time_unit, "cycles");
 	h->page_bound = page_bound(h, pg, pg ? pg->analysis : NULL);
 	const char *title = pg && pg->title ? pg->title : "";
@@ -437,8 +445,8 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 	size_t jlen = 0;
 	FILE *js = open_memstream(&json, &jlen);
 	int err = js ? write_data(h, js, pg, &blob, &blen, &bcap) : -1;
-	if (js)
-		fclose(js);
+	if (js && fclose(js) != 0)   /* a memory stream fails only for want of memory */
+		err = -1;
 	if (!err) {
 		fprintf(f, "<script type=\"application/json\" id=\"vms-data\">");
 		put_script_json(f, json, jlen);
@@ -448,5 +456,5 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 	}
 	free(json);
 	free(blob);
-	return err || ferror(f) ? -1 : 0;
+	return err ? VMS_ERR_NOMEM : ferror(f) ? VMS_ERR_IO : 0;
 }

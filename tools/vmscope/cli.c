@@ -570,16 +570,16 @@ void cli_warn_model(const struct cli *c)
 			bool none = !ms || ms->causes + ms->effects == 0;
 			fprintf(stderr, "vmscope %s: warning: %s shares no clock with %s (no TIME_SHIFT, %s): "
 					"its times are taken as they are and cannot be compared with the "
-					"reference (--offset %s=NS sets its offset)\n", c->cmd, mc->name,
-				cli_machine_name(m, si->reference),
+					"reference (--offset %s=NS sets its offset)\n", c->cmd, cli_text(mc->name),
+				cli_text(cli_machine_name(m, si->reference)),
 				none ? "no events that can be matched across the traces for the convex hull"
-				     : "no usable matched pairs: see vmscope sync", mc->name);
+				     : "no usable matched pairs: see vmscope sync", cli_text(mc->name));
 		}
 		if (si->has_containment && si->contain_total &&
 		    (double)si->contained < 0.9 * (double)si->contain_total)
 			fprintf(stderr, "vmscope %s: warning: %s: only %.2f%% of %" PRIu64 " guest events "
 					"fall inside guest mode (containment): the clock sync or the vCPU "
-					"mapping is probably wrong\n", c->cmd, mc->name,
+					"mapping is probably wrong\n", c->cmd, cli_text(mc->name),
 				100.0 * (double)si->contained / (double)si->contain_total,
 				si->contain_total);
 		if (mc->source < 0)
@@ -588,7 +588,7 @@ void cli_warn_model(const struct cli *c)
 		    !kind_count(s, (uint32_t)mc->source, VMS_K_SCHED_SWITCH))
 			fprintf(stderr, "vmscope %s: warning: %s recorded no sched_switch: when its vCPU "
 					"threads were preempted cannot be seen (record the host with "
-					"`trace-cmd record -e kvm -e sched`)\n", c->cmd, mc->name);
+					"`trace-cmd record -e kvm -e sched`)\n", c->cmd, cli_text(mc->name));
 		/* roles forced against what the data says */
 		const struct vms_source *src = vms_session_source(s, (uint32_t)mc->source);
 		const char *path = src->path;

@@ -226,8 +226,8 @@ static int by_rip(struct cli *c)
 					(unsigned long long)mean);
 			} else {
 				char b[2][32];
-				fprintf(f, "%-16s %-20s %-18s %-40s %9llu %12s %10s\n", mname, name, rip,
-					sn ? sym : "?", (unsigned long long)x->count,
+				fprintf(f, "%-16s %-20s %-18s %-40s %9llu %12s %10s\n", cli_text(mname),
+					cli_text(name), rip, sn ? cli_text(sym) : "?", (unsigned long long)x->count,
 					cli_ns(x->total, b[0], 32), cli_ns(mean, b[1], 32));
 			}
 		}

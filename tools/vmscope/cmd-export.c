@@ -85,7 +85,12 @@ int cmd_export(int argc, char **argv)
 	struct vms_sinks sinks = vms_export_sinks(x);
 	st = cli_run(&c, &sinks);
 	if (st == 0 && vms_export_finish(x) != 0) {
-		fprintf(stderr, "vmscope %s: cannot write %s\n", c.cmd, c.out);
+		/* what fails in an export is a write (the stream's error flag is set) or else an
+		 * allocation: running out of memory is said as such, never as "cannot write" */
+		if (ferror(c.f))
+			fprintf(stderr, "vmscope %s: cannot write %s\n", c.cmd, c.out);
+		else
+			fprintf(stderr, "vmscope %s: out of memory writing %s\n", c.cmd, c.out);
 		st = VMS_EXIT_FAIL;
 	}
 	const char *out = c.out;

@@ -62,10 +62,9 @@ int cmd_html(int argc, char **argv)
 	size_t slen = 0;
 	if (!st) {
 		FILE *sf = open_memstream(&summary, &slen);
-		if (sf) {
+		if (sf)
 			cli_report_text(sf, c.s, c.top);
-			fclose(sf);
-		}
+		bool oom = !sf || fclose(sf) != 0;
 		title = title_of(&c);
 		struct vms_html_page page = {
 			.title = title,
@@ -74,8 +73,12 @@ int cmd_html(int argc, char **argv)
 			.events = vms_session_events(c.s),
 			.time_unit = cli_unit(),
 		};
-		if (vms_html_write(h, c.f, &page) < 0) {
-			fprintf(stderr, "vmscope html: cannot write %s\n", c.out ? c.out : "the page");
+		int w = oom ? VMS_ERR_NOMEM : vms_html_write(h, c.f, &page);
+		if (w < 0) {
+			if (w == VMS_ERR_NOMEM)
+				fprintf(stderr, "vmscope html: out of memory building the page\n");
+			else
+				fprintf(stderr, "vmscope html: cannot write %s\n", c.out ? c.out : "the page");
 			st = VMS_EXIT_FAIL;
 		}
 	}

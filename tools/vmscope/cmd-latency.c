@@ -163,8 +163,9 @@ static void thread_table(struct out *o, struct vms_latency *l)
 			"wakeups", "p50", "p90", "p99", "max", "the tail (above p99): causes");
 		for (uint32_t i = 0; i < n && i < o->c->top; i++) {
 			const struct vms_latency_thread *x = t[i];
-			fprintf(f, "%-18s %8d %-16s %7llu %10s %10s %10s %10s ", cli_machine_name(o->m, x->machine),
-				x->tid, x->comm[0] ? x->comm : "?",
+			fprintf(f, "%-18s %8d %-16s %7llu %10s %10s %10s %10s ",
+				cli_text(cli_machine_name(o->m, x->machine)), x->tid,
+				x->comm[0] ? cli_text(x->comm) : "?",
 				(unsigned long long)vms_dist_count(x->dist),
 				cli_ns(vms_dist_percentile(x->dist, 50), b[0], 32),
 				cli_ns(vms_dist_percentile(x->dist, 90), b[1], 32),
@@ -180,7 +181,7 @@ static void thread_table(struct out *o, struct vms_latency *l)
 					fprintf(f, " %s %.0f%%", vms_cause_name((enum vms_cause)k),
 						100.0 * (double)x->tail_ns[k] / (double)sum);
 			if (x->tail_culprit[0])
-				fprintf(f, " (%s)", x->tail_culprit);
+				fprintf(f, " (%s)", cli_text(x->tail_culprit));
 			fputc('\n', f);
 		}
 		if (n > o->c->top)

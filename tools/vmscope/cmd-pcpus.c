@@ -84,9 +84,10 @@ static void row(void *ctx, const struct vms_pcpu_interval *iv)
 			snprintf(v, sizeof v, "%d", iv->vcpu);
 		if (iv->tid >= 0)
 			snprintf(t, sizeof t, "%d", iv->tid);
-		fprintf(o->f, "%-12s %4u %20llu %20llu %10s  %-16s %4s %8s %s\n", host, iv->cpu,
+		fprintf(o->f, "%-12s %4u %20llu %20llu %10s  %-16s %4s %8s %s\n", cli_text(host), iv->cpu,
 			(unsigned long long)iv->start, (unsigned long long)iv->end,
-			cli_ns(iv->end - iv->start, d, sizeof d), mach, v, t, iv->comm);
+			cli_ns(iv->end - iv->start, d, sizeof d), cli_text(mach), v, t,
+			cli_text(iv->comm));
 	}
 }
 

@@ -356,8 +356,13 @@ static void text_findings(FILE *f, const struct vms_findings *fd, unsigned top)
 		return;
 	}
 	fprintf(f, "\nFindings, the costliest first:\n");
-	for (uint32_t i = 0; i < n && i < top; i++)
-		fprintf(f, "  %u. %s\n", i + 1, vms_findings_get(fd, i)->text);
+	for (uint32_t i = 0; i < n && i < top; i++) {
+		/* a finding names threads and machines of the traces: escaped whole (up to 4
+		 * bytes per byte, more than cli_text's buffers hold) */
+		fprintf(f, "  %u. ", i + 1);
+		vms_text_string(f, vms_findings_get(fd, i)->text);
+		fputc('\n', f);
+	}
 	if (n > top)
 		fprintf(f, "  (%u more; --top N)\n", n - top);
 }

@@ -105,7 +105,6 @@ struct trace {
 struct cstream {
 	char *path;
 	struct trace *tr;
-	int fd;
 	const uint8_t *map;
 	uint64_t size;                 /* bytes mapped (the file at open) */
 	uint64_t valid_end;            /* bytes of complete packets */
@@ -593,20 +592,28 @@ static int read_packet(struct vms_source *src, struct ctf *c, struct cstream *s,
 	return 1;
 }
 
+/* The stream file mapped, its descriptor closed: a trace of thousands of stream files (one
+ * per CPU or thread) must not need as many descriptors (issue 7.7). */
 static int map_stream(struct vms_source *src, struct cstream *s)
 {
+	int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return vms_error_open(&src->err, s->path, errno, 0);
 	struct stat st;
-	if (fstat(s->fd, &st) != 0)
-		return vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot stat", s->path);
-	s->size = (uint64_t)st.st_size;
-	if (s->size == 0)
-		return 0;
-	void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
-	if (m == MAP_FAILED)
-		return vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot map: %s", s->path,
-				     strerror(errno));
-	s->map = m;
-	return 0;
+	int rc = 0;
+	if (fstat(fd, &st) != 0) {
+		rc = vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot stat", s->path);
+	} else if ((s->size = (uint64_t)st.st_size) != 0) {
+		void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED)
+			rc = errno == ENOMEM ? vms_error_open(&src->err, s->path, ENOMEM, 0)
+					     : vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot map: %s",
+							     s->path, strerror(errno));
+		else
+			s->map = m;
+	}
+	close(fd);
+	return rc;
 }
 
 static int scan_stream(struct vms_source *src, struct ctf *c, struct cstream *s)
@@ -1098,8 +1105,6 @@ static void ctf_close(struct vms_source *src)
 			struct cstream *s = &c->st[i];
 			if (s->map)
 				munmap((void *)s->map, s->size);
-			if (s->fd >= 0)
-				close(s->fd);
 			free(s->path);
 		}
 		free(c->st);
@@ -1291,8 +1296,9 @@ static int load_metadata(struct vms_source *src, struct trace *tr)
 	char mpath[PATH_MAX];
 	snprintf(mpath, sizeof mpath, "%s/metadata", tr->path);
 	int fd = open(mpath, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
+	if (fd < 0)   /* no metadata: not CTF; out of descriptors or memory: said as such */
+		return errno == EMFILE || errno == ENFILE || errno == ENOMEM
+			       ? vms_error_open(&src->err, mpath, errno, 0) : 0;
 	struct stat ms;
 	if (fstat(fd, &ms) != 0 || ms.st_size > MAX_METADATA) {
 		close(fd);
@@ -1471,17 +1477,13 @@ static int open_all(struct vms_source *src, struct ctf *c, const struct names *d
 		rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
 	for (size_t i = 0; i < files.n && !rc; i++) {
 		struct cstream *s = &c->st[c->n++];
-		s->fd = -1;
 		s->tr = &c->tr[owner[i]];
 		reset_stream(s);
 		if (!(s->path = strdup(files.v[i]))) {
 			rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
 			break;
 		}
-		s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-		if (s->fd < 0)
-			rc = vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot open", s->path);
-		else if (!(rc = map_stream(src, s)))
+		if (!(rc = map_stream(src, s)))
 			rc = scan_stream(src, c, s);
 	}
 	free(owner);

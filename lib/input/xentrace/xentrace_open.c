@@ -437,7 +437,10 @@ struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err)
 	r->size = (size_t)st.st_size;
 	r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (r->map == MAP_FAILED) {
-		vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+		if (errno == ENOMEM)
+			vms_error_open(err, path, ENOMEM, 0);
+		else
+			vms_error_set(err, VMS_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
 		goto fail;
 	}
 	madvise((void *)r->map, r->size, MADV_SEQUENTIAL);
