@@ -32,7 +32,8 @@ struct vms_pcpu_interval {
 	int32_t tid;             /* guest >= 0: the guest thread (0 idle, -1 unknown yet);
 	                            else the host thread (0 the host's idle) */
 	const char *comm;        /* its name ("idle" for a guest's idle, "" when unknown); valid
-	                            during the call only */
+	                            during the call only; 24 bytes, NUL-padded (a sink may compare
+	                            it whole) */
 };
 
 typedef void (*vms_pcpu_sink)(void *ctx, const struct vms_pcpu_interval *iv);

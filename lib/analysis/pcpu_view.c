@@ -60,6 +60,7 @@ struct vms_pcpu_view {
 	void *ctx;
 	uint32_t nr_mach;
 	struct pv_host *host;     /* [nr_mach] (only hosts get CPUs) */
+	bool *host_of;            /* [nr_mach]: is_host, asked once (on_event asks per event) */
 	uint32_t *vbase;          /* [nr_mach]: first index of its vCPUs in v[] */
 	struct pv_vcpu *v;
 	uint32_t nr_v;
@@ -83,7 +84,13 @@ static bool is_host(const struct vms_pcpu_view *pv, uint32_t m)
 	return mc && (mc->role & VMS_ROLE_HOST);
 }
 
-static struct pv_cpu *cpu_of(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu)
+static inline bool is_host_c(const struct vms_pcpu_view *pv, uint32_t m)
+{
+	return pv->host_of[m];   /* (m < nr_mach) */
+}
+
+static __attribute__((noinline)) struct pv_cpu *cpu_grow(struct vms_pcpu_view *pv, uint32_t h,
+							 uint32_t cpu)
 {
 	if (h >= pv->nr_mach || cpu >= PV_MAX_CPUS)
 		return NULL;
@@ -104,6 +111,14 @@ static struct pv_cpu *cpu_of(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu)
 		hs->nr_cpus = n;
 	}
 	return &hs->cpu[cpu];
+}
+
+/* CPU (h, cpu), made when new (NULL: out of memory or past the bound) */
+static inline struct pv_cpu *cpu_of(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu)
+{
+	if (__builtin_expect(h < pv->nr_mach && cpu < pv->host[h].nr_cpus, 1))
+		return &pv->host[h].cpu[cpu];
+	return cpu_grow(pv, h, cpu);
 }
 
 static struct pv_vcpu *vcpu_of(struct vms_pcpu_view *pv, uint32_t machine, uint32_t vcpu)
@@ -152,19 +167,31 @@ static void close_cur(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu, struct
 	held->open = true;
 }
 
-static void what_now(const struct vms_pcpu_view *pv, const struct pv_cpu *c, struct pv_what *w)
+/* An interval's comm, NUL-padded to its 24 bytes (vms_pcpu_interval.comm: a sink may compare
+ * it whole) */
+static void copy_padded(char dst[24], const char *src)
+{
+	size_t i = 0;
+	for (; i < 23 && src[i]; i++)
+		dst[i] = src[i];
+	memset(dst + i, 0, 24 - i);
+}
+
+/* What CPU c shows now: its identity in w (comm not set) and the comm to show, not copied
+ * (most refreshes find the same occupant: nothing to copy then). */
+static const char *what_now(const struct vms_pcpu_view *pv, const struct pv_cpu *c,
+			    struct pv_what *w)
 {
 	if (c->gm >= 0) {
 		const struct pv_vcpu *v = &pv->v[c->gm];
 		w->guest = (int32_t)v->machine;
 		w->vcpu = (int32_t)v->vcpu;
 		w->tid = v->gtid;
-		an_copy_comm(w->comm, v->gtid == 0 ? "idle" : v->gcomm);
-	} else {
-		w->guest = w->vcpu = -1;
-		w->tid = c->tid;
-		an_copy_comm(w->comm, c->comm);
+		return v->gtid == 0 ? "idle" : v->gcomm;
 	}
+	w->guest = w->vcpu = -1;
+	w->tid = c->tid;
+	return c->comm;
 }
 
 /* Something that CPU (h, cpu) shows may have changed at t. */
@@ -176,16 +203,19 @@ static void refresh(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu, struct p
 		return;
 	}
 	struct pv_what w;
-	what_now(pv, c, &w);
+	const char *comm = what_now(pv, c, &w);
 	if (c->cur.open && same(&c->cur.w, &w)) {
 		if (!c->cur.w.comm[0])
-			an_copy_comm(c->cur.w.comm, w.comm);
+			copy_padded(c->cur.w.comm, comm);
 		return;
 	}
 	close_cur(pv, h, cpu, c, t);
 	c->cur.open = true;
 	c->cur.start = t;
-	c->cur.w = w;
+	c->cur.w.guest = w.guest;
+	c->cur.w.vcpu = w.vcpu;
+	c->cur.w.tid = w.tid;
+	copy_padded(c->cur.w.comm, comm);
 }
 
 static void set_occupant(struct vms_pcpu_view *pv, uint32_t h, struct pv_cpu *c, int32_t tid,
@@ -305,7 +335,7 @@ static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
 	uint32_t m = ev->machine;
 	if (m >= pv->nr_mach)
 		return;
-	if (is_host(pv, m)) {
+	if (is_host_c(pv, m)) {
 		struct pv_cpu *c = cpu_of(pv, m, ev->cpu);
 		if (c) {
 			if ((ev->flags & VMS_EVF_LOST_BEFORE) && c->seen)
@@ -347,6 +377,8 @@ static void unlayout(struct vms_pcpu_view *pv)
 	for (uint32_t h = 0; pv->host && h < pv->nr_mach; h++)
 		free(pv->host[h].cpu);
 	free(pv->host);
+	free(pv->host_of);
+	pv->host_of = NULL;
 	free(pv->vbase);
 	free(pv->v);
 	pv->host = NULL;
@@ -364,9 +396,12 @@ static int layout(struct vms_pcpu_view *pv, const struct vms_model *model)
 	uint32_t nm = vms_model_nr_machines(model), nv = 0;
 	pv->host = calloc(nm ? nm : 1, sizeof *pv->host);
 	pv->vbase = calloc(nm ? nm : 1, sizeof *pv->vbase);
-	if (!pv->host || !pv->vbase)
+	pv->host_of = calloc(nm ? nm : 1, sizeof *pv->host_of);
+	if (!pv->host || !pv->vbase || !pv->host_of)
 		goto fail;
 	pv->nr_mach = nm;
+	for (uint32_t m = 0; m < nm; m++)
+		pv->host_of[m] = is_host(pv, m);
 	for (uint32_t m = 0; m < nm; m++) {
 		pv->vbase[m] = nv;
 		nv += vms_model_machine_c(model, m)->nr_vcpus;

@@ -274,7 +274,7 @@ static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 	uint64_t key = ((uint64_t)(uint16_t)(iv->guest + 1) << 48) |
 		       ((uint64_t)(uint16_t)(iv->vcpu + 1) << 32) | (uint32_t)iv->tid;
 	for (unsigned i = 0; i < CPU_NAMES; i++)
-		if (c->nc[i].key == key && c->nc[i].name && comm_eq(c->nc[i].comm, iv->comm)) {
+		if (c->nc[i].key == key && c->nc[i].name && !memcmp(c->nc[i].comm, iv->comm, 24)) {
 			vms_tl_slice(x->tl, c->tr, iv->start, iv->end, c->nc[i].name, NULL, 0);
 			return;
 		}
@@ -297,7 +297,7 @@ static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 	unsigned i = c->next++ % CPU_NAMES;
 	c->nc[i].key = key;
 	c->nc[i].name = nm->name;
-	copy_comm(c->nc[i].comm, iv->comm);
+	memcpy(c->nc[i].comm, iv->comm, 24);   /* (24 bytes, NUL-padded: pcpu_view.h) */
 	vms_tl_slice(x->tl, c->tr, iv->start, iv->end, nm->name, NULL, 0);
 }
 
