@@ -77,18 +77,59 @@ uint64_t vms_xen_cycles_to_ns(uint64_t cycles, uint64_t hz)
 
 /* ---- the walk ---- */
 
+/* What the walk keeps per CPU number (one entry per number up to the highest seen) */
+struct scan_cpu {
+	int32_t cur;        /* domain << 16 | vcpu running, -1 unknown */
+	bool seen, has_tsc;
+	uint64_t first_tsc;
+	uint64_t last_off;  /* where the CPU's last record is */
+};
+
+#define XT_DOM_PAGE 256u
+
+/* The per-CPU table grows with the highest CPU number the file names and the domain slots by
+ * pages of 256 ids as the file names them, not to the format's limits (4096 CPUs, 32768
+ * domains: 150 KiB zeroed per open, most of the time of opening a small file) */
 struct scan {
 	struct xt_reader *r;
 	const char *path;
 	struct vms_error *err;
-	int32_t cur[XT_MAX_CPUS];        /* domain << 16 | vcpu running per CPU, -1 unknown */
-	uint16_t *dom_slot;              /* domain id -> index + 1 in r->dom */
+	struct scan_cpu *cpu;
+	uint32_t nr_cpu;                 /* entries in cpu: the highest CPU number seen + 1 */
+	/* domain id -> index + 1 in r->dom, by pages */
+	uint16_t *dom_slot[XT_NR_DOMIDS / XT_DOM_PAGE];
 	uint32_t nr_dom, cap_dom;
-	bool cpu_seen[XT_MAX_CPUS];
-	uint64_t cpu_first_tsc[XT_MAX_CPUS];
-	bool cpu_has_tsc[XT_MAX_CPUS];
-	uint64_t cpu_last_off[XT_MAX_CPUS]; /* where each CPU's last record is */
 };
+
+static void scan_free(struct scan *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < XT_NR_DOMIDS / XT_DOM_PAGE; i++)
+		free(s->dom_slot[i]);
+	free(s->cpu);
+	free(s);
+}
+
+/* s->cpu[cpu] exists (cpu < XT_MAX_CPUS, checked by the caller); false when out of memory */
+static bool cpu_slot(struct scan *s, uint32_t cpu)
+{
+	if (cpu < s->nr_cpu)
+		return true;
+	uint32_t n = s->nr_cpu ? s->nr_cpu : 8;
+	while (n <= cpu)
+		n *= 2;
+	if (n > XT_MAX_CPUS)
+		n = XT_MAX_CPUS;
+	struct scan_cpu *c = realloc(s->cpu, n * sizeof *c);
+	if (!c)
+		return false;
+	for (uint32_t i = s->nr_cpu; i < n; i++)
+		c[i] = (struct scan_cpu){ .cur = -1 };
+	s->cpu = c;
+	s->nr_cpu = n;
+	return true;
+}
 
 static int damage(struct scan *s, uint64_t off, const char *what)
 {
@@ -100,8 +141,12 @@ static struct vms_xen_domain *domain(struct scan *s, uint32_t id)
 {
 	if (id >= XT_NR_DOMIDS)
 		return NULL;
-	if (s->dom_slot[id])
-		return &s->r->dom[s->dom_slot[id] - 1];
+	uint16_t **page = &s->dom_slot[id / XT_DOM_PAGE];
+	if (!*page && !(*page = calloc(XT_DOM_PAGE, sizeof **page)))
+		return NULL;
+	uint16_t *slot = &(*page)[id % XT_DOM_PAGE];
+	if (*slot)
+		return &s->r->dom[*slot - 1];
 	if (s->nr_dom == s->cap_dom) {
 		uint32_t n = s->cap_dom ? 2 * s->cap_dom : 8;
 		struct vms_xen_domain *d = realloc(s->r->dom, n * sizeof *d);
@@ -112,7 +157,7 @@ static struct vms_xen_domain *domain(struct scan *s, uint32_t id)
 	}
 	struct vms_xen_domain *d = &s->r->dom[s->nr_dom++];
 	*d = (struct vms_xen_domain){ .id = id };
-	s->dom_slot[id] = (uint16_t)s->nr_dom;
+	*slot = (uint16_t)s->nr_dom;
 	return d;
 }
 
@@ -120,7 +165,8 @@ static struct vms_xen_domain *domain(struct scan *s, uint32_t id)
  * per VMEXIT/VMENTRY cost the walk 1 M instructions on xen/xentrace.bin) */
 static inline struct vms_xen_domain *dom_of(struct scan *s, uint32_t id)
 {
-	uint16_t k = id < XT_NR_DOMIDS ? s->dom_slot[id] : 0;
+	const uint16_t *page = id < XT_NR_DOMIDS ? s->dom_slot[id / XT_DOM_PAGE] : NULL;
+	uint16_t k = page ? page[id % XT_DOM_PAGE] : 0;
 	return k ? &s->r->dom[k - 1] : domain(s, id);
 }
 
@@ -138,7 +184,7 @@ static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct 
 			return damage(s, off, "lost-records marker without its four words");
 		in->lost_markers++;
 		in->lost_records += xt_rd32(rec->data);
-		s->cur[cpu] = -1;
+		s->cpu[cpu].cur = -1;
 	} else if (ev == VMS_XEN_TRC_WRAP_BUFFER) {
 		in->wraps++;
 	} else if (xt_is_runstate_change(ev) || ev == VMS_XEN_TRC_RUNSTATE_CONTINUE) {
@@ -158,9 +204,9 @@ static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct 
 		if (vcpu + 1 > d->nr_vcpus)
 			d->nr_vcpus = vcpu + 1;
 		if (ev == VMS_XEN_TRC_RUNSTATE_CONTINUE || new == VMS_XEN_RUNNING)
-			s->cur[cpu] = (int32_t)dv;
-		else if (old == VMS_XEN_RUNNING && s->cur[cpu] == (int32_t)dv)
-			s->cur[cpu] = -1;
+			s->cpu[cpu].cur = (int32_t)dv;
+		else if (old == VMS_XEN_RUNNING && s->cpu[cpu].cur == (int32_t)dv)
+			s->cpu[cpu].cur = -1;
 	} else if (xt_is_vmexit(ev) || ev == VMS_XEN_TRC_VMENTRY) {
 		if (xt_is_vmexit(ev)) {
 			uint32_t need = (ev & VMS_XEN_TRC_64_FLAG) ? 3 : 2;
@@ -173,8 +219,8 @@ static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct 
 	}
 	/* a domain is HVM when it exits to Xen (other HVM records, such as emulated timers, are
 	 * also written while dom0 runs) */
-	if ((xt_is_vmexit(ev) || ev == VMS_XEN_TRC_VMENTRY) && s->cur[cpu] >= 0) {
-		struct vms_xen_domain *d = dom_of(s, (uint32_t)s->cur[cpu] >> 16);
+	if ((xt_is_vmexit(ev) || ev == VMS_XEN_TRC_VMENTRY) && s->cpu[cpu].cur >= 0) {
+		struct vms_xen_domain *d = dom_of(s, (uint32_t)s->cpu[cpu].cur >> 16);
 		if (d)
 			d->hvm = true;
 	}
@@ -203,7 +249,9 @@ static int walk(struct scan *s)
 		if (win % 4)
 			return damage(s, off + 8, "block size not a multiple of 4");
 		r->info.blocks++;
-		s->cpu_seen[cpu] = true;
+		if (!cpu_slot(s, cpu))
+			return vms_error_set(s->err, VMS_ERR_NOMEM, "out of memory");
+		s->cpu[cpu].seen = true;
 		uint64_t body = off + 12, end = body + win;
 		bool cut = end > size;
 		if (cut)
@@ -214,13 +262,13 @@ static int walk(struct scan *s)
 		 * as in the info) never wins: one compare per record */
 		uint64_t p = body, last = UINT64_MAX, nother = 0, notsc = 0, nsched = 0;
 		uint64_t lo1 = (r->info.first_tsc ? r->info.first_tsc : 0) - 1, hi = r->info.last_tsc;
-		if (!s->cpu_has_tsc[cpu]) {
+		if (!s->cpu[cpu].has_tsc) {
 			/* the CPU's first TSC, so that the loop below does not look for it */
 			for (uint64_t q = body; end - q >= 4 && xt_size(xt_rd32(m + q)) <= end - q;
 			     q += xt_size(xt_rd32(m + q))) {
 				if (xt_rd32(m + q) >> 31) {
-					s->cpu_has_tsc[cpu] = true;
-					s->cpu_first_tsc[cpu] = xt_rd64(m + q + 4);
+					s->cpu[cpu].has_tsc = true;
+					s->cpu[cpu].first_tsc = xt_rd64(m + q + 4);
 					break;
 				}
 			}
@@ -267,7 +315,7 @@ static int walk(struct scan *s)
 		r->info.first_tsc = lo;
 		r->info.last_tsc = hi;
 		if (last != UINT64_MAX)
-			s->cpu_last_off[cpu] = last;
+			s->cpu[cpu].last_off = last;
 		if (cut) {
 			r->info.truncated = true;
 			r->info.truncated_at = p;
@@ -318,21 +366,21 @@ static int fill_meta(struct vms_source *src, struct xt_reader *r, struct scan *s
 	m->ended_abruptly = r->info.truncated;
 	/* streams = CPUs with blocks, ascending */
 	uint32_t n = 0, top = 0;
-	for (uint32_t c = 0; c < XT_MAX_CPUS; c++)
-		if (s->cpu_seen[c])
+	for (uint32_t c = 0; c < s->nr_cpu; c++)
+		if (s->cpu[c].seen)
 			n++, top = c + 1;
 	m->nr_cpus = top;
 	r->pcpu = calloc(n ? n : 1, sizeof *r->pcpu);
 	r->st = calloc(n ? n : 1, sizeof *r->st);
 	if (!r->pcpu || !r->st)
 		return -1;
-	for (uint32_t c = 0, k = 0; c < XT_MAX_CPUS; c++) {
-		if (!s->cpu_seen[c])
+	for (uint32_t c = 0, k = 0; c < s->nr_cpu; c++) {
+		if (!s->cpu[c].seen)
 			continue;
 		r->pcpu[k] = c;
 		r->st[k].cpu = c;
-		r->st[k].first_tsc = s->cpu_has_tsc[c] ? s->cpu_first_tsc[c] : r->info.first_tsc;
-		r->st[k].final_off = s->cpu_last_off[c];
+		r->st[k].first_tsc = s->cpu[c].has_tsc ? s->cpu[c].first_tsc : r->info.first_tsc;
+		r->st[k].final_off = s->cpu[c].last_off;
 		k++;
 	}
 	r->nr_st = n;
@@ -447,12 +495,6 @@ struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err)
 	s->r = r;
 	s->path = path;
 	s->err = err;
-	for (uint32_t c = 0; c < XT_MAX_CPUS; c++)
-		s->cur[c] = -1;
-	if (!(s->dom_slot = calloc(XT_NR_DOMIDS, sizeof *s->dom_slot))) {
-		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
-		goto fail;
-	}
 	if (walk(s) != 0)
 		goto fail;
 	if (r->info.records == 0) {
@@ -468,14 +510,11 @@ struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err)
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
-	free(s->dom_slot);
-	free(s);
+	scan_free(s);
 	src->ops->rewind(src); /* (it also gives the whole mapping back: the streams start over) */
 	return src;
 fail:
-	if (s)
-		free(s->dom_slot);
-	free(s);
+	scan_free(s);
 	vms_trace_meta_free(&src->meta);
 	free(src->path);
 	free(src);
