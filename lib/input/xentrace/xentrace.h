@@ -157,6 +157,7 @@ struct xt_stream {
 	bool in_block;
 	bool done;               /* no block of its CPU is left */
 	uint64_t final_off;      /* where this CPU's last record is (found at open) */
+	uint64_t first_blk;      /* where its first block is (found at open) */
 	bool returned;           /* a record was returned since the rewind */
 	bool once_done;          /* an XT_ONCE, VMEXIT or VMENTRY record was returned last */
 	uint64_t announced_off;  /* the record a switch's peek took as its next (0 none) */

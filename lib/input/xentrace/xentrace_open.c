@@ -83,6 +83,7 @@ struct scan_cpu {
 	bool seen, has_tsc;
 	uint64_t first_tsc;
 	uint64_t last_off;  /* where the CPU's last record is */
+	uint64_t first_blk; /* where its first block is */
 };
 
 #define XT_DOM_PAGE 256u
@@ -251,6 +252,8 @@ static int walk(struct scan *s)
 		r->info.blocks++;
 		if (!cpu_slot(s, cpu))
 			return vms_error_set(s->err, VMS_ERR_NOMEM, "out of memory");
+		if (!s->cpu[cpu].seen)
+			s->cpu[cpu].first_blk = off;
 		s->cpu[cpu].seen = true;
 		uint64_t body = off + 12, end = body + win;
 		bool cut = end > size;
@@ -381,6 +384,7 @@ static int fill_meta(struct vms_source *src, struct xt_reader *r, struct scan *s
 		r->st[k].cpu = c;
 		r->st[k].first_tsc = s->cpu[c].has_tsc ? s->cpu[c].first_tsc : r->info.first_tsc;
 		r->st[k].final_off = s->cpu[c].last_off;
+		r->st[k].first_blk = s->cpu[c].first_blk;
 		k++;
 	}
 	r->nr_st = n;

@@ -82,7 +82,9 @@ static int next_block(struct xt_reader *r, struct xt_stream *s)
 	if (r->nr_st > 0)
 		give_back(r);
 	uint64_t b = s->next_blk;
-	while (b + 12 <= r->valid_end) {
+	/* past its last record (known from the walk) the CPU has nothing more: no hop over the
+	 * rest of the file, which would also bring its pages in (a CPU that stops early) */
+	while (b + 12 <= r->valid_end && !(b > s->final_off && s->final_off)) {
 		uint32_t cpu = xt_rd32(r->map + b + 4), win = xt_rd32(r->map + b + 8);
 		uint64_t end = b + 12 + (uint64_t)win;
 		if (cpu == s->cpu) {
@@ -262,14 +264,17 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			s->last_tsc = xt_rd64(p + 4);
 		else if (!s->last_tsc)
 			s->last_tsc = s->first_tsc;
-		struct xt_rec rec;
-		xt_decode(p, &rec);
+		uint32_t e = h & 0x0fffffffu, type = xt_type(e);
+		struct xt_rec rec = { .event = e, .extra = (h >> 28) & 7u, .has_tsc = (h >> 31) != 0,
+				      .size = size, .data = p + (h >> 31 ? 12 : 4) };
 		s->returned = true;
 		/* after an HVM/PV/shadow record, a VMEXIT or a VMENTRY the Xen model knows whether
 		 * the current vCPU is HVM or PV: the next XT_ONCE records up to the next runstate
-		 * or lost-records record change nothing */
-		s->once_done = xt_read_kind(rec.event) == XT_ONCE || xt_is_vmexit(rec.event) ||
-			       rec.event == VMS_XEN_TRC_VMENTRY;
+		 * or lost-records record change nothing (the types of XT_ONCE records, with
+		 * VMEXIT's and VMENTRY's) */
+		s->once_done = (1u << type) & (1u << VMS_XEN_T_VMEXIT | 1u << VMS_XEN_T_VMENTRY |
+					       1u << VMS_XEN_T_HVM | 1u << VMS_XEN_T_PV |
+					       1u << VMS_XEN_T_SHADOW);
 		ev->ts = s->last_tsc;
 		ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
 		ev->s[0] = ev->s[1] = NULL;
@@ -277,7 +282,7 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 		ev->stream = stream;
 		ev->machine = 0;
 		ev->tid = s->cur;
-		ev->type = xt_type(rec.event);
+		ev->type = type;
 		ev->kind = VMS_K_OTHER;
 		ev->flags = 0;
 		if (s->lost_pending) {
@@ -338,11 +343,13 @@ static int xt_rewind(struct vms_source *src)
 	for (uint32_t i = 0; i < r->nr_st; i++) {
 		struct xt_stream *s = &r->st[i];
 		uint32_t cpu = s->cpu;
-		uint64_t first = s->first_tsc, final = s->final_off;
+		uint64_t first = s->first_tsc, final = s->final_off, first_blk = s->first_blk;
 		memset(s, 0, sizeof *s);
 		s->cpu = cpu;
 		s->first_tsc = first;
 		s->final_off = final;
+		s->first_blk = first_blk;
+		s->next_blk = first_blk; /* (no hop from the file's start to a CPU that begins late) */
 		s->cur = -1;
 		s->name_key[0] = s->name_key[1] = UINT32_MAX;
 	}
