@@ -66,16 +66,26 @@ struct vms_pcpu_view {
 	uint32_t nr_v;
 };
 
+/* Every comm the view keeps is NUL-padded to its 24 bytes: it is copied whole into an
+ * interval, whose comm a sink may compare whole (vms_pcpu_interval.comm). */
+static void copy_padded(char dst[24], const char *src)
+{
+	size_t i = 0;
+	for (; src && i < 23 && src[i]; i++)
+		dst[i] = src[i];
+	memset(dst + i, 0, 24 - i);
+}
+
 /* A thread's name: the event's when it has one, else what the model learnt. */
 static void name_of(const struct vms_pcpu_view *pv, uint32_t machine, int32_t tid,
 		    const char *given, char dst[24])
 {
 	if (given && *given) {
-		an_copy_comm(dst, given);
+		copy_padded(dst, given);
 		return;
 	}
 	const struct vms_thread_info *ti = vms_model_thread(pv->model, machine, tid);
-	an_copy_comm(dst, ti && ti->comm[0] ? ti->comm : tid == 0 ? "idle" : NULL);
+	copy_padded(dst, ti && ti->comm[0] ? ti->comm : tid == 0 ? "idle" : NULL);
 }
 
 static bool is_host(const struct vms_pcpu_view *pv, uint32_t m)
@@ -167,18 +177,8 @@ static void close_cur(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu, struct
 	held->open = true;
 }
 
-/* An interval's comm, NUL-padded to its 24 bytes (vms_pcpu_interval.comm: a sink may compare
- * it whole) */
-static void copy_padded(char dst[24], const char *src)
-{
-	size_t i = 0;
-	for (; i < 23 && src[i]; i++)
-		dst[i] = src[i];
-	memset(dst + i, 0, 24 - i);
-}
-
-/* What CPU c shows now: its identity in w (comm not set) and the comm to show, not copied
- * (most refreshes find the same occupant: nothing to copy then). */
+/* What CPU c shows now: its identity in w (comm not set) and the comm to show (24 bytes,
+ * padded), not copied (most refreshes find the same occupant: nothing to copy then). */
 static const char *what_now(const struct vms_pcpu_view *pv, const struct pv_cpu *c,
 			    struct pv_what *w)
 {
@@ -187,7 +187,8 @@ static const char *what_now(const struct vms_pcpu_view *pv, const struct pv_cpu 
 		w->guest = (int32_t)v->machine;
 		w->vcpu = (int32_t)v->vcpu;
 		w->tid = v->gtid;
-		return v->gtid == 0 ? "idle" : v->gcomm;
+		static const char idle[24] = "idle";
+		return v->gtid == 0 ? idle : v->gcomm;
 	}
 	w->guest = w->vcpu = -1;
 	w->tid = c->tid;
@@ -206,7 +207,7 @@ static void refresh(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu, struct p
 	const char *comm = what_now(pv, c, &w);
 	if (c->cur.open && same(&c->cur.w, &w)) {
 		if (!c->cur.w.comm[0])
-			copy_padded(c->cur.w.comm, comm);
+			memcpy(c->cur.w.comm, comm, sizeof c->cur.w.comm);
 		return;
 	}
 	close_cur(pv, h, cpu, c, t);
@@ -215,7 +216,7 @@ static void refresh(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu, struct p
 	c->cur.w.guest = w.guest;
 	c->cur.w.vcpu = w.vcpu;
 	c->cur.w.tid = w.tid;
-	copy_padded(c->cur.w.comm, comm);
+	memcpy(c->cur.w.comm, comm, sizeof c->cur.w.comm);
 }
 
 static void set_occupant(struct vms_pcpu_view *pv, uint32_t h, struct pv_cpu *c, int32_t tid,
@@ -226,7 +227,7 @@ static void set_occupant(struct vms_pcpu_view *pv, uint32_t h, struct pv_cpu *c,
 	if (tid >= 0)
 		name_of(pv, h, tid, comm, c->comm);
 	else
-		c->comm[0] = '\0';
+		memset(c->comm, 0, sizeof c->comm);
 }
 
 /* The vCPU leaves guest mode wherever it was (refreshing that CPU at t). */
@@ -289,7 +290,7 @@ static void guest_thread(struct vms_pcpu_view *pv, struct pv_vcpu *v, int32_t ti
 	if (tid > 0)
 		name_of(pv, v->machine, tid, comm, v->gcomm);
 	else
-		v->gcomm[0] = '\0';
+		memset(v->gcomm, 0, sizeof v->gcomm);
 	if (v->gm_host >= 0) {
 		struct pv_cpu *c = cpu_of(pv, (uint32_t)v->gm_host, (uint32_t)v->gm_cpu);
 		if (c)

@@ -327,7 +327,8 @@ static void add_steal(struct xv *v, uint64_t until)
 
 /* Close the periods of v that end at or before t. Runs of periods in which nothing
  * happened get one value. */
-static void advance(struct vms_export *x, struct xv *v, uint64_t t)
+static __attribute__((noinline)) void advance_slow(struct vms_export *x, struct xv *v,
+						   uint64_t t)
 {
 	while (t >= v->b_start + x->period) {
 		uint64_t end = v->b_start + x->period;
@@ -342,6 +343,13 @@ static void advance(struct vms_export *x, struct xv *v, uint64_t t)
 			v->b_start += (t - v->b_start) / x->period * x->period;
 		}
 	}
+}
+
+/* (most calls find the period still open) */
+static inline void advance(struct vms_export *x, struct xv *v, uint64_t t)
+{
+	if (__builtin_expect(t >= v->b_start + x->period, 0))
+		advance_slow(x, v, t);
 }
 
 /* ---- steal: host threads that ran instead ---- */
