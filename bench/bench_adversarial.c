@@ -59,6 +59,9 @@ static const struct run runs[] = {
 	{"print-big", "dump", 10, 300, 1e5, 0},
 	/* as entry-tids, from XML */
 	{"xml-entry-tids", "report", 10, 64, 60, 2.5},
+	/* N exit-table rows of two tables (the vCPU's, the guest's) and exit storms: ~2 KiB
+	 * each */
+	{"xml-exit-reasons", "report", 10, 64, 30, 2.5},
 };
 
 static double now(void)

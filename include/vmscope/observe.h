@@ -75,7 +75,7 @@ struct vms_obs_exit {
 	uint32_t host_cpu;               /* the physical CPU of the kvm_exit */
 	uint64_t t;                      /* begin: the kvm_exit; end: the closing time */
 	uint64_t begin;                  /* end only: the exit's kvm_exit time */
-	uint32_t isa, reason;
+	uint32_t isa, reason;            /* isa: 1 VMX, 2 SVM, else 0 */
 	uint64_t guest_rip, info1, info2;
 	enum vms_exit_end {
 		VMS_EXIT_ENDED = 0,      /* closed by its kvm_entry: duration = t - begin */

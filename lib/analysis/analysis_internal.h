@@ -54,6 +54,16 @@ static inline void an_copy_comm(char dst[24], const char *src)
 	dst[i] = '\0';
 }
 
+/* ---- rows per (table, isa, reason) (reason_index.c) ----
+ * A map per consumer: the row of (table, isa, reason), UINT32_MAX when not added,
+ * AN_REASON_UNINDEXED for a key that cannot be indexed (table >= 2^30, isa > 3): the caller
+ * then scans its rows (and does not add). add returns false when out of memory. */
+#define AN_REASON_UNINDEXED (UINT32_MAX - 1)
+uint32_t an_reason_find(const struct vms_keymap *x, uint32_t table, uint32_t isa,
+			uint32_t reason);
+bool an_reason_add(struct vms_keymap *x, uint32_t table, uint32_t isa, uint32_t reason,
+		   uint32_t row);
+
 /* ---- who subscribed to what (analysis.c builds it) ----
  * Per callback, the observers that have it, in subscription order: a publication calls just
  * those, instead of asking every observer whether it has the callback (most have a few). */

@@ -12,17 +12,21 @@ struct an_exits {
 	struct an_exit_table *vcpu;   /* [nr_v] */
 	struct an_exit_table *guest;  /* [nr_mach] */
 	uint64_t *unpaired;           /* [nr_v] */
+	struct vms_keymap idx;        /* rows of table (vidx, or nr_v + machine), isa, reason */
 };
 
-static struct an_exit_row *row(struct an_exit_table *tb, uint32_t isa, uint32_t reason)
+static struct an_exit_row *row(struct an_exits *ex, uint32_t table, struct an_exit_table *tb,
+			       uint32_t isa, uint32_t reason)
 {
 	if (tb->last < tb->n && tb->row[tb->last].isa == isa && tb->row[tb->last].reason == reason)
 		return &tb->row[tb->last];
-	for (uint32_t i = 0; i < tb->n; i++) {
-		if (tb->row[i].isa == isa && tb->row[i].reason == reason) {
-			tb->last = i;
-			return &tb->row[i];
-		}
+	uint32_t i = an_reason_find(&ex->idx, table, isa, reason);
+	for (uint32_t k = 0; i == AN_REASON_UNINDEXED && k < tb->n; k++)
+		if (tb->row[k].isa == isa && tb->row[k].reason == reason)
+			i = k;
+	if (i < tb->n) {
+		tb->last = i;
+		return &tb->row[i];
 	}
 	if (tb->n == tb->cap) {
 		uint32_t ncap = tb->cap ? tb->cap * 2 : 8;
@@ -32,6 +36,8 @@ static struct an_exit_row *row(struct an_exit_table *tb, uint32_t isa, uint32_t 
 		tb->row = nr;
 		tb->cap = ncap;
 	}
+	if (i == UINT32_MAX && !an_reason_add(&ex->idx, table, isa, reason, tb->n))
+		return NULL;
 	struct vms_dist *d = vms_dist_new();
 	if (!d)
 		return NULL;
@@ -43,9 +49,10 @@ static struct an_exit_row *row(struct an_exit_table *tb, uint32_t isa, uint32_t 
 static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	struct an_exits *ex = ctx;
-	struct an_exit_row *rv = row(&ex->vcpu[o->vidx], o->isa, o->reason);
+	struct an_exit_row *rv = row(ex, o->vidx, &ex->vcpu[o->vidx], o->isa, o->reason);
 	struct an_exit_row *rg = o->machine < ex->L->nr_mach
-					 ? row(&ex->guest[o->machine], o->isa, o->reason) : NULL;
+		? row(ex, ex->L->nr_v + o->machine, &ex->guest[o->machine], o->isa, o->reason)
+		: NULL;
 	if (o->how != VMS_EXIT_ENDED) {
 		ex->unpaired[o->vidx]++;
 		if (rv)
@@ -67,6 +74,7 @@ struct an_exits *an_exits_new(const struct an_layout *L, struct vms_observer *o)
 	if (!ex)
 		return NULL;
 	ex->L = L;
+	vms_keymap_init(&ex->idx);
 	ex->vcpu = calloc(L->nr_v ? L->nr_v : 1, sizeof *ex->vcpu);
 	ex->guest = calloc(L->nr_mach ? L->nr_mach : 1, sizeof *ex->guest);
 	ex->unpaired = calloc(L->nr_v ? L->nr_v : 1, sizeof *ex->unpaired);
@@ -145,5 +153,6 @@ void an_exits_free(struct an_exits *ex)
 	free(ex->vcpu);
 	free(ex->guest);
 	free(ex->unpaired);
+	vms_keymap_free(&ex->idx);
 	free(ex);
 }

@@ -48,6 +48,7 @@ struct vms_findings {
 	struct f_storm *storm;
 	uint32_t nr_storm, cap_storm;
 	struct { uint64_t key; uint32_t idx; } cache[F_STORM_CACHE]; /* idx: storm + 1, 0 none */
+	struct vms_keymap storm_idx;   /* (machine, isa, reason) -> storm, behind the cache */
 	struct vms_finding *out;
 	uint32_t nr_out, cap_out;
 	bool cycles;                   /* times are clock cycles of an unknown rate */
@@ -160,17 +161,20 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_findings *f = ctx;
 	/* (machine, isa, reason) -> its storm, at every exit: a direct-mapped cache in front of
-	 * the list (a guest's exits have a handful of reasons) */
+	 * the index (a guest's exits have a handful of reasons; a hostile trace, any number) */
 	uint64_t key = (uint64_t)o->machine << 40 | (uint64_t)(o->isa & 0xff) << 32 | o->reason;
 	uint32_t c = (o->reason ^ o->isa << 6 ^ o->machine << 3) & (F_STORM_CACHE - 1);
 	struct f_storm *s = NULL;
 	if (f->cache[c].idx && f->cache[c].key == key) {
 		s = &f->storm[f->cache[c].idx - 1];
 	} else {
-		for (uint32_t i = 0; i < f->nr_storm && !s; i++)
-			if (f->storm[i].machine == o->machine && f->storm[i].isa == o->isa &&
-			    f->storm[i].reason == o->reason)
-				s = &f->storm[i];
+		uint32_t i = an_reason_find(&f->storm_idx, o->machine, o->isa, o->reason);
+		for (uint32_t k = 0; i == AN_REASON_UNINDEXED && k < f->nr_storm; k++)
+			if (f->storm[k].machine == o->machine && f->storm[k].isa == o->isa &&
+			    f->storm[k].reason == o->reason)
+				i = k;
+		if (i < f->nr_storm)
+			s = &f->storm[i];
 		if (!s) {
 			if (f->nr_storm == f->cap_storm) {
 				uint32_t nc = f->cap_storm ? f->cap_storm * 2 : 16;
@@ -180,6 +184,9 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 				f->storm = ns;
 				f->cap_storm = nc;
 			}
+			if (i == UINT32_MAX &&
+			    !an_reason_add(&f->storm_idx, o->machine, o->isa, o->reason, f->nr_storm))
+				return;
 			s = &f->storm[f->nr_storm++];
 			memset(s, 0, sizeof *s);
 			s->machine = o->machine;
@@ -239,6 +246,7 @@ static int layout(struct vms_findings *f, const struct vms_model *model)
 	f->nr_v = 0;
 	f->nr_storm = 0;
 	memset(f->cache, 0, sizeof f->cache);
+	vms_keymap_free(&f->storm_idx);
 	f->nr_out = 0;
 	f->model = model;
 	if (!model)
@@ -294,6 +302,7 @@ void vms_findings_free(struct vms_findings *f)
 	free(f->v);
 	free(f->vbase);
 	free(f->storm);
+	vms_keymap_free(&f->storm_idx);
 	free(f->out);
 	free(f);
 }

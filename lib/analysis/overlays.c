@@ -46,6 +46,7 @@ struct an_overlays {
 	struct vms_sinks sinks;
 	struct ov_vcpu *v;
 	struct vms_keymap gthread_idx; /* (machine, tid) -> index in gthreads */
+	struct vms_keymap reason_idx;  /* (gthread index, isa, reason) -> its reasons row */
 	struct ov_gthread *gthreads;
 	uint32_t nr_gthreads, cap_gthreads;
 	struct vms_gthread_stats *gstats; /* results */
@@ -77,16 +78,20 @@ static struct ov_gthread *gthread_get(struct an_overlays *ov, uint32_t machine, 
 	return g;
 }
 
-static struct vms_gthread_reason *reason_row(struct ov_gthread *g, uint32_t isa, uint32_t reason)
+static struct vms_gthread_reason *reason_row(struct an_overlays *ov, uint32_t gidx,
+					     uint32_t isa, uint32_t reason)
 {
+	struct ov_gthread *g = &ov->gthreads[gidx];
 	if (g->last_reason < g->st.nr_reasons && g->st.reasons[g->last_reason].isa == isa &&
 	    g->st.reasons[g->last_reason].reason == reason)
 		return &g->st.reasons[g->last_reason];
-	for (uint32_t i = 0; i < g->st.nr_reasons; i++) {
-		if (g->st.reasons[i].isa == isa && g->st.reasons[i].reason == reason) {
-			g->last_reason = i;
-			return &g->st.reasons[i];
-		}
+	uint32_t i = an_reason_find(&ov->reason_idx, gidx, isa, reason);
+	for (uint32_t k = 0; i == AN_REASON_UNINDEXED && k < g->st.nr_reasons; k++)
+		if (g->st.reasons[k].isa == isa && g->st.reasons[k].reason == reason)
+			i = k;
+	if (i < g->st.nr_reasons) {
+		g->last_reason = i;
+		return &g->st.reasons[i];
 	}
 	if (g->st.nr_reasons == g->cap_reasons) {
 		uint32_t ncap = g->cap_reasons ? g->cap_reasons * 2 : 4;
@@ -96,7 +101,9 @@ static struct vms_gthread_reason *reason_row(struct ov_gthread *g, uint32_t isa,
 		g->st.reasons = nr;
 		g->cap_reasons = ncap;
 	}
-	uint32_t i = g->st.nr_reasons++;
+	if (i == UINT32_MAX && !an_reason_add(&ov->reason_idx, gidx, isa, reason, g->st.nr_reasons))
+		return NULL;
+	i = g->st.nr_reasons++;
 	g->last_reason = i;
 	g->st.reasons[i] = (struct vms_gthread_reason){ .isa = isa, .reason = reason };
 	return &g->st.reasons[i];
@@ -122,7 +129,8 @@ static void segment_close(struct an_overlays *ov, uint32_t vidx, uint64_t t)
 			case VMS_STATE_VMM: {
 				g->st.ns_vmm += d;
 				struct vms_gthread_reason *r =
-					reason_row(g, s->isa, (uint32_t)s->exit_reason);
+					reason_row(ov, (uint32_t)s->gidx, s->isa,
+						   (uint32_t)s->exit_reason);
 				if (r && s->exit_reason >= 0)
 					r->ns += d;
 				break;
@@ -240,7 +248,7 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 	refresh(ov, o->vidx, o->t);
 	if (v->gidx < 0 || (uint32_t)v->gidx >= ov->nr_gthreads)
 		return;
-	struct vms_gthread_reason *r = reason_row(&ov->gthreads[v->gidx], o->isa, o->reason);
+	struct vms_gthread_reason *r = reason_row(ov, (uint32_t)v->gidx, o->isa, o->reason);
 	if (r)
 		r->count++;
 }
@@ -273,6 +281,7 @@ struct an_overlays *an_overlays_new(const struct an_layout *L, const struct vms_
 	if (sinks)
 		ov->sinks = *sinks;
 	vms_keymap_init(&ov->gthread_idx);
+	vms_keymap_init(&ov->reason_idx);
 	ov->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *ov->v);
 	if (!ov->v) {
 		an_overlays_free(ov);
@@ -343,5 +352,6 @@ void an_overlays_free(struct an_overlays *ov)
 	free(ov->gstats);
 	free(ov->v);
 	vms_keymap_free(&ov->gthread_idx);
+	vms_keymap_free(&ov->reason_idx);
 	free(ov);
 }

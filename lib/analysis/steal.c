@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "analysis_internal.h"
-#include "model/keymap.h"
 
 /* A vCPU's thieves are looked up by tid at every change of thief: the first ST_SCAN by a scan
  * (the usual vCPU has a handful), the others through an index of 4-byte slots (not a

@@ -552,7 +552,9 @@ static void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		v->exit_pending = v->have_exit = true;
 		v->exit_t = t;
 		v->exit_reason = (uint32_t)ev->f[0];
-		v->exit_isa = (uint32_t)ev->f[1];
+		/* 1 VMX, 2 SVM, anything else unknown (0): what the exit tables key by, never a
+		 * u32 from the trace */
+		v->exit_isa = ev->f[1] == 1 || ev->f[1] == 2 ? (uint32_t)ev->f[1] : 0;
 		v->exit_rip = ev->f[2];
 		v->exit_info1 = ev->f[3];
 		v->exit_info2 = ev->f[4];

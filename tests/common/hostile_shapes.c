@@ -741,6 +741,34 @@ static int xml_entry_tids(const char *path, uint64_t n)
 	return fclose(f) ? -1 : 0;
 }
 
+/* issue 7.5: one vCPU thread exiting N times, each with another exit reason (a u32 from the
+ * trace): the exit tables, each guest thread's reasons and the exit storms found a reason's
+ * row by a scan of the rows (N^2) */
+static int xml_exit_reasons(const char *path, uint64_t n)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs("<trace>\n", f);
+	xml_event(f, 1000, "sched_switch", 0);
+	fputs("<field name=\"prev_comm\" value=\"t\" type=\"string\"/>"
+	      "<field name=\"prev_tid\" value=\"0\" type=\"long\"/>"
+	      "<field name=\"prev_state\" value=\"0\" type=\"long\"/>"
+	      "<field name=\"next_comm\" value=\"t\" type=\"string\"/>"
+	      "<field name=\"next_tid\" value=\"500\" type=\"long\"/></event>\n", f);
+	for (uint64_t i = 0; i < n; i++) {
+		xml_event(f, 1001 + 3 * i, "kvm_entry", 0);
+		fputs("<field name=\"vcpu_id\" value=\"0\" type=\"int\"/></event>\n", f);
+		xml_event(f, 1002 + 3 * i, "kvm_exit", 0);
+		fprintf(f, "<field name=\"exit_reason\" value=\"%llu\" type=\"int\"/>"
+			"<field name=\"isa\" value=\"1\" type=\"int\"/>"
+			"<field name=\"guest_rip\" value=\"%llu\" type=\"long\"/></event>\n",
+			(unsigned long long)(1000 + i), (unsigned long long)(4096 + i));
+	}
+	fputs("</trace>\n", f);
+	return fclose(f) ? -1 : 0;
+}
+
 const struct hostile_shape hostile_shapes[] = {
 	{"fmt-decl-in-brackets", "print format naming an undeclared field that appears as text "
 	 "in a declaration", fmt_decl_in_brackets, 1, 1},
@@ -777,6 +805,10 @@ const struct hostile_shape hostile_shapes[] = {
 	 * entry-tids: 1.2 s / 508 MB) */
 	{"xml-entry-tids", "Trace Compass XML: kvm_entry from N distinct threads", xml_entry_tids,
 	 200, 200000},
+	/* release, report: N 5,000 0.13 s, 20,000 1.83 s (quadratic); now 20,000 0.4 s, 80,000
+	 * 2.1 s / 143 MB, 200,000 4.7 s / 336 MB */
+	{"xml-exit-reasons", "Trace Compass XML: one vCPU exiting with N distinct reasons",
+	 xml_exit_reasons, 200, 200000},
 	{"print-big", "N ftrace print events of 1 MiB each", print_big, 2, 20},
 	{"st-big-ids", "QEMU simpletrace: N mapped ids >= 65536, 10 N events", st_big_ids, 1000,
 	 100000},
