@@ -1,7 +1,10 @@
 /* Hostile trace.dat shapes: see hostile_shapes.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <zstd.h>
 
@@ -694,6 +697,100 @@ static int st_big_ids(const char *path, uint64_t n)
 	return fclose(f) ? -1 : 0;
 }
 
+/* ---- CTF (LTTng kernel layout) ---- */
+
+static const char ctf_metadata[] =
+	"/* CTF 1.8 */\n"
+	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	"typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
+	"typealias integer { size = 27; align = 1; signed = false; map = clock.monotonic.value; }"
+	" := uint27_clock_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; }"
+	" := uint64_clock_t;\n"
+	"trace { major = 1; minor = 8; uuid = \"00112233-4455-6677-8899-aabbccddeeff\";\n"
+	"  byte_order = le;\n"
+	"  packet.header := struct { uint32_t magic; uint8_t uuid[16]; uint32_t stream_id; };\n"
+	"};\n"
+	"env { domain = \"kernel\"; tracer_name = \"lttng-modules\"; };\n"
+	"clock { name = monotonic; freq = 1000000000; offset_s = 0; offset = 0; };\n"
+	"struct packet_context { uint64_clock_t timestamp_begin; uint64_clock_t timestamp_end;\n"
+	"  uint64_t content_size; uint64_t packet_size; uint64_t events_discarded;\n"
+	"  uint32_t cpu_id; };\n"
+	"struct event_header_compact {\n"
+	"  enum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
+	"  variant <id> { struct { uint27_clock_t timestamp; } compact;\n"
+	"    struct { uint32_t id; uint64_clock_t timestamp; } extended; } v;\n"
+	"} align(8);\n"
+	"stream { id = 0; event.header := struct event_header_compact;\n"
+	"  packet.context := struct packet_context; };\n"
+	"event { name = sched_switch; id = 2; stream_id = 0; fields := struct {\n"
+	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _prev_comm[16];\n"
+	"  integer { size = 32; align = 8; signed = 1; } _prev_tid;\n"
+	"  integer { size = 32; align = 8; signed = 1; } _prev_prio;\n"
+	"  integer { size = 64; align = 8; signed = 1; } _prev_state;\n"
+	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _next_comm[16];\n"
+	"  integer { size = 32; align = 8; signed = 1; } _next_tid;\n"
+	"  integer { size = 32; align = 8; signed = 1; } _next_prio;\n"
+	"}; };\n";
+
+/* issue 7.6: a CTF trace directory of 16 stream files that are one file (hard links): one
+ * packet of n MiB of sched_switch events (60 bytes each: a 4-byte compact header, 56 of
+ * fields). The reader walked each stream's packet keeping every page it touched: 16 x
+ * 64 MiB = 1 GB. Events per stream: hostile_ctf_events(n). */
+uint64_t hostile_ctf_events(uint64_t n)
+{
+	return ((n << 20) - 24 - 44) / 60;
+}
+
+static int ctf_shared_packet(const char *path, uint64_t n)
+{
+	char p[600];
+	if (mkdir(path, 0755) != 0 && errno != EEXIST)
+		return -1;
+	snprintf(p, sizeof p, "%s/metadata", path);
+	FILE *f = fopen(p, "wb");
+	if (!f || fputs(ctf_metadata, f) < 0 || fclose(f) != 0)
+		return -1;
+	uint64_t size = n << 20, events = hostile_ctf_events(n);
+	uint8_t *b = calloc(1, size);
+	if (!b)
+		return -1;
+	static const uint8_t uuid[16] = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+					 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+	le32(b, 0xC1FC1FC1);
+	memcpy(b + 4, uuid, 16);                    /* stream_id 0 at 20 */
+	le64(b + 24, 1000);                         /* timestamp_begin */
+	le64(b + 32, 1000 + events);                /* timestamp_end */
+	le64(b + 40, (24 + 44 + events * 60) * 8);  /* content_size, bits */
+	le64(b + 48, size * 8);                     /* packet_size */
+	uint8_t *e = b + 68;                        /* events_discarded 0, cpu_id 0 */
+	for (uint64_t i = 0; i < events; i++, e += 60) {
+		le32(e, 2u | (uint32_t)((1000 + i) & ((1u << 27) - 1)) << 5);
+		e[4] = 'a';                                  /* prev_comm */
+		le32(e + 20, (uint32_t)(10 + (i & 1)));      /* prev_tid */
+		le32(e + 24, 120);
+		le64(e + 28, 1);                             /* prev_state */
+		e[36] = 'b';                                 /* next_comm */
+		le32(e + 52, (uint32_t)(11 - (i & 1)));      /* next_tid */
+		le32(e + 56, 120);
+	}
+	snprintf(p, sizeof p, "%s/channel0_0", path);
+	f = fopen(p, "wb");
+	int r = !f || fwrite(b, 1, size, f) != size;
+	if (f && fclose(f) != 0)
+		r = 1;
+	free(b);
+	for (int s = 1; !r && s < 16; s++) {
+		char q[600];
+		snprintf(q, sizeof q, "%s/channel0_%d", path, s);
+		unlink(q);
+		r = link(p, q) != 0;
+	}
+	return r ? -1 : 0;
+}
+
 /* ---- Trace Compass XML stubs ---- */
 
 static void xml_event(FILE *f, uint64_t ts, const char *name, uint64_t cpu)
@@ -810,6 +907,8 @@ const struct hostile_shape hostile_shapes[] = {
 	{"xml-exit-reasons", "Trace Compass XML: one vCPU exiting with N distinct reasons",
 	 xml_exit_reasons, 200, 200000},
 	{"print-big", "N ftrace print events of 1 MiB each", print_big, 2, 20},
+	{"ctf-shared-packet", "CTF: 16 stream files sharing one packet of N MiB (a directory)",
+	 ctf_shared_packet, 32, 64},
 	{"st-big-ids", "QEMU simpletrace: N mapped ids >= 65536, 10 N events", st_big_ids, 1000,
 	 100000},
 	{"offset-overflow", "two OFFSET options of INT64_MAX", offset_overflow, 1, 1},

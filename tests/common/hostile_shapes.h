@@ -21,5 +21,7 @@ struct hostile_shape {
 extern const struct hostile_shape hostile_shapes[];
 extern const unsigned hostile_nr_shapes;
 const struct hostile_shape *hostile_shape(const char *name);
+/* ctf-shared-packet: the events in each of its 16 streams at n MiB */
+uint64_t hostile_ctf_events(uint64_t n);
 
 #endif

@@ -305,6 +305,59 @@ static void test_big_shapes(void **state)
 	reads("many-streams", (long long)(n + 100 * n));
 }
 
+/* The process's resident pages that map files (kB), from /proc/self/status: the stream
+ * files' pages, not the heap (ASan's included) */
+static long rss_file_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "RssFile: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* issue 7.6: 16 CTF streams sharing one packet of 24 MiB, read side by side as a merge does.
+ * Halfway through, each stream has walked 12 MiB of its packet: kept, that is 16 x 12 MiB =
+ * 192 MiB of file pages (each mapping counts its own); given back as the cursor moves
+ * (ctf_source.c keeps at most 2 x GIVE_BACK = 4 MiB behind a stream's cursor), at most
+ * 16 x 4 MiB = 64 MiB, plus 16 MiB for read-around. Then every event is read: 16 x
+ * hostile_ctf_events(24), as written. */
+static void test_ctf_shared_packet(void **state)
+{
+	(void)state;
+	enum { MIB = 24, STREAMS = 16 };
+	char path[256];
+	snprintf(path, sizeof path, "%s/ctf-shared-packet", dir);
+	assert_int_equal(hostile_shape("ctf-shared-packet")->write(path, MIB), 0);
+	long before = rss_file_kb();
+	assert_true(before >= 0);
+	struct vms_error err = {0};
+	struct vms_source *src = vms_ctf_open(path, &err);
+	if (!src)
+		fail_msg("%s", err.msg);
+	assert_int_equal(src->ops->nr_streams(src), STREAMS);
+	uint64_t per = hostile_ctf_events(MIB), n = 0;
+	struct vms_event ev;
+	for (uint64_t i = 0; i < per / 2; i++)
+		for (uint32_t s = 0; s < STREAMS; s++, n++)
+			assert_int_equal(src->ops->next(src, s, &ev), 1);
+	long mid = rss_file_kb() - before;
+	print_message("# halfway: %ld kB of file pages resident (kept whole: %d kB)\n", mid,
+		      STREAMS * MIB / 2 * 1024);
+	assert_true(mid < (STREAMS * 4 + 16) * 1024);
+	int r;
+	for (uint32_t s = 0; s < STREAMS; s++)
+		while ((r = src->ops->next(src, s, &ev)) == 1)
+			n++;
+	assert_int_equal(r, 0);
+	assert_int_equal(n, STREAMS * per);
+	vms_source_close(src);
+}
+
 /* VMS_HOSTILE_KEEP=DIR: write the files there and keep them (to refresh the regression
  * inputs in tests/fuzz/regress/tracedat and the fuzzers' seeds) */
 static bool keep;
@@ -350,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_date_overflow),
 		cmocka_unit_test(test_chunk_bomb),
 		cmocka_unit_test(test_big_shapes),
+		cmocka_unit_test(test_ctf_shared_packet),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

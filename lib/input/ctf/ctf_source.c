@@ -969,6 +969,13 @@ static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *e
 	if (!ec)
 		return src->err.status ? src->err.status : VMS_ERR_FORMAT;
 	s->have_last = true;
+	/* a packet may be up to 64 MiB and every stream is partway through one: the pages
+	 * behind the cursor are given back inside a packet too, so that a stream keeps about
+	 * GIVE_BACK of its file mapped (16 streams sharing one 64 MiB packet took 1 GB). Pages
+	 * given back come again from the file if touched, so this costs no correctness. */
+	uint64_t at = s->pkt_off + s->pos / 8;
+	if (at >= s->given_back + 2 * GIVE_BACK)
+		give_back(s, at);
 	if (s->direct)
 		fill_direct(s, ec, stream, fields, ev);
 	else
