@@ -158,7 +158,7 @@ static void segment_close(struct an_overlays *ov, uint32_t vidx, uint64_t t)
 }
 
 /* After any observation about the vCPU: cut a segment when something it looks at changed. */
-static void refresh(struct an_overlays *ov, uint32_t vidx, uint64_t t)
+static void refresh_cut(struct an_overlays *ov, uint32_t vidx, uint64_t t)
 {
 	struct ov_vcpu *v = &ov->v[vidx];
 	enum vms_vcpu_state state = v->state;
@@ -172,15 +172,6 @@ static void refresh(struct an_overlays *ov, uint32_t vidx, uint64_t t)
 		host_tid = v->instead_tid;
 	}
 	struct ov_segment *s = &v->seg;
-	if (v->gtid <= 0 && s->gtid <= 0) {
-		/* no guest thread before or after (a guest with no trace of its own: all of a Xen
-		 * host's): a segment without one is neither counted nor streamed, and what it
-		 * was is never read; only its start moves as a close would move it */
-		if (t > s->start)
-			s->start = t;
-		s->gtid = v->gtid;
-		return;
-	}
 	if (state == s->state && v->gtid == s->gtid && exit_reason == s->exit_reason &&
 	    isa == s->isa && host_tid == s->host_tid)
 		return;
@@ -190,6 +181,22 @@ static void refresh(struct an_overlays *ov, uint32_t vidx, uint64_t t)
 	*s = (struct ov_segment){ .start = s->start, .state = state, .gtid = v->gtid,
 				  .gidx = v->gidx, .exit_reason = exit_reason, .isa = isa,
 				  .host_tid = host_tid };
+}
+
+/* refresh_cut, but first (inline, in every observation) the common case of a guest with no
+ * trace of its own (all of a Xen host's): no guest thread before or after, so a segment
+ * without one is neither counted nor streamed, and what it was is never read; only its start
+ * moves, as a close would move it */
+static inline void refresh(struct an_overlays *ov, uint32_t vidx, uint64_t t)
+{
+	struct ov_vcpu *v = &ov->v[vidx];
+	if (v->gtid <= 0 && v->seg.gtid <= 0) {
+		if (t > v->seg.start)
+			v->seg.start = t;
+		v->seg.gtid = v->gtid;
+		return;
+	}
+	refresh_cut(ov, vidx, t);
 }
 
 static void on_start(void *ctx, uint64_t t0)
