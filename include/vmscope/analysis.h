@@ -68,9 +68,9 @@ struct vms_sinks {
 	 * the checked single pass with them, not only the model pass. */
 	bool reset_with_observer;
 	/* The caller reads no table of exits (vms_vcpu_stats: exits, nr_exits,
-	 * exits_unpaired left empty; vms_analysis_guest_exits none): the analysis that only
-	 * makes those is not run (the export: its slices say it all, and it must cost no more
-	 * than `report`). Steal still runs: the run's warnings read it. */
+	 * exits_unpaired left empty; vms_analysis_guest_exits none; vms_gthread_stats.reasons
+	 * empty): what only makes those is not run (the export: its slices say it all, and it
+	 * must cost no more than `report`). Steal still runs: the run's warnings read it. */
 	bool intervals_only;
 };
 

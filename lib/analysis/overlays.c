@@ -128,6 +128,8 @@ static void segment_close(struct an_overlays *ov, uint32_t vidx, uint64_t t)
 			case VMS_STATE_RUNNING: g->st.ns_running += d; break;
 			case VMS_STATE_VMM: {
 				g->st.ns_vmm += d;
+				if (ov->sinks.intervals_only)   /* (no reasons table) */
+					break;
 				struct vms_gthread_reason *r =
 					reason_row(ov, (uint32_t)s->gidx, s->isa,
 						   (uint32_t)s->exit_reason);
@@ -253,7 +255,7 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 	v->exit_reason = (int32_t)(o->reason & INT32_MAX);
 	v->isa = o->isa;
 	refresh(ov, o->vidx, o->t);
-	if (v->gidx < 0 || (uint32_t)v->gidx >= ov->nr_gthreads)
+	if (v->gidx < 0 || (uint32_t)v->gidx >= ov->nr_gthreads || ov->sinks.intervals_only)
 		return;
 	struct vms_gthread_reason *r = reason_row(ov, (uint32_t)v->gidx, o->isa, o->reason);
 	if (r)
