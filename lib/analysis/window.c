@@ -41,6 +41,8 @@ struct an_gate {
 	uint32_t nr_v;
 	struct gw_cpu *cpu;              /* grown on demand: (host, cpu) pairs in a list */
 	uint32_t nr_cpu, cap_cpu;
+	struct vms_keymap cpu_idx;       /* (host, cpu) -> index in cpu: every host switch before
+	                                    the window looks its CPU up (a scan was O(CPUs)) */
 };
 
 #define EACH(g, cb, ...) AN_EACH((g)->consumers, cb, __VA_ARGS__)
@@ -171,16 +173,22 @@ static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
 		EACH(g, cpu_run, o);
 		return;
 	}
-	struct gw_cpu *c = NULL;
-	for (uint32_t i = 0; i < g->nr_cpu && !c; i++)
-		if (g->cpu[i].run.host == o->host && g->cpu[i].run.cpu == o->cpu)
-			c = &g->cpu[i];
+	bool inserted;
+	uint64_t *idx = vms_keymap_put(&g->cpu_idx, vms_keymap_mt(o->host, (int32_t)o->cpu),
+				       g->nr_cpu, &inserted);
+	if (!idx)
+		return;
+	if (!inserted && *idx >= g->nr_cpu)
+		return; /* (out of memory when it was met) */
+	struct gw_cpu *c = inserted ? NULL : &g->cpu[*idx];
 	if (!c) {
 		if (g->nr_cpu == g->cap_cpu) {
 			uint32_t cap = g->cap_cpu ? g->cap_cpu * 2 : 16;
 			struct gw_cpu *nc = realloc(g->cpu, cap * sizeof *nc);
-			if (!nc)
+			if (!nc) {
+				*idx = UINT64_MAX - 1; /* not kept */
 				return;
+			}
 			g->cpu = nc;
 			g->cap_cpu = cap;
 		}
@@ -268,6 +276,7 @@ struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct an_subs *
 	}
 	g->nr_v = nr_v;
 	g->from = from;
+	vms_keymap_init(&g->cpu_idx);
 	g->consumers = consumers;
 	*out = (struct vms_observer){
 		.ctx = g, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
@@ -286,5 +295,6 @@ void an_gate_free(struct an_gate *g)
 		return;
 	free(g->v);
 	free(g->cpu);
+	vms_keymap_free(&g->cpu_idx);
 	free(g);
 }
