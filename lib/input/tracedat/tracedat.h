@@ -200,7 +200,9 @@ struct td_formats {
 	uint8_t *keep[8];       /* decompressed format sections the texts point into */
 	uint32_t nr_keep;
 	bool have_common;
-	uint32_t *by_id;        /* event id -> type index (65536 entries) */
+	uint32_t *by_id;        /* event id -> type index, for ids below nr_by_id */
+	uint32_t nr_by_id;      /* the highest id of a format + 1 (a table of all 65536 ids was
+				 * 256 KiB written per open, most of opening a small file) */
 	struct td_field common_type, common_pid;
 	uint32_t data_off;      /* page header size: timestamp + commit word */
 	uint32_t commit_size;   /* 4 or 8 */

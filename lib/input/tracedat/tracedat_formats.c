@@ -397,13 +397,19 @@ int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace
 		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
 	fm->nr_types++;
 	uint32_t nt = fm->nr_types;
-	fm->by_id = malloc(65536 * sizeof *fm->by_id);
+	uint32_t nid = 1;
+	for (uint32_t i = 0; i < nt; i++)
+		if (fm->types[i].id >= 0 && fm->types[i].id < 65536 &&
+		    (uint32_t)fm->types[i].id >= nid)
+			nid = (uint32_t)fm->types[i].id + 1;
+	fm->by_id = malloc(nid * sizeof *fm->by_id);
 	meta->type_names = calloc(nt, sizeof *meta->type_names);
 	meta->type_kinds = calloc(nt, sizeof *meta->type_kinds);
 	if (!fm->by_id || !meta->type_names || !meta->type_kinds)
 		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
 	meta->nr_types = nt;
-	for (uint32_t i = 0; i < 65536; i++)
+	fm->nr_by_id = nid;
+	for (uint32_t i = 0; i < nid; i++)
 		fm->by_id[i] = nt - 1;
 	for (uint32_t i = 0; i < nt; i++) {
 		struct td_type *t = &fm->types[i];

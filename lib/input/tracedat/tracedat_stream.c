@@ -406,9 +406,7 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			s->ts = t;
 			const struct td_formats *fm = &ts->fm;
 			uint32_t id = (uint32_t)get_num(f, rec, rlen, fm->common_type);
-			uint32_t ti = fm->by_id[id & 0xffff];
-			if (id > 0xffff)
-				ti = fm->nr_types - 1;
+			uint32_t ti = id < fm->nr_by_id ? fm->by_id[id] : fm->nr_types - 1;
 			const struct td_type *ty = &fm->types[ti];
 			ev->ts = t;
 			ev->tid = (fm->common_pid.off + 4u <= rlen)
