@@ -569,6 +569,23 @@ static int date_overflow(const char *path, uint64_t n)
 	return finish(w, &err, r);
 }
 
+/* issue 7.8: OFFSET and DATE each in range, their sum (added to every time stamp) not:
+ * INT64_MAX ns and 2^39 us */
+static int offset_date_overflow(const char *path, uint64_t n)
+{
+	(void)n;
+	struct vms_error err = {0};
+	struct vms_tdw *w = open_host(path, 1, &err);
+	if (!w)
+		return -1;
+	static const char big[] = "9223372036854775807", date[] = "0x8000000000";
+	int r = add_formats(w, NULL, &err) ||
+		vms_tdw_add_option(w, VMS_TDW_OPT_OFFSET, big, sizeof big, &err) ||
+		vms_tdw_add_option(w, VMS_TDW_OPT_DATE, date, sizeof date, &err) ||
+		switch_event(w, 0, 1000, 10, "a", 11, "b", &err);
+	return finish(w, &err, r);
+}
+
 /* issue 7.9: names that are escape sequences, newlines and bytes that are not UTF-8, in the
  * comm of the events, the saved cmdlines and the GUEST option */
 static int names_escape(const char *path, uint64_t n)
@@ -913,6 +930,8 @@ const struct hostile_shape hostile_shapes[] = {
 	 100000},
 	{"offset-overflow", "two OFFSET options of INT64_MAX", offset_overflow, 1, 1},
 	{"date-overflow", "a DATE option of INT64_MAX microseconds", date_overflow, 1, 1},
+	{"offset-date-overflow", "OFFSET and DATE in range, their sum not", offset_date_overflow,
+	 1, 1},
 	{"names-escape", "names holding escape sequences, newlines, non-UTF-8, =cmd|",
 	 names_escape, 1, 1},
 	{"names-escape-guest", "the guest of names-escape", names_escape_guest, 1, 1},

@@ -269,6 +269,7 @@ static void test_date_overflow(void **state)
 {
 	(void)state;
 	open_fails("date-overflow", "DATE option out of range");
+	open_fails("offset-date-overflow", "OFFSET and DATE options together out of range");
 }
 
 /* 64 CPUs x 16 MiB claimed by a ~40 KB file: the chunk budget (64 MiB + 32 x the file size)

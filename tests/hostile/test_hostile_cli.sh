@@ -165,7 +165,7 @@ else
 fi
 
 # damage: one line with the byte offset, exit 2
-for shape in cpu-overlap offset-overflow date-overflow section-bomb; do
+for shape in cpu-overlap offset-overflow date-overflow offset-date-overflow section-bomb; do
   "$GEN" $shape 0 "$TMP/$shape.dat" || { notok "$shape: generated"; continue; }
   err=$("$VMS" info "$TMP/$shape.dat" 2>&1 >/dev/null); st=$?
   if [ $st -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q "byte offset" <<<"$err"; then
