@@ -144,6 +144,8 @@ static inline int32_t xt_tid(uint32_t dom, uint32_t vcpu)
 	return VMS_XEN_TID(dom, vcpu);
 }
 
+#define XT_NAMES 8 /* (a power of 2) */
+
 struct xt_stream {
 	uint32_t cpu;
 	uint64_t next_blk;       /* where to look for this CPU's next block */
@@ -161,8 +163,11 @@ struct xt_stream {
 	bool returned;           /* a record was returned since the rewind */
 	bool once_done;          /* an XT_ONCE, VMEXIT or VMENTRY record was returned last */
 	uint64_t announced_off;  /* the record a switch's peek took as its next (0 none) */
-	char name[2][24];        /* s[0], s[1] of the last event */
-	uint32_t name_key[2];    /* whose name is there (see name_in), UINT32_MAX none */
+	/* the names events point to (s[0], s[1]): the vCPUs this CPU ran lately, by a hash of
+	 * who (see name_in), so that a name is written once, not per switch */
+	char name[XT_NAMES][24];
+	uint32_t name_key[XT_NAMES]; /* whose name is there, UINT32_MAX none */
+	char name_spare[24];     /* for s[1] when its entry holds s[0]'s name */
 	uint64_t last_off;       /* the last record (for dump's format_event) */
 };
 
