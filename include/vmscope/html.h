@@ -33,6 +33,11 @@ extern "C" {
 #endif
 
 #define VMS_HTML_MAX_THREAD_ROWS 128u   /* guest threads drawn: the first ones seen running */
+/* vCPUs (in the model's order) and physical CPUs (the first seen) drawn: a row holds up to
+ * vms_html_row_bound() bytes while the page is made, so a small hostile trace naming 200,000
+ * vCPU threads would otherwise ask for 100 GiB (issue 7.5); --machine/--vcpu choose others */
+#define VMS_HTML_MAX_VCPU_ROWS 1024u
+#define VMS_HTML_MAX_PCPU_ROWS 1024u
 #define VMS_HTML_MAX_NAMES 16384u       /* distinct slice names (threads, exit reasons) */
 #define VMS_HTML_NAME_MAX 64u           /* bytes of a name (longer ones are cut) */
 #define VMS_HTML_MAX_REASONS 16u        /* exit latency histograms drawn per guest */

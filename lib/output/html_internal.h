@@ -69,6 +69,7 @@ struct vms_html {
 	/* (machine, tid) -> row + 1 of guest threads; UINT64_MAX - 1 marks one over the cap */
 	struct vms_keymap threads;
 	uint32_t nr_thread_rows, threads_omitted;
+	uint32_t nr_vcpu_rows, vcpus_omitted, nr_pcpu_rows, pcpus_omitted;
 	/* (host, cpu) -> row + 1 of physical CPUs */
 	struct vms_keymap pcpus;
 	/* names: index 0 is "" */

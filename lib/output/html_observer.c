@@ -381,7 +381,12 @@ void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 		h->oom = 1;
 		return;
 	}
+	if (fresh && h->nr_pcpu_rows >= VMS_HTML_MAX_PCPU_ROWS) {
+		h->pcpus_omitted++; /* (its slot stays 0: no row) */
+		return;
+	}
 	if (fresh) {
+		h->nr_pcpu_rows++;
 		int row = html_row_new(h, HTML_ROW_PCPU, iv->host, (int32_t)iv->cpu,
 				       html_namef(h, "%s CPU %u", machine_name(h, iv->host), iv->cpu));
 		*vms_keymap_get(&h->pcpus, vms_keymap_mt(iv->host, (int32_t)iv->cpu)) =
@@ -565,6 +570,11 @@ static int layout(struct vms_html *h, const struct vms_model *model)
 			v->row = -1;
 			if (!vms_filter_vcpu(&h->filter, i, k))
 				continue;
+			if (h->nr_vcpu_rows >= VMS_HTML_MAX_VCPU_ROWS) {
+				h->vcpus_omitted++;
+				continue;
+			}
+			h->nr_vcpu_rows++;
 			v->row = html_row_new(h, HTML_ROW_VCPU, i, (int32_t)k,
 					      html_namef(h, "%s vCPU %u", mc->name, k));
 			if (v->row < 0)

@@ -53,11 +53,11 @@ static uint64_t page_bound(const struct vms_html *h, const struct vms_html_page 
 			b += 512 + name + (uint64_t)(n < VMS_HTML_MAX_REASONS ? n : VMS_HTML_MAX_REASONS) *
 				(HIST_BOUND + 2 * name);
 	}
-	/* steal: per vCPU a caption and at most 21 rows */
+	/* steal: per vCPU a caption and at most 23 rows (20 threads, "more", the two buckets) */
 	for (uint32_t i = 0; a && i < vms_analysis_nr_vcpus(a); i++) {
 		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
 		const struct vms_machine *mc = vms_model_machine_c(h->model, v->machine);
-		b += 512 + 6 * (uint64_t)strlen(mc && mc->name ? mc->name : "?") + 21 * STEAL_ROW_BOUND;
+		b += 512 + 6 * (uint64_t)strlen(mc && mc->name ? mc->name : "?") + 23 * STEAL_ROW_BOUND;
 	}
 	return b;
 }
@@ -193,6 +193,8 @@ static int write_data(struct vms_html *h, FILE *f, const struct vms_html_page *p
 	vms_json_uint(&j, "page_bound_bytes", h->page_bound);
 	vms_json_uint(&j, "threads_omitted", h->threads_omitted);
 	vms_json_uint(&j, "max_thread_rows", VMS_HTML_MAX_THREAD_ROWS);
+	vms_json_uint(&j, "vcpus_omitted", h->vcpus_omitted);
+	vms_json_uint(&j, "pcpus_omitted", h->pcpus_omitted);
 	vms_json_uint(&j, "names_dropped", h->names_dropped);
 	vms_json_begin_array(&j, "rows");
 	int err = 0;
@@ -428,6 +430,14 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 	if (h->threads_omitted)
 		fprintf(f, "<p class=\"warn\">%u more guest threads ran but are not drawn (the page "
 			   "draws the first %u seen).</p>\n", h->threads_omitted, VMS_HTML_MAX_THREAD_ROWS);
+	if (h->vcpus_omitted)
+		fprintf(f, "<p class=\"warn\">%u more vCPUs are not drawn (the page draws the first "
+			   "%u; --machine and --vcpu choose which).</p>\n", h->vcpus_omitted,
+			VMS_HTML_MAX_VCPU_ROWS);
+	if (h->pcpus_omitted)
+		fprintf(f, "<p class=\"warn\">%u more physical CPUs are not drawn (the page draws the "
+			   "first %u seen; --machine chooses a host).</p>\n", h->pcpus_omitted,
+			VMS_HTML_MAX_PCPU_ROWS);
 	fprintf(f, "<p class=\"help\">Wheel or <kbd>+</kbd>/<kbd>-</kbd> (<kbd>w</kbd>/<kbd>s</kbd>) "
 		   "zoom; <kbd>&larr;</kbd>/<kbd>&rarr;</kbd> (<kbd>a</kbd>/<kbd>d</kbd>), shift+wheel "
 		   "or dragging the time axis pan; <kbd>0</kbd> shows everything; drag over the rows to "

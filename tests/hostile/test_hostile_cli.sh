@@ -357,4 +357,12 @@ assert st[-1] == {"kind": "other threads", "tid": None, "pid": None, "comm": "ot
 ' "$TMP/many-thieves.json" && grep -q "1 vCPUs had their CPU taken by more threads than are itemised" "$TMP/many-thieves.err"; then
   ok "report: 260 thieves of one vCPU: 256 itemised at 20 ns, other threads 4 distinct 80 ns, warned"
 else notok "report: 260 thieves" "status $st; $(head -c 300 "$TMP/many-thieves.err")"; fi
+# html draws at most 1024 vCPU rows (VMS_HTML_MAX_VCPU_ROWS; a row holds up to 0.8 MB while the
+# page is made): xml-entry-tids with 1,030 threads is 1,030 unnamed guests of one vCPU each, so
+# 6 are not drawn, and the page and its data say so
+"$GEN" xml-entry-tids 1030 "$TMP/tids.xml" || { echo "Bail out! hostile_gen xml-entry-tids failed"; exit 1; }
+"$VMS" html -o "$TMP/tids.html" "$TMP/tids.xml" 2>/dev/null; st=$?
+if [ $st -eq 0 ] && grep -q "6 more vCPUs are not drawn (the page draws the first 1024" "$TMP/tids.html" &&
+   grep -q '"vcpus_omitted":6' "$TMP/tids.html"; then ok "html: 1,030 vCPUs, the first 1,024 drawn, 6 said not drawn"
+else notok "html: vCPU rows cap" "status $st"; fi
 echo "1..$n"
