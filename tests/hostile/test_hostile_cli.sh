@@ -144,12 +144,14 @@ if [ $st -eq 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q 'x[0-9]*\.xml: too
 elif grep -q 'needs libxml2' <<<"$err"; then ok "70 XML files under ulimit -n 64 # SKIP no libxml2"
 else notok "70 XML files under ulimit -n 64" "status $st: $err"; fi
 # ulimit -v (address space) cannot be used with ASan's shadow memory: only without sanitizers.
-# Every command on a synth pair at address-space limits from 8 to 30 MB: it works, or fails
-# with exit 1 and a message that says memory; never a signal or another message.
+# Every command on a synth pair, and report on an XML file (libxml2 is loaded on first use),
+# at address-space limits from 8 to 30 MB: it works, or fails with exit 1 and a message that
+# says memory; never a signal or another message.
 if grep -qa '__asan_init\|__tsan_init\|__msan_init' "$VMS"; then
   ok "every command under ulimit -v: out of memory said as such # SKIP sanitized build"
 else
   "$VMS" synth --events 100000 --out "$TMP/v" >/dev/null 2>&1
+  xml=no; "$VMS" report "$TMP/x0.xml" >/dev/null 2>&1 && xml=yes   # (libxml2 installed)
   bad=""
   for kb in 8000 10000 12000 14000 17000 20000 25000 30000; do
     for cmd in info report vcpus pcpus threads latency exits sync dump html "export -o $TMP/v.pftrace"; do
@@ -159,6 +161,11 @@ else
         bad="$bad [$cmd at $kb KB: status $st: $(head -c 150 <<<"$err")]"
       fi
     done
+    [ $xml = yes ] || continue
+    err=$( (ulimit -v $kb; $VMS report "$TMP/x0.xml" 2>&1 >/dev/null) ); st=$?
+    if [ $st -ne 0 ] && { [ $st -ne 1 ] || ! head -n 1 <<<"$err" | grep -q 'out of memory'; }; then
+      bad="$bad [report XML at $kb KB: status $st: $(head -c 150 <<<"$err")]"
+    fi
   done
   if [ -z "$bad" ]; then ok "every command under ulimit -v 8-30 MB: works or says out of memory, exit 1"
   else notok "every command under ulimit -v" "$bad"; fi
