@@ -250,9 +250,19 @@ else notok "synth --out symlink" "status $st, victim: $(head -c 50 "$TMP/victim"
 "$VMS" synth --events 1000 --out "$TMP/out" --truth "$TMP/truth.json" >/dev/null 2>&1; st=$?
 if [ $st -ne 0 ] && [ "$(cat "$TMP/victim")" = precious ]; then ok "synth --truth: not written through a symlink"
 else notok "synth --truth symlink" "status $st"; fi
-err=$("$VMS" synth -rf.dat 2>&1 >/dev/null); st=$?
-if [ $st -eq 2 ] && grep -q "unknown option '-r'" <<<"$err"; then ok "synth -rf.dat: exit 2 naming -r"
-else notok "synth -rf.dat" "status $st: $err"; fi
+# every command (they blamed their own name, 'info', or nothing): the first line names -r
+# (ctl reads its arguments whole: it names -rf.dat); and a value missing in a cluster
+bad=""
+for cmd in info report html vcpus pcpus threads export latency exits sync synth dump demo ctl; do
+  want="-r"; [ $cmd = ctl ] && want="-rf.dat"
+  err=$("$VMS" $cmd -rf.dat 2>&1 >/dev/null); st=$?
+  [ $st -eq 2 ] && head -n 1 <<<"$err" | grep -qF "vmscope $cmd: unknown option '$want'" ||
+    bad="$bad [$cmd: status $st: $(head -n 1 <<<"$err")]"
+done
+err=$("$VMS" report -jo 2>&1 >/dev/null); st=$?
+[ $st -eq 2 ] && head -n 1 <<<"$err" | grep -qF "option '-o' wants a value" || bad="$bad [report -jo: $err]"
+if [ -z "$bad" ]; then ok "CMD -rf.dat: exit 2 naming -r, in every command"
+else notok "CMD -rf.dat names -r" "$bad"; fi
 long=$(printf 'n%.0s' $(seq 1 300))
 err=$("$VMS" synth --events 1000 --out "$TMP/$long" 2>&1 >/dev/null); st=$?
 if [ $st -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ]; then ok "synth --out NAME longer than NAME_MAX: one line, exit 2"

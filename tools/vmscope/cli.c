@@ -185,6 +185,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	optind = 1;
 	opterr = 0;
 	int o;
+	char ob[8];   /* cli_bad_option's "-c" */
 	while ((o = getopt_long(argc, argv, ":hjco:", longopts, NULL)) != -1) {
 		const char *bad = NULL;
 		switch (o) {
@@ -331,10 +332,11 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		}
 		case ':':
 			fprintf(stderr, "vmscope %s: option '%s' wants a value\n%s", c->cmd,
-				argv[optind - 1], usage);
+				cli_bad_option(argv, ob, sizeof ob), usage);
 			return 1002;
 		default:
-			fprintf(stderr, "vmscope %s: unknown option '%s'\n%s", c->cmd, argv[optind - 1], usage);
+			fprintf(stderr, "vmscope %s: unknown option '%s'\n%s", c->cmd,
+				cli_bad_option(argv, ob, sizeof ob), usage);
 			return 1002;
 		}
 		if (bad) {
@@ -376,6 +378,15 @@ void cli_free(struct cli *c)
 		free((void *)c->sopts.offset_name[i]);
 	free((void *)c->sopts.offset_name);
 	free(c->sopts.offset_ns);
+}
+
+const char *cli_bad_option(char **argv, char *buf, size_t len)
+{
+	if (optopt > 0 && optopt != '?' && optopt < 0x7f) {
+		snprintf(buf, len, "-%c", optopt);
+		return buf;
+	}
+	return argv[optind - 1];
 }
 
 int cli_fail(const struct cli *c, const struct vms_error *err)

@@ -84,6 +84,10 @@ void cli_free(struct cli *c);
 struct vms_session *cli_session(struct cli *c, int *status);
 /* Print "vmscope CMD: message" and return the exit status for the error. */
 int cli_fail(const struct cli *c, const struct vms_error *err);
+/* The option getopt_long just refused (unknown, or without its value), as the user wrote it:
+ * in a cluster ("-rf.dat") getopt has not moved past the argument and names the character
+ * ("-r"); otherwise the argument before optind. buf holds the "-c" form. */
+const char *cli_bad_option(char **argv, char *buf, size_t len);
 /* Where the command's output goes (-o FILE, else stdout). NULL after printing an error. */
 FILE *cli_output(const struct cli *c);
 

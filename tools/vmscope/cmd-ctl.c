@@ -315,8 +315,11 @@ int cmd_ctl(int argc, char **argv)
 				return usage_err("too many arguments");
 			break;
 		}
-		if (argv[i][0] == '-' && argv[i][1] && npos < 2)
-			return usage_err("unknown option");
+		if (argv[i][0] == '-' && argv[i][1] && npos < 2) {
+			char what[300];
+			snprintf(what, sizeof what, "unknown option '%.200s'", argv[i]);
+			return usage_err(what);
+		}
 		if (npos == 8)
 			return usage_err("too many arguments");
 		pos[npos++] = argv[i];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmds.h"
 
 static const char usage[] =
@@ -52,6 +53,7 @@ int cmd_demo(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
+	char ob[8];   /* cli_bad_option's "-c" */
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
@@ -70,7 +72,8 @@ int cmd_demo(int argc, char **argv)
 			dir = optarg;
 			break;
 		default:
-			fprintf(stderr, "vmscope demo: bad argument '%s'\n%s", argv[optind - 1], usage);
+			fprintf(stderr, "vmscope demo: unknown option '%s'\n%s",
+				cli_bad_option(argv, ob, sizeof ob), usage);
 			return VMS_EXIT_USAGE;
 		}
 	}

@@ -259,6 +259,7 @@ int cmd_dump(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
+	char ob[8];   /* cli_bad_option's "-c" */
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
@@ -291,10 +292,12 @@ int cmd_dump(int argc, char **argv)
 			break;
 		}
 		case ':':
-			fprintf(stderr, "vmscope dump: option '%s' wants a value\n%s", argv[optind - 1], usage);
+			fprintf(stderr, "vmscope dump: option '%s' wants a value\n%s",
+				cli_bad_option(argv, ob, sizeof ob), usage);
 			return VMS_EXIT_USAGE;
 		default:
-			fprintf(stderr, "vmscope dump: unknown option '%s'\n%s", argv[optind - 1], usage);
+			fprintf(stderr, "vmscope dump: unknown option '%s'\n%s",
+				cli_bad_option(argv, ob, sizeof ob), usage);
 			return VMS_EXIT_USAGE;
 		}
 	}

@@ -12,6 +12,7 @@
 
 #include "vmscope/synth.h"
 #include "vmscope/writers.h"
+#include "cli.h"
 #include "cmds.h"
 
 static void usage(FILE *f)
@@ -140,6 +141,7 @@ int cmd_synth(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	opterr = 0;   /* our messages only */
+	char ob[8];   /* cli_bad_option's "-c" */
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -221,12 +223,8 @@ int cmd_synth(int argc, char **argv)
 			usage(stdout);
 			return VMS_EXIT_OK;
 		default:
-			/* in a cluster ("-rf.dat") getopt has not moved past the argument yet: name
-			 * the option character itself */
-			if (optopt && optopt != '?')
-				fprintf(stderr, "vmscope synth: unknown option '-%c'\n", optopt);
-			else
-				fprintf(stderr, "vmscope synth: unknown option '%s'\n", argv[optind - 1]);
+			fprintf(stderr, "vmscope synth: unknown option '%s'\n",
+				cli_bad_option(argv, ob, sizeof ob));
 			usage(stderr);
 			return VMS_EXIT_USAGE;
 		}
