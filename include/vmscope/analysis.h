@@ -55,8 +55,14 @@ struct vms_thread_interval {
 	int32_t host_tid;        /* host thread that ran instead, -1 when not known: for VMM the
 	                            vCPU thread itself (in the hypervisor); for preempted/halted
 	                            the thread current on the physical CPU the vCPU thread left
-	                            (an overlay is split when that thread changes) */
+	                            (an overlay is split when that thread changes);
+	                            VMS_TID_UNATTRIBUTED when the vCPU waited on a CPU beyond the
+	                            VMS_INSTEAD_MAX_WAITERS followed there (observe.h) */
 };
+
+/* host_tid of a wait whose host CPU's occupants were not followed for this vCPU (< 0 like
+ * every unknown tid: `host_tid >= 0` still means "a known thread") */
+#define VMS_TID_UNATTRIBUTED (-2)
 
 /* Streaming outputs. Any callback may be NULL. */
 struct vms_sinks {

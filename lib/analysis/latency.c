@@ -156,6 +156,9 @@ static void culprit_name(const struct lt_hist *e, char *buf, size_t len)
 	case VMS_CAUSE_PREEMPTED:
 		if (e->tid >= 0)
 			snprintf(buf, len, "host %s (tid %d)", e->comm[0] ? e->comm : "?", e->tid);
+		else if (e->tid == VMS_TID_UNATTRIBUTED)
+			snprintf(buf, len, "host: unattributed (> %d vCPUs waited)",
+				 VMS_INSTEAD_MAX_WAITERS);
 		break;
 	case VMS_CAUSE_HALTED_WAKEUP:
 	case VMS_CAUSE_EXITS: {
@@ -378,7 +381,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	if (o->vidx >= l->nr_v || l->v[o->vidx].untraced)
 		return;
 	struct lt_vcpu *v = &l->v[o->vidx];
-	v->instead_tid = o->tid;
+	v->instead_tid = o->unattributed ? VMS_TID_UNATTRIBUTED : o->tid;
 	an_copy_comm(v->instead_comm, o->comm);
 	note(l, o->vidx, o->t);
 }

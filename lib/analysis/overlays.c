@@ -224,7 +224,7 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	struct an_overlays *ov = ctx;
-	ov->v[o->vidx].instead_tid = o->tid;
+	ov->v[o->vidx].instead_tid = o->unattributed ? VMS_TID_UNATTRIBUTED : o->tid;
 	refresh(ov, o->vidx, o->t);
 }
 

@@ -354,6 +354,32 @@ c = [(round(e["ts"] * 1000), e["args"]["value"]) for e in ev
 assert c == [(1650, 1), (1660, 2), (1670, 3), (2510, 2), (2520, 1), (2530, 0)], c
 ' "$TMP/waiters-export.json"; then ok "export: the unattributed counter of 67 waiters: 1, 2, 3 then 2, 1, 0"
 else notok "export: unattributed counter" "status $st"; fi
+# The same host with a guest trace for vCPU thread 567 (one of the three beyond the 64):
+# guest thread 300 runs from 1662; thread 400 is woken at 1665 and runs at 2531. By hand: 300 is
+# stopped, preempted, [1670, 2530) with the host thread that ran unattributed; 400's wake-up
+# waits 866 ns: 5 + 1 in the guest's run queue ([1665,1670), [2530,2531)), 860 preempted,
+# the culprit unattributed (not an unknown thread).
+G=$TMP/waiters-guest.xml
+{
+  echo '<trace>'
+  printf '<event timestamp="1662" name="sched_switch"><field name="cpu" value="0" type="int"/><field name="prev_comm" value="swapper" type="string"/><field name="prev_tid" value="0" type="long"/><field name="prev_state" value="0" type="long"/><field name="next_comm" value="worker" type="string"/><field name="next_tid" value="300" type="long"/></event>\n'
+  printf '<event timestamp="1665" name="sched_wakeup"><field name="cpu" value="0" type="int"/><field name="tid" value="400" type="long"/><field name="comm" value="late" type="string"/><field name="target_cpu" value="0" type="long"/></event>\n'
+  printf '<event timestamp="2531" name="sched_switch"><field name="cpu" value="0" type="int"/><field name="prev_comm" value="worker" type="string"/><field name="prev_tid" value="300" type="long"/><field name="prev_state" value="1" type="long"/><field name="next_comm" value="late" type="string"/><field name="next_tid" value="400" type="long"/></event>\n'
+  echo '</trace>'
+} > "$G"
+th=$("$VMS" threads --json --host "$X" --guest g="$G" --map g:0=567 2>/dev/null)
+la=$("$VMS" latency --csv --host "$X" --guest g="$G" --map g:0=567 2>/dev/null)
+tt=$("$VMS" threads --host "$X" --guest g="$G" --map g:0=567 2>/dev/null)
+if python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.argv[1].splitlines()[1:]]
+assert rows == [{"machine": "g", "tid": 300, "vcpu": 0, "start_ns": 1670, "end_ns": 2530,
+                 "reason": "preempted", "exit_reason": None, "host_tid": None,
+                 "host_unattributed": True}], rows
+' "$th" && grep -q "^g,400,late,1665,2531,866,6,860,0,0,0,preempted,host: unattributed (> 64 vCPUs waited)$" <<<"$la" \
+   && grep -qE "^g +300 +1670 +2530 +860 ns +preempted +- +unattributed$" <<<"$tt"; then
+  ok "threads and latency name an unattributed wait as such (860 ns, by hand), not as an unknown thread"
+else notok "threads/latency unattributed" "$th / $la / $tt"; fi
 # More thieves than a vCPU itemises (VMS_STEAL_MAX_THIEVES, 256): vCPU thread 500 is left
 # preempted on CPU 0 while 260 threads (1001..1260) run in turn, twice, 10 ns each time. By
 # hand: the first 256 (1001..1256) itemised at 20 ns each; "other threads": 4 distinct, 80 ns.

@@ -64,6 +64,8 @@ static void row(void *ctx, const struct vms_thread_interval *iv)
 			vms_json_int(&o->j, "host_tid", iv->host_tid);
 		else
 			vms_json_null(&o->j, "host_tid");
+		if (iv->host_tid == VMS_TID_UNATTRIBUTED)
+			vms_json_bool(&o->j, "host_unattributed", true);
 		vms_json_end_object(&o->j);
 		fputc('\n', o->f);
 	} else if (o->c->csv) {
@@ -79,6 +81,8 @@ static void row(void *ctx, const struct vms_thread_interval *iv)
 		char d[32], h[16] = "-";
 		if (iv->host_tid >= 0)
 			snprintf(h, sizeof h, "%d", iv->host_tid);
+		else if (iv->host_tid == VMS_TID_UNATTRIBUTED)
+			snprintf(h, sizeof h, "unattributed");
 		fprintf(o->f, "%-16s %8d %20llu %20llu %10s  %-9s %-22s %s\n", cli_text(name), iv->tid,
 			(unsigned long long)iv->start, (unsigned long long)iv->end,
 			cli_ns(iv->end - iv->start, d, sizeof d), vms_overlay_reason_name(iv->reason),
