@@ -42,7 +42,9 @@ int vms_error_open(struct vms_error *err, const char *path, int errnum, uint64_t
 	if (errnum == ENOMEM)
 		return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %llu",
 				     path, (unsigned long long)off);
-	return vms_error_set(err, errnum == ENOENT || errnum == ENOTDIR ? VMS_ERR_USAGE : VMS_ERR_IO,
+	/* a trace that is not there, or a name the system cannot hold, is bad input (exit 2) */
+	return vms_error_set(err, errnum == ENOENT || errnum == ENOTDIR || errnum == ENAMETOOLONG
+				     ? VMS_ERR_USAGE : VMS_ERR_IO,
 			     "%s: cannot open: %s", path, strerror(errnum));
 }
 

@@ -267,6 +267,18 @@ long=$(printf 'n%.0s' $(seq 1 300))
 err=$("$VMS" synth --events 1000 --out "$TMP/$long" 2>&1 >/dev/null); st=$?
 if [ $st -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ]; then ok "synth --out NAME longer than NAME_MAX: one line, exit 2"
 else notok "synth --out long name" "status $st: $err"; fi
+# the same for every name a command is given (they exited 1): -o of the writing commands,
+# synth's --truth, a trace to read; one line each, exit 2
+bad=""
+for args in "report -o $TMP/$long" "html -o $TMP/$long" "export -o $TMP/$long" "vcpus --csv -o $TMP/$long" \
+            "report $TMP/$long" "report -o $TMP/no-such-dir/out.txt"; do
+  err=$("$VMS" $args "$TMP/pair/host.dat" 2>&1 >/dev/null); st=$?
+  [ $st -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] || bad="$bad [${args:0:20}: status $st: ${err:0:120}]"
+done
+err=$("$VMS" synth --events 1000 --out "$TMP/out" --truth "$TMP/$long" 2>&1 >/dev/null); st=$?
+[ $st -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] || bad="$bad [synth --truth: status $st: ${err:0:120}]"
+if [ -z "$bad" ]; then ok "a name longer than NAME_MAX or in no directory, in -o, --truth or as a trace: one line, exit 2"
+else notok "long names: exit 2" "$bad"; fi
 # Who stole a vCPU, past the thieves a scan finds (steal.c indexes those beyond 16): vCPU
 # thread 500 is left preempted on CPU 0 while 40 threads (1001..1040) run in turn, twice, 10 ns
 # each time: by construction 40 steal entries of 20 ns each, none twice.

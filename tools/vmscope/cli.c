@@ -380,6 +380,12 @@ void cli_free(struct cli *c)
 	free(c->sopts.offset_ns);
 }
 
+int cli_open_exit(int errnum)
+{
+	return errnum == ENAMETOOLONG || errnum == ENOENT || errnum == ENOTDIR ? VMS_EXIT_USAGE
+									       : VMS_EXIT_FAIL;
+}
+
 const char *cli_bad_option(char **argv, char *buf, size_t len)
 {
 	if (optopt > 0 && optopt != '?' && optopt < 0x7f) {
@@ -418,8 +424,11 @@ FILE *cli_output(const struct cli *c)
 	if (!c->out || !strcmp(c->out, "-"))
 		return stdout;
 	FILE *f = fopen(c->out, "w");
-	if (!f)
-		fprintf(stderr, "vmscope %s: cannot write %s: %s\n", c->cmd, c->out, strerror(errno));
+	if (!f) {
+		int e = errno;
+		fprintf(stderr, "vmscope %s: cannot write %s: %s\n", c->cmd, c->out, strerror(e));
+		errno = e;   /* for cli_open_exit */
+	}
 	return f;
 }
 
@@ -646,7 +655,7 @@ int cli_begin(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	}
 	c->f = cli_output(c);
 	if (!c->f)
-		return cli_end(c, VMS_EXIT_FAIL);
+		return cli_end(c, cli_open_exit(errno));
 	return CLI_GO;
 }
 

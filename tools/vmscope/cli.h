@@ -88,6 +88,10 @@ int cli_fail(const struct cli *c, const struct vms_error *err);
  * in a cluster ("-rf.dat") getopt has not moved past the argument and names the character
  * ("-r"); otherwise the argument before optind. buf holds the "-c" form. */
 const char *cli_bad_option(char **argv, char *buf, size_t len);
+/* The exit status for a file that could not be opened (errnum: errno): a name the system
+ * cannot hold (longer than NAME_MAX or PATH_MAX) or in a directory that is not there is a bad
+ * argument (2); anything else a failure (1). */
+int cli_open_exit(int errnum);
 /* Where the command's output goes (-o FILE, else stdout). NULL after printing an error. */
 FILE *cli_output(const struct cli *c);
 

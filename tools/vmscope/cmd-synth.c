@@ -260,10 +260,9 @@ int cmd_synth(int argc, char **argv)
 		return VMS_EXIT_USAGE;
 	}
 	if (mkdir(out, 0777) && errno != EEXIST) {
-		fprintf(stderr, "vmscope synth: cannot create %s: %s\n", out, strerror(errno));
-		/* a name the system cannot hold is a bad argument, not a failure */
-		return errno == ENAMETOOLONG || errno == ENOTDIR || errno == ENOENT ? VMS_EXIT_USAGE
-										     : VMS_EXIT_FAIL;
+		int e = errno;
+		fprintf(stderr, "vmscope synth: cannot create %s: %s\n", out, strerror(e));
+		return cli_open_exit(e);
 	}
 	size_t n = strlen(out) + 16;
 	char *host = malloc(n), *guest = malloc(n);
@@ -287,8 +286,9 @@ int cmd_synth(int argc, char **argv)
 	int status = VMS_EXIT_OK;
 	if (wakeups_path) {
 		if (!(wf = open_out(wakeups_path))) {
-			fprintf(stderr, "vmscope synth: cannot write %s: %s\n", wakeups_path, strerror(errno));
-			status = VMS_EXIT_FAIL;
+			int e = errno;
+			fprintf(stderr, "vmscope synth: cannot write %s: %s\n", wakeups_path, strerror(e));
+			status = cli_open_exit(e);
 			goto out;
 		}
 		fprintf(wf, "machine,tid,comm,wakeup,run,latency_ns,guest_runqueue_ns,preempted_ns,"
@@ -319,8 +319,9 @@ int cmd_synth(int argc, char **argv)
 	if (truth_path) {
 		FILE *f = open_out(truth_path);
 		if (!f || vms_synth_truth_write_json(truth, f) || (f != stdout && fclose(f))) {
-			fprintf(stderr, "vmscope synth: cannot write %s: %s\n", truth_path, strerror(errno));
-			status = VMS_EXIT_FAIL;
+			int e = errno;
+			fprintf(stderr, "vmscope synth: cannot write %s: %s\n", truth_path, strerror(e));
+			status = f ? VMS_EXIT_FAIL : cli_open_exit(e);
 			goto out;
 		}
 	}
