@@ -40,6 +40,10 @@ struct xm_vcpu {
 	uint64_t exit_tsc;
 	uint32_t exit_reason;
 	struct xm_exit_table exits;
+	/* lost-records markers, applied lazily (see vcpu()): */
+	bool lost_follow;               /* LOST since a marker, behind by the markers after it */
+	bool lost_listed;               /* in x->lost_list */
+	uint64_t lost_cycles, lost_count; /* x->lost_cycles / lost_count when it started following */
 };
 
 struct xm_pcpu {
@@ -63,6 +67,17 @@ struct vms_xen_model {
 	struct xm_pcpu *p;
 	uint32_t nr_p;
 	int32_t lost_cpus;
+	/* xenalyze makes every vCPU that is not running (but the per-CPU placeholders) LOST at
+	 * every lost-records marker: O(vCPUs x markers) if done so. Here a marker loses only the
+	 * vCPUs updated since the one before (lost_list, capacity cap_v: an index at most once);
+	 * the rest are LOST already with the previous marker's TSC, so that each later marker adds
+	 * the same interval to their LOST row (runstate_update's rule: counted when the previous
+	 * marker's TSC is > 0 and below this one's): a running sum, taken by a vCPU when it is
+	 * next touched (vcpu()) or when the accounts are read (vms_xen_model_finish). */
+	uint32_t *lost_list, nr_lost_list;
+	bool marker_seen;
+	uint64_t marker_tsc;            /* the last marker's first lost TSC */
+	uint64_t lost_cycles, lost_count; /* the running sums of those intervals */
 	uint64_t anomalies, skews;
 	/* results */
 	uint32_t *order;                /* indices of the reported vCPUs, sorted */
@@ -100,6 +115,7 @@ void vms_xen_model_free(struct vms_xen_model *x)
 	for (uint32_t i = 0; i < x->nr_v; i++)
 		free(x->v[i].exits.row);
 	free(x->v);
+	free(x->lost_list);
 	free(x->p);
 	free(x->order);
 	vms_keymap_free(&x->idx);
@@ -116,6 +132,36 @@ static void update_cycles(struct vms_xen_cycles *c, uint64_t cycles)
 		return;
 	c->count++;
 	c->cycles += cycles;
+}
+
+/* A vCPU a lost-records marker has to see: each index at most once (the list has room for
+ * every vCPU); the per-CPU placeholders are never lost by a marker. */
+static void lost_list_add(struct vms_xen_model *x, uint32_t i)
+{
+	struct xm_vcpu *v = &x->v[i];
+	if (v->lost_listed || v->acct.dom == XM_DEFAULT_DOMAIN)
+		return;
+	v->lost_listed = true;
+	x->lost_list[x->nr_lost_list++] = i;
+}
+
+/* The vCPU at index i, brought up to date with the markers it missed (every access to a
+ * vCPU's state, TSC or accounts goes through here): each marker since it started following
+ * made it LOST again at that marker's TSC. Listed, as whatever it is used for may change it. */
+static struct xm_vcpu *vcpu(struct vms_xen_model *x, int32_t i)
+{
+	struct xm_vcpu *v = &x->v[i];
+	if (v->lost_follow) {
+		struct vms_xen_cycles *c = &v->acct.rs[VMS_XEN_RS_LOST];
+		uint64_t n = x->lost_count - v->lost_count;
+		c->events += n;
+		c->count += n;
+		c->cycles += x->lost_cycles - v->lost_cycles;
+		v->tsc = x->marker_tsc;
+		v->lost_follow = false;
+	}
+	lost_list_add(x, (uint32_t)i);
+	return v;
 }
 
 /* vcpu_find: the vCPU, created in state INIT; -1 when out of memory */
@@ -136,6 +182,10 @@ static int32_t vcpu_find(struct vms_xen_model *x, uint32_t dom, uint32_t vcpu)
 	}
 	if (x->nr_v == x->cap_v) {
 		uint32_t n = x->cap_v ? 2 * x->cap_v : 32;
+		uint32_t *nl = realloc(x->lost_list, n * sizeof *nl);
+		if (!nl)
+			return -1;
+		x->lost_list = nl;
 		struct xm_vcpu *nv = realloc(x->v, n * sizeof *nv);
 		if (!nv)
 			return -1;
@@ -149,6 +199,7 @@ static int32_t vcpu_find(struct vms_xen_model *x, uint32_t dom, uint32_t vcpu)
 	v->state = VMS_XEN_RS_INIT;
 	v->last_oldstate.wrong = VMS_XEN_RS_INIT;
 	v->p = -1;
+	lost_list_add(x, x->nr_v);
 	return (int32_t)x->nr_v++;
 }
 
@@ -202,7 +253,7 @@ static void vcpu_prev_update(struct vms_xen_model *x, uint32_t p, int32_t prev, 
 			     uint32_t new_state)
 {
 	struct xm_pcpu *pc = &x->p[p];
-	struct xm_vcpu *v = &x->v[prev];
+	struct xm_vcpu *v = vcpu(x, prev);
 	if (v->p != (int32_t)p || pc->current != prev || v->state != VMS_XEN_RS_RUNNING) {
 		if (pc->current < 0)
 			x->anomalies++; /* xenalyze: FATAL, p->current NULL */
@@ -215,10 +266,10 @@ static void vcpu_prev_update(struct vms_xen_model *x, uint32_t p, int32_t prev, 
 static void vcpu_next_update(struct vms_xen_model *x, uint32_t p, int32_t next, uint64_t tsc)
 {
 	struct xm_pcpu *pc = &x->p[p];
-	struct xm_vcpu *v = &x->v[next];
+	struct xm_vcpu *v = vcpu(x, next);
 	if (pc->current >= 0) {
 		if (!pc->seen_valid_schedule)
-			runstate_update(&x->v[pc->current], VMS_XEN_RS_LOST, tsc);
+			runstate_update(vcpu(x, pc->current), VMS_XEN_RS_LOST, tsc);
 		else
 			x->anomalies++; /* xenalyze: FATAL, p->current not NULL */
 		pc->current = -1;
@@ -240,13 +291,13 @@ static void vcpu_start(struct vms_xen_model *x, uint32_t p, int32_t vi, uint32_t
 		       uint32_t new_state, uint64_t tsc)
 {
 	struct xm_pcpu *pc = &x->p[p];
-	struct xm_vcpu *v = &x->v[vi];
+	struct xm_vcpu *v = vcpu(x, vi);
 	if (old_state == VMS_XEN_RUNNING) {
 		if (pc->current < 0 || x->v[pc->current].acct.dom != XM_DEFAULT_DOMAIN) {
 			x->anomalies++; /* xenalyze: "p->current not default domain", stops */
 			return;
 		}
-		runstate_update(&x->v[pc->current], VMS_XEN_RS_QUEUED, pc->first_tsc);
+		runstate_update(vcpu(x, pc->current), VMS_XEN_RS_QUEUED, pc->first_tsc);
 		pc->current = -1;
 	}
 	if (new_state != VMS_XEN_RUNNING)
@@ -302,7 +353,7 @@ static void runstate_record(struct vms_xen_model *x, uint32_t p, const struct vm
 	int32_t vi = vcpu_find(x, dv >> 16, dv & 0xffff);
 	if (vi < 0)
 		return;
-	struct xm_vcpu *v = &x->v[vi];
+	struct xm_vcpu *v = vcpu(x, vi);
 	struct xm_oldstate last = v->last_oldstate;
 	v->last_oldstate.wrong = VMS_XEN_RS_INIT;
 	if (v->state == VMS_XEN_RS_INIT) {
@@ -363,7 +414,7 @@ static void lost_records(struct vms_xen_model *x, uint32_t p, const struct vms_e
 	struct xm_pcpu *pc = &x->p[p];
 	uint64_t first_tsc = ev->f[2];
 	if (pc->current >= 0) {
-		struct xm_vcpu *c = &x->v[pc->current];
+		struct xm_vcpu *c = vcpu(x, pc->current);
 		if (c->data_type == DATA_HVM)
 			c->vmexit_valid = false;
 		vcpu_prev_update(x, p, pc->current, first_tsc, VMS_XEN_RS_LOST);
@@ -372,9 +423,25 @@ static void lost_records(struct vms_xen_model *x, uint32_t p, const struct vms_e
 		x->lost_cpus++;
 	pc->lost_active = true;
 	pc->lost_tsc = first_tsc;
-	for (uint32_t i = 0; i < x->nr_v; i++)
-		if (x->v[i].acct.dom != XM_DEFAULT_DOMAIN && x->v[i].state != VMS_XEN_RS_RUNNING)
-			lose_vcpu(&x->v[i], first_tsc);
+	/* xenalyze: every vCPU not running is lost at first_tsc. Those following (LOST at the
+	 * previous marker's TSC, untouched since) gain this interval through the sums; the
+	 * listed ones are lost here and follow from now on. */
+	if (x->marker_tsc > 0 && x->marker_tsc < first_tsc) {
+		x->lost_cycles += first_tsc - x->marker_tsc;
+		x->lost_count++;
+	}
+	x->marker_tsc = first_tsc;
+	for (uint32_t k = 0; k < x->nr_lost_list; k++) {
+		struct xm_vcpu *v = &x->v[x->lost_list[k]];
+		v->lost_listed = false;
+		if (v->state == VMS_XEN_RS_RUNNING)
+			continue;
+		lose_vcpu(v, first_tsc);
+		v->lost_follow = true;
+		v->lost_cycles = x->lost_cycles;
+		v->lost_count = x->lost_count;
+	}
+	x->nr_lost_list = 0;
 	pc->lost_domain_valid = true;
 	pc->lost_did = (uint32_t)ev->f[1] & 0xffff; /* u16 did, then u16 vid */
 	pc->lost_vid = (uint32_t)ev->f[1] >> 16;
@@ -457,7 +524,7 @@ void vms_xen_model_event(struct vms_xen_model *x, const struct vms_event *ev)
 		return;
 	if (pc->current < 0 || x->v[pc->current].acct.dom == VMS_XEN_IDLE_DOMAIN)
 		return; /* xenalyze: "p->current null" / "record for idle domain", not processed */
-	struct xm_vcpu *v = &x->v[pc->current];
+	struct xm_vcpu *v = vcpu(x, pc->current);
 	int want = hvm ? DATA_HVM : DATA_PV;
 	if (v->data_type != DATA_NONE && v->data_type != want)
 		return;
@@ -513,12 +580,12 @@ void vms_xen_model_finish(struct vms_xen_model *x)
 	for (uint32_t i = 0; i < n; i++) {
 		struct xm_pcpu *pc = &x->p[k[i].i];
 		if (pc->current >= 0)
-			lose_vcpu(&x->v[pc->current], pc->last_tsc);
+			lose_vcpu(vcpu(x, pc->current), pc->last_tsc);
 		pc->active = false;
 	}
 	n = 0;
 	for (uint32_t i = 0; i < x->nr_v; i++) {
-		struct xm_vcpu *v = &x->v[i];
+		struct xm_vcpu *v = vcpu(x, (int32_t)i); /* the markers it missed */
 		v->acct.nr_exits = v->exits.n;
 		v->acct.exits = v->exits.row;
 		if (v->acct.dom != XM_DEFAULT_DOMAIN)

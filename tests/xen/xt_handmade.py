@@ -160,8 +160,61 @@ def lost(d):
     return w.save(os.path.join(d, "lost.bin"))
 
 
+def lost_many(d, seed=7, cpus=4, doms=8, vcpus=4, rounds=60, back_before=False):
+    """doms x vcpus vCPUs on `cpus` CPUs (vCPU k on CPU k % cpus, each CPU switching between its
+    own, preempted or blocking, woken on the CPU that runs them next) with lost-records
+    markers interleaved on every CPU; some markers' first lost TSC lies before records other
+    CPUs wrote later, so that the model sees the markers' TSCs go down as well as up (the
+    LOST-to-LOST intervals of the vCPUs not running count only when positive)."""
+    import random
+    rnd = random.Random(seed)
+    w = W()
+    per = [[(dm, v) for dm in range(1, doms + 1) for v in range(vcpus)
+            if ((dm - 1) * vcpus + v) % cpus == c] for c in range(cpus)]
+    state = {}          # (dom, vcpu) -> RUNNABLE or BLOCKED while not running
+    cur = [None] * cpus
+    t = [1000 + 37 * c for c in range(cpus)]
+    for rnd_i in range(rounds):
+        for c in range(cpus):
+            w.block(c)
+            for _ in range(rnd.randint(1, 3)):
+                t[c] += rnd.randint(50, 400)
+                if cur[c] is not None:
+                    new = rnd.choice((RUNNABLE, BLOCKED))
+                    w.rs(t[c], cur[c][0], cur[c][1], RUNNING, new)
+                    state[cur[c]] = new
+                nxt = rnd.choice([x for x in per[c] if x != cur[c]] or per[c])
+                if state.get(nxt, RUNNABLE) == BLOCKED:
+                    t[c] += 3
+                    w.rs(t[c], nxt[0], nxt[1], BLOCKED, RUNNABLE)
+                t[c] += 5
+                w.rs(t[c], nxt[0], nxt[1], RUNNABLE, RUNNING)
+                cur[c] = nxt
+                if rnd.random() < 0.3:
+                    t[c] += rnd.randint(10, 100)
+                    w.exit(t[c], rnd.choice((1, 12, 30, 48)))
+                    t[c] += rnd.randint(10, 100)
+                    w.entry(t[c])
+            if rnd_i >= 2 and rnd.random() < 0.35:  # (after every CPU's first vCPU ran:
+                # a CPU whose first record comes after a marker is a FATAL for xenalyze)
+                # a marker: lost from `first` (sometimes far back: before what other CPUs
+                # wrote since) until now, naming the vCPU running here when it ended
+                last = t[c]
+                t[c] += rnd.randint(100, 900)
+                first = t[c] - rnd.randint(1, t[c] - last)
+                if back_before:
+                    first = max(1, t[c] - rnd.choice((50, 300, 2500, 6000)))
+                dm, v = cur[c]
+                w.rec(0x1F001, t[c], [rnd.randint(1, 99), v << 16 | dm, first & 0xffffffff,
+                                      first >> 32])
+    for c in range(cpus):
+        w.block(c)
+        w.rec(0x22209, t[c] + 100)
+    return w.save(os.path.join(d, "lost-many-%d.bin" % seed))
+
+
 if __name__ == "__main__":
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
-    for f in (scenario, notsc, preempt, migrate, lost):
+    for f in (scenario, notsc, preempt, migrate, lost, lost_many):
         print(f(d))
