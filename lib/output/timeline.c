@@ -128,16 +128,39 @@ static uint64_t fnv1a(const char *s)
 	return h;
 }
 
+/* A name as the trace packets carry it: protobuf strings are UTF-8 (the JSON writer's rule
+ * too), and a name comes from a trace, so a byte that does not start a valid sequence becomes
+ * U+FFFD; at most VMS_TL_NAME_MAX bytes, never cutting a sequence. s itself when it is already
+ * so (ASCII of that length: the usual case, one pass), else the name made in buf. */
+static const char *tl_clean(const char *s, char buf[VMS_TL_NAME_MAX + 1])
+{
+	if (!s)
+		return "";
+	size_t n = 0;
+	while (s[n] && !(s[n] & 0x80) && n <= VMS_TL_NAME_MAX)
+		n++;
+	if (!s[n] && n <= VMS_TL_NAME_MAX)
+		return s;
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		uint32_t cp;
+		int k = vms_utf8_seq(p, &cp);
+		const char *src = k > 0 ? (const char *)p : "\xef\xbf\xbd";
+		size_t len = k > 0 ? (size_t)k : 3;
+		if (o + len > VMS_TL_NAME_MAX)
+			break;
+		memcpy(buf + o, src, len);
+		o += len;
+		p += k > 0 ? k : 1;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 uint32_t vms_tl_name(struct vms_tl *tl, const char *s)
 {
 	char cut[VMS_TL_NAME_MAX + 1];
-	if (!s)
-		s = "";
-	if (strlen(s) > VMS_TL_NAME_MAX) {
-		memcpy(cut, s, VMS_TL_NAME_MAX);
-		cut[VMS_TL_NAME_MAX] = '\0';
-		s = cut;
-	}
+	s = tl_clean(s, cut);
 	struct names *in = &tl->names;
 	for (uint64_t k = fnv1a(s);; k++) {
 		if (k == VMS_KEYMAP_EMPTY)
@@ -262,8 +285,9 @@ static void emit(struct vms_tl *tl, const uint8_t *head, size_t nhead)
 
 static uint8_t *cut_string(uint8_t *p, uint32_t field, const char *s)
 {
-	size_t n = s ? strlen(s) : 0;
-	return pb_bytes(p, field, s, n > VMS_TL_NAME_MAX ? VMS_TL_NAME_MAX : n);
+	char cut[VMS_TL_NAME_MAX + 1];
+	s = tl_clean(s, cut);
+	return pb_bytes(p, field, s, strlen(s));
 }
 
 static void pb_descriptor(struct vms_tl *tl, uint32_t id, const char *name, const char *unit,

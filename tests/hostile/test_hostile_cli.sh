@@ -117,13 +117,26 @@ sys.exit(any(c[:1] in ("=", "+", "@") for r in rows for c in r))' "$TMP/w.out"; 
       fi
     done
   done
+  # export: Chrome JSON strictly UTF-8; Perfetto's strings (protobuf: UTF-8) carry each name
+  # with U+FFFD (EF BF BD) for its bytes that are not UTF-8, never the bytes themselves
+  $VMS export --format json $W -o "$TMP/w.json" 2>/dev/null; st=$?
+  python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))' "$TMP/w.json" ||
+    bad="$bad [export --format json: status $st]"
+  $VMS export $W -o "$TMP/w.pftrace" 2>/dev/null; st=$?
+  python3 -c '
+import sys
+b = open(sys.argv[1], "rb").read()
+for raw, clean in [(b"=\n[fake]\x1b\xc3", b"=\n[fake]\x1b\xef\xbf\xbd"),
+                   (b"=1+2\r\n@\x9b\xfe", b"=1+2\r\n@\xef\xbf\xbd\xef\xbf\xbd")]:
+    assert b.count(raw) == 0 and b.count(clean) > 0, (raw, b.count(raw), b.count(clean))
+' "$TMP/w.pftrace" || bad="$bad [export (Perfetto): status $st]"
   $VMS html $W -o "$TMP/w.html" 2>/dev/null; st=$?
   if [ $st -ne 0 ] || ! raw_clean "$TMP/w.html" ||
      ! python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$TMP/w.html"; then
     bad="$bad [html: status $st]"
   fi
   if [ -z "$bad" ] && grep -qF '=\x0a[fake]\x1b\xc3' "$TMP/w.html"; then
-    ok "every command and format: names from the trace escaped (stdout, warnings, HTML)"
+    ok "every command and format: names from the trace escaped (stdout, warnings, HTML, export)"
   else notok "every command and format: names escaped" "$bad"; fi
 else notok "hostile names patched into a synth pair"; fi
 
