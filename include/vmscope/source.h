@@ -92,6 +92,11 @@ struct vms_trace_meta {
 	bool lost_events_unknown;/* events were lost but the count is not recorded */
 	bool ended_abruptly;     /* the recording did not end cleanly (the traced process was
 	                            killed): what is there is complete, the rest is missing */
+	/* formats of events vmscope reads (sched_switch, kvm_exit...) that it refused as unsafe
+	 * to parse or that could not be parsed: their events are kind OTHER, not decoded. The
+	 * first one's name (in type_names), for the warning that says so. */
+	uint32_t nr_formats_unread;
+	const char *format_unread;
 
 	/* A hypervisor's own trace (xentrace): the domains it shows, each a guest of this
 	 * machine whose vCPU v runs as host thread VMS_XEN_TID(id, v) (vmscope/xentrace.h).

@@ -184,6 +184,15 @@ else
   else notok "every command under ulimit -v" "$bad"; fi
 fi
 
+# a format refused as unsafe (issue 7.1) leaves its events undecoded: said, by every command
+"$GEN" fmt-decl-in-brackets 0 "$TMP/refused.dat" || echo "Bail out! hostile_gen failed"
+bad=""
+for cmd in info report dump vcpus; do
+  cnt=$("$VMS" $cmd "$TMP/refused.dat" 2>&1 >/dev/null | grep -c "warning: .*refused.dat: the format of sched:sched_switch was refused")
+  [ "$cnt" = 1 ] || bad="$bad $cmd"
+done
+if [ -z "$bad" ]; then ok "a refused sched_switch format: one warning in info, report, dump, vcpus"
+else notok "refused format warned" "not by:$bad"; fi
 # damage: one line with the byte offset, exit 2
 for shape in cpu-overlap offset-overflow date-overflow offset-date-overflow section-bomb; do
   "$GEN" $shape 0 "$TMP/$shape.dat" || { notok "$shape: generated"; continue; }

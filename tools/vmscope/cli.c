@@ -564,6 +564,19 @@ static uint64_t kind_count(struct vms_session *s, uint32_t i, enum vms_kind kind
 	return n;
 }
 
+void cli_warn_formats(const char *cmd, struct vms_session *s)
+{
+	for (uint32_t i = 0; i < vms_session_nr_sources(s); i++) {
+		const struct vms_source *src = vms_session_source(s, i);
+		if (src->meta.nr_formats_unread)
+			fprintf(stderr, "vmscope %s: warning: %s: the format of %s%s was refused as "
+					"unsafe to parse or could not be parsed: those events are not "
+					"decoded (kind other)\n", cmd, src->path,
+				cli_text(src->meta.format_unread),
+				src->meta.nr_formats_unread > 1 ? " and others vmscope reads" : "");
+	}
+}
+
 void cli_warn_model(const struct cli *c)
 {
 	struct vms_session *s = c->s;
@@ -640,6 +653,7 @@ int cli_begin(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		cli_free(c);
 		return st;
 	}
+	cli_warn_formats(c->cmd, c->s);
 	unit_is_cycles = false;
 	for (uint32_t i = 0; i < vms_session_nr_sources(c->s); i++) {
 		const struct vms_trace_meta *m = &vms_session_source(c->s, i)->meta;

@@ -92,6 +92,9 @@ const char *cli_bad_option(char **argv, char *buf, size_t len);
  * cannot hold (longer than NAME_MAX or PATH_MAX) or in a directory that is not there is a bad
  * argument (2); anything else a failure (1). */
 int cli_open_exit(int errnum);
+/* A warning per trace whose formats of events vmscope reads were refused or not parsed
+ * (vms_trace_meta.nr_formats_unread): their events are not decoded, which is said. */
+void cli_warn_formats(const char *cmd, struct vms_session *s);
 /* Where the command's output goes (-o FILE, else stdout). NULL after printing an error. */
 FILE *cli_output(const struct cli *c);
 

@@ -339,6 +339,7 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "vmscope dump: %s\n", err.msg[0] ? err.msg : "cannot open the trace");
 		return exit_for(err.status ? err.status : VMS_ERR_IO);
 	}
+	cli_warn_formats("dump", d.s);
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct vms_trace_meta *m = &vms_session_source(d.s, i)->meta;
 		if (!m->ts_in_ns && !m->has_tsc2nsec && !raw) {

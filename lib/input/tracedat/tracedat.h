@@ -186,6 +186,7 @@ struct td_type {
 	uint32_t text_len;
 	int32_t id;            /* event id, -1 when the format has none */
 	bool tried;            /* libtraceevent was asked to parse it */
+	bool unread;           /* a mapped kind whose format was refused or not parsed */
 	bool no_print;         /* its print format is not safe to evaluate (see
 				  tracedat_formats.c): format_event does not render it */
 	const char *sys;

@@ -235,7 +235,9 @@ int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *te
 	const char *ename = t->name + sl + 1;
 	bool want = is_mapped_name(sys, ename);
 	if (!fm->have_common || want) {
-		if (tep_parse_type(fm, t) == 0) {
+		int parsed = tep_parse_type(fm, t);
+		t->unread = want && parsed != 0;
+		if (parsed == 0) {
 			if (want)
 				map_type(t, t->tev);
 			if (!fm->have_common) {
@@ -415,6 +417,8 @@ int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace
 		struct td_type *t = &fm->types[i];
 		meta->type_kinds[i] = t->kind;
 		meta->type_names[i] = t->name; /* ownership moves to meta */
+		if (t->unread && !meta->nr_formats_unread++)
+			meta->format_unread = t->name;
 		t->name = NULL;
 		if (t->id >= 0 && t->id < 65536)
 			fm->by_id[t->id] = i;
