@@ -61,6 +61,9 @@ static const struct run runs[] = {
 	/* 16 CTF streams sharing one packet of N MiB, 17,476 N events each: each stream keeps
 	 * about 4 MiB of its file mapped behind its cursor (was the whole packet: 1 GB at 64) */
 	{"ctf-shared-packet", "report", 10, 300, 2e5, 0},
+	/* 30,000 vCPUs, N lost-records markers: each marker's work is what changed since the
+	 * one before (was 30,000 vCPU updates per marker) */
+	{"xen-lost-markers", "report", 10, 300, 0, 0},
 	/* as entry-tids, from XML */
 	{"xml-entry-tids", "report", 10, 64, 60, 2.5},
 	/* N exit-table rows of two tables (the vCPU's, the guest's) and exit storms: ~2 KiB

@@ -326,6 +326,97 @@ static void test_model_scenario(void **state)
 	vms_session_free(s);
 }
 
+/* Lost-records markers given to the model directly (no reader: the first lost TSCs are what
+ * the test says, going back once), numbers by hand. xenalyze's rule: every vCPU not running
+ * (but the per-CPU placeholders) is made LOST at each marker's first lost TSC, an interval
+ * counted only when the vCPU's TSC is > 0 and below it. The model does it lazily; this is
+ * what the eager rule gives.
+ *   CPU 0 100 d1v0 runnable->running (start)   200 d1v0 running->blocked (running 100)
+ *   CPU 1 150 d2v0 runnable->running (start)   250 d2v0 running->runnable (running 100)
+ *   CPU 1 260 d3v0 blocked->runnable: stays INIT (TSC 0)
+ *   M1 CPU 0 first 300, end 310 (idle v0): d1v0 blocked 100, d2v0 runnable (preempt) 50,
+ *      d3v0 LOST at 300 uncounted; idle v0 runs from 310
+ *   M2 CPU 1 first 400, end 410 (idle v1): d1v0 d2v0 d3v0 lost +100; idle v1 runs from 410
+ *   M3 CPU 0 first 350 (back), end 510: idle v0 running 40, then LOST 350..510 = 160;
+ *      d1v0 d2v0 d3v0 nothing (400 > 350), their TSC 350
+ *   M4 CPU 1 first 580, end 610: idle v1 running 170, lost 30; d1..d3 lost +230
+ *   CPU 1 700 d1v0 runnable->running: d1v0 lost +120 (580..700); idle v1 running 90, LOST
+ *   M5 CPU 0 first 800, end 810: idle v0 running 290, lost 10; idle v1 lost +100 (700..800);
+ *      d2v0 d3v0 lost +220; d1v0 runs (not lost)
+ * Totals: d1v0 running 100, blocked 100, lost 3 x = 450; d2v0 running 100, runnable 50,
+ * lost 3 x = 550; d3v0 lost 3 x = 550; idle v0 running 2 x = 330, lost 2 x = 170; idle v1
+ * running 2 x = 260, lost 2 x = 130. */
+static void feed(struct vms_xen_model *x, uint32_t cpu, uint64_t ts, uint32_t type,
+		 uint64_t f1, uint64_t f2, uint64_t f3, uint64_t f4)
+{
+	struct vms_event ev = { .ts = ts, .f = { 0, f1, f2, f3, f4 }, .cpu = cpu, .type = type };
+	vms_xen_model_event(x, &ev);
+}
+
+static void rs(struct vms_xen_model *x, uint32_t cpu, uint64_t ts, uint32_t dom, uint32_t vcpu,
+	       uint32_t old, uint32_t new)
+{
+	feed(x, cpu, ts, VMS_XEN_T_RUNSTATE_CHANGE, 0, 0, old << 4 | new, dom << 16 | vcpu);
+}
+
+static void marker(struct vms_xen_model *x, uint32_t cpu, uint64_t first, uint64_t end,
+		   uint32_t idle_vcpu)
+{
+	feed(x, cpu, end, VMS_XEN_T_LOST_RECORDS, idle_vcpu << 16 | 32767u, first, 0, 0);
+	feed(x, cpu, end, VMS_XEN_T_LOST_END, 0, 0, 0, 0);
+}
+
+static void expect_rs(const struct vms_xen_vcpu_acct *v, unsigned r, uint64_t count,
+		      uint64_t cycles)
+{
+	print_message("# d%uv%u %s: %llu, %llu cycles\n", v->dom, v->vcpu, vms_xen_rs_name(r),
+		      (unsigned long long)v->rs[r].count, (unsigned long long)v->rs[r].cycles);
+	assert_int_equal(v->rs[r].count, count);
+	assert_int_equal(v->rs[r].events, count);
+	assert_int_equal(v->rs[r].cycles, cycles);
+}
+
+static void test_lost_markers_by_hand(void **state)
+{
+	(void)state;
+	struct vms_xen_model *x = vms_xen_model_new(0, 1);
+	assert_non_null(x);
+	rs(x, 0, 100, 1, 0, 1, 0);
+	rs(x, 1, 150, 2, 0, 1, 0);
+	rs(x, 0, 200, 1, 0, 0, 2);
+	rs(x, 1, 250, 2, 0, 0, 1);
+	rs(x, 1, 260, 3, 0, 2, 1);
+	marker(x, 0, 300, 310, 0);
+	marker(x, 1, 400, 410, 1);
+	marker(x, 0, 350, 510, 0);
+	marker(x, 1, 580, 610, 1);
+	rs(x, 1, 700, 1, 0, 1, 0);
+	marker(x, 0, 800, 810, 0);
+	vms_xen_model_finish(x);
+	assert_int_equal(vms_xen_model_nr_vcpus(x), 5);
+	const struct vms_xen_vcpu_acct *d1 = vms_xen_model_vcpu(x, 0), *d2 = vms_xen_model_vcpu(x, 1),
+				       *d3 = vms_xen_model_vcpu(x, 2), *i0 = vms_xen_model_vcpu(x, 3),
+				       *i1 = vms_xen_model_vcpu(x, 4);
+	assert_int_equal(d3->dom, 3);
+	assert_int_equal(i1->dom, 32767);
+	assert_int_equal(i1->vcpu, 1);
+	expect_rs(d1, VMS_XEN_RS_RUNNING, 1, 100);
+	expect_rs(d1, VMS_XEN_RS_BLOCKED, 1, 100);
+	expect_rs(d1, VMS_XEN_RS_LOST, 3, 450);
+	expect_rs(d2, VMS_XEN_RS_RUNNING, 1, 100);
+	expect_rs(d2, VMS_XEN_RS_RUNNABLE, 1, 50);
+	assert_int_equal(d2->runnable[VMS_XEN_RUNNABLE_PREEMPT].cycles, 50);
+	expect_rs(d2, VMS_XEN_RS_LOST, 3, 550);
+	expect_rs(d3, VMS_XEN_RS_RUNNING, 0, 0);
+	expect_rs(d3, VMS_XEN_RS_LOST, 3, 550);
+	expect_rs(i0, VMS_XEN_RS_RUNNING, 2, 330);
+	expect_rs(i0, VMS_XEN_RS_LOST, 2, 170);
+	expect_rs(i1, VMS_XEN_RS_RUNNING, 2, 260);
+	expect_rs(i1, VMS_XEN_RS_LOST, 2, 130);
+	assert_int_equal(vms_xen_model_anomalies(x), 0);
+	vms_xen_model_free(x);
+}
+
 /* The real file: an analysis run reads it in one pass (its metadata links every domain), and
  * the records skip_unread leaves out are still counted: the run's events and type counts
  * are the reader's totals of the whole file. */
@@ -385,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_model_scenario),
+		cmocka_unit_test(test_lost_markers_by_hand),
 		cmocka_unit_test(test_real_one_pass),
 		cmocka_unit_test(test_give_back_stays_in_mapping),
 	};
