@@ -184,19 +184,22 @@ static uint64_t skip_space(const uint8_t *t, uint64_t len, uint64_t i)
 }
 
 /* A divisor after '/' or '%': REC->field (checked when printing, see print_arg_safe in
- * tracedat_formats.c) or a non-zero number. */
+ * tracedat_formats.c) or a non-zero number, its value read as libtraceevent reads it
+ * (strtoull base 0): "0x" hex, a leading 0 octal, so that "08" or "0000008" is 0 there (a
+ * SIGFPE when it folds the division) and is refused here. */
 static bool divisor_ok(const uint8_t *t, uint64_t len, uint64_t k)
 {
 	k = skip_space(t, len, k);
 	if (len - k >= 3 && memcmp(t + k, "REC", 3) == 0 && (len - k == 3 || !is_ident(t[k + 3])))
 		return true;   /* its field is checked as any REC-> */
 	bool hex = len - k > 2 && t[k] == '0' && (t[k + 1] == 'x' || t[k + 1] == 'X');
+	bool octal = !hex && k < len && t[k] == '0';
 	uint64_t e = hex ? k + 2 : k;
 	bool nonzero = false;
 	uint64_t digits = e;
 	for (; e < len && is_ident(t[e]); e++) {
 		uint8_t c = t[e];
-		bool dig = (c >= '0' && c <= '9') ||
+		bool dig = (c >= '0' && c <= (octal ? '7' : '9')) ||
 			   (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
 		if (!dig)
 			break;
