@@ -3,7 +3,9 @@
 written with struct; the same as tests/xen/xt_writer.h): the model scenario of
 test_xentrace.c, records without TSC across CPU changes, a preemption between two domains on
 one CPU, a vCPU that moves between CPUs, and lost records. xenalyze_compare.py reads them with xenalyze and
-with vmscope; test_xentrace.c derives the first one's numbers by hand.
+with vmscope; test_xentrace.c derives the first one's numbers by hand. lost_many (many vCPUs,
+many lost-records markers) is xen_lost_markers.py's: xenalyze stops (FATAL) on most of its
+files, and where it runs, a few of its LOST/BLOCKED rows differ from vmscope's.
 
 usage: xt_handmade.py DIR   (writes DIR/*.bin, prints their paths)"""
 import os, struct, sys
