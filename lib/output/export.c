@@ -44,7 +44,8 @@ struct xv {                      /* per vCPU */
 	bool preempted;
 	uint64_t pre_since;
 	int32_t steal_tid;           /* host thread charged now, -1 none */
-	uint32_t lane;               /* its lane (index in lanes) */
+	uint32_t lane;               /* its lane: thief index << 8 | lane number */
+	uint32_t steal_group;        /* the lane's group (its host's) */
 	uint64_t steal_since;
 	bool unattr;                 /* counted in its host's unattributed counter */
 	uint32_t unattr_host;
@@ -79,10 +80,16 @@ struct xnames {
 	uint32_t n, cap;
 };
 
-struct xlane {                   /* one track of a host thread that stole time */
-	uint32_t tr;
-	uint32_t busy;               /* how many vCPUs are charging it now */
+/* A host thread that ran instead of preempted vCPUs: a lane (timeline.h) per slice it has
+ * open at once, made when first needed, numbered from 0 and reused when free, so that its
+ * lanes made are 0 .. nlanes - 1 and nothing else is kept of them. A lane's key is the
+ * thief's index << 8 | its number. */
+#define LANES_MAX 256
+struct xthief {
+	uint64_t busy[LANES_MAX / 64];   /* lanes open now */
+	uint16_t nlanes;
 };
+#define THIEVES_MAX (VMS_TL_LANE_KEYS / LANES_MAX)
 
 struct xconf {                   /* what the export was asked (kept across resets) */
 	FILE *out;
@@ -113,9 +120,9 @@ struct vms_export {
 	struct xcpu *cpus;
 	uint32_t nr_cpus, cap_cpus;
 	struct vms_keymap gthread_tr; /* (guest, tid) -> track + 1 */
-	struct vms_keymap steal_lane; /* (host, tid) << 8 | lane -> index in lanes + 1 */
-	struct xlane *lanes;
-	uint32_t nr_lanes, cap_lanes;
+	struct vms_keymap thief_ix;  /* (host, tid) -> index in thieves + 1 */
+	struct xthief *thieves;
+	uint32_t nr_thieves, cap_thieves;
 	struct vms_keymap vmm_name;  /* vmm << 63 | isa << 32 | exit reason -> name id of
 	                                "REASON" (an exit) or "vmm: REASON" (an overlay) */
 	uint32_t (*rdirect)[RD_ISAS][RD_REASONS]; /* [vmm]: the same for small isa and reason */
@@ -358,48 +365,58 @@ static void steal_close(struct vms_export *x, struct xv *v, uint64_t t)
 {
 	if (v->steal_tid < 0)
 		return;
-	struct xlane *l = &x->lanes[v->lane];
-	vms_tl_slice(x->tl, l->tr, v->steal_since, t, v->instead_name, NULL, 0);
-	if (l->busy)
-		l->busy--;
+	vms_tl_lane_slice(x->tl, v->steal_group, v->lane, v->steal_since, t, v->instead_name);
+	x->thieves[v->lane >> 8].busy[(v->lane & 0xff) / 64] &= ~(1ull << (v->lane % 64));
 	v->steal_tid = -1;
 }
 
-/* The first lane of host thread tid that no other vCPU is charging now (its index in lanes),
- * UINT32_MAX when out of memory. */
+/* The first lane of host thread tid that no vCPU is charging now, taken (its key), made when
+ * it is one more than the thread had; UINT32_MAX when out of memory or lanes. */
 static uint32_t steal_lane(struct vms_export *x, uint32_t host, int32_t tid, const char *comm)
 {
-	for (uint32_t lane = 0; lane < 256; lane++) {
-		uint64_t key = (vms_keymap_mt(host, tid) << 8) | lane;
-		uint64_t *v = vms_keymap_get(&x->steal_lane, key);
-		if (v && x->lanes[*v - 1].busy)
-			continue;
-		if (!v) {
-			if (x->nr_lanes == x->cap_lanes) {
-				uint32_t cap = x->cap_lanes ? x->cap_lanes * 2 : 16;
-				struct xlane *nl = realloc(x->lanes, cap * sizeof *nl);
-				if (!nl)
-					break;
-				x->lanes = nl;
-				x->cap_lanes = cap;
-			}
-			char name[96], base[64];
-			thread_name(x, host, tid, comm, base, sizeof base);
-			if (lane)
-				snprintf(name, sizeof name, "%s #%u", base, lane + 1);
-			else
-				snprintf(name, sizeof name, "%s", base);
-			uint32_t tr = vms_tl_track(x->tl, x->group[host], name,
-						   RANK_THREADS + tid);
-			if (tr == UINT32_MAX || !vms_keymap_put(&x->steal_lane, key, x->nr_lanes + 1,
-								NULL))
-				break;
-			x->lanes[x->nr_lanes++] = (struct xlane){ .tr = tr };
-			v = vms_keymap_get(&x->steal_lane, key);
+	bool made = false;
+	uint64_t *ix = vms_keymap_put(&x->thief_ix, vms_keymap_mt(host, tid), x->nr_thieves + 1,
+				      &made);
+	if (!ix)
+		goto fail;
+	if (made) {
+		if (x->nr_thieves == THIEVES_MAX)
+			goto fail;
+		if (x->nr_thieves == x->cap_thieves) {
+			uint32_t cap = x->cap_thieves ? x->cap_thieves * 2 : 16;
+			struct xthief *nt = realloc(x->thieves, cap * sizeof *nt);
+			if (!nt)
+				goto fail;
+			x->thieves = nt;
+			x->cap_thieves = cap;
 		}
-		x->lanes[*v - 1].busy++;
-		return (uint32_t)(*v - 1);
+		x->thieves[x->nr_thieves++] = (struct xthief){ .nlanes = 0 };
 	}
+	uint32_t i = (uint32_t)(*ix - 1);
+	if (i >= x->nr_thieves)
+		goto fail;   /* (put in the map when it could not be made) */
+	struct xthief *th = &x->thieves[i];
+	unsigned lane = 0;
+	while (lane < LANES_MAX && !~th->busy[lane / 64])
+		lane += 64;
+	if (lane == LANES_MAX)
+		goto fail;
+	lane += (unsigned)__builtin_ctzll(~th->busy[lane / 64]);
+	uint32_t key = i << 8 | lane;
+	if (lane == th->nlanes) {
+		char name[96], base[64];
+		thread_name(x, host, tid, comm, base, sizeof base);
+		if (lane)
+			snprintf(name, sizeof name, "%s #%u", base, lane + 1);
+		else
+			snprintf(name, sizeof name, "%s", base);
+		if (vms_tl_lane(x->tl, x->group[host], key, name, RANK_THREADS + tid) != 0)
+			goto fail;
+		th->nlanes++;
+	}
+	th->busy[lane / 64] |= 1ull << (lane % 64);
+	return key;
+fail:
 	x->failed = true;
 	return UINT32_MAX;
 }
@@ -447,6 +464,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 		v->lane = steal_lane(x, o->host, o->tid, o->comm);
 		if (v->lane == UINT32_MAX)
 			return;
+		v->steal_group = x->group[o->host];
 		v->steal_tid = o->tid;
 		v->steal_since = o->t;
 	}
@@ -749,8 +767,8 @@ static void free_state(struct vms_export *x)
 	free(x->cpu_ix);
 	free(x->cpus);
 	vms_keymap_free(&x->gthread_tr);
-	vms_keymap_free(&x->steal_lane);
-	free(x->lanes);
+	vms_keymap_free(&x->thief_ix);
+	free(x->thieves);
 	vms_keymap_free(&x->vmm_name);
 	free(x->rdirect);
 	names_free(&x->occupants);
@@ -776,7 +794,7 @@ static int make_state(struct vms_export *x, const struct vms_model *model)
 	}
 	vms_keymap_init(&x->cpu_tr);
 	vms_keymap_init(&x->gthread_tr);
-	vms_keymap_init(&x->steal_lane);
+	vms_keymap_init(&x->thief_ix);
 	vms_keymap_init(&x->vmm_name);
 	vms_keymap_init(&x->occupants.map);
 	vms_keymap_init(&x->insteads.map);

@@ -16,7 +16,9 @@
  *  - names of slices, argument keys and string values are interned per sequence: written in
  *    the packet that first uses them on that track (InternedData), by number afterwards. The
  *    number is the name's id (timeline.h), the same on every sequence.
- * Slices are a BEGIN and an END event; nothing else is written per slice.
+ * Slices are a BEGIN and an END event; nothing else is written per slice. Lanes (timeline.h)
+ * are the exception: tracks that have no sequence of their own (nor anything kept here),
+ * whose events are on their group's sequence and name their track (track_uuid).
  *
  * Chrome JSON ({"traceEvents": [...]}): groups are processes (pid = group + 1), tracks are
  * threads (tid = track + 1) named by metadata events, slices complete events ("X", ts and dur
@@ -44,7 +46,7 @@ enum {
 	TD_CHILD_ORDERING = 11, TD_SIBLING_RANK = 12,
 	PD_PID = 1, PD_NAME = 6,
 	CD_UNIT_NAME = 6,
-	TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_DOUBLE_VALUE = 44,
+	TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_DOUBLE_VALUE = 44,
 	DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_POINTER = 7, DA_STRING_IID = 17,
 	ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, ID_STRING_VALUES = 29,
 	IN_IID = 1, IN_NAME = 2,   /* EventName, DebugAnnotationName, InternedString alike */
@@ -58,7 +60,10 @@ enum {
 enum { K_EVENT_NAME, K_ARG_NAME, K_STRING, K_COUNT };
 static const uint32_t k_field[K_COUNT] = { ID_EVENT_NAMES, ID_ANNOTATION_NAMES, ID_STRING_VALUES };
 #define ID_LIMIT (1u << 30)       /* name ids fit the key of `sent` */
-#define SEEN_IDS 2048             /* ids below: a bit per (kind, id) on the track, else `sent` */
+#define SEEN_IDS 2048             /* ids below: a bit per (id, kind) on the track, else `sent` */
+#define SEEN_WORDS (K_COUNT * SEEN_IDS / 64)
+#define LANE_UUID (1ull << 32)    /* a lane's uuid: this + its key (other tracks': id + 1) */
+#define LANE_TID 0x80000000u      /* Chrome JSON: a lane's tid, this + its key */
 #define LIT_CACHE 64              /* addresses of literals remembered without hashing */
 
 /* bounds of a packet's parts (names are at most VMS_TL_NAME_MAX bytes) */
@@ -94,10 +99,14 @@ struct track {
 	uint8_t nseq;
 	uint8_t seq[8];         /* Perfetto: its trusted_packet_sequence_id field, encoded */
 	uint64_t last_t;
-	uint64_t *seen;         /* Perfetto: [K_COUNT * SEEN_IDS / 64], made at its first event:
-	                           bit k * SEEN_IDS + id, name id of kind k interned here */
-	char *name;             /* Chrome JSON counters are named in every event */
-	struct pending *p;      /* Chrome JSON only */
+	uint64_t *seen;         /* Perfetto: bit id * K_COUNT + k, name id of kind k interned on
+	                           its sequence; [nseen] words, grown to the highest id the track
+	                           uses (none on a counter; a vCPU's states: one word) */
+	union {
+		char *name;     /* Chrome JSON: a counter's, named in every event */
+		struct pending *p;   /* Chrome JSON: a slice track's open slice */
+	} j;
+	uint8_t nseen;
 };
 
 /* a block of packets; deflated, it is one packet of compressed_packets, which Perfetto wants
@@ -290,29 +299,31 @@ static uint8_t *cut_string(uint8_t *p, uint32_t field, const char *s)
 	return pb_bytes(p, field, s, strlen(s));
 }
 
-static void pb_descriptor(struct vms_tl *tl, uint32_t id, const char *name, const char *unit,
-			  int32_t rank)
+/* The descriptor of track uuid (in group, UINT32_MAX for a group itself), written on
+ * sequence seq + 1: a track's own, which it begins, or a lane's group's. */
+static void pb_descriptor(struct vms_tl *tl, uint32_t seq, uint64_t uuid, uint32_t group,
+			  bool counter, const char *name, const char *unit, int32_t rank)
 {
-	const struct track *tr = &tl->t[id];
 	uint8_t inner[2 * VMS_TL_NAME_MAX + 64], td[3 * VMS_TL_NAME_MAX + 128];
 	uint8_t head[HEAD_MAX + sizeof td], *p = td;
-	p = pb_uint(p, TD_UUID, id + 1);
-	if (tr->group == UINT32_MAX) {
-		uint8_t *q = pb_int(inner, PD_PID, (int64_t)id + 1);
+	p = pb_uint(p, TD_UUID, uuid);
+	if (group == UINT32_MAX) {
+		uint8_t *q = pb_int(inner, PD_PID, (int64_t)uuid);
 		q = cut_string(q, PD_NAME, name);
 		p = pb_bytes(p, TD_PROCESS, inner, (size_t)(q - inner));
 		p = pb_uint(p, TD_CHILD_ORDERING, ORDER_EXPLICIT);
 	} else {
-		p = pb_uint(p, TD_PARENT, tr->group + 1);
+		p = pb_uint(p, TD_PARENT, group + 1);
 		p = cut_string(p, TD_NAME, name);
-		if (tr->counter) {
+		if (counter) {
 			uint8_t *q = cut_string(inner, CD_UNIT_NAME, unit);
 			p = pb_bytes(p, TD_COUNTER, inner, (size_t)(q - inner));
 		}
 	}
 	p = pb_int(p, TD_SIBLING_RANK, rank);
-	uint8_t *h = pb_uint(head, PKT_SEQ_ID, id + 1);
-	h = pb_uint(h, PKT_SEQ_FLAGS, SEQ_CLEARED);
+	uint8_t *h = pb_uint(head, PKT_SEQ_ID, seq + 1);
+	if (uuid == (uint64_t)seq + 1)
+		h = pb_uint(h, PKT_SEQ_FLAGS, SEQ_CLEARED);
 	h = pb_bytes(h, PKT_TRACK_DESCRIPTOR, td, (size_t)(p - td));
 	emit(tl, head, (size_t)(h - head));
 }
@@ -341,9 +352,29 @@ static void pb_clock(struct vms_tl *tl, uint32_t id, uint64_t t)
 	tl->t[id].last_t = t;
 }
 
-static __attribute__((noinline)) bool fresh_sent(struct vms_tl *tl, uint32_t track, unsigned k,
+static inline bool fresh(struct vms_tl *tl, uint32_t track, unsigned k, uint32_t id);
+
+/* fresh() for an id beyond the track's bits: they grow to cover it (doubling), or, for ids
+ * from SEEN_IDS on, `sent` is asked. */
+static __attribute__((noinline)) bool fresh_slow(struct vms_tl *tl, uint32_t track, unsigned k,
 						  uint32_t id)
 {
+	struct track *tr = &tl->t[track];
+	if (id < SEEN_IDS) {
+		unsigned need = (id * K_COUNT + k) / 64 + 1, n = tr->nseen ? tr->nseen : 1;
+		while (n < need)
+			n *= 2;
+		if (n > SEEN_WORDS)
+			n = SEEN_WORDS;
+		uint64_t *s = realloc(tr->seen, n * sizeof *s);
+		if (s) {
+			memset(s + tr->nseen, 0, (n - tr->nseen) * sizeof *s);
+			tr->seen = s;
+			tr->nseen = (uint8_t)n;
+			return fresh(tl, track, k, id);
+		}
+		tl->failed = true;   /* (`sent` then) */
+	}
 	bool inserted = false;
 	uint64_t key = (uint64_t)(track + 1) << 32 | (uint64_t)k << 30 | id;
 	if (!vms_keymap_put(&tl->sent, key, 1, &inserted)) {
@@ -358,15 +389,15 @@ static __attribute__((noinline)) bool fresh_sent(struct vms_tl *tl, uint32_t tra
 static inline bool fresh(struct vms_tl *tl, uint32_t track, unsigned k, uint32_t id)
 {
 	struct track *tr = &tl->t[track];
-	if (__builtin_expect(id < SEEN_IDS && tr->seen != NULL, 1)) {
-		uint32_t bit = k * SEEN_IDS + id;
+	uint64_t bit = (uint64_t)id * K_COUNT + k;
+	if (__builtin_expect(bit / 64 < tr->nseen, 1)) {
 		uint64_t m = 1ull << (bit % 64);
 		if (tr->seen[bit / 64] & m)
 			return false;
 		tr->seen[bit / 64] |= m;
 		return true;
 	}
-	return fresh_sent(tl, track, k, id);
+	return fresh_slow(tl, track, k, id);
 }
 
 static uint8_t *intern_entry(struct vms_tl *tl, uint8_t *p, unsigned k, uint32_t id)
@@ -394,13 +425,14 @@ static inline uint8_t *pb_when(uint8_t *p, struct track *tr, uint64_t t)
 	return p + tr->nseq;
 }
 
-/* A packet with interned data, arguments or a counter's value, written in place (lengths
- * closed afterwards, close_len). Arguments whose key or string value has no name are left
- * out. (Not inlined: the common packet's path stays small.) */
+/* A packet with interned data, arguments or a counter's value, or on another track than
+ * its sequence's (uuid: a lane's; 0 none), written in place (lengths closed afterwards,
+ * close_len). Arguments whose key or string value has no name are left out. (Not inlined:
+ * the common packet's path stays small.) */
 static __attribute__((noinline)) void pb_event_full(struct vms_tl *tl, uint32_t id, uint64_t t,
 						    int type, uint32_t name, bool new_name,
 						    const struct vms_tl_arg *args, unsigned nargs,
-						    double value)
+						    double value, uint64_t uuid)
 {
 	struct track *tr = &tl->t[id];
 	uint32_t sv[VMS_TL_MAX_ARGS];
@@ -440,6 +472,8 @@ static __attribute__((noinline)) void pb_event_full(struct vms_tl *tl, uint32_t 
 	p = pb_key(p, PKT_TRACK_EVENT, 2);
 	len = p++;
 	p = pb_uint(p, TE_TYPE, (uint64_t)type);
+	if (uuid)
+		p = pb_uint(p, TE_TRACK_UUID, uuid);
 	if (name)
 		p = pb_uint(p, TE_NAME_IID, name);
 	for (unsigned i = 0; i < nargs; i++) {
@@ -478,10 +512,8 @@ static inline uint8_t *varint_short(uint8_t *p, uint64_t v)
  * not in them, which sends the caller to the path that asks `sent` too). */
 static inline bool seen_bit(const struct track *tr, unsigned k, uint64_t id)
 {
-	if (id >= SEEN_IDS || !tr->seen)
-		return false;
-	uint32_t bit = k * SEEN_IDS + (uint32_t)id;
-	return tr->seen[bit / 64] >> (bit % 64) & 1;
+	uint64_t bit = id * K_COUNT + k;   /* (ids here are below 2^32 or checked: no overflow) */
+	return bit / 64 < tr->nseen && (tr->seen[bit / 64] >> (bit % 64) & 1);
 }
 
 /* A slice's BEGIN whose name, argument keys and string values the track was told, written
@@ -525,13 +557,10 @@ static bool pb_args_fast(struct vms_tl *tl, struct track *tr, uint64_t t, uint32
 	return true;
 }
 
-/* The track's first event: its clock (and the bits of what it was told). */
+/* The track's first event: its clock. */
 static __attribute__((noinline)) void pb_first(struct vms_tl *tl, uint32_t id, uint64_t t)
 {
-	struct track *tr = &tl->t[id];
 	pb_clock(tl, id, t);
-	if (!(tr->seen = calloc(K_COUNT * SEEN_IDS / 64, sizeof *tr->seen)))
-		tl->failed = true;   /* (fresh() then asks `sent`) */
 }
 
 /* A slice's BEGIN with a name the track knows (name != 0), or its END (name 0), written in
@@ -569,7 +598,7 @@ static inline void pb_event(struct vms_tl *tl, uint32_t id, uint64_t t, int type
 	if (!new_name && !nargs && type != TYPE_COUNTER)
 		pb_fast(tl, tr, t, name);
 	else if (new_name || type != TYPE_SLICE_BEGIN || !pb_args_fast(tl, tr, t, name, args, nargs))
-		pb_event_full(tl, id, t, type, name, new_name, args, nargs, value);
+		pb_event_full(tl, id, t, type, name, new_name, args, nargs, value, 0);
 }
 
 /* A whole slice, BEGIN (name known on the track) and END, written in place: the packets of
@@ -623,20 +652,31 @@ static void json_us(struct vms_json *j, const char *key, uint64_t ns)
 	vms_json_raw(j, key, b);
 }
 
-static void json_head(struct vms_tl *tl, const char *ph, uint32_t id)
+/* An event's pid and tid: a track's (id), or a lane's (LANE_TID + its key, in its group) */
+struct json_who {
+	uint32_t pid, tid;
+};
+
+static struct json_who json_who(const struct vms_tl *tl, uint32_t id)
 {
 	const struct track *tr = &tl->t[id];
 	uint32_t group = tr->group == UINT32_MAX ? id : tr->group;
-	vms_json_begin_object(&tl->j, NULL);
-	vms_json_string(&tl->j, "ph", ph);
-	vms_json_uint(&tl->j, "pid", group + 1);
-	vms_json_uint(&tl->j, "tid", tr->group == UINT32_MAX || tr->counter ? 0 : id + 1);
+	return (struct json_who){ group + 1,
+				  tr->group == UINT32_MAX || tr->counter ? 0 : id + 1 };
 }
 
-static void json_meta(struct vms_tl *tl, uint32_t id, const char *what, const char *key,
+static void json_head(struct vms_tl *tl, const char *ph, struct json_who w)
+{
+	vms_json_begin_object(&tl->j, NULL);
+	vms_json_string(&tl->j, "ph", ph);
+	vms_json_uint(&tl->j, "pid", w.pid);
+	vms_json_uint(&tl->j, "tid", w.tid);
+}
+
+static void json_meta(struct vms_tl *tl, struct json_who w, const char *what, const char *key,
 		      const char *s, int64_t v)
 {
-	json_head(tl, "M", id);
+	json_head(tl, "M", w);
 	vms_json_string(&tl->j, "name", what);
 	vms_json_begin_object(&tl->j, "args");
 	if (s)
@@ -647,10 +687,10 @@ static void json_meta(struct vms_tl *tl, uint32_t id, const char *what, const ch
 	vms_json_end_object(&tl->j);
 }
 
-static void json_slice(struct vms_tl *tl, uint32_t id, uint64_t start, uint64_t end,
+static void json_slice(struct vms_tl *tl, struct json_who w, uint64_t start, uint64_t end,
 		       uint32_t name, const struct vms_tl_arg *args, unsigned nargs)
 {
-	json_head(tl, "X", id);
+	json_head(tl, "X", w);
 	json_us(&tl->j, "ts", start);
 	json_us(&tl->j, "dur", end > start ? end - start : 0);
 	vms_json_string(&tl->j, "name", name_of(tl, name));
@@ -696,13 +736,9 @@ static uint32_t add_track(struct vms_tl *tl, uint32_t group, bool counter, const
 	tr->group = group;
 	tr->counter = counter;
 	tr->nseq = (uint8_t)(pb_uint(tr->seq, PKT_SEQ_ID, tl->nr + 1) - tr->seq);
-	if (counter && !(tr->name = strdup(name))) {
-		tl->failed = true;
-		return UINT32_MAX;
-	}
-	if (tl->fmt == VMS_TL_CHROME_JSON && !counter && group != UINT32_MAX &&
-	    !(tr->p = calloc(1, sizeof *tr->p))) {
-		free(tr->name);
+	if (tl->fmt == VMS_TL_CHROME_JSON &&
+	    ((counter && !(tr->j.name = strdup(name))) ||
+	     (!counter && group != UINT32_MAX && !(tr->j.p = calloc(1, sizeof *tr->j.p))))) {
 		tl->failed = true;
 		return UINT32_MAX;
 	}
@@ -718,13 +754,13 @@ static uint32_t make(struct vms_tl *tl, uint32_t group, bool counter, const char
 	if (id == UINT32_MAX)
 		return id;
 	if (tl->fmt == VMS_TL_PERFETTO) {
-		pb_descriptor(tl, id, name, unit, rank);
+		pb_descriptor(tl, id, id + 1, group, counter, name, unit, rank);
 	} else if (group == UINT32_MAX) {
-		json_meta(tl, id, "process_name", "name", name, 0);
-		json_meta(tl, id, "process_sort_index", "sort_index", NULL, rank);
+		json_meta(tl, json_who(tl, id), "process_name", "name", name, 0);
+		json_meta(tl, json_who(tl, id), "process_sort_index", "sort_index", NULL, rank);
 	} else if (!counter) {
-		json_meta(tl, id, "thread_name", "name", name, 0);
-		json_meta(tl, id, "thread_sort_index", "sort_index", NULL, rank);
+		json_meta(tl, json_who(tl, id), "thread_name", "name", name, 0);
+		json_meta(tl, json_who(tl, id), "thread_sort_index", "sort_index", NULL, rank);
 	}
 	return id;
 }
@@ -762,10 +798,10 @@ void vms_tl_close(struct vms_tl *tl, uint32_t id, uint64_t t, const struct vms_t
 			 nargs > VMS_TL_MAX_ARGS ? VMS_TL_MAX_ARGS : nargs, 0);
 		return;
 	}
-	struct pending *p = tr->p;
+	struct pending *p = tr->j.p;
 	for (unsigned i = 0; i < nargs && p->nargs < VMS_TL_MAX_ARGS; i++)
 		p->args[p->nargs++] = args[i];   /* used right now: no copy needed */
-	json_slice(tl, id, p->t, t, p->name, p->args, p->nargs);
+	json_slice(tl, json_who(tl, id), p->t, t, p->name, p->args, p->nargs);
 }
 
 void vms_tl_open(struct vms_tl *tl, uint32_t id, uint64_t t, uint32_t name,
@@ -782,7 +818,7 @@ void vms_tl_open(struct vms_tl *tl, uint32_t id, uint64_t t, uint32_t name,
 		pb_event(tl, id, t, TYPE_SLICE_BEGIN, name, args, nargs, 0);
 		return;
 	}
-	struct pending *p = tr->p;
+	struct pending *p = tr->j.p;
 	p->t = t;
 	p->name = name;
 	p->nargs = nargs;
@@ -808,7 +844,8 @@ void vms_tl_slice(struct vms_tl *tl, uint32_t id, uint64_t start, uint64_t end,
 			if (!fresh(tl, id, K_EVENT_NAME, name))
 				pb_slice_fast(tl, tr, start, end, name);
 			else {   /* (fresh took it as interned: this packet does it) */
-				pb_event_full(tl, id, start, TYPE_SLICE_BEGIN, name, true, NULL, 0, 0);
+				pb_event_full(tl, id, start, TYPE_SLICE_BEGIN, name, true, NULL, 0, 0,
+					      0);
 				pb_fast(tl, tr, end, 0);
 			}
 			return;
@@ -816,8 +853,48 @@ void vms_tl_slice(struct vms_tl *tl, uint32_t id, uint64_t start, uint64_t end,
 		pb_event(tl, id, start, TYPE_SLICE_BEGIN, name, args, nargs, 0);
 		pb_event(tl, id, end, TYPE_SLICE_END, 0, NULL, 0, 0);
 	} else {
-		json_slice(tl, id, start, end, name, args, nargs);
+		json_slice(tl, json_who(tl, id), start, end, name, args, nargs);
 	}
+}
+
+/* ---- lanes: tracks that keep nothing here ---- */
+
+static bool lane_ok(const struct vms_tl *tl, uint32_t group, uint32_t key)
+{
+	return group < tl->nr && tl->t[group].group == UINT32_MAX && key < VMS_TL_LANE_KEYS;
+}
+
+int vms_tl_lane(struct vms_tl *tl, uint32_t group, uint32_t key, const char *name, int32_t rank)
+{
+	if (!lane_ok(tl, group, key))
+		return -1;
+	if (tl->fmt == VMS_TL_PERFETTO) {
+		pb_descriptor(tl, group, LANE_UUID + key, group, false, name, NULL, rank);
+	} else {
+		struct json_who w = { group + 1, LANE_TID + key };
+		json_meta(tl, w, "thread_name", "name", name, 0);
+		json_meta(tl, w, "thread_sort_index", "sort_index", NULL, rank);
+	}
+	return 0;
+}
+
+void vms_tl_lane_slice(struct vms_tl *tl, uint32_t group, uint32_t key, uint64_t start,
+		       uint64_t end, uint32_t name)
+{
+	if (!lane_ok(tl, group, key) || !name)
+		return;
+	if (tl->fmt == VMS_TL_CHROME_JSON) {
+		json_slice(tl, (struct json_who){ group + 1, LANE_TID + key }, start, end, name,
+			   NULL, 0);
+		return;
+	}
+	/* on the group's sequence (its clock and what it was told), naming the lane */
+	if (!tl->t[group].clocked)
+		pb_first(tl, group, start);
+	bool new_name = fresh(tl, group, K_EVENT_NAME, name);
+	pb_event_full(tl, group, start, TYPE_SLICE_BEGIN, name, new_name, NULL, 0, 0,
+		      LANE_UUID + key);
+	pb_event_full(tl, group, end, TYPE_SLICE_END, 0, false, NULL, 0, 0, LANE_UUID + key);
 }
 
 void vms_tl_count(struct vms_tl *tl, uint32_t id, uint64_t t, double v)
@@ -828,9 +905,9 @@ void vms_tl_count(struct vms_tl *tl, uint32_t id, uint64_t t, double v)
 		pb_event(tl, id, t, TYPE_COUNTER, 0, NULL, 0, v);
 		return;
 	}
-	json_head(tl, "C", id);
+	json_head(tl, "C", json_who(tl, id));
 	json_us(&tl->j, "ts", t);
-	vms_json_string(&tl->j, "name", tl->t[id].name);
+	vms_json_string(&tl->j, "name", tl->t[id].j.name);
 	vms_json_begin_object(&tl->j, "args");
 	vms_json_double(&tl->j, "value", v);
 	vms_json_end_object(&tl->j);
@@ -885,9 +962,8 @@ void vms_tl_free(struct vms_tl *tl)
 	if (!tl)
 		return;
 	for (uint32_t i = 0; i < tl->nr; i++) {
-		free(tl->t[i].name);
 		free(tl->t[i].seen);
-		free(tl->t[i].p);
+		free(tl->t[i].j.name);   /* (or j.p) */
 	}
 	free(tl->t);
 	names_free(&tl->names);

@@ -61,4 +61,17 @@ void vms_tl_slice(struct vms_tl *tl, uint32_t track, uint64_t start, uint64_t en
 		  uint32_t name, const struct vms_tl_arg *args, unsigned nargs);
 void vms_tl_count(struct vms_tl *tl, uint32_t counter, uint64_t t, double v);
 
+/* Lanes: slice tracks of a group of which the writer keeps nothing, for kinds that may be
+ * very many over a trace though few are used at a time (a host thread's lanes of time it
+ * took from vCPUs: a track per slice it has open at once, threads x lanes in all). The
+ * caller names a lane by a key below VMS_TL_LANE_KEYS, unique in the writer, makes it once
+ * (vms_tl_lane: its descriptor; -1 for a bad group or key) and writes its slices whole.
+ * Perfetto: a lane's events are on its group's sequence (with its clock and interned
+ * names), each naming the lane's track (uuid 2^32 + key); Chrome JSON: its tid is 2^31 +
+ * key. */
+#define VMS_TL_LANE_KEYS 0x80000000u
+int vms_tl_lane(struct vms_tl *tl, uint32_t group, uint32_t key, const char *name, int32_t rank);
+void vms_tl_lane_slice(struct vms_tl *tl, uint32_t group, uint32_t key, uint64_t start,
+		       uint64_t end, uint32_t name);
+
 #endif

@@ -2,6 +2,8 @@
 """Check a vmscope export against vmscope's own tables on the same input.
 
 usage: check_export.py DECODED.txt CHROME.json PCPUS.csv VCPUS.csv THREADS.csv EXITS.json REPORT.json
+       check_export.py --slices DECODED.txt   (every slice and counter value, one a line, sorted:
+                                               two exports that show the same print the same)
 
 DECODED.txt is `protoc --decode=perfetto.protos.Trace` of the .pftrace (Perfetto's own proto
 decodes it: the wire format is right). From the decoded packets this rebuilds, keeping each
@@ -70,10 +72,9 @@ def one(d, k, default=None):
     return v[0] if v else default
 
 
-def main():
-    dec, chrome, pcpus_csv, vcpus_csv, threads_csv, exits_json, report_json = sys.argv[1:8]
-    packets = parse_text(dec)
-    assert packets, "no packet"
+def rebuild(packets):
+    """The tracks (uuid -> descriptor), slices (uuid -> [(start, end, name, depth, args)]),
+    counters (uuid -> [(ts, value)]) and statistics of decoded packets."""
     tracks = {}
     seqs = {}           # sequence id -> its incremental state, as trace_processor keeps it
     events = []          # (ts, order, uuid, type, name, args)
@@ -162,7 +163,36 @@ def main():
             slices[uuid].append((s, ts, n, len(stacks[uuid]), {**a, **args}))
     for uuid, st in stacks.items():
         assert not st, "unended slice on %s" % tracks[uuid]["name"]
+    return tracks, slices, counters, stats
 
+
+def print_slices(dec):
+    """One line per slice and counter value, by track path (group / track), sorted."""
+    tracks, slices, counters, _ = rebuild(parse_text(dec))
+    def path(u):
+        t = tracks[u]
+        return (tracks[t["parent"]]["name"] + " / " if t["parent"] else "") + t["name"]
+    lines = []
+    for u, sl in slices.items():
+        for s, e, n, d, a in sl:
+            args = sorted((k, sorted((f, v) for f, v in x.items()
+                                                if f not in ("name_iid", "string_value_iid")))
+                          for k, x in a.items())
+            lines.append("%s\t%d\t%d\t%d\t%s\t%s" % (path(u), s, e, d, n, args))
+    for u, c in counters.items():
+        lines.extend("%s\t%d\t%r" % (path(u), t, v) for t, v in c)
+    lines.extend("%s\t(track)" % path(u) for u in tracks)
+    print("\n".join(sorted(lines)))
+
+
+def main():
+    if sys.argv[1] == "--slices":
+        print_slices(sys.argv[2])
+        return
+    dec, chrome, pcpus_csv, vcpus_csv, threads_csv, exits_json, report_json = sys.argv[1:8]
+    packets = parse_text(dec)
+    assert packets, "no packet"
+    tracks, slices, counters, stats = rebuild(packets)
     groups = {u: t["name"] for u, t in tracks.items() if t["group"]}
     def group_machine(uuid):
         return groups[tracks[uuid]["parent"]].rsplit(" (", 1)[0]
