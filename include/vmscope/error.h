@@ -35,6 +35,10 @@ void vms_error_clear(struct vms_error *err);
  * descriptors is "too many streams open", out of memory is "out of memory at byte offset
  * OFF", anything else "cannot open: REASON" (a missing file is a usage error). */
 int vms_error_open(struct vms_error *err, const char *path, int errnum, uint64_t off);
+/* An allocation failed while a reader was at byte offset OFF of PATH (the record, packet,
+ * section or element being read): "PATH: out of memory at byte offset OFF", VMS_ERR_NOMEM.
+ * Readers say running out of memory only through this, so the message always says where. */
+int vms_error_nomem_at(struct vms_error *err, const char *path, uint64_t off);
 
 #ifdef __cplusplus
 }

@@ -40,12 +40,17 @@ int vms_error_open(struct vms_error *err, const char *path, int errnum, uint64_t
 		return vms_error_set(err, VMS_ERR_NOMEM, "%s: too many streams open (the process ran "
 				     "out of file descriptors; raise `ulimit -n`)", path);
 	if (errnum == ENOMEM)
-		return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %llu",
-				     path, (unsigned long long)off);
+		return vms_error_nomem_at(err, path, off);
 	/* a trace that is not there, or a name the system cannot hold, is bad input (exit 2) */
 	return vms_error_set(err, errnum == ENOENT || errnum == ENOTDIR || errnum == ENAMETOOLONG
 				     ? VMS_ERR_USAGE : VMS_ERR_IO,
 			     "%s: cannot open: %s", path, strerror(errnum));
+}
+
+int vms_error_nomem_at(struct vms_error *err, const char *path, uint64_t off)
+{
+	return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %llu",
+			     path ? path : "(trace)", (unsigned long long)off);
 }
 
 void vms_error_clear(struct vms_error *err)

@@ -31,10 +31,12 @@ const struct vms_ksyms *vms_source_ksyms(struct vms_source *src)
 	return src->meta.ksyms;
 }
 
+/* A reader that ran out of memory half-way may have set a count before its array was
+ * allocated: a NULL array is taken as empty, whatever its count says. */
 void vms_trace_meta_free(struct vms_trace_meta *m)
 {
 	if (m->timeshift) {
-		for (uint32_t c = 0; c < m->timeshift->nr_cpus; c++) {
+		for (uint32_t c = 0; m->timeshift->cpu && c < m->timeshift->nr_cpus; c++) {
 			struct vms_timeshift_cpu *tc = &m->timeshift->cpu[c];
 			free(tc->time);
 			free(tc->offset);
@@ -44,17 +46,17 @@ void vms_trace_meta_free(struct vms_trace_meta *m)
 		free(m->timeshift->cpu);
 		free(m->timeshift);
 	}
-	for (uint32_t g = 0; g < m->nr_guests; g++) {
+	for (uint32_t g = 0; m->guests && g < m->nr_guests; g++) {
 		free(m->guests[g].name);
 		free(m->guests[g].vcpu);
 		free(m->guests[g].host_tid);
 	}
 	free(m->guests);
-	for (uint32_t t = 0; t < m->nr_types; t++)
+	for (uint32_t t = 0; m->type_names && t < m->nr_types; t++)
 		free(m->type_names[t]);
 	free(m->type_names);
 	free(m->type_kinds);
-	for (uint32_t c = 0; c < m->nr_comms; c++)
+	for (uint32_t c = 0; m->comm_name && c < m->nr_comms; c++)
 		free(m->comm_name[c]);
 	free(m->comm_tid);
 	free(m->comm_name);

@@ -156,31 +156,59 @@ if [ $st -eq 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q 'x[0-9]*\.xml: too
   ok "70 XML files under ulimit -n 64: too many streams open, exit 1"
 elif grep -q 'needs libxml2' <<<"$err"; then ok "70 XML files under ulimit -n 64 # SKIP no libxml2"
 else notok "70 XML files under ulimit -n 64" "status $st: $err"; fi
+# A reader out of memory says where it was: "FILE: out of memory at byte offset N", through
+# vms_error_nomem_at. Guard: no reader spells a bare "out of memory" string.
+bare=$(grep -rn '"[^"]*out of memory' "${VMS_SOURCE_DIR:?}/lib/input" | grep -v 'out of memory at byte offset')
+if [ -z "$bare" ]; then ok "no reader says a bare \"out of memory\" (lib/input)"
+else notok "no reader says a bare \"out of memory\" (lib/input)" "$(head -c 400 <<<"$bare")"; fi
+# Every allocation of the project's code failed in turn while each reader opens and reads a
+# trace (oom_inject, allocation wrappers): each run works or says "out of memory at byte
+# offset", never another error or a crash. Every reader: trace.dat, CTF, XML, xentrace,
+# simpletrace.
+"$VMS" synth --events 1000 --out "$TMP/oi" >/dev/null 2>&1
+OI=( "$TMP/oi/host.dat" "$TMP/oi/guest.dat" "$TMP/lt/host" )
+[ -f "${VMS_SHARED_DIR:-}/traces/xen/xentrace.bin" ] && OI+=( "$VMS_SHARED_DIR/traces/xen/xentrace.bin" )
+"$VMS" info "$TMP/x0.xml" >/dev/null 2>&1 && OI+=( "$TMP/x0.xml" )   # (libxml2 installed)
+INJ=${VMS_BUILD_DIR}/tests/hostile/oom_inject
+"$INJ" --write-st "$TMP/oi.st" "$TMP/oi.events" || echo "Bail out! oom_inject --write-st failed"
+while IFS= read -r line; do
+  case $line in
+    "ok: "*) ok "allocation failures injected: ${line#ok: }" ;;
+    *) notok "allocation failures injected" "$line" ;;
+  esac
+done < <( { "$INJ" "${OI[@]}"; "$INJ" --st "$TMP/oi.st" "$TMP/oi.events"; } 2>&1 | grep -v '^$')
 # ulimit -v (address space) cannot be used with ASan's shadow memory: only without sanitizers.
 # Every command on a synth pair, and report on an XML file (libxml2 is loaded on first use),
 # at address-space limits from 8 to 30 MB: it works, or fails with exit 1 and a message that
-# says memory; never a signal or another message.
+# says memory; never a signal or another message. A reader's (the message names the trace
+# file) says where: "FILE: out of memory at byte offset N".
 if grep -qa '__asan_init\|__tsan_init\|__msan_init' "$VMS"; then
   ok "every command under ulimit -v: out of memory said as such # SKIP sanitized build"
 else
   "$VMS" synth --events 100000 --out "$TMP/v" >/dev/null 2>&1
   xml=no; "$VMS" report "$TMP/x0.xml" >/dev/null 2>&1 && xml=yes   # (libxml2 installed)
-  bad=""
+  bad="" rd=0
   for kb in 8000 10000 12000 14000 17000 20000 25000 30000; do
     for cmd in info report vcpus pcpus threads latency exits sync dump html "export -o $TMP/v.pftrace"; do
       err=$( (ulimit -v $kb; $VMS $cmd "$TMP/v/host.dat" "$TMP/v/guest.dat" 2>&1 >/dev/null) ); st=$?
       [ $st -eq 0 ] && continue
       if [ $st -ne 1 ] || ! head -n 1 <<<"$err" | grep -q 'out of memory'; then
         bad="$bad [$cmd at $kb KB: status $st: $(head -c 150 <<<"$err")]"
+      elif head -n 1 <<<"$err" | grep -q '\.dat: out of memory'; then
+        head -n 1 <<<"$err" | grep -q '\.dat: out of memory at byte offset [0-9]' &&
+          rd=$((rd + 1)) || bad="$bad [$cmd at $kb KB: a reader's without its offset: $(head -c 150 <<<"$err")]"
       fi
     done
     [ $xml = yes ] || continue
     err=$( (ulimit -v $kb; $VMS report "$TMP/x0.xml" 2>&1 >/dev/null) ); st=$?
     if [ $st -ne 0 ] && { [ $st -ne 1 ] || ! head -n 1 <<<"$err" | grep -q 'out of memory'; }; then
       bad="$bad [report XML at $kb KB: status $st: $(head -c 150 <<<"$err")]"
+    elif head -n 1 <<<"$err" | grep -q '\.xml: out of memory'; then
+      head -n 1 <<<"$err" | grep -q '\.xml: out of memory at byte offset [0-9]' &&
+        rd=$((rd + 1)) || bad="$bad [report XML at $kb KB: a reader's without its offset: $(head -c 150 <<<"$err")]"
     fi
   done
-  if [ -z "$bad" ]; then ok "every command under ulimit -v 8-30 MB: works or says out of memory, exit 1"
+  if [ -z "$bad" ]; then ok "every command under ulimit -v 8-30 MB: works or says out of memory, exit 1 ($rd in a reader, each with its byte offset)"
   else notok "every command under ulimit -v" "$bad"; fi
 fi
 

@@ -23,6 +23,7 @@
 
 #include "ctf_kinds.h"
 #include "plan.h"
+#include "tsdl_lex.h"
 #include "tsdl.h"
 #include "vmscope/source.h"
 
@@ -308,7 +309,7 @@ static int lean_class(struct trace *tr, uint32_t i, uint32_t nregs, struct vms_e
 	struct sclass *s = &tr->sc[i];
 	bool *keep = calloc(nregs ? nregs : 1, sizeof *keep);
 	if (!keep)
-		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return tsdl_nomem_at(err, tr->path, 0);
 	int rc = 0;
 	for (uint32_t k = 0; k < s->n_id; k++)
 		keep_reg(keep, s->r_id[k]);
@@ -361,7 +362,7 @@ static int lean_class(struct trace *tr, uint32_t i, uint32_t nregs, struct vms_e
 			find_direct(s, c);
 	}
 	free(keep);
-	return rc ? vms_error_set(err, VMS_ERR_NOMEM, "out of memory") : 0;
+	return rc ? tsdl_nomem_at(err, tr->path, 0) : 0;
 }
 
 static int compile_trace(struct vms_source *src, struct trace *tr, uint32_t type_base,
@@ -373,7 +374,7 @@ static int compile_trace(struct vms_source *src, struct trace *tr, uint32_t type
 	tr->sc = calloc(t->nr_streams, sizeof *tr->sc);
 	tr->ec = calloc(t->nr_events ? t->nr_events : 1, sizeof *tr->ec);
 	if (!tr->sc || !tr->ec)
-		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return tsdl_nomem_at(err, tr->path, 0);
 	bool no_wakeup = true;
 	for (uint32_t e = 0; e < t->nr_events; e++)
 		if (!strcmp(t->events[e].name, "sched_wakeup"))
@@ -432,7 +433,7 @@ static int compile_trace(struct vms_source *src, struct trace *tr, uint32_t type
 			c->reg_end = regs.n;
 			c->regs = malloc((regs.n - s->mark + 1) * sizeof *c->regs);
 			if (!c->regs) {
-				rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+				rc = tsdl_nomem_at(err, tr->path, 0);
 				break;
 			}
 			memcpy(c->regs, regs.r + s->mark, (regs.n - s->mark) * sizeof *c->regs);
@@ -455,14 +456,14 @@ static int compile_trace(struct vms_source *src, struct trace *tr, uint32_t type
 			s->ndense = (uint32_t)max_id + 1;
 			s->dense = malloc(s->ndense * sizeof *s->dense);
 			if (!s->dense) {
-				rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+				rc = tsdl_nomem_at(err, tr->path, 0);
 				break;
 			}
 			memset(s->dense, 0xff, s->ndense * sizeof *s->dense);
 		} else if (s->nr_classes) {
 			s->sorted = malloc(s->nr_classes * sizeof *s->sorted);
 			if (!s->sorted) {
-				rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+				rc = tsdl_nomem_at(err, tr->path, 0);
 				break;
 			}
 		}
@@ -1182,7 +1183,7 @@ static int read_thread_names(struct vms_source *src, const char *path)
 		char *name = strdup(line + name_at);
 		if (!t || !n || !name) {
 			free(name);
-			rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+			rc = vms_error_nomem_at(&src->err, p, off - len); /* (the line) */
 			break;
 		}
 		m->comm_tid[m->nr_comms] = tid;
@@ -1272,6 +1273,8 @@ static int find_traces(const char *dir, int depth, struct names *out)
 static int list_streams(struct vms_source *src, const char *dir, struct names *out)
 {
 	DIR *d = opendir(dir);
+	if (!d && (errno == EMFILE || errno == ENFILE || errno == ENOMEM))
+		return vms_error_open(&src->err, dir, errno, 0);
 	if (!d)
 		return vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot open the directory", dir);
 	struct dirent *e;
@@ -1289,7 +1292,7 @@ static int list_streams(struct vms_source *src, const char *dir, struct names *o
 			rc = vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: more than %d stream files",
 					   dir, MAX_STREAMS);
 		else if (names_add(out, p))
-			rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+			rc = vms_error_nomem_at(&src->err, p, 0);
 	}
 	closedir(d);
 	if (out->n > first)
@@ -1324,7 +1327,9 @@ static int load_metadata(struct vms_source *src, struct trace *tr)
 		got += (size_t)r;
 	}
 	close(fd);
-	if (!raw || got < len) {
+	if (!raw)
+		return vms_error_nomem_at(&src->err, mpath, 0);
+	if (got < len) {
 		free(raw);
 		return vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot read", mpath);
 	}
@@ -1401,17 +1406,17 @@ static int set_types(struct vms_source *src, struct ctf *c)
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < c->nt; i++)
 		n += c->tr[i].t.nr_events;
-	m->nr_types = n;
 	m->type_names = calloc(n ? n : 1, sizeof *m->type_names);
 	m->type_kinds = calloc(n ? n : 1, sizeof *m->type_kinds);
 	if (!m->type_names || !m->type_kinds)
-		return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		return tsdl_nomem_at(&src->err, c->nt ? c->tr[0].path : src->path, 0);
+	m->nr_types = n; /* (only now: close frees nr_types names) */
 	for (uint32_t i = 0, k = 0; i < c->nt; i++)
 		for (uint32_t e = 0; e < c->tr[i].t.nr_events; e++, k++) {
 			m->type_names[k] = strdup(c->tr[i].t.events[e].name);
 			m->type_kinds[k] = c->tr[i].ec[e].map.kind;
 			if (!m->type_names[k])
-				return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+				return tsdl_nomem_at(&src->err, c->tr[i].path, 0);
 		}
 	return 0;
 }
@@ -1429,11 +1434,11 @@ static int open_all(struct vms_source *src, struct ctf *c, const struct names *d
 	uint64_t budget = OP_BUDGET;
 	c->tr = calloc(dirs->n, sizeof *c->tr);
 	if (!c->tr)
-		return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		return tsdl_nomem_at(&src->err, dirs->n ? dirs->v[0] : src->path, 0);
 	for (size_t i = 0; i < dirs->n && !rc; i++) {
 		struct trace *tr = &c->tr[c->nt++];
 		if (!(tr->path = strdup(dirs->v[i])))
-			return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+			return tsdl_nomem_at(&src->err, dirs->v[i], 0);
 		rc = load_metadata(src, tr);
 		if (rc == 0)
 			return 0; /* not CTF */
@@ -1456,8 +1461,8 @@ static int open_all(struct vms_source *src, struct ctf *c, const struct names *d
 	c->rf.val = calloc(max_regs, sizeof *c->rf.val);
 	c->rf.aux = calloc(max_regs, sizeof *c->rf.aux);
 	c->rf.gen = calloc(max_regs, sizeof *c->rf.gen);
-	if (!c->rf.val || !c->rf.aux || !c->rf.gen)
-		return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+	if (!c->rf.val || !c->rf.aux || !c->rf.gen) /* (the registers of the metadata's fields) */
+		return tsdl_nomem_at(&src->err, c->nt ? c->tr[0].path : src->path, 0);
 	if ((rc = set_clock(src, c)) || (rc = set_types(src, c)))
 		return rc;
 	struct vms_trace_meta *m = &src->meta;
@@ -1473,7 +1478,7 @@ static int open_all(struct vms_source *src, struct ctf *c, const struct names *d
 		rc = list_streams(src, c->tr[i].path, &files);
 		uint32_t *o = realloc(owner, (files.n ? files.n : 1) * sizeof *o);
 		if (!o) {
-			rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+			rc = vms_error_nomem_at(&src->err, files.n ? files.v[files.n - 1] : c->tr[i].path, 0);
 			break;
 		}
 		owner = o;
@@ -1481,13 +1486,13 @@ static int open_all(struct vms_source *src, struct ctf *c, const struct names *d
 			owner[k] = i;
 	}
 	if (!rc && !(c->st = calloc(files.n ? files.n : 1, sizeof *c->st)))
-		rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		rc = vms_error_nomem_at(&src->err, files.n ? files.v[0] : src->path, 0);
 	for (size_t i = 0; i < files.n && !rc; i++) {
 		struct cstream *s = &c->st[c->n++];
 		s->tr = &c->tr[owner[i]];
 		reset_stream(s);
 		if (!(s->path = strdup(files.v[i]))) {
-			rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+			rc = vms_error_nomem_at(&src->err, files.v[i], 0);
 			break;
 		}
 		if (!(rc = map_stream(src, s)))
@@ -1508,7 +1513,7 @@ struct vms_source *vms_ctf_open(const char *path, struct vms_error *err)
 	struct names dirs = {0};
 	if (find_traces(path, 4, &dirs)) {
 		names_free(&dirs);
-		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		vms_error_nomem_at(err, path, 0);
 		return NULL;
 	}
 	if (dirs.n == 0)
@@ -1519,7 +1524,7 @@ struct vms_source *vms_ctf_open(const char *path, struct vms_error *err)
 		free(src);
 		free(c);
 		names_free(&dirs);
-		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		vms_error_nomem_at(err, path, 0);
 		return NULL;
 	}
 	src->ops = &ctf_ops;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "tsdl_lex.h"
 
 enum { PLAN_SWAP = 16 }; /* PLAN_FAST: the field's byte order is not this machine's */
 
@@ -44,7 +45,7 @@ static int emit(struct cc *c, struct plan_op op, uint32_t *at)
 		uint32_t cap = c->cap_ops ? 2 * c->cap_ops : 16;
 		struct plan_op *n = realloc(pl->ops, cap * sizeof *n);
 		if (!n)
-			return vms_error_set(c->err, VMS_ERR_NOMEM, "out of memory");
+			return tsdl_nomem_at(c->err, c->path, 0);
 		pl->ops = n;
 		c->cap_ops = cap;
 	}
@@ -70,7 +71,7 @@ static int new_reg(struct cc *c, const char *name, const struct tsdl_type *ty, b
 		uint32_t cap = r->cap ? 2 * r->cap : 64;
 		struct plan_reg *n = realloc(r->r, cap * sizeof *n);
 		if (!n)
-			return vms_error_set(c->err, VMS_ERR_NOMEM, "out of memory");
+			return tsdl_nomem_at(c->err, c->path, 0);
 		r->r = n;
 		r->cap = cap;
 	}
@@ -239,7 +240,7 @@ static int compile_variant(struct cc *c, const struct tsdl_type *ty, const char 
 				continue;
 			struct plan_vopt *n = realloc(v, (nv + 1) * sizeof *n);
 			if (!n) {
-				rc = vms_error_set(c->err, VMS_ERR_NOMEM, "out of memory");
+				rc = tsdl_nomem_at(c->err, c->path, 0);
 				break;
 			}
 			v = n;
@@ -255,7 +256,7 @@ static int compile_variant(struct cc *c, const struct tsdl_type *ty, const char 
 			cap *= 2;
 		struct plan_vopt *n = realloc(pl->vopts, cap * sizeof *n);
 		if (!n)
-			rc = vms_error_set(c->err, VMS_ERR_NOMEM, "out of memory");
+			rc = tsdl_nomem_at(c->err, c->path, 0);
 		else {
 			pl->vopts = n;
 			c->cap_vopts = cap;

@@ -67,7 +67,7 @@ struct parser {
 
 static int oom(struct parser *p)
 {
-	return vms_error_set(p->l.err, VMS_ERR_NOMEM, "out of memory");
+	return tsdl_nomem_at(p->l.err, p->l.path, (size_t)(p->l.s - p->l.start));
 }
 
 /* Next token; the end of the text is an error here. */
@@ -996,7 +996,7 @@ int tsdl_parse(const char *path, const char *text, size_t len, struct tsdl_trace
 		if (t->nr_streams == 0) {
 			t->streams = calloc(1, sizeof *t->streams);
 			if (!t->streams)
-				rc = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+				rc = tsdl_nomem_at(err, path, len); /* (the text is all read) */
 			else
 				t->nr_streams = 1;
 		}
@@ -1075,7 +1075,7 @@ int tsdl_read_text(const char *path, const uint8_t *data, size_t len, char **tex
 					     "at byte offset %zu", path,
 					     (size_t)((const uint8_t *)memchr(data, 0, len) - data));
 		if (!(*text = malloc(len + 1)))
-			return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+			return tsdl_nomem_at(err, path, 0);
 		memcpy(*text, data, len);
 		(*text)[len] = 0;
 		*tlen = len;
@@ -1084,7 +1084,7 @@ int tsdl_read_text(const char *path, const uint8_t *data, size_t len, char **tex
 	/* the text is at most the file's size: one buffer of that size holds it all */
 	char *out = malloc(len + 1);
 	if (!out)
-		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return tsdl_nomem_at(err, path, 0);
 	size_t off = 0, n = 0;
 	while (off < len) {
 		const uint8_t *h = data + off;

@@ -14,6 +14,13 @@ int tsdl_fail(struct tsdl_lex *l, const char *what)
 			     what, (size_t)(l->s - l->start));
 }
 
+int tsdl_nomem_at(struct vms_error *err, const char *dir, size_t off)
+{
+	char name[4096 + 16];
+	snprintf(name, sizeof name, "%s/metadata", dir);
+	return vms_error_nomem_at(err, name, off);
+}
+
 /* Next token into l->tok; returns 1, 0 at the end, or a negative status. */
 int tsdl_next(struct tsdl_lex *l)
 {

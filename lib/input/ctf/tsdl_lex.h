@@ -18,6 +18,8 @@ struct tsdl_lex {
 
 /* Sets err: "PATH/metadata: WHAT at byte offset N" (the lexer's position); returns the status. */
 int tsdl_fail(struct tsdl_lex *l, const char *what);
+/* Out of memory at byte offset OFF of DIR/metadata (vms_error_nomem_at). */
+int tsdl_nomem_at(struct vms_error *err, const char *dir, size_t off);
 /* Next token into l->tok; returns 1, 0 at the end, or a negative status. */
 int tsdl_next(struct tsdl_lex *l);
 /* The next token must be `tok` (not a string). */

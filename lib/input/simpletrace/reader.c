@@ -151,7 +151,8 @@ static void scan_fail(struct vms_st_reader *r, const char *path, size_t off, con
 	r->bad_status = VMS_ERR_FORMAT;
 }
 
-/* Walk the framing of every record once. Returns 0, or -1 when out of memory. */
+/* Walk the framing of every record once. Returns 0, or -1 when out of memory (good_end is
+ * then the record it was at). */
 static int scan(struct vms_source *src, struct vms_st_reader *r)
 {
 	struct name_table names = { 0 };
@@ -344,6 +345,14 @@ static int fail(struct vms_source *src, struct vms_st_reader *r, int status, con
 	return src->err.status ? src->err.status : status;
 }
 
+/* out of memory reading the record at pos: said once, and the reader stops */
+static int fail_nomem(struct vms_source *src, struct vms_st_reader *r, size_t pos)
+{
+	vms_error_nomem_at(&src->err, src->path, pos);
+	r->failed = true;
+	return src->err.status;
+}
+
 static int copy_str(struct vms_st_reader *r, int k, const uint8_t *s, uint64_t n)
 {
 	if (n + 1 > r->sbuf_cap[k]) {
@@ -386,7 +395,7 @@ static int st_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 					    src->path, pos);
 			const struct vms_st_map *m = &r->maps[r->map_pos++];
 			if (set_id(r, id, m->type) < 0)
-				return fail(src, r, VMS_ERR_NOMEM, "%s: out of memory", src->path);
+				return fail_nomem(src, r, pos);
 			r->pos = pos + 20 + len;
 			continue;
 		}
@@ -446,7 +455,7 @@ static int st_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 				ev->f[i] = r->arg[i];
 			if ((desc->str_mask & (1u << i)) && nstr < 2 && r->decode) {
 				if (copy_str(r, (int)nstr, r->arg_str[i], r->arg[i]) < 0)
-					return fail(src, r, VMS_ERR_NOMEM, "%s: out of memory", src->path);
+					return fail_nomem(src, r, pos);
 				ev->s[nstr] = r->sbuf[nstr];
 				nstr++;
 			}
@@ -575,7 +584,7 @@ struct vms_source *vms_simpletrace_open(const char *path, const char *events_fil
 		free(src);
 		free(r);
 		close(fd);
-		vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", path);
+		vms_error_nomem_at(err, path, 0);
 		return NULL;
 	}
 	src->ops = &st_ops;
@@ -610,7 +619,7 @@ struct vms_source *vms_simpletrace_open(const char *path, const char *events_fil
 	m->ts_in_ns = true;
 	m->nr_cpus = 1;
 	if (scan(src, r) < 0) {
-		vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", path);
+		vms_error_nomem_at(err, path, r->good_end); /* (scan stopped at that record) */
 		st_close(src);
 		return NULL;
 	}

@@ -80,7 +80,7 @@ static int parse_arg(const char *b, const char *e, struct vms_st_desc *d, const 
 	uint32_t i = d->nargs;
 	d->arg_name[i] = dup_range(nb, e);
 	if (!d->arg_name[i])
-		return *why = "out of memory", -1;
+		return *why = NULL, VMS_ERR_NOMEM;
 	d->arg_name_len[i] = (uint32_t)(e - nb);
 	if (is_string_type(tb, te))
 		d->str_mask |= 1u << i;
@@ -113,7 +113,7 @@ int vms_st_events_parse_line(const char *line, struct vms_st_desc *d, const char
 		return *why = "no ')' after the arguments", -1;
 	d->name = dup_range(nb, ne);
 	if (!d->name)
-		return *why = "out of memory", -1;
+		return *why = NULL, VMS_ERR_NOMEM;
 	const char *a = open + 1;
 	while (a <= close) {
 		const char *c = a;
@@ -130,9 +130,10 @@ int vms_st_events_parse_line(const char *line, struct vms_st_desc *d, const char
 			vms_st_desc_free(d);
 			return *why = "empty argument", -1;
 		}
-		if (!(e - b == 4 && !memcmp(b, "void", 4)) && parse_arg(b, e, d, why) < 0) {
+		int ra = e - b == 4 && !memcmp(b, "void", 4) ? 0 : parse_arg(b, e, d, why);
+		if (ra < 0) {
 			vms_st_desc_free(d);
-			return -1;
+			return ra;
 		}
 		a = c + 1;
 	}
@@ -154,9 +155,12 @@ int vms_st_events_load(struct vms_st_events *ev, const char *path, struct vms_er
 	size_t cap = 0, alloc = 0;
 	ssize_t n;
 	unsigned long lineno = 0;
+	uint64_t off = 0, next = 0; /* the line's byte offset, for an out-of-memory message */
 	int rc = 0;
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
+		off = next;
+		next += (uint64_t)n;
 		if ((size_t)n != strlen(line)) {
 			rc = vms_error_set(err, VMS_ERR_FORMAT, "%s: NUL byte at line %lu", path, lineno);
 			break;
@@ -164,6 +168,10 @@ int vms_st_events_load(struct vms_st_events *ev, const char *path, struct vms_er
 		struct vms_st_desc d;
 		const char *why = NULL;
 		int r = vms_st_events_parse_line(line, &d, &why);
+		if (r == VMS_ERR_NOMEM) {
+			rc = vms_error_nomem_at(err, path, off);
+			break;
+		}
 		if (r < 0) {
 			rc = vms_error_set(err, VMS_ERR_FORMAT, "%s: %s at line %lu", path, why, lineno);
 			break;
@@ -175,7 +183,7 @@ int vms_st_events_load(struct vms_st_events *ev, const char *path, struct vms_er
 			struct vms_st_desc *nd = realloc(ev->desc, na * sizeof *nd);
 			if (!nd) {
 				vms_st_desc_free(&d);
-				rc = vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", path);
+				rc = vms_error_nomem_at(err, path, off);
 				break;
 			}
 			ev->desc = nd;

@@ -28,7 +28,7 @@ struct vms_st_events {
  * ("FILE: WHAT at line N"). */
 int vms_st_events_load(struct vms_st_events *ev, const char *path, struct vms_error *err);
 /* Parse one line (exposed for the tests): 1 with *d filled, 0 for a blank or comment line,
- * negative with *why set. */
+ * VMS_ERR_NOMEM when out of memory, else negative with *why set. */
 int vms_st_events_parse_line(const char *line, struct vms_st_desc *d, const char **why);
 const struct vms_st_desc *vms_st_events_find(const struct vms_st_events *ev, const char *name,
 					     size_t len);

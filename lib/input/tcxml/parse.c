@@ -21,6 +21,7 @@ static void capture_error(void *arg, xmlErrorPtr e)
 	if (!e || e->level < XML_ERR_ERROR || p->error_seen)
 		return;
 	p->error_seen = true;
+	p->nomem = e->code == XML_ERR_NO_MEMORY;
 	p->xml_line = e->line;
 	snprintf(p->xml_msg, sizeof p->xml_msg, "%s", e->message ? e->message : "XML error");
 	/* libxml2 messages end with a newline: keep the error to one line */
@@ -43,6 +44,10 @@ long tcxml_parser_offset(const struct tcxml_parser *p)
 static int fail(struct tcxml_parser *p, struct vms_error *err, const char *what)
 {
 	int line = p->r ? xmlTextReaderGetParserLineNumber(p->r) : 0;
+	if (p->error_seen && p->nomem) {
+		long off = tcxml_parser_offset(p);
+		return vms_error_nomem_at(err, p->path, off > 0 ? (uint64_t)off : 0);
+	}
 	if (p->error_seen) {
 		if (p->xml_line > 0)
 			line = p->xml_line;

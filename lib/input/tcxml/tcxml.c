@@ -76,14 +76,14 @@ static int add_type(struct vms_source *src, const char *name, uint32_t line, lon
 				     src->path, TCXML_MAX_TYPES, line, offset);
 	char **names = realloc(m->type_names, (m->nr_types + 1) * sizeof *names);
 	if (!names)
-		return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		return vms_error_nomem_at(&src->err, src->path, offset > 0 ? (uint64_t)offset : 0);
 	m->type_names = names;
 	uint16_t *kinds = realloc(m->type_kinds, (m->nr_types + 1) * sizeof *kinds);
 	if (!kinds)
-		return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		return vms_error_nomem_at(&src->err, src->path, offset > 0 ? (uint64_t)offset : 0);
 	m->type_kinds = kinds;
 	if (!(names[m->nr_types] = strdup(name)))
-		return vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		return vms_error_nomem_at(&src->err, src->path, offset > 0 ? (uint64_t)offset : 0);
 	kinds[m->nr_types] = (uint16_t)tcxml_kind_of(name);
 	m->nr_types++;
 	return 0;
@@ -100,7 +100,7 @@ static int prescan(struct vms_source *src, bool *ordered)
 	uint64_t last = 0;
 	*ordered = true;
 	if (!raw || !cpu_last) {
-		rc = vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		rc = vms_error_nomem_at(&src->err, src->path, 0);
 		goto out;
 	}
 	if ((rc = tcxml_parser_open(&p, src->path, &src->err)) != 0)
@@ -168,8 +168,7 @@ static int queue_push(struct vms_source *src, struct tcxml *t, uint32_t cpu)
 				     TCXML_QUEUE_MAX >> 20, r->line, r->offset);
 	struct tcxml_queued *q = malloc(size);
 	if (!q)
-		return vms_error_set(&src->err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %ld",
-				     src->path, r->offset);
+		return vms_error_nomem_at(&src->err, src->path, r->offset > 0 ? (uint64_t)r->offset : 0);
 	q->next = NULL;
 	q->ts = r->ts;
 	q->line = r->line;
@@ -394,7 +393,7 @@ struct vms_source *vms_tcxml_open(const char *path, struct vms_error *err)
 		if (src)
 			free(src->path);
 		free(src);
-		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		vms_error_nomem_at(err, path, 0);
 		return NULL;
 	}
 	src->ops = &tcxml_ops;
@@ -408,12 +407,12 @@ struct vms_source *vms_tcxml_open(const char *path, struct vms_error *err)
 	t->nr_cpus = src->meta.nr_cpus;
 	uint32_t nr = ordered ? 1 : t->nr_cpus;
 	if (!(t->st = calloc(nr, sizeof *t->st))) {
-		vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		vms_error_nomem_at(&src->err, src->path, 0); /* (the streams start there) */
 		goto fail;
 	}
 	t->nr_streams = nr;
 	if (nr > 1 && !(t->raw = calloc(1, sizeof *t->raw))) {
-		vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+		vms_error_nomem_at(&src->err, src->path, 0); /* (the streams start there) */
 		goto fail;
 	}
 	for (uint32_t i = 0; i < t->nr_streams; i++) {
@@ -421,7 +420,7 @@ struct vms_source *vms_tcxml_open(const char *path, struct vms_error *err)
 		s->cur_tid = malloc(t->nr_cpus * sizeof *s->cur_tid);
 		s->raw = calloc(1, sizeof *s->raw);
 		if (!s->cur_tid || !s->raw) {
-			vms_error_set(&src->err, VMS_ERR_NOMEM, "out of memory");
+			vms_error_nomem_at(&src->err, src->path, 0);
 			goto fail;
 		}
 		stream_reset(t, s);

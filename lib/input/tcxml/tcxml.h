@@ -42,6 +42,7 @@ struct tcxml_parser {
 	xmlTextReaderPtr r;
 	bool in_trace;            /* inside the root <trace> */
 	bool error_seen;          /* libxml2 reported an error (captured, never printed) */
+	bool nomem;               /* ... and it was libxml2 running out of memory */
 	char xml_msg[256];
 	int xml_line;
 };

@@ -221,7 +221,9 @@ int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *te
 		     uint64_t len, const char *sys, uint64_t off);
 /* libtraceevent's view of a type, parsing it on first use (NULL if it cannot be parsed). */
 struct tep_event *td_formats_tep_event(struct td_formats *fm, uint32_t type);
-int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace_meta *meta);
+/* off: where the format sections start, for an out-of-memory message */
+int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace_meta *meta,
+		      uint64_t off);
 void td_formats_free(struct td_formats *fm);
 
 enum td_pf_state { TD_PF_EMPTY, TD_PF_FILLING, TD_PF_READY, TD_PF_ERROR };

@@ -175,7 +175,7 @@ int td_decompress_with(const struct td_file *f, struct td_dctx *dc, struct vms_e
 {
 	if (f->comp == TD_COMP_ZSTD) {
 		if (!dc->zstd && !(dc->zstd = ZSTD_createDCtx()))
-			return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+			return vms_error_nomem_at(err, f->path, off);
 		size_t r = ZSTD_decompressDCtx(dc->zstd, dst, usize, src, csize);
 		if (ZSTD_isError(r))
 			return td_fail_to(err, f, off, "zstd data damaged (%s)", ZSTD_getErrorName(r));
@@ -189,7 +189,7 @@ int td_decompress_with(const struct td_file *f, struct td_dctx *dc, struct vms_e
 		if (!dc->zs_init) {
 			memset(&dc->zs, 0, sizeof dc->zs);
 			if (inflateInit(&dc->zs) != Z_OK)
-				return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+				return vms_error_nomem_at(err, f->path, off);
 			dc->zs_init = true;
 		} else if (inflateReset(&dc->zs) != Z_OK) {
 			return vms_error_set(err, VMS_ERR_INTERNAL, "%s: zlib reset failed", f->path);
@@ -300,8 +300,7 @@ int td_section(struct td_file *f, uint64_t off, int want_id, const char *what,
 	}
 	uint8_t *buf = malloc(usize ? usize : 1);
 	if (!buf)
-		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %llu",
-				     f->path, (unsigned long long)off);
+		return vms_error_nomem_at(f->err, f->path, off);
 	r = td_decompress(f, h + 24, csize, buf, usize, off + 24);
 	if (r < 0) {
 		free(buf);
@@ -416,7 +415,7 @@ static int stream_zstd(struct td_file *f, struct liner *L, const uint8_t *src, u
 {
 	struct td_dctx *dc = &f->dc;
 	if (!dc->zstd && !(dc->zstd = ZSTD_createDCtx()))
-		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		return vms_error_nomem_at(f->err, f->path, off);
 	ZSTD_DCtx_reset(dc->zstd, ZSTD_reset_session_only);
 	ZSTD_inBuffer in = {src, csize, 0};
 	uint64_t total = 0;
@@ -450,7 +449,7 @@ static int stream_zlib(struct td_file *f, struct liner *L, const uint8_t *src, u
 	if (!dc->zs_init) {
 		memset(&dc->zs, 0, sizeof dc->zs);
 		if (inflateInit(&dc->zs) != Z_OK)
-			return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+			return vms_error_nomem_at(f->err, f->path, off);
 		dc->zs_init = true;
 	} else if (inflateReset(&dc->zs) != Z_OK) {
 		return vms_error_set(f->err, VMS_ERR_INTERNAL, "%s: zlib reset failed", f->path);
@@ -508,8 +507,7 @@ int td_section_lines(struct td_file *f, uint64_t off, int want_id, const char *w
 	if (!L || !win) {
 		free(L);
 		free(win);
-		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %llu",
-				     f->path, (unsigned long long)off);
+		return vms_error_nomem_at(f->err, f->path, off);
 	}
 	*L = (struct liner){.f = f, .what = what, .off = off, .size_bytes = size_bytes,
 			    .avail = usize, .fn = fn, .ctx = ctx};

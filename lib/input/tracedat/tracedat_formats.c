@@ -17,7 +17,7 @@ int td_formats_init(struct td_formats *fm, struct td_file *f, struct vms_trace_m
 	memset(fm, 0, sizeof *fm);
 	fm->tep = tep_alloc();
 	if (!fm->tep)
-		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		return vms_error_nomem_at(f->err, f->path, 0);
 	bool host_big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 	bool file_big = f->swap ? !host_big : host_big;
 	tep_set_file_bigendian(fm->tep, file_big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
@@ -42,7 +42,7 @@ int td_formats_header_page(struct td_formats *fm, struct td_file *f, const uint8
 		return td_fail(f, off, "header_page text holds bytes a kernel does not write");
 	char *copy = malloc(len + 1);
 	if (!copy)
-		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		return vms_error_nomem_at(f->err, f->path, off);
 	memcpy(copy, buf, len);
 	copy[len] = '\0';
 	int r = tep_parse_header_page(fm->tep, copy, len, f->long_size);
@@ -190,7 +190,6 @@ static bool is_mapped_name(const char *sys, const char *n)
 int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *text,
 		     uint64_t len, const char *sys, uint64_t off)
 {
-	(void)off;
 	const uint8_t *nv, *iv;
 	size_t nl, il;
 	if (len > UINT32_MAX || !format_line(text, len, "name: ", &nv, &nl))
@@ -212,7 +211,7 @@ int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *te
 		uint32_t nc = fm->cap_types ? fm->cap_types * 2 : 256;
 		struct td_type *nt = realloc(fm->types, nc * sizeof *nt);
 		if (!nt)
-			return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+			return vms_error_nomem_at(f->err, f->path, off);
 		fm->types = nt;
 		fm->cap_types = nc;
 	}
@@ -221,7 +220,7 @@ int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *te
 	size_t sl = strnlen(sys, 127);
 	t->name = malloc(sl + nl + 2);
 	if (!t->name)
-		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		return vms_error_nomem_at(f->err, f->path, off);
 	fm->nr_types++;
 	memcpy(t->name, sys, sl);
 	t->name[sl] = ':';
@@ -380,13 +379,14 @@ static void map_type(struct td_type *t, struct tep_event *ev)
 	}
 }
 
-int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace_meta *meta)
+int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace_meta *meta,
+		      uint64_t off)
 {
 	/* the catch-all type for ids without a format */
 	if (fm->nr_types == fm->cap_types) {
 		struct td_type *nt = realloc(fm->types, (fm->cap_types + 1) * sizeof *nt);
 		if (!nt)
-			return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+			return vms_error_nomem_at(f->err, f->path, off);
 		fm->types = nt;
 		fm->cap_types++;
 	}
@@ -396,7 +396,7 @@ int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace
 	u->tried = true;
 	u->name = strdup("unknown");
 	if (!u->name)
-		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		return vms_error_nomem_at(f->err, f->path, off);
 	fm->nr_types++;
 	uint32_t nt = fm->nr_types;
 	uint32_t nid = 1;
@@ -408,7 +408,7 @@ int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace
 	meta->type_names = calloc(nt, sizeof *meta->type_names);
 	meta->type_kinds = calloc(nt, sizeof *meta->type_kinds);
 	if (!fm->by_id || !meta->type_names || !meta->type_kinds)
-		return vms_error_set(f->err, VMS_ERR_NOMEM, "%s: out of memory", f->path);
+		return vms_error_nomem_at(f->err, f->path, off);
 	meta->nr_types = nt;
 	fm->nr_by_id = nid;
 	for (uint32_t i = 0; i < nid; i++)

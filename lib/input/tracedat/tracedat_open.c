@@ -47,11 +47,13 @@ struct opener {
 	uint32_t cpucount;
 	uint32_t v6_cpus;
 	uint32_t comms_cap;  /* entries allocated in meta.comm_tid/comm_name */
+	uint64_t text_off;   /* the cmdlines or printk text being read line by line */
 };
 
-static int nomem(struct opener *o)
+/* out of memory while reading the part of the file at OFF */
+static int nomem(struct opener *o, uint64_t off)
 {
-	return vms_error_set(o->f->err, VMS_ERR_NOMEM, "%s: out of memory", o->f->path);
+	return vms_error_nomem_at(o->f->err, o->f->path, off);
 }
 
 /* An ASCII number option (DATE, OFFSET): parsed from a bounded NUL-terminated copy. */
@@ -70,7 +72,7 @@ static int opt_buffer(struct opener *o, struct td_cur *c)
 		return td_fail(o->f, td_cur_off(c), "more than %u BUFFER options", TD_MAX_BUFFERS);
 	struct bufopt *nb = realloc(o->bufs, (o->nbufs + 1) * sizeof *nb);
 	if (!nb)
-		return nomem(o);
+		return nomem(o, td_cur_off(c));
 	o->bufs = nb;
 	struct bufopt *b = &o->bufs[o->nbufs];
 	memset(b, 0, sizeof *b);
@@ -98,7 +100,7 @@ static int opt_buffer(struct opener *o, struct td_cur *c)
 		b->dsize = calloc(n ? n : 1, sizeof *b->dsize);
 		if (!b->cpu || !b->doff || !b->dsize) {
 			free(b->cpu), free(b->doff), free(b->dsize);
-			return nomem(o);
+			return nomem(o, td_cur_off(c));
 		}
 		for (uint32_t i = 0; i < n; i++) {
 			td_cur_u32(c, &b->cpu[i], "BUFFER CPU id");
@@ -116,7 +118,7 @@ static int opt_buffer(struct opener *o, struct td_cur *c)
 	b->clock = strdup(clock);
 	o->nbufs++;
 	if (!b->name || !b->clock)
-		return nomem(o);
+		return nomem(o, td_cur_off(c));
 	return 0;
 }
 
@@ -137,7 +139,7 @@ static int opt_guest(struct opener *o, struct td_cur *c)
 		return td_fail(o->f, td_cur_off(c), "too many GUEST options");
 	struct vms_guest_map *ng = realloc(m->guests, (m->nr_guests + 1) * sizeof *ng);
 	if (!ng)
-		return nomem(o);
+		return nomem(o, td_cur_off(c));
 	m->guests = ng;
 	struct vms_guest_map *g = &m->guests[m->nr_guests];
 	memset(g, 0, sizeof *g);
@@ -146,7 +148,7 @@ static int opt_guest(struct opener *o, struct td_cur *c)
 	g->host_tid = calloc(n ? n : 1, sizeof *g->host_tid);
 	m->nr_guests++; /* counted now so that meta_free releases what was allocated */
 	if (!g->name || !g->vcpu || !g->host_tid)
-		return nomem(o);
+		return nomem(o, td_cur_off(c));
 	g->trace_id = id;
 	g->nr_vcpus = n;
 	for (uint32_t i = 0; i < n; i++) {
@@ -176,13 +178,13 @@ static int opt_time_shift(struct opener *o, struct td_cur *c)
 			       ncpu);
 	struct vms_timeshift *t = calloc(1, sizeof *t);
 	if (!t)
-		return nomem(o);
+		return nomem(o, td_cur_off(c));
 	m->timeshift = t;
 	t->peer_trace_id = peer;
 	t->flags = flags;
 	t->cpu = calloc(ncpu ? ncpu : 1, sizeof *t->cpu);
 	if (!t->cpu)
-		return nomem(o);
+		return nomem(o, td_cur_off(c));
 	for (uint32_t i = 0; i < ncpu; i++) {
 		uint32_t n;
 		if ((r = td_cur_u32(c, &n, "TIME_SHIFT sample count")) < 0)
@@ -197,7 +199,7 @@ static int opt_time_shift(struct opener *o, struct td_cur *c)
 		tc->scaling = calloc(n ? n : 1, sizeof *tc->scaling);
 		tc->frac = calloc(n ? n : 1, sizeof *tc->frac);
 		if (!tc->time || !tc->offset || !tc->scaling || !tc->frac)
-			return nomem(o);
+			return nomem(o, td_cur_off(c));
 		tc->n = n;
 		uint64_t v;
 		for (uint32_t k = 0; k < n; k++)
@@ -444,7 +446,7 @@ static int cmdline_line(void *ctx, const uint8_t *p, size_t e)
 			m->comm_tid = tid;
 		char **name = tid ? realloc(m->comm_name, cap * sizeof *name) : NULL;
 		if (!name)
-			return nomem(o);
+			return nomem(o, o->text_off);
 		m->comm_name = name;
 		o->comms_cap = cap;
 	}
@@ -453,7 +455,7 @@ static int cmdline_line(void *ctx, const uint8_t *p, size_t e)
 		l = 255;
 	char *name = malloc(l + 1);
 	if (!name)
-		return nomem(o);
+		return nomem(o, o->text_off);
 	memcpy(name, p + k, l);
 	name[l] = '\0';
 	m->comm_tid[m->nr_comms] = (int32_t)(neg ? -pid : pid);
@@ -501,7 +503,7 @@ static int printk_line(void *ctx, const uint8_t *p, size_t n)
 	if (b->n + n + 2 > b->cap)
 		printk_flush(b);
 	if (!b->t && !(b->t = malloc(b->cap)))
-		return nomem(b->o);
+		return nomem(b->o, b->o->text_off);
 	memcpy(b->t + b->n, p, n);
 	b->n += n;
 	b->t[b->n++] = '\n';
@@ -512,6 +514,7 @@ static int printk_line(void *ctx, const uint8_t *p, size_t n)
 static int parse_printk(struct opener *o, uint64_t sec_off, const uint8_t *p, uint64_t n)
 {
 	struct printk_batch b = {.o = o, .cap = TD_LINE_WINDOW + TD_PRINTK_MAX_LINE + 2};
+	o->text_off = p ? (uint64_t)(p - o->f->base) : sec_off;
 	int r = p ? td_text_lines(p, n, printk_line, &b)
 		  : td_section_lines(o->f, sec_off, OPT_PRINTK, "printk formats", 4, printk_line,
 				     &b);
@@ -541,8 +544,7 @@ static struct vms_ksyms *td_load_ksyms(struct vms_source *src)
 		: td_section_lines(&ts->f, ts->ksyms_off, OPT_KALLSYMS, "kallsyms", 4, ksyms_line,
 				   k);
 	if (r == VMS_ERR_NOMEM)
-		vms_error_set(&ts->src.err, VMS_ERR_NOMEM, "%s: out of memory for kallsyms",
-			      ts->f.path);
+		vms_error_nomem_at(&ts->src.err, ts->f.path, ts->ksyms_off);
 	if (r < 0 || !vms_ksyms_count(k)) {
 		vms_ksyms_free(k);
 		return NULL;
@@ -575,7 +577,7 @@ static int open_v6(struct opener *o, uint64_t pos)
 		return r;
 	if ((r = td_cur_u64(&c, &n64, "cmdlines size")) < 0 ||
 	    (r = td_cur_bytes(&c, n64, &p, "cmdlines")) < 0 ||
-	    (r = td_text_lines(p, n64, cmdline_line, o)) < 0)
+	    (o->text_off = (uint64_t)(p - f->base), (r = td_text_lines(p, n64, cmdline_line, o))) < 0)
 		return r;
 	if ((r = td_cur_u32(&c, &o->v6_cpus, "CPU count")) < 0)
 		return r;
@@ -598,7 +600,7 @@ static int open_v6(struct opener *o, uint64_t pos)
 	struct bufopt top = {.off = c.pos, .opt_off = c.pos};
 	struct bufopt *nb = realloc(o->bufs, (o->nbufs + 1) * sizeof *nb);
 	if (!nb)
-		return nomem(o);
+		return nomem(o, td_cur_off(&c));
 	o->bufs = nb;
 	memmove(o->bufs + 1, o->bufs, o->nbufs * sizeof *nb);
 	top.name = strdup("");
@@ -606,7 +608,7 @@ static int open_v6(struct opener *o, uint64_t pos)
 	o->bufs[0] = top;
 	o->nbufs++;
 	if (!top.name || !top.clock)
-		return nomem(o);
+		return nomem(o, td_cur_off(&c));
 	/* every buffer (top and v6 instances) has the per-CPU table at its offset */
 	for (uint32_t b = 0; b < o->nbufs; b++) {
 		struct bufopt *bo = &o->bufs[b];
@@ -622,7 +624,7 @@ static int open_v6(struct opener *o, uint64_t pos)
 		bo->doff = calloc(o->v6_cpus ? o->v6_cpus : 1, sizeof *bo->doff);
 		bo->dsize = calloc(o->v6_cpus ? o->v6_cpus : 1, sizeof *bo->dsize);
 		if (!bo->cpu || !bo->doff || !bo->dsize)
-			return nomem(o);
+			return nomem(o, td_cur_off(&c));
 		for (uint32_t i = 0; i < o->v6_cpus; i++) {
 			bo->cpu[i] = i;
 			if ((r = td_cur_u64(&t, &bo->doff[i], "CPU data offset")) < 0 ||
@@ -684,7 +686,7 @@ static int open_v7(struct opener *o, uint64_t first)
 	    (r = with_section(o, OPT_FTRACE_EVENTS, "ftrace formats", parse_ftrace_formats)) < 0 ||
 	    (r = with_section(o, OPT_EVENT_FORMATS, "event formats", parse_event_formats)) < 0 ||
 	    (o->has_sec[OPT_PRINTK] && (r = parse_printk(o, o->sec[OPT_PRINTK], NULL, 0)) < 0) ||
-	    (o->has_sec[OPT_CMDLINES] &&
+	    (o->has_sec[OPT_CMDLINES] && (o->text_off = o->sec[OPT_CMDLINES], 1) &&
 	     (r = td_section_lines(f, o->sec[OPT_CMDLINES], OPT_CMDLINES, "cmdlines", 8,
 				   cmdline_line, o)) < 0))
 		return r;
@@ -720,7 +722,7 @@ static int refuse_overlaps(struct opener *o)
 	struct td_source *ts = o->ts;
 	struct region *r = malloc((ts->nr_streams ? ts->nr_streams : 1) * sizeof *r);
 	if (!r)
-		return nomem(o);
+		return nomem(o, o->nbufs ? o->bufs[0].opt_off : 0);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < ts->nr_streams; i++)
 		if (ts->streams[i].avail)
@@ -757,7 +759,7 @@ static int make_streams(struct opener *o)
 	ts->streams = calloc(total ? total : 1, sizeof *ts->streams);
 	ts->buffers = calloc(o->nbufs ? o->nbufs : 1, sizeof *ts->buffers);
 	if (!ts->streams || !ts->buffers)
-		return nomem(o);
+		return nomem(o, o->nbufs ? o->bufs[0].opt_off : 0);
 	uint32_t maxcpu = 0;
 	bool any = false;
 	for (uint32_t b = 0; b < o->nbufs; b++) {
@@ -930,7 +932,7 @@ struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err)
 	struct td_source *ts = calloc(1, sizeof *ts);
 	if (!ts) {
 		td_file_close(&f);
-		vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", path);
+		vms_error_nomem_at(err, path, 0);
 		return NULL;
 	}
 	ts->f = f;
@@ -951,7 +953,7 @@ struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err)
 	uint64_t pos = 10;
 	const uint8_t *nul = memchr(b + pos, '\0', fp->size - pos < 16 ? fp->size - pos : 16);
 	if (!ts->src.path) {
-		r = nomem(&o);
+		r = nomem(&o, 0);
 		goto fail;
 	}
 	if (!nul) {
@@ -983,6 +985,7 @@ struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err)
 		goto fail;
 	}
 	pos += 6;
+	uint64_t formats_off = pos; /* the header sections (v6) or options (v7) start here */
 	if ((r = td_formats_init(&ts->fm, fp, &ts->src.meta)) < 0)
 		goto fail;
 	if (o.version >= 7) {
@@ -1008,7 +1011,7 @@ struct vms_source *vms_tracedat_open(const char *path, struct vms_error *err)
 	} else if ((r = open_v6(&o, pos)) < 0) {
 		goto fail;
 	}
-	if ((r = td_formats_finish(&ts->fm, fp, &ts->src.meta)) < 0 || (r = make_streams(&o)) < 0)
+	if ((r = td_formats_finish(&ts->fm, fp, &ts->src.meta, formats_off)) < 0 || (r = make_streams(&o)) < 0)
 		goto fail;
 	struct vms_trace_meta *m = &ts->src.meta;
 	const char *clock = ts->nr_buffers && ts->buffers[0].clock && ts->buffers[0].clock[0]

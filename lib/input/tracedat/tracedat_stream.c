@@ -161,8 +161,7 @@ int td_chunk_room(struct td_source *ts, uint8_t **buf, uint32_t *cap, uint32_t n
 	uint8_t *nb = realloc(*buf, n);
 	if (!nb) {
 		atomic_fetch_sub(&ts->chunk_mem, grow);
-		return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory at byte offset %llu",
-				     ts->f.path, (unsigned long long)off);
+		return vms_error_nomem_at(err, ts->f.path, off);
 	}
 	*buf = nb;
 	*cap = n;

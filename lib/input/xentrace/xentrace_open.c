@@ -201,7 +201,7 @@ static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct 
 			return damage(s, off, "runstate change to or from an unknown runstate");
 		struct vms_xen_domain *d = dom_of(s, dom);
 		if (!d)
-			return vms_error_set(s->err, VMS_ERR_NOMEM, "out of memory");
+			return vms_error_nomem_at(s->err, s->path, off);
 		if (vcpu + 1 > d->nr_vcpus)
 			d->nr_vcpus = vcpu + 1;
 		if (ev == VMS_XEN_TRC_RUNSTATE_CONTINUE || new == VMS_XEN_RUNNING)
@@ -251,7 +251,7 @@ static int walk(struct scan *s)
 			return damage(s, off + 8, "block size not a multiple of 4");
 		r->info.blocks++;
 		if (!cpu_slot(s, cpu))
-			return vms_error_set(s->err, VMS_ERR_NOMEM, "out of memory");
+			return vms_error_nomem_at(s->err, s->path, off);
 		if (!s->cpu[cpu].seen)
 			s->cpu[cpu].first_blk = off;
 		s->cpu[cpu].seen = true;
@@ -482,7 +482,7 @@ struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err)
 		free(src);
 		free(r);
 		free(s);
-		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		vms_error_nomem_at(err, path, 0);
 		return NULL;
 	}
 	r->fd = fd;
@@ -511,7 +511,7 @@ struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err)
 	src->ops = &vms_xentrace_ops;
 	src->impl = r;
 	if (!(src->path = xstrdup(path)) || fill_meta(src, r, s) != 0) {
-		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		vms_error_nomem_at(err, path, r->valid_end); /* (the meta of all that was read) */
 		goto fail;
 	}
 	scan_free(s);
