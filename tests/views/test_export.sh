@@ -72,4 +72,19 @@ if "$VMS" synth --events 20000 --out "$TMP/synth" >/dev/null 2>&1; then
   # a window and a filter: every command gets the same options, so they still agree
   check synth-window --from +0.3s --to +0.6s --machine demo-guest "$TMP/synth/host.dat" "$TMP/synth/guest.dat"
 else notok "synth pair for the export test"; fi
+# lanes: 60 threads switched in one after another on CPU 0, each entering a vCPU of its own
+# and left runnable (bench_adversarial's xml-entry-tids); thread i (1..59) runs instead of
+# the i vCPUs waiting there, one lane each: its tracks "t (1000+i)", "#2" .. "#i", whose
+# slices (steal) check agrees with report's; by hand, 1+2+...+59 = 1,770 steal slices on as
+# many lanes, 1,770 - 59 = 1,711 of them numbered
+GEN=${VMS_BUILD_DIR}/tests/hostile/hostile_gen
+mkdir -p "$TMP/lanes"
+if ! "$GEN" xml-entry-tids 60 "$TMP/lanes/h.xml"; then notok "lanes: hostile_gen xml-entry-tids 60"
+elif check lanes "$TMP/lanes/h.xml" && [ -s "$TMP/lanes/t.txt" ]; then   # (else said by check)
+  got=$(grep -c 'name: "t (10[0-9][0-9]) #[0-9]*"' "$TMP/lanes/t.txt")
+  steal=$(grep -o 'steal slices [0-9]*' <<<"$(python3 "$SRC/tests/views/check_export.py" "$TMP/lanes/t.txt" \
+    "$TMP/lanes/t.json" "$TMP/lanes/p.csv" "$TMP/lanes/v.csv" "$TMP/lanes/t.csv" "$TMP/lanes/e.json" "$TMP/lanes/r.json")")
+  if [ "$got" = 1711 ] && [ "$steal" = "steal slices 1770" ]; then ok "lanes: 1,711 numbered lanes, 1,770 steal slices"
+  else notok "lanes: 1,711 numbered lanes, 1,770 steal slices" "got $got numbered, $steal"; fi
+fi
 echo "1..$n"
