@@ -164,7 +164,8 @@ int td_section(struct td_file *f, uint64_t off, int want_id, const char *what,
 #define TD_FMT_MAX_DEPTH 32
 #define TD_FMT_MAX_OPS 1024
 bool td_text_bytes_ok(const uint8_t *t, uint64_t len);
-bool td_format_text_ok(const uint8_t *t, uint64_t len);
+/* 1: the format may be given to libtraceevent, 0: refused, VMS_ERR_NOMEM: out of memory */
+int td_format_text_ok(const uint8_t *t, uint64_t len);
 
 /* Where to find one field of a record: offset/size within the payload. */
 enum { TD_F_PRESENT = 1, TD_F_SIGNED = 2, TD_F_DYNAMIC = 4, TD_F_RELATIVE = 8 };

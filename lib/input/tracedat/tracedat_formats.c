@@ -155,11 +155,17 @@ static bool fields_within(struct tep_format_field *fd)
 	return true;
 }
 
-/* Let libtraceevent parse one registered format; 0 when it could. */
+/* Let libtraceevent parse one registered format; 0 when it could, VMS_ERR_NOMEM when the
+ * guard ran out of memory (not tried: a later call may), -1 when refused or not parsed. */
 static int tep_parse_type(struct td_formats *fm, struct td_type *t)
 {
+	if (!t->text || t->id < 0)
+		return t->tried = true, -1;
+	int ok = td_format_text_ok(t->text, t->text_len);
+	if (ok == VMS_ERR_NOMEM)
+		return ok;
 	t->tried = true;
-	if (!t->text || t->id < 0 || !td_format_text_ok(t->text, t->text_len))
+	if (!ok)
 		return -1;
 	/* A format libtraceevent cannot parse is not fatal (trace-cmd also warns and goes on):
 	 * its records keep their type and kind OTHER but no fields. */
@@ -235,6 +241,8 @@ int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *te
 	bool want = is_mapped_name(sys, ename);
 	if (!fm->have_common || want) {
 		int parsed = tep_parse_type(fm, t);
+		if (parsed == VMS_ERR_NOMEM)
+			return vms_error_nomem_at(f->err, f->path, off);
 		t->unread = want && parsed != 0;
 		if (parsed == 0) {
 			if (want)

@@ -408,14 +408,14 @@ static bool print_args_ok(const uint8_t *t, uint64_t len, const struct name_set 
 	return depth == 0;
 }
 
-bool td_format_text_ok(const uint8_t *t, uint64_t len)
+int td_format_text_ok(const uint8_t *t, uint64_t len)
 {
 	if (!td_text_bytes_ok(t, len))
-		return false;
+		return 0;
 	static const char pf[] = "print fmt:";
 	const uint8_t *p = memmem(t, len, pf, sizeof pf - 1);
 	if (!p)
-		return true;   /* no print format: nothing refers to a field */
+		return 1;   /* no print format: nothing refers to a field */
 	uint64_t start = (uint64_t)(p - t);
 	/* at most one field per 8 bytes of text: the set's size */
 	uint32_t cap = 16;
@@ -423,7 +423,10 @@ bool td_format_text_ok(const uint8_t *t, uint64_t len)
 		cap <<= 1;
 	struct name_set set = {.slot = calloc(cap, sizeof *set.slot),
 			       .len = calloc(cap, sizeof *set.len), .mask = cap - 1, .t = t};
-	bool ok = set.slot && set.len && read_fields(t, start, &set) &&
+	/* out of memory is said as such, not taken for a refused format (the events would
+	 * lose their kind without a word of why) */
+	int ok = !set.slot || !set.len ? VMS_ERR_NOMEM
+		: read_fields(t, start, &set) &&
 		  print_args_ok(t + start + sizeof pf - 1, len - start - (sizeof pf - 1), &set);
 	free(set.slot);
 	free(set.len);
