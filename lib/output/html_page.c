@@ -425,7 +425,7 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 		   "Statistics of a selection are exact to a bucket at its edges. Zooming below one "
 		   "bucket per pixel shows wider buckets, not more detail: cut a time window out of "
 		   "the trace for that.</p>\n",
-		fmt_ns(h, (double)h->sum.width, d, sizeof d), HS_BUCKETS, hs_levels(&h->sum),
+		fmt_ns(h, (double)h->sum.width, d, sizeof d), h->sum.nb, hs_levels(&h->sum),
 		(unsigned long long)vms_html_row_bound(), (unsigned long long)h->page_bound);
 	if (h->threads_omitted)
 		fprintf(f, "<p class=\"warn\">%u more guest threads ran but are not drawn (the page "

@@ -8,6 +8,7 @@ void hs_init(struct hs_summary *s)
 {
 	memset(s, 0, sizeof *s);
 	s->width = 1;
+	s->nb = HS_BUCKETS;
 }
 
 void hs_free(struct hs_summary *s)
@@ -27,26 +28,6 @@ void hs_start(struct hs_summary *s, uint64_t t0)
 		s->t_max = t0;
 		s->started = 1;
 	}
-}
-
-int hs_add_row(struct hs_summary *s)
-{
-	if (s->nr_rows == s->cap_rows) {
-		uint32_t cap = s->cap_rows ? s->cap_rows * 2 : 16;
-		struct hs_row **r = realloc(s->rows, cap * sizeof *r);
-		if (!r)
-			return -1;
-		s->rows = r;
-		s->cap_rows = cap;
-	}
-	struct hs_row *row = calloc(1, sizeof *row);
-	if (!row || !(row->b = calloc(HS_BUCKETS, sizeof *row->b))) {
-		free(row);
-		return -1;
-	}
-	row->last_state = -1;
-	s->rows[s->nr_rows] = row;
-	return (int)s->nr_rows++;
 }
 
 /* Bucket a + bucket b, merged (one of twice the width). */
@@ -74,7 +55,7 @@ static void coarsen(struct hs_summary *s)
 	int halve = (s->width >> s->shift) >= (1u << 30);
 	for (uint32_t r = 0; r < s->nr_rows; r++) {
 		struct hs_bucket *b = s->rows[r]->b;
-		for (uint32_t i = 0; i < HS_BUCKETS / 2; i++) {
+		for (uint32_t i = 0; i < s->nb / 2; i++) {
 			struct hs_bucket m = merge2(&b[2 * i], &b[2 * i + 1]);
 			if (halve) {
 				for (unsigned k = 0; k < HS_STATES; k++)
@@ -83,10 +64,45 @@ static void coarsen(struct hs_summary *s)
 			}
 			b[i] = m;
 		}
-		memset(b + HS_BUCKETS / 2, 0, HS_BUCKETS / 2 * sizeof *b);
+		memset(b + s->nb / 2, 0, s->nb / 2 * sizeof *b);
 	}
 	s->width *= 2;
 	s->shift += (unsigned)halve;
+}
+
+/* Halve the number of buckets per row: the same span in buckets of twice the width (the
+ * upper half, zero after coarsen, given back). */
+static void shrink(struct hs_summary *s)
+{
+	coarsen(s);
+	s->nb /= 2;
+	for (uint32_t r = 0; r < s->nr_rows; r++) {
+		struct hs_bucket *b = realloc(s->rows[r]->b, s->nb * sizeof *b);
+		if (b)   /* (a smaller block: if realloc fails, the larger one stays, unused) */
+			s->rows[r]->b = b;
+	}
+}
+
+int hs_add_row(struct hs_summary *s)
+{
+	if (s->nr_rows == s->cap_rows) {
+		uint32_t cap = s->cap_rows ? s->cap_rows * 2 : 16;
+		struct hs_row **r = realloc(s->rows, cap * sizeof *r);
+		if (!r)
+			return -1;
+		s->rows = r;
+		s->cap_rows = cap;
+	}
+	while ((uint64_t)(s->nr_rows + 1) * s->nb > HS_BUDGET && s->nb > HS_MIN_BUCKETS)
+		shrink(s);
+	struct hs_row *row = calloc(1, sizeof *row);
+	if (!row || !(row->b = calloc(s->nb, sizeof *row->b))) {
+		free(row);
+		return -1;
+	}
+	row->last_state = -1;
+	s->rows[s->nr_rows] = row;
+	return (int)s->nr_rows++;
 }
 
 void hs_add(struct hs_summary *s, uint32_t row_i, uint64_t start, uint64_t end, unsigned state,
@@ -102,7 +118,7 @@ void hs_add(struct hs_summary *s, uint32_t row_i, uint64_t start, uint64_t end, 
 		start = s->t0;
 	if (end <= start)
 		return;
-	while (end - s->t0 > (uint64_t)HS_BUCKETS * s->width)
+	while (end - s->t0 > (uint64_t)s->nb * s->width)
 		coarsen(s);
 	if (end > s->t_max)
 		s->t_max = end;
@@ -133,7 +149,7 @@ uint32_t hs_used(const struct hs_summary *s)
 	if (!s->started || s->t_max <= s->t0)
 		return 0;
 	uint64_t n = (s->t_max - s->t0 + s->width - 1) / s->width;
-	return n > HS_BUCKETS ? HS_BUCKETS : (uint32_t)n;
+	return n > s->nb ? s->nb : (uint32_t)n;
 }
 
 unsigned hs_levels(const struct hs_summary *s)
@@ -154,7 +170,7 @@ struct hs_bucket hs_bucket_at(const struct hs_summary *s, uint32_t row, unsigned
 	memset(&m, 0, sizeof m);
 	const struct hs_bucket *b = s->rows[row]->b;
 	uint64_t lo = (uint64_t)i << level, hi = lo + (1ull << level);
-	for (uint64_t k = lo; k < hi && k < HS_BUCKETS; k++)
+	for (uint64_t k = lo; k < hi && k < s->nb; k++)
 		m = merge2(&m, &b[k]);
 	int best = -1;
 	for (unsigned k = 0; k < HS_STATES; k++)

@@ -6,8 +6,15 @@
  * Why buckets and not intervals: a page must open in about a second whatever the length of
  * the trace, so its size must not grow with the trace. The summary starts with 1 ns buckets
  * and doubles the width of every row's buckets (merging them in pairs) whenever the time
- * reaches past the last bucket, so memory is rows x HS_BUCKETS whatever the trace length,
+ * reaches past the last bucket, so memory is rows x buckets whatever the trace length,
  * and the span does not need to be known in advance (the observations stream).
+ *
+ * Why the number of buckets per row shrinks as rows are added: 16384 buckets of 36 bytes
+ * are 576 KiB per row, and a page may draw 2,176 rows (1,024 vCPUs, 1,024 CPUs, 128
+ * threads: 1.2 GiB). The summary keeps at
+ * most HS_BUDGET buckets over all rows: a row past that halves every row's buckets (merged in
+ * pairs, the width doubled, as when the time runs past the end), down to HS_MIN_BUCKETS per
+ * row. Up to 256 rows keep all 16384; 2,176 rows keep 1,024 each (80 MiB).
  *
  * Pieces must be added in time order within a row (rows are independent of each other). */
 #ifndef VMS_HTML_SUMMARY_H
@@ -16,7 +23,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define HS_BUCKETS 16384u      /* buckets per row at the finest level (a power of two) */
+#define HS_BUCKETS 16384u      /* buckets per row at the finest level, at most (a power of two) */
+#define HS_MIN_BUCKETS 1024u   /* ... and at least, however many rows */
+#define HS_BUDGET (1u << 22)   /* buckets over all rows, at most (while rows x HS_MIN_BUCKETS fit) */
 #define HS_STATES 6u           /* states per row (their meaning is the row kind's) */
 #define HS_COARSEST 256u       /* the coarsest level written has at most this many buckets */
 #define HS_NO_WHO 0u           /* who index meaning "nothing" (index 0 of the name table) */
@@ -29,7 +38,7 @@ struct hs_bucket {
 };
 
 struct hs_row {
-	struct hs_bucket *b;     /* HS_BUCKETS */
+	struct hs_bucket *b;     /* nb of the summary */
 	uint64_t last_end;       /* end of the last piece added, 0 before any */
 	int last_state;          /* state of the last piece, -1 before any */
 	uint64_t slices;         /* slices begun in this row */
@@ -38,6 +47,7 @@ struct hs_row {
 struct hs_summary {
 	uint64_t t0;             /* time of bucket 0's start (reference ns) */
 	uint64_t width;          /* bucket width, ns (a power of two) */
+	uint32_t nb;             /* buckets per row now (a power of two, HS_MIN_BUCKETS..HS_BUCKETS) */
 	unsigned shift;          /* stored times are ns >> shift (keeps them in 32 bits) */
 	int started;
 	uint64_t t_max;          /* the latest end seen */

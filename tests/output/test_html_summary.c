@@ -87,6 +87,55 @@ static void coarsening(void **state)
 	hs_free(&s);
 }
 
+/* The row budget: row 0 holds [0, 10000) in state 1 (who 5) and [10000, 10001) in state 2,
+ * in 1 ns buckets. Each time rows x buckets would pass HS_BUDGET (2^22), the buckets per row
+ * halve and their width doubles: at 257 rows 8192 of 2 ns, at 513 4096 of 4 ns, at 1025 2048
+ * of 8 ns, at 2049 1024 of 16 ns, then no fewer than HS_MIN_BUCKETS (1024) however many. By
+ * hand at 16 ns: bucket 0 and bucket 624 ([9984, 10000)) hold 16 ns of state 1, bucket 625
+ * ([10000, 10016)) 1 ns of state 2 and one slice begun, and 626 buckets are used. */
+static void row_budget(void **state)
+{
+	(void)state;
+	struct hs_summary s;
+	hs_init(&s);
+	assert_int_equal(hs_add_row(&s), 0);
+	hs_add(&s, 0, 0, 10000, 1, 5);
+	hs_add(&s, 0, 10000, 10001, 2, 6);
+	assert_int_equal(s.nb, 16384);
+	static const struct { uint32_t rows, nb, width; } steps[] = {
+		{256, 16384, 1}, {257, 8192, 2}, {512, 8192, 2}, {513, 4096, 4}, {1025, 2048, 8},
+		{2048, 2048, 8}, {2049, 1024, 16}, {3073, 1024, 16},
+	};
+	for (unsigned k = 0; k < sizeof steps / sizeof *steps; k++) {
+		while (s.nr_rows < steps[k].rows)
+			assert_int_equal(hs_add_row(&s), (int)s.nr_rows);
+		assert_int_equal(s.nb, steps[k].nb);
+		assert_int_equal(s.width, steps[k].width);
+	}
+	int st;
+	struct hs_bucket b = hs_bucket_at(&s, 0, 0, 0, &st);
+	assert_int_equal(st, 1);
+	assert_int_equal(b.ns[1], 16);
+	assert_int_equal(b.count, 1);
+	assert_int_equal(b.who, 5);
+	b = hs_bucket_at(&s, 0, 0, 624, &st);
+	assert_int_equal(b.ns[1], 16);
+	assert_int_equal(b.count, 0);
+	b = hs_bucket_at(&s, 0, 0, 625, &st);
+	assert_int_equal(st, 2);
+	assert_int_equal(b.ns[1], 0);
+	assert_int_equal(b.ns[2], 1);
+	assert_int_equal(b.count, 1);
+	assert_int_equal(hs_used(&s), 626);
+	/* the last row added takes pieces on the coarse axis: [0, 16384) is exactly 1024 buckets */
+	hs_add(&s, 3072, 0, 16384, 3, 9);
+	assert_int_equal(s.width, 16);
+	b = hs_bucket_at(&s, 3072, 0, 1023, &st);
+	assert_int_equal(st, 3);
+	assert_int_equal(b.ns[3], 16);
+	hs_free(&s);
+}
+
 /* ---- a decoder of the documented format ---- */
 
 struct dec {
@@ -237,6 +286,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hand_derived),
 		cmocka_unit_test(coarsening),
+		cmocka_unit_test(row_budget),
 		cmocka_unit_test(random_stream),
 		cmocka_unit_test(size_bound),
 	};
