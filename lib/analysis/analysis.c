@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "core/grow.h"
 
 struct vms_analysis {
 	struct an_layout L;
@@ -82,12 +83,10 @@ void an_subs_free(struct an_subs *s)
 int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o)
 {
 	if (a->nr_obs == a->cap_obs) {
-		uint32_t ncap = a->cap_obs ? a->cap_obs * 2 : 8;
-		struct vms_observer *no = realloc(a->obs, ncap * sizeof *no);
+		struct vms_observer *no = vms_grow(a->obs, &a->cap_obs, sizeof *no, 8);
 		if (!no)
 			return -1;
 		a->obs = no;
-		a->cap_obs = ncap;
 		an_subs_build(&a->subs, a->obs, a->nr_obs); /* no growth: cannot fail */
 	}
 	a->obs[a->nr_obs++] = *o;

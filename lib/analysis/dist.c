@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "vmscope/analysis.h"
+#include "core/grow.h"
 
 #define DIST_EXACT 4096
 #define SUB 128            /* buckets per power of two */
@@ -96,12 +97,9 @@ void vms_dist_add(struct vms_dist *d, uint64_t v)
 	d->sum += v;
 	if (!d->hist) {
 		if (d->nexact == d->cap && d->cap < DIST_EXACT) {
-			uint32_t ncap = d->cap ? d->cap * 2 : 16;
-			uint64_t *ne = realloc(d->exact, ncap * sizeof *ne);
-			if (ne) {
+			uint64_t *ne = vms_grow(d->exact, &d->cap, sizeof *ne, 16);
+			if (ne)
 				d->exact = ne;
-				d->cap = ncap;
-			}
 		}
 		if (d->nexact < d->cap) {
 			d->exact[d->nexact++] = v;

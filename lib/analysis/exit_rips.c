@@ -4,6 +4,7 @@
 
 #include "analysis_internal.h"
 #include "vmscope/exit_rips.h"
+#include "core/grow.h"
 
 struct vms_exit_rips {
 	struct vms_exit_rip *row;     /* VMS_EXIT_RIPS_MAX + overflow rows */
@@ -66,12 +67,10 @@ static struct vms_exit_rip *find(struct vms_exit_rips *r, uint32_t m, uint32_t i
 			continue;
 		}
 		if (r->n == r->cap) {
-			uint32_t nc = r->cap ? r->cap * 2 : 256;
-			struct vms_exit_rip *nr = realloc(r->row, nc * sizeof *nr);
+			struct vms_exit_rip *nr = vms_grow(r->row, &r->cap, sizeof *nr, 256);
 			if (!nr)
 				return NULL;
 			r->row = nr;
-			r->cap = nc;
 		}
 		r->row[r->n] = (struct vms_exit_rip){ .machine = m, .isa = isa, .reason = reason,
 						      .rip = rip };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "analysis_internal.h"
+#include "core/grow.h"
 
 struct an_exits {
 	const struct an_layout *L;
@@ -29,12 +30,10 @@ static struct an_exit_row *row(struct an_exits *ex, uint32_t table, struct an_ex
 		return &tb->row[i];
 	}
 	if (tb->n == tb->cap) {
-		uint32_t ncap = tb->cap ? tb->cap * 2 : 8;
-		struct an_exit_row *nr = realloc(tb->row, ncap * sizeof *nr);
+		struct an_exit_row *nr = vms_grow(tb->row, &tb->cap, sizeof *nr, 8);
 		if (!nr)
 			return NULL;
 		tb->row = nr;
-		tb->cap = ncap;
 	}
 	if (i == UINT32_MAX && !an_reason_add(&ex->idx, table, isa, reason, tb->n))
 		return NULL;

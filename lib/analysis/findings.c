@@ -7,6 +7,7 @@
 #include "analysis_internal.h"
 #include "vmscope/clock.h"
 #include "vmscope/findings.h"
+#include "core/grow.h"
 
 #define F_THIEVES 8
 #define F_STORM_WINDOW 100000000ull   /* 100 ms */
@@ -177,12 +178,11 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 			s = &f->storm[i];
 		if (!s) {
 			if (f->nr_storm == f->cap_storm) {
-				uint32_t nc = f->cap_storm ? f->cap_storm * 2 : 16;
-				struct f_storm *ns = realloc(f->storm, nc * sizeof *ns);
+				struct f_storm *ns =
+					vms_grow(f->storm, &f->cap_storm, sizeof *ns, 16);
 				if (!ns)
 					return;
 				f->storm = ns;
-				f->cap_storm = nc;
 			}
 			if (i == UINT32_MAX &&
 			    !an_reason_add(&f->storm_idx, o->machine, o->isa, o->reason, f->nr_storm))
@@ -312,12 +312,10 @@ static struct vms_finding *add(struct vms_findings *f, const char *kind, uint32_
 			       uint64_t score)
 {
 	if (f->nr_out == f->cap_out) {
-		uint32_t nc = f->cap_out ? f->cap_out * 2 : 16;
-		struct vms_finding *n = realloc(f->out, nc * sizeof *n);
+		struct vms_finding *n = vms_grow(f->out, &f->cap_out, sizeof *n, 16);
 		if (!n)
 			return NULL;
 		f->out = n;
-		f->cap_out = nc;
 	}
 	struct vms_finding *x = &f->out[f->nr_out++];
 	*x = (struct vms_finding){ .kind = kind, .machine = machine, .vcpu = vcpu, .tid = tid,

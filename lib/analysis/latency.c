@@ -13,6 +13,7 @@
 
 #include "analysis_internal.h"
 #include "vmscope/latency.h"
+#include "core/grow.h"
 
 #define LT_HIST_MAX 8192    /* history entries per vCPU before the oldest are dropped:
                                bounded memory (latency.h) */
@@ -224,14 +225,12 @@ static struct lt_thread *thread_get(struct vms_latency *l, uint32_t machine, int
 	if (!inserted)
 		return *ix < l->nr_th ? &l->th[*ix] : NULL;
 	if (l->nr_th == l->cap_th) {
-		uint32_t ncap = l->cap_th ? l->cap_th * 2 : 64;
-		struct lt_thread *nt = realloc(l->th, ncap * sizeof *nt);
+		struct lt_thread *nt = vms_grow(l->th, &l->cap_th, sizeof *nt, 64);
 		if (!nt) {
 			*ix = UINT32_MAX;
 			return NULL;
 		}
 		l->th = nt;
-		l->cap_th = ncap;
 	}
 	struct lt_thread *th = &l->th[l->nr_th];
 	memset(th, 0, sizeof *th);

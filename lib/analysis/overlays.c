@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "core/grow.h"
 
 /* Per guest thread totals */
 struct ov_gthread {
@@ -62,14 +63,12 @@ static struct ov_gthread *gthread_get(struct an_overlays *ov, uint32_t machine, 
 	if (!inserted)
 		return *idx < ov->nr_gthreads ? &ov->gthreads[*idx] : NULL;
 	if (ov->nr_gthreads == ov->cap_gthreads) {
-		uint32_t ncap = ov->cap_gthreads ? ov->cap_gthreads * 2 : 64;
-		struct ov_gthread *ng = realloc(ov->gthreads, ncap * sizeof *ng);
+		struct ov_gthread *ng = vms_grow(ov->gthreads, &ov->cap_gthreads, sizeof *ng, 64);
 		if (!ng) {
 			*idx = UINT32_MAX; /* never a valid index */
 			return NULL;
 		}
 		ov->gthreads = ng;
-		ov->cap_gthreads = ncap;
 	}
 	struct ov_gthread *g = &ov->gthreads[ov->nr_gthreads++];
 	memset(g, 0, sizeof *g);
@@ -94,12 +93,11 @@ static struct vms_gthread_reason *reason_row(struct an_overlays *ov, uint32_t gi
 		return &g->st.reasons[i];
 	}
 	if (g->st.nr_reasons == g->cap_reasons) {
-		uint32_t ncap = g->cap_reasons ? g->cap_reasons * 2 : 4;
-		struct vms_gthread_reason *nr = realloc(g->st.reasons, ncap * sizeof *nr);
+		struct vms_gthread_reason *nr =
+			vms_grow(g->st.reasons, &g->cap_reasons, sizeof *nr, 4);
 		if (!nr)
 			return NULL;
 		g->st.reasons = nr;
-		g->cap_reasons = ncap;
 	}
 	if (i == UINT32_MAX && !an_reason_add(&ov->reason_idx, gidx, isa, reason, g->st.nr_reasons))
 		return NULL;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "core/grow.h"
 
 /* A vCPU's thieves are looked up by tid at every change of thief: the first ST_SCAN by a scan
  * (the usual vCPU has a handful), the others through an index of 4-byte slots (not a
@@ -159,14 +160,13 @@ static void count_unattributed(struct an_steal *st, struct st_vcpu *v, uint64_t 
 		return;
 	if (inserted) {
 		if (st->nr_unattr == st->cap_unattr) {
-			uint32_t cap = st->cap_unattr ? st->cap_unattr * 2 : 8;
-			struct vms_unattributed *u = realloc(st->unattr, cap * sizeof *u);
+			struct vms_unattributed *u =
+				vms_grow(st->unattr, &st->cap_unattr, sizeof *u, 8);
 			if (!u) {
 				*idx = 0;
 				return;
 			}
 			st->unattr = u;
-			st->cap_unattr = cap;
 		}
 		st->unattr[st->nr_unattr++] = (struct vms_unattributed){ .host = v->cur_host,
 									 .cpu = v->cur_cpu };
@@ -205,14 +205,12 @@ static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 		return;
 	}
 	if (v->nr_steal == v->cap_steal) {
-		uint32_t ncap = v->cap_steal ? v->cap_steal * 2 : 8;
-		struct vms_steal_entry *ns_ = realloc(v->steal, ncap * sizeof *ns_);
+		struct vms_steal_entry *ns_ = vms_grow(v->steal, &v->cap_steal, sizeof *ns_, 8);
 		if (!ns_) {
 			charge_other(st, v, v->tid, ns);
 			return;
 		}
 		v->steal = ns_;
-		v->cap_steal = ncap;
 	}
 	if (v->nr_slot)
 		slot_put(v, v->tid, v->nr_steal);

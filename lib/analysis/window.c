@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "core/grow.h"
 
 struct gw_vcpu {
 	bool has_state, has_switch, has_mode, has_exit, has_instead;
@@ -183,14 +184,12 @@ static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
 	struct gw_cpu *c = inserted ? NULL : &g->cpu[*idx];
 	if (!c) {
 		if (g->nr_cpu == g->cap_cpu) {
-			uint32_t cap = g->cap_cpu ? g->cap_cpu * 2 : 16;
-			struct gw_cpu *nc = realloc(g->cpu, cap * sizeof *nc);
+			struct gw_cpu *nc = vms_grow(g->cpu, &g->cap_cpu, sizeof *nc, 16);
 			if (!nc) {
 				*idx = UINT64_MAX - 1; /* not kept */
 				return;
 			}
 			g->cpu = nc;
-			g->cap_cpu = cap;
 		}
 		c = &g->cpu[g->nr_cpu++];
 	}

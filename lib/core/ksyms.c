@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "vmscope/ksyms.h"
+#include "core/grow.h"
 
 struct ksym {
 	uint64_t addr;
@@ -35,12 +36,10 @@ struct vms_ksyms *vms_ksyms_new(void)
 static bool grow(struct vms_ksyms *k, size_t n)
 {
 	if (k->n == k->cap_s) {
-		uint32_t cap = k->cap_s ? k->cap_s * 2 : 1024;
-		struct ksym *s = cap > UINT32_MAX / 2 ? NULL : realloc(k->s, cap * sizeof *s);
+		struct ksym *s = vms_grow(k->s, &k->cap_s, sizeof *s, 1024);
 		if (!s)
 			return false;
 		k->s = s;
-		k->cap_s = cap;
 	}
 	if (n + 1 > (size_t)UINT32_MAX / 2 - k->used)
 		return false;

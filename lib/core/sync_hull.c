@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "vmscope/sync.h"
+#include "core/grow.h"
 
 typedef __int128 s128;
 
@@ -74,12 +75,10 @@ static int lower_insert(struct vms_hull_pt **pp, uint32_t *n, uint32_t *cap, str
 	if (*n >= VMS_HULL_MAX_POINTS)
 		return 1; /* a hull this size is no clock: hostile data; the point is dropped */
 	if (*n == *cap) {
-		uint32_t ncap = *cap ? *cap * 2 : 16;
-		struct vms_hull_pt *np = realloc(p, (size_t)ncap * sizeof *np);
+		struct vms_hull_pt *np = vms_grow(p, cap, sizeof *np, 16);
 		if (!np)
 			return -1;
 		*pp = p = np;
-		*cap = ncap;
 	}
 	memmove(&p[pos + 1], &p[pos], (size_t)(*n - pos) * sizeof *p);
 	p[pos] = q;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "model_internal.h"
+#include "core/grow.h"
 
 struct vms_model *vms_model_new(void)
 {
@@ -240,15 +241,13 @@ struct vms_thread_info *vms_model_thread_put(struct vms_model *m, uint32_t machi
 	if (!inserted)
 		return &m->threads[*idx];
 	if (m->nr_threads == m->cap_threads) {
-		uint32_t ncap = m->cap_threads ? m->cap_threads * 2 : 64;
-		struct vms_thread_info *nt = realloc(m->threads, ncap * sizeof *nt);
+		struct vms_thread_info *nt = vms_grow(m->threads, &m->cap_threads, sizeof *nt, 64);
 		if (!nt) {
 			/* keep the map consistent: point the new key at a slot we will fill */
 			*idx = VMS_KEYMAP_EMPTY - 1;
 			return NULL;
 		}
 		m->threads = nt;
-		m->cap_threads = ncap;
 	}
 	struct vms_thread_info *t = &m->threads[m->nr_threads++];
 	t->tid = tid;

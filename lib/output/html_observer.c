@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "html_internal.h"
+#include "core/grow.h"
 
 /* ---- names ---- */
 
@@ -132,12 +133,10 @@ int html_row_new(struct vms_html *h, enum html_row_kind kind, uint32_t machine, 
 		 uint32_t label)
 {
 	if (h->nr_rows == h->cap_rows) {
-		uint32_t cap = h->cap_rows ? h->cap_rows * 2 : 32;
-		struct html_row *r = realloc(h->rows, cap * sizeof *r);
+		struct html_row *r = vms_grow(h->rows, &h->cap_rows, sizeof *r, 32);
 		if (!r)
 			goto oom;
 		h->rows = r;
-		h->cap_rows = cap;
 	}
 	int i = hs_add_row(&h->sum);
 	if (i < 0)
@@ -322,14 +321,12 @@ static struct html_hist *hist_of(struct vms_html *h, uint32_t machine, uint32_t 
 	if (h->nr_hists >= 4096)
 		return NULL;
 	if (h->nr_hists == h->cap_hists) {
-		uint32_t cap = h->cap_hists ? h->cap_hists * 2 : 16;
-		struct html_hist *n = realloc(h->hists, cap * sizeof *n);
+		struct html_hist *n = vms_grow(h->hists, &h->cap_hists, sizeof *n, 16);
 		if (!n) {
 			h->oom = 1;
 			return NULL;
 		}
 		h->hists = n;
-		h->cap_hists = cap;
 	}
 	struct html_hist *x = &h->hists[h->nr_hists++];
 	memset(x, 0, sizeof *x);

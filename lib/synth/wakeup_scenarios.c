@@ -28,6 +28,7 @@
 #include "output/tracedat_writer.h"
 #include "synth/kernel_formats.h"
 #include "synth/wakeup_scenarios.h"
+#include "core/grow.h"
 
 const char *const vms_synth_wakeup_scenarios[] = { "noisy-wakeups", "exit-storm",
 						   "halted-wakeup", "oversubscribed",
@@ -211,14 +212,12 @@ static void seg(struct lane *L, uint64_t t, enum vms_synth_cause c, uint8_t who)
 		return;
 	}
 	if (L->n == L->cap) {
-		uint32_t nc = L->cap ? L->cap * 2 : 256;
-		struct seg *nh = realloc(L->h, nc * sizeof *nh);
+		struct seg *nh = vms_grow(L->h, &L->cap, sizeof *nh, 256);
 		if (!nh) {
 			L->w->oom = true;
 			return;
 		}
 		L->h = nh;
-		L->cap = nc;
 	}
 	L->h[L->n++] = (struct seg){ t, (uint8_t)c, who };
 }
@@ -289,14 +288,12 @@ static void plant_begin(struct ws *w, const struct vms_task *who, uint32_t vcpu,
 			uint64_t tw)
 {
 	if (w->npl == w->cappl) {
-		uint32_t nc = w->cappl ? w->cappl * 2 : 64;
-		struct planted *np = realloc(w->pl, nc * sizeof *np);
+		struct planted *np = vms_grow(w->pl, &w->cappl, sizeof *np, 64);
 		if (!np) {
 			w->oom = true;
 			return;
 		}
 		w->pl = np;
-		w->cappl = nc;
 	}
 	w->pl[w->npl++] = (struct planted){ who, vcpu, waker, tw, UINT64_MAX };
 }
