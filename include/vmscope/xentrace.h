@@ -109,7 +109,7 @@ struct vms_xen_info {
 	const uint32_t *pcpu;           /* their numbers, ascending */
 	uint32_t nr_domains;            /* ascending by id; the idle domain included */
 	const struct vms_xen_domain *domains;
-	uint64_t first_tsc, last_tsc;
+	uint64_t first_tsc;             /* the earliest of the CPUs' first TSCs, 0 none */
 	uint32_t isa;                   /* 1 VMX, 2 SVM, 0 no HVM exits */
 	uint64_t cpu_hz;                /* the frequency given by the user, 0 unknown */
 	bool cpu_hz_given;

@@ -224,6 +224,57 @@ static void test_damage(void **state)
 	expect_damage(&w, "cpu.bin", "CPU number above 4095", 40);
 }
 
+/* The walk checks a scheduler-internal record's fit only after its block's loop (the record
+ * that crosses the end is the last one it took): such a record is damage at its own offset
+ * inside the file, and where the file is cut it is left out of the counts and the CPU's last
+ * record is the one before it. */
+static void test_sched_record_crossing(void **state)
+{
+	(void)state;
+	struct xtw w;
+	memset(&w, 0, sizeof w);
+	uint32_t words[3] = { 1, 2, 3 };
+	xtw_block(&w, 0);
+	xtw_runstate(&w, 1000, 1, 0, 1, 0);          /* 12: 16 bytes */
+	xtw_rec(&w, 0x00022001u, 0, 1, words);      /* 28: credit internal, no TSC, 8 bytes */
+	xtw_rec(&w, 0x00022002u, 1100, 3, words);   /* 36: with TSC, 24 bytes */
+	xtw_block(&w, 1);                           /* 60 (saving fills in the last block's size) */
+	xtw_runstate(&w, 1200, 1, 1, 1, 0);
+	/* the block says 8 bytes fewer: the last record (at 36) crosses its end */
+	uint32_t size;
+	memcpy(&size, w.buf + 8, 4);
+	size -= 8;
+	memcpy(w.buf + 8, &size, 4);
+	expect_damage(&w, "sched-crosses.bin", "record crosses the end of its block", 36);
+	/* the whole block, the file cut 6 bytes into the last record: two records read */
+	size += 8;
+	memcpy(w.buf + 8, &size, 4);
+	struct vms_error err = { 0 };
+	struct vms_source *src = vms_xentrace_open(save(&w, "sched-cut.bin", 42), &err);
+	assert_non_null(src);
+	const struct vms_xen_info *xi = vms_xentrace_info(src);
+	assert_true(xi->truncated);
+	assert_int_equal(xi->truncated_at, 36);
+	assert_int_equal(xi->records, 2);
+	assert_int_equal(xi->notsc_records, 1);
+	assert_int_equal(xi->class_records[1], 2);
+	/* the stream returns both (the CPU's last record, at 28, is always returned) */
+	struct vms_event ev;
+	assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	assert_int_equal(ev.ts, 1000);
+	assert_int_equal(src->ops->next(src, 0, &ev), 1);
+	assert_int_equal(ev.type, VMS_XEN_T_SCHED);
+	assert_int_equal(ev.ts, 1000);
+	assert_int_equal(src->ops->next(src, 0, &ev), 0);
+	vms_source_close(src);
+	/* cut 2 bytes into the last record's header: the same */
+	src = vms_xentrace_open(save(&w, "sched-cut2.bin", 38), &err);
+	assert_non_null(src);
+	assert_int_equal(vms_xentrace_info(src)->truncated_at, 36);
+	assert_int_equal(vms_xentrace_info(src)->records, 2);
+	vms_source_close(src);
+}
+
 /* The scenario of the model test (cycles; at --cpu-hz 1e9 a cycle is a ns):
  *   CPU 0  100 d1v0 runnable->running   first seen: running from 100
  *          150 VMEXIT HLT (12)
@@ -475,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_lost_records),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_sched_record_crossing),
 		cmocka_unit_test(test_model_scenario),
 		cmocka_unit_test(test_lost_markers_by_hand),
 		cmocka_unit_test(test_real_one_pass),

@@ -172,26 +172,33 @@ static inline struct vms_xen_domain *dom_of(struct scan *s, uint32_t id)
 }
 
 /* One record of CPU `cpu` at `off` that is not a scheduler internal (walk counted it); checks
- * what its kind needs. */
-static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct xt_rec *rec)
+ * what its kind needs. By class first: most of these are HVM records that need nothing. */
+static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, uint32_t h)
 {
 	struct xt_reader *r = s->r;
 	struct vms_xen_info *in = &r->info;
-	if (rec->event == VMS_XEN_TRC_CPU_CHANGE)
-		return damage(s, off, "CPU-change record inside a block");
-	uint32_t ev = rec->event;
-	if (ev == VMS_XEN_TRC_LOST_RECORDS) {
-		if (rec->extra < 4)
-			return damage(s, off, "lost-records marker without its four words");
-		in->lost_markers++;
-		in->lost_records += xt_rd32(rec->data);
-		s->cpu[cpu].cur = -1;
-	} else if (ev == VMS_XEN_TRC_WRAP_BUFFER) {
-		in->wraps++;
-	} else if (xt_is_runstate_change(ev) || ev == VMS_XEN_TRC_RUNSTATE_CONTINUE) {
-		if (rec->extra < 1)
+	uint32_t ev = h & 0x0fffffffu, extra = (h >> 28) & 7u;
+	const uint8_t *data = r->map + off + (h >> 31 ? 12 : 4);
+	switch (ev >> 16) {
+	case 0x001: /* TRC_GEN */
+		if (ev == VMS_XEN_TRC_CPU_CHANGE)
+			return damage(s, off, "CPU-change record inside a block");
+		if (ev == VMS_XEN_TRC_LOST_RECORDS) {
+			if (extra < 4)
+				return damage(s, off, "lost-records marker without its four words");
+			in->lost_markers++;
+			in->lost_records += xt_rd32(data);
+			s->cpu[cpu].cur = -1;
+		} else if (ev == VMS_XEN_TRC_WRAP_BUFFER) {
+			in->wraps++;
+		}
+		return 0;
+	case 0x002: { /* TRC_SCHED_MIN (the walk took the scheduler's internals) */
+		if (!xt_is_runstate_change(ev) && ev != VMS_XEN_TRC_RUNSTATE_CONTINUE)
+			return 0;
+		if (extra < 1)
 			return damage(s, off, "runstate record without its domain/vCPU word");
-		uint32_t dv = xt_rd32(rec->data), dom = dv >> 16, vcpu = dv & 0xffff;
+		uint32_t dv = xt_rd32(data), dom = dv >> 16, vcpu = dv & 0xffff;
 		if (dom > VMS_XEN_IDLE_DOMAIN)
 			return damage(s, off, "runstate record of a domain id above the idle domain's");
 		if (vcpu >= XT_MAX_VCPUS)
@@ -208,26 +215,48 @@ static int scan_record(struct scan *s, uint32_t cpu, uint64_t off, const struct 
 			s->cpu[cpu].cur = (int32_t)dv;
 		else if (old == VMS_XEN_RUNNING && s->cpu[cpu].cur == (int32_t)dv)
 			s->cpu[cpu].cur = -1;
-	} else if (xt_is_vmexit(ev) || ev == VMS_XEN_TRC_VMENTRY) {
+		return 0;
+	}
+	case 0x008: /* TRC_HVM */
 		if (xt_is_vmexit(ev)) {
 			uint32_t need = (ev & VMS_XEN_TRC_64_FLAG) ? 3 : 2;
-			if (rec->extra < need)
+			if (extra < need)
 				return damage(s, off, "VMEXIT record without its reason and guest address");
 			uint32_t isa = (ev & ~VMS_XEN_TRC_64_FLAG) == VMS_XEN_TRC_SVM_EXIT ? 2 : 1;
 			if (!in->isa)
 				in->isa = isa;
+		} else if (ev != VMS_XEN_TRC_VMENTRY) {
+			return 0;
 		}
+		/* a domain is HVM when it exits to Xen (other HVM records, such as emulated
+		 * timers, are also written while dom0 runs) */
+		if (s->cpu[cpu].cur >= 0) {
+			struct vms_xen_domain *d = dom_of(s, (uint32_t)s->cpu[cpu].cur >> 16);
+			if (d)
+				d->hvm = true;
+		}
+		return 0;
+	default:
+		return 0;
 	}
-	/* a domain is HVM when it exits to Xen (other HVM records, such as emulated timers, are
-	 * also written while dom0 runs) */
-	if ((xt_is_vmexit(ev) || ev == VMS_XEN_TRC_VMENTRY) && s->cpu[cpu].cur >= 0) {
-		struct vms_xen_domain *d = dom_of(s, (uint32_t)s->cpu[cpu].cur >> 16);
-		if (d)
-			d->hvm = true;
-	}
-	return 0;
 }
 
+/* The record before the one at `p` in the block whose records begin at `body` (UINT64_MAX
+ * none): the records up to p were found whole. */
+static uint64_t record_before(const uint8_t *m, uint64_t body, uint64_t p)
+{
+	uint64_t prev = UINT64_MAX;
+	for (uint64_t q = body; q < p; q += xt_size(xt_rd32(m + q)))
+		prev = q;
+	return prev;
+}
+
+/* The one walk over the records at open. It keeps only what the model needs before the first
+ * event (the domains and their vCPUs: a machine each, linked before the analysis pass) and
+ * what a damaged file must be refused for before any event is used (the framing, the words
+ * of the records that the Xen model reads), with the counts `info` shows. Per record it
+ * reads the header only, in locals; what a TSC says is left to the stream pass (a CPU's
+ * first TSC excepted, found once). */
 static int walk(struct scan *s)
 {
 	struct xt_reader *r = s->r;
@@ -256,17 +285,14 @@ static int walk(struct scan *s)
 			s->cpu[cpu].first_blk = off;
 		s->cpu[cpu].seen = true;
 		uint64_t body = off + 12, end = body + win;
+		/* a block cut by the file's end is read to its last whole record: its end is put
+		 * on a record boundary (a multiple of 4 from the body), so that below p < end
+		 * always leaves a whole header to read */
 		bool cut = end > size;
 		if (cut)
-			end = size;
-		/* every record is counted here, in locals (stores through the info would have to
-		 * be assumed to alias the mapping); only those that are not scheduler internals
-		 * go to scan_record. lo1 is the least TSC less one, so that a TSC of 0 ("none",
-		 * as in the info) never wins: one compare per record */
-		uint64_t p = body, last = UINT64_MAX, nother = 0, notsc = 0, nsched = 0;
-		uint64_t lo1 = (r->info.first_tsc ? r->info.first_tsc : 0) - 1, hi = r->info.last_tsc;
+			end = body + ((size - body) & ~(uint64_t)3);
 		if (!s->cpu[cpu].has_tsc) {
-			/* the CPU's first TSC, so that the loop below does not look for it */
+			/* the CPU's first TSC (records without one before it take it) */
 			for (uint64_t q = body; end - q >= 4 && xt_size(xt_rd32(m + q)) <= end - q;
 			     q += xt_size(xt_rd32(m + q))) {
 				if (xt_rd32(m + q) >> 31) {
@@ -276,47 +302,51 @@ static int walk(struct scan *s)
 				}
 			}
 		}
+		/* every record is counted here, in locals (stores through the info would have to
+		 * be assumed to alias the mapping). The scheduler's internals, most of a real
+		 * file, only have their header read: whether they fit in the block is checked
+		 * once, after the loop (a record that crosses the end is the last one the loop
+		 * takes); the others (runstate, VMENTRY/VMEXIT, TRC_GEN records: scan_record)
+		 * are checked before their words are read. */
+		uint64_t p = body, last = UINT64_MAX, ntsc = 0, nsched = 0, nother = 0;
 		while (p < end) {
-			if (end - p < 4) {
-				if (cut)
-					break;
-				return damage(s, p, "record crosses the end of its block");
-			}
 			uint32_t h = xt_rd32(m + p);
 			uint32_t rsize = xt_size(h);
-			if (rsize > end - p) {
-				if (cut)
-					break;
-				return damage(s, p, "record crosses the end of its block");
-			}
-			if (h >> 31) {
-				uint64_t tsc = xt_rd64(m + p + 4);
-				lo1 = tsc - 1 < lo1 ? tsc - 1 : lo1;
-				hi = tsc > hi ? tsc : hi;
-			} else {
-				notsc++;
-			}
-			if (xt_sched_internal(h & 0x0fffffffu)) {
+			if ((h & 0x0fff0000u) == 0x00020000u && (h & 0xf000u) != 0x1000u) {
+				ntsc += h >> 31;
 				nsched++;
-			} else {
-				struct xt_rec rec;
-				xt_decode(m + p, &rec);
-				r->info.class_records[xt_class(rec.event)]++;
-				nother++;
-				int rc = scan_record(s, cpu, p, &rec);
+				last = p;
+				p += rsize;
+				continue;
+			}
+			if (rsize > end - p)
+				break;
+			ntsc += h >> 31;
+			nother++;
+			r->info.class_records[xt_class(h & 0x0fffffffu)]++;
+			if ((h & 0x0ffff000u) == 0x00021000u || (h & 0x0ffff000u) == 0x00081000u ||
+			    (h & 0x0fff0000u) == 0x00010000u) {
+				int rc = scan_record(s, cpu, p, h);
 				if (rc)
 					return rc;
 			}
 			last = p;
 			p += rsize;
 		}
+		if (p > end) {
+			/* the scheduler record at `last` crosses the end: it is not counted, and the
+			 * CPU's last record is the one before it */
+			p = last;
+			ntsc -= xt_rd32(m + p) >> 31;
+			nsched--;
+			last = record_before(m, body, p);
+		}
+		if (p < end && !cut)
+			return damage(s, p, "record crosses the end of its block");
 		uint64_t n = nsched + nother;
-		uint64_t lo = lo1 + 1;
 		r->info.records += n;
-		r->info.notsc_records += notsc;
+		r->info.notsc_records += n - ntsc;
 		r->info.class_records[1] += nsched; /* TRC_SCHED */
-		r->info.first_tsc = lo;
-		r->info.last_tsc = hi;
 		if (last != UINT64_MAX)
 			s->cpu[cpu].last_off = last;
 		if (cut) {
@@ -373,6 +403,10 @@ static int fill_meta(struct vms_source *src, struct xt_reader *r, struct scan *s
 		if (s->cpu[c].seen)
 			n++, top = c + 1;
 	m->nr_cpus = top;
+	/* a CPU without any TSC of its own takes the earliest first TSC of the others */
+	for (uint32_t c = 0; c < s->nr_cpu; c++)
+		if (s->cpu[c].has_tsc && (!r->info.first_tsc || s->cpu[c].first_tsc < r->info.first_tsc))
+			r->info.first_tsc = s->cpu[c].first_tsc;
 	r->pcpu = calloc(n ? n : 1, sizeof *r->pcpu);
 	r->st = calloc(n ? n : 1, sizeof *r->st);
 	if (!r->pcpu || !r->st)
