@@ -94,7 +94,9 @@ struct vms_trace_meta {
 	                            killed): what is there is complete, the rest is missing */
 	/* formats of events vmscope reads (sched_switch, kvm_exit...) that it refused as unsafe
 	 * to parse or that could not be parsed: their events are kind OTHER, not decoded. The
-	 * first one's name (in type_names), for the warning that says so. */
+	 * first one's name (in type_names), for the warning that says so. A reader may find
+	 * this on the first event of the type (trace.dat parses formats lazily): the count
+	 * and type_kinds are final once the streams have been read. */
 	uint32_t nr_formats_unread;
 	const char *format_unread;
 

@@ -653,7 +653,6 @@ int cli_begin(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		cli_free(c);
 		return st;
 	}
-	cli_warn_formats(c->cmd, c->s);
 	unit_is_cycles = false;
 	for (uint32_t i = 0; i < vms_session_nr_sources(c->s); i++) {
 		const struct vms_trace_meta *m = &vms_session_source(c->s, i)->meta;
@@ -732,6 +731,9 @@ int cli_end(struct cli *c, int status)
 			status = cli_write_failed(c->cmd, errno);
 	}
 	c->f = NULL;
+	/* after reading: a reader may find a format it cannot read on its first event */
+	if (c->s)
+		cli_warn_formats(c->cmd, c->s);
 	vms_session_free(c->s);
 	c->s = NULL;
 	cli_free(c);

@@ -93,7 +93,8 @@ const char *cli_bad_option(char **argv, char *buf, size_t len);
  * argument (2); anything else a failure (1). */
 int cli_open_exit(int errnum);
 /* A warning per trace whose formats of events vmscope reads were refused or not parsed
- * (vms_trace_meta.nr_formats_unread): their events are not decoded, which is said. */
+ * (vms_trace_meta.nr_formats_unread): their events are not decoded, which is said. Called
+ * once the traces have been read (cli_end does), since a reader may learn it per event. */
 void cli_warn_formats(const char *cmd, struct vms_session *s);
 /* Where the command's output goes (-o FILE, else stdout). NULL after printing an error. */
 FILE *cli_output(const struct cli *c);

@@ -49,6 +49,7 @@ struct out {
 	char *buf;
 	size_t len;
 	int failed;
+	struct vms_source *nomem;  /* a reader ran out of memory rendering an event (its err) */
 };
 
 static int out_flush(struct out *o)
@@ -111,6 +112,8 @@ static int render(struct vms_source *src, uint32_t stream, const struct vms_even
 			pre = (size_t)p;
 		}
 		int r = src->ops->format_event(src, stream, buf + pre, len - pre);
+		if (r == VMS_ERR_NOMEM)
+			return r;
 		if (complete && r >= 0)
 			return r;   /* simpletrace returns the length like snprintf */
 		if (r >= 0) {
@@ -153,16 +156,16 @@ static void emit(struct out *o, struct vms_source *src, uint32_t stream, const s
 		out_flush(o);
 	size_t room = OUT_CAP - o->len;
 	int n = render(src, stream, ev, o->buf + o->len, room, complete, prefix);
-	if (n < 0)
-		return;
-	if ((size_t)n >= room - 1 && o->len > 0) {
+	if (n >= 0 && (size_t)n >= room - 1 && o->len > 0) {
 		/* a very long line (maybe cut): start it in an empty buffer */
 		out_flush(o);
 		room = OUT_CAP;
 		n = render(src, stream, ev, o->buf, room, complete, prefix);
-		if (n < 0)
-			return;
 	}
+	if (n == VMS_ERR_NOMEM)
+		o->nomem = src;   /* said by the caller, which stops */
+	if (n < 0)
+		return;
 	if ((size_t)n >= room - 1)
 		n = (int)(room - 2);   /* cut at OUT_CAP */
 	if (!complete)   /* simpletrace escapes its strings itself (as simpletrace.py) */
@@ -180,7 +183,7 @@ static int exit_for(int status)
  * prints it (the line holds its own time: microseconds since the previous event). */
 static int dump_simpletrace(struct vms_source *src, uint64_t limit)
 {
-	struct out o = { malloc(OUT_CAP), 0, 0 };
+	struct out o = { .buf = malloc(OUT_CAP) };
 	struct vms_event ev;
 	int rc = VMS_EXIT_OK, st = 0;
 	if (!o.buf) {
@@ -193,11 +196,14 @@ static int dump_simpletrace(struct vms_source *src, uint64_t limit)
 		bool none[VMS_K_COUNT] = { false };
 		src->ops->set_wanted(src, none);
 	}
-	for (uint64_t printed = 0; printed < limit && !o.failed &&
+	for (uint64_t printed = 0; printed < limit && !o.failed && !o.nomem &&
 				   (st = src->ops->next(src, 0, &ev)) > 0; printed++)
 		emit(&o, src, 0, &ev, true, NULL);
 	out_flush(&o);
-	if (st < 0) {
+	if (o.nomem) {
+		fprintf(stderr, "vmscope dump: %s\n", src->err.msg);
+		rc = VMS_EXIT_FAIL;
+	} else if (st < 0) {
 		fprintf(stderr, "vmscope dump: %s\n", src->err.msg[0] ? src->err.msg : "read error");
 		rc = exit_for(st);
 	} else if (o.failed) {
@@ -237,7 +243,7 @@ static void merged_event(void *ctx, const struct vms_event *ev, uint64_t t)
 			      cli_machine_name(vms_session_model(d->s), ev->machine));
 	snprintf(pre + n, sizeof pre - (size_t)n, " cpu=%u tid=%d ", ev->cpu, ev->tid);
 	emit(&d->o, vms_session_source(d->s, ev->machine), ev->stream, ev, false, pre);
-	if (++d->printed >= d->limit || d->o.failed)
+	if (++d->printed >= d->limit || d->o.failed || d->o.nomem)
 		vms_session_stop(d->s);
 }
 
@@ -339,7 +345,6 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "vmscope dump: %s\n", err.msg[0] ? err.msg : "cannot open the trace");
 		return exit_for(err.status ? err.status : VMS_ERR_IO);
 	}
-	cli_warn_formats("dump", d.s);
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct vms_trace_meta *m = &vms_session_source(d.s, i)->meta;
 		if (!m->ts_in_ns && !m->has_tsc2nsec && !raw) {
@@ -361,8 +366,12 @@ int cmd_dump(int argc, char **argv)
 		rc = exit_for(err.status);
 	} else {
 		out_flush(&d.o);
-		if (d.o.failed)
+		if (d.o.nomem) {
+			fprintf(stderr, "vmscope dump: %s\n", d.o.nomem->err.msg);
 			rc = VMS_EXIT_FAIL;
+		} else if (d.o.failed) {
+			rc = VMS_EXIT_FAIL;
+		}
 		for (uint32_t i = 0; i < nr && rc == VMS_EXIT_OK; i++)
 			if (vms_session_source(d.s, i)->meta.ended_abruptly)
 				fprintf(stderr, "vmscope dump: note: %s ended abruptly (its writer was killed or "
@@ -370,6 +379,8 @@ int cmd_dump(int argc, char **argv)
 					vms_session_source(d.s, i)->path);
 	}
 	free(d.o.buf);
+	/* after reading: a reader may find a format it cannot read on its first event */
+	cli_warn_formats("dump", d.s);
 	vms_session_free(d.s);
 	return rc;
 }

@@ -20,6 +20,9 @@
  *    flags are in the pages), each page counted once however often the source is rewound;
  *  - a CPU whose data is cut by the end of the file returns its events up to the cut, then
  *    an error; metadata damage fails the open;
+ *  - meta.type_kinds says at open the kind each format's name maps to; a format is parsed on
+ *    the first record of its type, and one refused as unsafe or not parsed then turns kind
+ *    OTHER there and in meta.nr_formats_unread (which grows while the streams are read);
  *  - VMS_TRACEDAT_THREADS=0 in the environment keeps the reading single-threaded (no
  *    prefetch thread), for measurements. */
 #ifndef VMS_TRACEDAT_H
@@ -28,6 +31,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+
+#include <traceevent/trace-seq.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -181,12 +186,15 @@ struct td_type {
 	uint16_t tid_from_pid; /* f[0] falls back to common_pid when the field is missing */
 	struct td_field f[5];
 	struct td_field s[2];
-	struct tep_event *tev; /* parsed by libtraceevent (at open for mapped kinds, else
-				  lazily by format_event); NULL for the "unknown" type */
+	struct tep_event *tev; /* parsed by libtraceevent (on the first record of a mapped
+				  kind, else by format_event); NULL for the "unknown" type */
 	const uint8_t *text;   /* the format text (in the mapping or a kept section) */
 	uint32_t text_len;
 	int32_t id;            /* event id, -1 when the format has none */
+	uint64_t off;          /* file offset of the text, for an out-of-memory message */
 	bool tried;            /* libtraceevent was asked to parse it */
+	bool pending;          /* kind from the name, format not parsed yet: td_formats_resolve
+				  on its first record settles the kind and the fields */
 	bool unread;           /* a mapped kind whose format was refused or not parsed */
 	bool no_print;         /* its print format is not safe to evaluate (see
 				  tracedat_formats.c): format_event does not render it */
@@ -215,13 +223,22 @@ int td_formats_init(struct td_formats *fm, struct td_file *f, struct vms_trace_m
 int td_formats_header_page(struct td_formats *fm, struct td_file *f, const uint8_t *buf,
 			   uint64_t len, uint64_t off);
 /* Registers one format text (kept by reference: it must outlive the source). Only the
- * name and ID lines are read here; libtraceevent parses the formats of the kinds vmscope
- * maps, the first one (for the common fields), and others lazily for format_event: parsing
- * all 2000+ formats of a typical file would cost more than reading its events. */
+ * name and ID lines are read here (the kind comes from the name); libtraceevent parses the
+ * first format (for the common fields) here, a mapped kind's on its first record
+ * (td_formats_resolve) and any other's when format_event renders one: parsing all 2000+
+ * formats of a typical file, or even the ten vmscope maps, would cost more than reading a
+ * small trace's events. */
 int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *text,
 		     uint64_t len, const char *sys, uint64_t off);
-/* libtraceevent's view of a type, parsing it on first use (NULL if it cannot be parsed). */
-struct tep_event *td_formats_tep_event(struct td_formats *fm, uint32_t type);
+/* The first record of a pending type: parse its format, map its fields or, when it is
+ * refused or cannot be parsed, make it kind OTHER in meta->type_kinds and count it in
+ * meta->nr_formats_unread (the CLI warns after reading). 0, or VMS_ERR_NOMEM with err set
+ * ("PATH: out of memory at byte offset N" of the format). */
+int td_formats_resolve(struct td_formats *fm, uint32_t type, struct vms_trace_meta *meta,
+		       struct vms_error *err, const char *path);
+/* libtraceevent's view of a type, parsing it on first use (*tev NULL when it cannot be
+ * parsed or is not safe to render); VMS_ERR_NOMEM when the guard ran out of memory. */
+int td_formats_tep_event(struct td_formats *fm, uint32_t type, struct tep_event **tev);
 /* off: where the format sections start, for an out-of-memory message */
 int td_formats_finish(struct td_formats *fm, struct td_file *f, struct vms_trace_meta *meta,
 		      uint64_t off);
@@ -286,6 +303,8 @@ struct td_stream {
 	const uint8_t *last_rec; /* payload of the last event returned */
 	uint32_t last_len;
 	uint32_t last_type;
+	uint64_t last_serial;    /* its number among the source's records returned (from 1) */
+	uint64_t last_off;       /* its file offset (its chunk's when compressed) */
 
 	char str[2][64];
 };
@@ -321,6 +340,11 @@ struct td_source {
 	bool wanted[VMS_K_COUNT];
 	int version;
 	uint8_t *print_rec;     /* format_event's zero-padded copy of a record (TD_PRINT_REC) */
+	struct trace_seq seq;   /* format_event's text, kept for a second call on one record */
+	bool seq_ready;
+	uint64_t seq_serial;    /* the record whose text seq holds (last_serial), 0: none */
+	uint32_t seq_used;      /* the bytes of that record libtraceevent was given */
+	uint64_t served;        /* records returned by next() on any stream */
 	_Atomic uint64_t chunk_mem; /* bytes of all chunk buffers (reader and prefetch thread) */
 	uint64_t chunk_budget;  /* their bound, from the file size (TD_CHUNK_MEM_*) */
 	/* where the kallsyms text is, parsed only when asked (vms_source_ksyms): v7 a section

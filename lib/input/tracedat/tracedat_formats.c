@@ -178,19 +178,52 @@ static int tep_parse_type(struct td_formats *fm, struct td_type *t)
 	return t->tev ? 0 : -1;
 }
 
-static bool is_mapped_name(const char *sys, const char *n)
+/* The kind a format's name maps to (OTHER for the names vmscope does not read). Known from
+ * the name line alone: the format itself is parsed on the first record of that type. */
+static uint16_t name_kind(const char *sys, const char *n)
 {
-	static const char *const names[] = {
-		"sched:sched_switch", "sched:sched_wakeup", "sched:sched_wakeup_new",
-		"sched:sched_process_fork", "sched:sched_process_exec", "sched:sched_process_exit",
-		"task:task_rename",
-		"kvm:kvm_entry", "kvm:kvm_exit", "kvm:kvm_vcpu_wakeup", NULL};
-	char full[160];
-	snprintf(full, sizeof full, "%s:%s", sys, n);
-	for (const char *const *p = names; *p; p++)
-		if (strcmp(full, *p) == 0)
-			return true;
-	return strncmp(n, "vmsync_", 7) == 0;
+	static const struct {
+		const char *sys, *name;
+		uint16_t kind;
+	} names[] = {
+		{"sched", "sched_switch", VMS_K_SCHED_SWITCH},
+		{"sched", "sched_wakeup", VMS_K_SCHED_WAKEUP},
+		{"sched", "sched_wakeup_new", VMS_K_SCHED_WAKEUP},
+		{"sched", "sched_process_fork", VMS_K_PROCESS_FORK},
+		{"sched", "sched_process_exec", VMS_K_PROCESS_EXEC},
+		{"sched", "sched_process_exit", VMS_K_PROCESS_EXIT},
+		{"task", "task_rename", VMS_K_THREAD_NAME},
+		{"kvm", "kvm_entry", VMS_K_KVM_ENTRY},
+		{"kvm", "kvm_exit", VMS_K_KVM_EXIT},
+		{"kvm", "kvm_vcpu_wakeup", VMS_K_KVM_VCPU_WAKEUP},
+		/* the vmsync events of any system (the tracer's own, or a module's) */
+		{NULL, "vmsync_gh_guest", VMS_K_VMSYNC_GH_GUEST},
+		{NULL, "vmsync_gh_host", VMS_K_VMSYNC_GH_HOST},
+		{NULL, "vmsync_hg_host", VMS_K_VMSYNC_HG_HOST},
+		{NULL, "vmsync_hg_guest", VMS_K_VMSYNC_HG_GUEST},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(n, names[i].name) == 0 && (!names[i].sys || strcmp(sys, names[i].sys) == 0))
+			return names[i].kind;
+	return VMS_K_OTHER;
+}
+
+/* A type whose format was parsed (or refused) takes its final kind: its fields mapped, or
+ * kind OTHER and counted as a format not read. meta is NULL at open (finish counts them). */
+static void settle(struct td_type *t, bool parsed, struct vms_trace_meta *meta, uint32_t ti)
+{
+	t->pending = false;
+	if (parsed) {
+		map_type(t, t->tev);
+		return;
+	}
+	t->kind = VMS_K_OTHER;
+	t->unread = true;
+	if (meta) {
+		meta->type_kinds[ti] = VMS_K_OTHER;
+		if (!meta->nr_formats_unread++)
+			meta->format_unread = meta->type_names[ti];
+	}
 }
 
 int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *text,
@@ -236,43 +269,58 @@ int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *te
 	t->text_len = (uint32_t)len;
 	t->id = id;
 	t->sys = sys;
-	t->kind = VMS_K_OTHER;
-	const char *ename = t->name + sl + 1;
-	bool want = is_mapped_name(sys, ename);
-	if (!fm->have_common || want) {
+	t->off = off;
+	t->kind = name_kind(sys, t->name + sl + 1);
+	t->pending = t->kind != VMS_K_OTHER;
+	/* Only the first format is parsed here, for where the common fields are (all formats
+	 * share them); the others when a record of theirs comes (td_formats_resolve): a
+	 * trace.dat holds 1,500-2,000 formats, and even the ten vmscope maps cost more to
+	 * parse than a small trace's events cost to read. */
+	if (!fm->have_common) {
 		int parsed = tep_parse_type(fm, t);
 		if (parsed == VMS_ERR_NOMEM)
 			return vms_error_nomem_at(f->err, f->path, off);
-		t->unread = want && parsed != 0;
+		if (t->pending)
+			settle(t, parsed == 0, NULL, 0);
 		if (parsed == 0) {
-			if (want)
-				map_type(t, t->tev);
-			if (!fm->have_common) {
-				struct tep_format_field *ct = tep_find_common_field(t->tev, "common_type");
-				struct tep_format_field *cp = tep_find_common_field(t->tev, "common_pid");
-				if (ct && cp && ct->offset >= 0 && ct->offset < 64 && cp->offset >= 0 &&
-				    cp->offset < 64 && (ct->size == 1 || ct->size == 2 || ct->size == 4) &&
-				    cp->size == 4) {
-					fm->common_type = (struct td_field){(uint16_t)ct->offset,
-						(uint8_t)ct->size, TD_F_PRESENT};
-					fm->common_pid = (struct td_field){(uint16_t)cp->offset, 4,
-						TD_F_PRESENT | TD_F_SIGNED};
-					fm->have_common = true;
-				}
+			struct tep_format_field *ct = tep_find_common_field(t->tev, "common_type");
+			struct tep_format_field *cp = tep_find_common_field(t->tev, "common_pid");
+			if (ct && cp && ct->offset >= 0 && ct->offset < 64 && cp->offset >= 0 &&
+			    cp->offset < 64 && (ct->size == 1 || ct->size == 2 || ct->size == 4) &&
+			    cp->size == 4) {
+				fm->common_type = (struct td_field){(uint16_t)ct->offset,
+					(uint8_t)ct->size, TD_F_PRESENT};
+				fm->common_pid = (struct td_field){(uint16_t)cp->offset, 4,
+					TD_F_PRESENT | TD_F_SIGNED};
+				fm->have_common = true;
 			}
 		}
 	}
 	return 0;
 }
 
-struct tep_event *td_formats_tep_event(struct td_formats *fm, uint32_t type)
+int td_formats_resolve(struct td_formats *fm, uint32_t ti, struct vms_trace_meta *meta,
+		       struct vms_error *err, const char *path)
 {
+	struct td_type *t = &fm->types[ti];
+	int parsed = tep_parse_type(fm, t);
+	if (parsed == VMS_ERR_NOMEM)
+		return vms_error_nomem_at(err, path, t->off);
+	settle(t, parsed == 0, meta, ti);
+	meta->type_kinds[ti] = t->kind;
+	return 0;
+}
+
+int td_formats_tep_event(struct td_formats *fm, uint32_t type, struct tep_event **tev)
+{
+	*tev = NULL;
 	if (type >= fm->nr_types)
-		return NULL;
+		return 0;
 	struct td_type *t = &fm->types[type];
-	if (!t->tried)
-		tep_parse_type(fm, t);
-	return t->no_print ? NULL : t->tev;
+	if (!t->tried && tep_parse_type(fm, t) == VMS_ERR_NOMEM)
+		return VMS_ERR_NOMEM;
+	*tev = t->no_print ? NULL : t->tev;
+	return 0;
 }
 
 static bool field_at(struct td_field *out, struct tep_event *ev, const char *const *names,
@@ -311,14 +359,11 @@ static bool field_at(struct td_field *out, struct tep_event *ev, const char *con
 
 #define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* Where the fields of the type's kind (from its name, name_kind) are in its parsed format. */
 static void map_type(struct td_type *t, struct tep_event *ev)
 {
-	const char *sys = ev->system ? ev->system : "";
-	const char *n = ev->name ? ev->name : "";
-	t->kind = VMS_K_OTHER;
-	bool sched = strcmp(sys, "sched") == 0;
-	if (sched && strcmp(n, "sched_switch") == 0) {
-		t->kind = VMS_K_SCHED_SWITCH;
+	switch (t->kind) {
+	case VMS_K_SCHED_SWITCH:
 		field_at(&t->f[0], ev, NAMES("prev_pid"), false);
 		field_at(&t->f[1], ev, NAMES("prev_state"), false);
 		field_at(&t->f[2], ev, NAMES("next_pid"), false);
@@ -326,64 +371,58 @@ static void map_type(struct td_type *t, struct tep_event *ev)
 		field_at(&t->f[4], ev, NAMES("next_prio"), false);
 		field_at(&t->s[0], ev, NAMES("prev_comm"), true);
 		field_at(&t->s[1], ev, NAMES("next_comm"), true);
-	} else if (sched && (strcmp(n, "sched_wakeup") == 0 || strcmp(n, "sched_wakeup_new") == 0)) {
-		t->kind = VMS_K_SCHED_WAKEUP;
+		break;
+	case VMS_K_SCHED_WAKEUP:
 		field_at(&t->f[0], ev, NAMES("pid"), false);
 		field_at(&t->f[1], ev, NAMES("target_cpu"), false);
 		field_at(&t->f[2], ev, NAMES("prio"), false);
 		field_at(&t->s[0], ev, NAMES("comm"), true);
-	} else if (sched && strcmp(n, "sched_process_fork") == 0) {
-		t->kind = VMS_K_PROCESS_FORK;
+		break;
+	case VMS_K_PROCESS_FORK:
 		field_at(&t->f[0], ev, NAMES("parent_pid"), false);
 		field_at(&t->f[1], ev, NAMES("child_pid"), false);
 		field_at(&t->f[2], ev, NAMES("child_tgid"), false);
 		field_at(&t->s[0], ev, NAMES("child_comm"), true);
-	} else if (sched && strcmp(n, "sched_process_exec") == 0) {
-		t->kind = VMS_K_PROCESS_EXEC;
+		break;
+	case VMS_K_PROCESS_EXEC:
 		t->tid_from_pid = !field_at(&t->f[0], ev, NAMES("pid"), false);
 		field_at(&t->s[0], ev, NAMES("filename"), true);
-	} else if (sched && strcmp(n, "sched_process_exit") == 0) {
-		t->kind = VMS_K_PROCESS_EXIT;
+		break;
+	case VMS_K_PROCESS_EXIT:
 		t->tid_from_pid = !field_at(&t->f[0], ev, NAMES("pid"), false);
-	} else if (strcmp(sys, "task") == 0 && strcmp(n, "task_rename") == 0) {
-		t->kind = VMS_K_THREAD_NAME;
+		break;
+	case VMS_K_THREAD_NAME:
 		/* newer kernels dropped the pid field: the renamed task is the current one */
 		t->tid_from_pid = !field_at(&t->f[0], ev, NAMES("pid"), false);
 		field_at(&t->s[0], ev, NAMES("newcomm"), true);
-	} else if (strcmp(sys, "kvm") == 0 && strcmp(n, "kvm_entry") == 0) {
-		t->kind = VMS_K_KVM_ENTRY;
+		break;
+	case VMS_K_KVM_ENTRY:
 		field_at(&t->f[0], ev, NAMES("vcpu_id"), false);
 		field_at(&t->f[1], ev, NAMES("rip", "guest_rip"), false);
-	} else if (strcmp(sys, "kvm") == 0 && strcmp(n, "kvm_exit") == 0) {
+		break;
+	case VMS_K_KVM_EXIT:
 		/* field names differ between kernels: 'reason' before 3.x, 'exit_reason' since;
 		 * 'guest_rip' on x86, 'vcpu_pc' on arm64 */
-		t->kind = VMS_K_KVM_EXIT;
 		field_at(&t->f[0], ev, NAMES("exit_reason", "reason", "esr_ec"), false);
 		field_at(&t->f[1], ev, NAMES("isa"), false);
 		field_at(&t->f[2], ev, NAMES("guest_rip", "rip", "vcpu_pc"), false);
 		field_at(&t->f[3], ev, NAMES("info1"), false);
 		field_at(&t->f[4], ev, NAMES("info2"), false);
-	} else if (strcmp(sys, "kvm") == 0 && strcmp(n, "kvm_vcpu_wakeup") == 0) {
-		t->kind = VMS_K_KVM_VCPU_WAKEUP;
+		break;
+	case VMS_K_KVM_VCPU_WAKEUP:
 		field_at(&t->f[0], ev, NAMES("ns"), false);
 		field_at(&t->f[1], ev, NAMES("waited"), false);
 		field_at(&t->f[2], ev, NAMES("valid"), false);
-	} else if (strncmp(n, "vmsync_", 7) == 0) {
-		static const struct {
-			const char *name;
-			uint16_t kind;
-		} vs[] = {
-			{"vmsync_gh_guest", VMS_K_VMSYNC_GH_GUEST},
-			{"vmsync_gh_host", VMS_K_VMSYNC_GH_HOST},
-			{"vmsync_hg_host", VMS_K_VMSYNC_HG_HOST},
-			{"vmsync_hg_guest", VMS_K_VMSYNC_HG_GUEST},
-		};
-		for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
-			if (strcmp(n, vs[i].name) == 0) {
-				t->kind = vs[i].kind;
-				field_at(&t->f[0], ev, NAMES("vm_uid"), false);
-				field_at(&t->f[1], ev, NAMES("cnt"), false);
-			}
+		break;
+	case VMS_K_VMSYNC_GH_GUEST:
+	case VMS_K_VMSYNC_GH_HOST:
+	case VMS_K_VMSYNC_HG_HOST:
+	case VMS_K_VMSYNC_HG_GUEST:
+		field_at(&t->f[0], ev, NAMES("vm_uid"), false);
+		field_at(&t->f[1], ev, NAMES("cnt"), false);
+		break;
+	default:
+		break;
 	}
 }
 

@@ -881,6 +881,8 @@ static void td_close(struct vms_source *src)
 	}
 	free(ts->buffers);
 	free(ts->print_rec);
+	if (ts->seq_ready)
+		trace_seq_destroy(&ts->seq);
 	td_formats_free(&ts->fm);
 	td_file_close(&ts->f);
 	vms_trace_meta_free(&src->meta);

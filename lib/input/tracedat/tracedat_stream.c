@@ -47,6 +47,7 @@ void td_stream_reset(struct td_stream *s)
 	s->last_rec = NULL;
 	s->last_len = 0;
 	s->last_type = 0;
+	s->last_serial = 0;
 	for (int i = 0; i < TD_PF_DEPTH; i++) {
 		s->pf[i].state = TD_PF_EMPTY;
 		s->pf[i].discard = false;
@@ -403,10 +404,15 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			t += delta;
 			s->pos = pos;
 			s->ts = t;
-			const struct td_formats *fm = &ts->fm;
+			struct td_formats *fm = &ts->fm;
 			uint32_t id = (uint32_t)get_num(f, rec, rlen, fm->common_type);
 			uint32_t ti = id < fm->nr_by_id ? fm->by_id[id] : fm->nr_types - 1;
 			const struct td_type *ty = &fm->types[ti];
+			if (ty->pending) {
+				int r = td_formats_resolve(fm, ti, &ts->src.meta, &src->err, f->path);
+				if (r < 0)
+					return s->error = r;
+			}
 			ev->ts = t;
 			ev->tid = (fm->common_pid.off + 4u <= rlen)
 				? (int32_t)td_rd32(f, rec + fm->common_pid.off) : -1;
@@ -425,6 +431,9 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			s->last_rec = rec;
 			s->last_len = rlen;
 			s->last_type = ti;
+			s->last_serial = ++ts->served;
+			s->last_off = s->compressed ? s->chunk_off
+				: s->region_file_off + (uint64_t)(rec - s->region);
 			ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
 			ev->s[0] = ev->s[1] = NULL;
 			if (ty->kind != VMS_K_OTHER && ts->wanted[ty->kind]) {
@@ -453,6 +462,52 @@ overrun:
 	}
 }
 
+/* Renders the stream's last record into ts->seq (one trace_seq for the source, reset per
+ * record: trace_seq_init allocates 4 KiB, which was a fifth of the fuzzer's time). 0, -1
+ * when libtraceevent cannot render it (the caller says "unknown event"), or VMS_ERR_NOMEM
+ * with src->err set. */
+static int render(struct td_source *ts, struct td_stream *s, uint32_t *used)
+{
+	struct tep_event *tev;
+	int r = td_formats_tep_event(&ts->fm, s->last_type, &tev);
+	if (r < 0)
+		return vms_error_nomem_at(&ts->src.err, ts->f.path, ts->fm.types[s->last_type].off);
+	if (!tev)
+		return -1;
+	/* a zero-padded copy: libtraceevent does not check its reads against the record size
+	 * (see TD_PRINT_REC); the buffer is all zero between calls */
+	if (!ts->print_rec && !(ts->print_rec = calloc(1, TD_PRINT_REC)))
+		return vms_error_nomem_at(&ts->src.err, ts->f.path, s->last_off);
+	if (!ts->seq_ready) {
+		trace_seq_init(&ts->seq);
+		ts->seq_ready = true;
+	}
+	trace_seq_reset(&ts->seq);
+	/* at most half: the zeros after it end any string libtraceevent reads from it */
+	uint32_t n = s->last_len < TD_PRINT_REC / 2 ? s->last_len : TD_PRINT_REC / 2;
+	memcpy(ts->print_rec, s->last_rec, n);
+	struct tep_record rec;
+	memset(&rec, 0, sizeof rec);
+	rec.ts = s->last_ts;
+	rec.cpu = (int)s->cpu;
+	rec.size = (int)n;
+	rec.data = ts->print_rec;
+	/* tep_print_event finds the event by the record's type as libtraceevent reads it (from
+	 * the common fields of the format it parsed first), which a damaged file may make
+	 * another format than the one checked above (print_arg_safe): only that one is run */
+	if (tep_find_event_by_record(ts->fm.tep, &rec) == tev)
+		tep_print_event(ts->fm.tep, &ts->seq, &rec, "%s: %s", TEP_PRINT_NAME,
+				TEP_PRINT_INFO);
+	memset(ts->print_rec, 0, n);
+	trace_seq_terminate(&ts->seq);
+	if (ts->seq.state != TRACE_SEQ__GOOD)
+		return vms_error_nomem_at(&ts->src.err, ts->f.path, s->last_off);
+	if (!ts->seq.len)
+		return -1;
+	*used = n;
+	return 0;
+}
+
 int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t len)
 {
 	struct td_source *ts = (struct td_source *)src;
@@ -462,37 +517,26 @@ int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t l
 	if (stream >= ts->nr_streams || !ts->streams[stream].last_rec)
 		return -1;
 	struct td_stream *s = &ts->streams[stream];
-	struct tep_event *tev = td_formats_tep_event(&ts->fm, s->last_type);
-	if (!tev) {
-		snprintf(buf, len, "unknown event (%u bytes)", s->last_len);
-		return 0;
+	/* the same record asked again (a cut line rendered again into a larger buffer): the
+	 * text is still in ts->seq */
+	if (ts->seq_serial != s->last_serial) {
+		ts->seq_serial = 0;
+		int r = render(ts, s, &ts->seq_used);
+		if (r == VMS_ERR_NOMEM)
+			return r;
+		if (r < 0) {
+			snprintf(buf, len, "unknown event (%u bytes)", s->last_len);
+			return 0;
+		}
+		ts->seq_serial = s->last_serial;
 	}
-	/* a zero-padded copy: libtraceevent does not check its reads against the record size
-	 * (see TD_PRINT_REC); the buffer is all zero between calls */
-	if (!ts->print_rec && !(ts->print_rec = calloc(1, TD_PRINT_REC)))
-		return -1;
-	/* at most half: the zeros after it end any string libtraceevent reads from it */
-	uint32_t n = s->last_len < TD_PRINT_REC / 2 ? s->last_len : TD_PRINT_REC / 2;
-	memcpy(ts->print_rec, s->last_rec, n);
-	struct trace_seq sq;
-	trace_seq_init(&sq);
-	struct tep_record rec;
-	memset(&rec, 0, sizeof rec);
-	rec.ts = s->last_ts;
-	rec.cpu = (int)s->cpu;
-	rec.size = (int)n;
-	rec.data = ts->print_rec;
-	tep_print_event(ts->fm.tep, &sq, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
-	trace_seq_terminate(&sq);
-	int w = snprintf(buf, len, "%s", sq.buffer ? sq.buffer : "");
-	trace_seq_destroy(&sq);
-	memset(ts->print_rec, 0, n);
+	int w = snprintf(buf, len, "%s", ts->seq.buffer);
 	/* a text made from part of a record, or cut to the caller's buffer, says so: a reader of
 	 * `dump` must not take a cut string for the whole one */
 	char note[96] = "";
-	if (s->last_len > n)
-		snprintf(note, sizeof note, " [cut: printed from the first %u of %u bytes]", n,
-			 s->last_len);
+	if (s->last_len > ts->seq_used)
+		snprintf(note, sizeof note, " [cut: printed from the first %u of %u bytes]",
+			 ts->seq_used, s->last_len);
 	else if (w >= 0 && (size_t)w >= len)
 		snprintf(note, sizeof note, " [cut: %d bytes of text, %zu shown]", w, len - 1);
 	size_t nl = strlen(note);
