@@ -177,18 +177,18 @@ static inline uint32_t skip_type(uint32_t e, bool once_done)
 /* skip_unread: hop over the records at the stream's position that no analysis reads, in
  * locals (the counts it stores could alias the stream for the compiler). The scheduler's
  * internals, most of a real file, take the first branch; only the TSC of the last record
- * with one is read. Stops at a record to return, at the CPU's final record (always
- * returned) and where the block ends or a record does not fit (left to xt_next). */
+ * with one is read. Stops at a record to return and at the CPU's final record (always
+ * returned). Only headers are read: the walk at open found every record of a block whole
+ * (the records of a block tile it, up to valid_end in a cut one), so none crosses s->end. */
 static void skip_run(struct xt_reader *r, struct xt_stream *s)
 {
 	const uint8_t *m = r->map;
 	uint64_t pos = s->pos, end = s->end, final = s->final_off, tsc_at = UINT64_MAX;
+	uint64_t stop = final >= pos && final < end ? final : end;
 	uint64_t nsched = 0, nswitch = 0, nother = 0;
 	bool once = s->once_done;
-	while (end - pos >= 4 && pos != final) {
-		uint32_t h = xt_rd32(m + pos), e = h & 0x0fffffffu, size = xt_size(h);
-		if (size > end - pos)
-			break;
+	while (pos < stop) {
+		uint32_t h = xt_rd32(m + pos), e = h & 0x0fffffffu;
 		if (xt_sched_internal(e)) {
 			nswitch += e == VMS_XEN_TRC_SCHED_SWITCH;
 			nsched++;
@@ -200,7 +200,7 @@ static void skip_run(struct xt_reader *r, struct xt_stream *s)
 			nother++;
 		}
 		tsc_at = h >> 31 ? pos : tsc_at;
-		pos += size;
+		pos += xt_size(h);
 	}
 	if (pos == s->pos)
 		return;
