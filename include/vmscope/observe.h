@@ -18,7 +18,8 @@
  * published then, with their own earlier t. Per vCPU, t never decreases.
  * For one event, the order is: cpu_run (the CPU's occupant changed), then vcpu_mode / exit,
  * then guest_switch, then vcpu_state and vcpu_instead (a guest sched_wakeup: guest_wakeup),
- * then event (the raw event, last). At
+ * then event (the raw event, last); cpu_occupant where what a CPU shows changes (a gap of
+ * lost events on a CPU first, at that CPU's last time before it). At
  * vms_analysis_finish(t_end), every open exit is published as unfinished (exit_end with
  * VMS_EXIT_UNFINISHED), then `finish` is called with t_end, after which nothing is
  * published: consumers close their open intervals there. */
@@ -127,6 +128,29 @@ struct vms_obs_guest_wakeup {
 	int32_t waker_vcpu;              /* the vCPU the wake-up was recorded on, -1 unknown */
 };
 
+/* What a host physical CPU shows changed (the fused physical-CPU view, docs/vm-analysis.md
+ * §7): from t, (host, cpu) runs host thread `tid` (guest -1; 0 the host's idle), or guest
+ * `guest`'s vCPU `vcpu` in guest mode, running guest thread `tid` (0 the guest's idle, -1 not
+ * known yet). guest -1 and tid -1: nothing is known of the CPU from t on (events were lost
+ * there: t is then the time of the last event before the gap, or when the occupant began if
+ * later; per CPU, t never decreases).
+ *
+ * The state machine follows occupants only when some observer has this callback (vmscope
+ * pcpus, the export, the HTML report): from the first event recorded on a CPU (the thread
+ * that emitted it), a sched_switch's next thread, a vCPU thread's kvm_entry/kvm_exit there,
+ * and the thread current on that vCPU in its guest (guest_switch; before the guest's first
+ * sched_switch, the thread of its first event on that vCPU). Published when what the CPU
+ * shows changes, and when the same occupant's name becomes known (comm was ""). Before the
+ * first publication on a CPU, nothing is known of it. */
+struct vms_obs_cpu_occupant {
+	uint32_t host, cpu;
+	uint64_t t;
+	int32_t guest, vcpu, vidx;       /* in guest mode: the guest, its vCPU and vidx; else -1 */
+	int32_t tid;
+	const char *comm;                /* its name ("idle" for a guest's idle, "" when not
+	                                    known); 24 bytes, NUL-padded; valid during the call */
+};
+
 /* While a vCPU is preempted or halted (its thread off its physical CPU), the host thread
  * that runs on the CPU it left changed (or became known): tid -1 when unknown. Published at
  * the vcpu_state that makes the vCPU preempted/halted and at every later change of that
@@ -161,6 +185,7 @@ struct vms_observer {
 	void (*vcpu_wakeup)(void *ctx, const struct vms_obs_vcpu_wakeup *o);
 	void (*vcpu_instead)(void *ctx, const struct vms_obs_vcpu_instead *o);
 	void (*guest_wakeup)(void *ctx, const struct vms_obs_guest_wakeup *o);
+	void (*cpu_occupant)(void *ctx, const struct vms_obs_cpu_occupant *o);
 	/* every event of the merged stream, after the state machine processed it */
 	void (*event)(void *ctx, const struct vms_event *ev, uint64_t t);
 	/* the first event's time (before anything else is published) */

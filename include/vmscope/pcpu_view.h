@@ -4,9 +4,9 @@
  * stretch of one occupant: a host thread (the host's idle is tid 0), or guest G's vCPU v in
  * guest mode (between kvm_entry and kvm_exit) running guest thread t (0 = the guest's idle).
  *
- * The view is a consumer of the vCPU state machine's observations (vmscope/observe.h): make
- * it, subscribe the observer it returns (vms_session_observe / vms_analysis_observe), run,
- * then free it. Nothing is lost at the start of the trace: a CPU's occupant is known from the
+ * The view is a consumer of the vCPU state machine's observations (vmscope/observe.h: the
+ * occupants it publishes, cpu_occupant): make it, subscribe the observer it returns
+ * (vms_session_observe / vms_analysis_observe), run, then free it. Nothing is lost at the start of the trace: a CPU's occupant is known from the
  * first event recorded on it (the thread that emitted it, or a sched_switch's next thread),
  * and a vCPU's guest thread from the first event of the guest on that vCPU. Before that the
  * occupant is unknown and no interval is streamed for that stretch (a guest-mode interval
@@ -48,6 +48,9 @@ struct vms_pcpu_view *vms_pcpu_view_new(const struct vms_model *model, vms_pcpu_
 					void *ctx);
 /* The observer to subscribe (ctx = the view). */
 struct vms_observer vms_pcpu_view_observer(struct vms_pcpu_view *v);
+/* The observer's cpu_occupant, for a consumer that embeds the view and forwards it (a call
+ * fewer than through the observer). */
+void vms_pcpu_view_occupant(struct vms_pcpu_view *v, const struct vms_obs_cpu_occupant *o);
 /* Start afresh with `model` (nothing known, nothing held back), for a consumer that embeds
  * the view and is itself reset for another pass (vms_observer.reset). The observer has no
  * reset of its own: its sink may not be able to take back what it was given. 0, or -1 when

@@ -64,7 +64,8 @@ int an_subs_build(struct an_subs *s, const struct vms_observer *obs, uint32_t nr
 			[AN_CB_exit_begin] = o->exit_begin, [AN_CB_exit_end] = o->exit_end,
 			[AN_CB_cpu_run] = o->cpu_run, [AN_CB_vcpu_mode] = o->vcpu_mode,
 			[AN_CB_vcpu_wakeup] = o->vcpu_wakeup, [AN_CB_vcpu_instead] = o->vcpu_instead,
-			[AN_CB_guest_wakeup] = o->guest_wakeup, [AN_CB_event] = o->event,
+			[AN_CB_guest_wakeup] = o->guest_wakeup,
+			[AN_CB_cpu_occupant] = o->cpu_occupant, [AN_CB_event] = o->event,
 			[AN_CB_start] = o->start, [AN_CB_finish] = o->finish,
 		};
 		for (int k = 0; k < AN_CB_COUNT; k++)
@@ -176,15 +177,22 @@ fail:
 	return NULL;
 }
 
+/* The first event (or the finish of a run without any): the state machine follows host CPU
+ * occupants only when a consumer (behind the window's gate or not) reads them. */
+static void start(struct vms_analysis *a, uint64_t t)
+{
+	a->started = true;
+	a->t0 = a->t_last = t;
+	an_sm_follow_occupants(a->sm, a->subs.n[AN_CB_cpu_occupant] > 0);
+	an_sm_start(a->sm, t);
+}
+
 void vms_analysis_event(struct vms_analysis *a, const struct vms_event *ev, uint64_t t)
 {
 	if (a->finished)
 		return;
-	if (!a->started) {
-		a->started = true;
-		a->t0 = a->t_last = t;
-		an_sm_start(a->sm, t);
-	}
+	if (!a->started)
+		start(a, t);
 	/* the merge delivers reference-time order; never let a stray inversion make a
 	 * negative duration */
 	if (t < a->t_last)
@@ -212,11 +220,8 @@ void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end)
 {
 	if (a->finished)
 		return;
-	if (!a->started) {
-		a->started = true;
-		a->t0 = a->t_last = t_end;
-		an_sm_start(a->sm, t_end);
-	}
+	if (!a->started)
+		start(a, t_end);
 	if (t_end < a->t_last)
 		t_end = a->t_last;
 	an_sm_finish(a->sm, t_end);

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "model/keymap.h"
 #include "vmscope/analysis.h"
@@ -54,6 +55,15 @@ static inline void an_copy_comm(char dst[24], const char *src)
 	dst[i] = '\0';
 }
 
+/* The same, NUL-padded to the 24 bytes (a consumer may compare it whole); NULL gives "". */
+static inline void an_copy_padded(char dst[24], const char *src)
+{
+	size_t i = 0;
+	for (; src && i < 23 && src[i]; i++)
+		dst[i] = src[i];
+	memset(dst + i, 0, 24 - i);
+}
+
 /* ---- rows per (table, isa, reason) (reason_index.c) ----
  * A map per consumer: the row of (table, isa, reason), UINT32_MAX when not added,
  * AN_REASON_UNINDEXED for a key that cannot be indexed (table >= 2^30, isa > 3): the caller
@@ -69,7 +79,8 @@ bool an_reason_add(struct vms_keymap *x, uint32_t table, uint32_t isa, uint32_t 
  * those, instead of asking every observer whether it has the callback (most have a few). */
 enum an_cb {
 	AN_CB_vcpu_state, AN_CB_guest_switch, AN_CB_exit_begin, AN_CB_exit_end, AN_CB_cpu_run,
-	AN_CB_vcpu_mode, AN_CB_vcpu_wakeup, AN_CB_vcpu_instead, AN_CB_guest_wakeup, AN_CB_event,
+	AN_CB_vcpu_mode, AN_CB_vcpu_wakeup, AN_CB_vcpu_instead, AN_CB_guest_wakeup,
+	AN_CB_cpu_occupant, AN_CB_event,
 	AN_CB_start, AN_CB_finish, AN_CB_COUNT
 };
 struct an_subs {
@@ -99,6 +110,8 @@ void an_sm_free(struct an_sm *sm);
 /* whom it publishes to (owned by analysis.c, rebuilt in place until the first event) */
 void an_sm_set_subs(struct an_sm *sm, const struct an_subs *subs);
 void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t);
+/* whether to follow and publish host CPU occupants (cpu_occupant): before the first event */
+void an_sm_follow_occupants(struct an_sm *sm, bool on);
 void an_sm_start(struct an_sm *sm, uint64_t t0);
 void an_sm_finish(struct an_sm *sm, uint64_t t_end);
 void an_sm_stream_end(struct an_sm *sm, uint32_t machine, uint32_t stream, uint64_t t);

@@ -75,6 +75,11 @@ struct sm_vcpu {
 	bool left_valid, left_listed;
 	uint32_t left_cpu;
 	int32_t left_prev, left_next;
+	/* host CPU occupants (sm->occ): the guest thread current on it as the fused view shows
+	 * it (also learnt from the guest's first event on it), and where it is in guest mode */
+	int32_t occ_gtid;          /* -1 unknown */
+	char occ_gcomm[24];        /* NUL-padded */
+	int32_t gm_host, gm_cpu;   /* -1 when not in guest mode */
 };
 
 struct sm_cpu {
@@ -86,6 +91,16 @@ struct sm_cpu {
 	uint32_t nr_left;          /* its length, at most VMS_INSTEAD_MAX_WAITERS: a switch costs
 	                              that much at most, however many vCPU threads wait here (the
 	                              others are told once that who ran is unattributed) */
+	/* its occupant as the fused view shows it (sm->occ; cpu_occupant): unlike tid above,
+	 * also learnt from the first event recorded here and from a vCPU thread's kvm events */
+	bool occ_known, occ_seen;  /* the host thread here is known; an event was recorded here */
+	bool pub_open, pub_named;  /* an occupant is published (its comm was not "") */
+	int32_t occ_tid;
+	int32_t occ_gm;            /* the vCPU (index) in guest mode here, -1 none */
+	int32_t pub_guest, pub_vcpu, pub_tid;
+	uint64_t occ_last_t;       /* the last event recorded here */
+	uint64_t pub_t;            /* when the published occupant began */
+	char occ_comm[24];         /* NUL-padded */
 };
 
 struct sm_machine {
@@ -100,6 +115,7 @@ struct an_sm {
 	struct sm_vcpu *v;
 	struct sm_machine *mach;
 	const struct an_subs *subs;
+	bool occ;                  /* follow and publish host CPU occupants */
 	/* host thread -> its vCPU (or none), a direct-mapped cache in front of the model's hash
 	 * map: a CPU runs the same few threads event after event, and the model does not change
 	 * during the pass */
@@ -137,6 +153,7 @@ struct an_sm *an_sm_new(const struct an_layout *L)
 		v->run_cpu = -1;
 		v->left_prev = v->left_next = -1;
 		v->last_stream = -1;
+		v->occ_gtid = v->gm_host = v->gm_cpu = -1;
 	}
 	return sm;
 }
@@ -157,7 +174,8 @@ void an_sm_set_subs(struct an_sm *sm, const struct an_subs *subs)
 	sm->subs = subs;
 }
 
-static struct sm_cpu *host_cpu(struct an_sm *sm, uint32_t h, uint32_t cpu)
+static __attribute__((noinline)) struct sm_cpu *host_cpu_grow(struct an_sm *sm, uint32_t h,
+							       uint32_t cpu)
 {
 	struct sm_machine *am = &sm->mach[h];
 	if (cpu >= AN_MAX_CPUS)
@@ -171,16 +189,215 @@ static struct sm_cpu *host_cpu(struct an_sm *sm, uint32_t h, uint32_t cpu)
 		struct sm_cpu *nc = realloc(am->cpu, n * sizeof *nc);
 		if (!nc)
 			return NULL;
+		memset(nc + am->nr_cpus, 0, (n - am->nr_cpus) * sizeof *nc);
 		for (uint32_t c = am->nr_cpus; c < n; c++) {
 			nc[c].tid = -1;
-			nc[c].comm[0] = '\0';
 			nc[c].left_head = -1;
-			nc[c].nr_left = 0;
+			nc[c].occ_gm = -1;
 		}
 		am->cpu = nc;
 		am->nr_cpus = n;
 	}
 	return &am->cpu[cpu];
+}
+
+/* Host CPU (h, cpu), made when new (NULL: out of memory or past AN_MAX_CPUS). Growing moves
+ * every CPU of the host: a pointer from before a call that may make one is stale. */
+static inline struct sm_cpu *host_cpu(struct an_sm *sm, uint32_t h, uint32_t cpu)
+{
+	struct sm_machine *am = &sm->mach[h];
+	if (__builtin_expect(cpu < am->nr_cpus, 1))
+		return &am->cpu[cpu];
+	return host_cpu_grow(sm, h, cpu);
+}
+
+/* ---- host CPU occupants (cpu_occupant), followed only when someone reads them ----
+ * What each host CPU shows: the guest thread of the vCPU in guest mode there, else the host
+ * thread that runs there. Published on a change only, so that the fused view (pcpu_view.c)
+ * and the exporters make their rows from these alone, without tracking CPUs again. */
+
+/* A thread's name, NUL-padded: the event's when it has one, else what the model learnt. */
+static void occ_name(struct an_sm *sm, uint32_t machine, int32_t tid, const char *given,
+		     char dst[24])
+{
+	if (given && *given) {
+		size_t n = strnlen(given, 23);
+		memcpy(dst, given, n);
+		memset(dst + n, 0, 24 - n);
+		return;
+	}
+	const struct vms_thread_info *ti = vms_model_thread(sm->L->model, machine, tid);
+	an_copy_padded(dst, ti && ti->comm[0] ? ti->comm : tid == 0 ? "idle" : NULL);
+}
+
+static __attribute__((noinline)) void occ_publish(struct an_sm *sm, uint32_t h, uint32_t cpu,
+						   struct sm_cpu *c, uint64_t t, int32_t guest,
+						   int32_t vcpu, int32_t vidx, int32_t tid,
+						   const char *comm)
+{
+	struct vms_obs_cpu_occupant o = {
+		.host = h, .cpu = cpu, .t = t, .guest = guest, .vcpu = vcpu, .vidx = vidx,
+		.tid = tid, .comm = comm,
+	};
+	if (guest >= 0 || tid >= 0) {
+		if (!c->pub_open || c->pub_guest != guest || c->pub_vcpu != vcpu ||
+		    c->pub_tid != tid)
+			c->pub_t = t;
+		c->pub_open = true;
+		c->pub_guest = guest;
+		c->pub_vcpu = vcpu;
+		c->pub_tid = tid;
+		c->pub_named = comm[0] != '\0';
+	} else {
+		c->pub_open = false;
+	}
+	PUBLISH(sm, cpu_occupant, &o);
+}
+
+/* What CPU (h, cpu) shows may have changed at t: published when it did (most calls find
+ * the same occupant: compared inline). */
+static inline void occ_refresh(struct an_sm *sm, uint32_t h, uint32_t cpu, struct sm_cpu *c,
+			       uint64_t t)
+{
+	static const char idle[24] = "idle", none[24] = "";
+	if (c->occ_gm >= 0) {
+		const struct sm_vcpu *v = &sm->v[c->occ_gm];
+		int32_t tid = v->occ_gtid;
+		const char *comm = tid == 0 ? idle : v->occ_gcomm;
+		if (!c->pub_open || c->pub_guest != (int32_t)v->machine ||
+		    c->pub_vcpu != (int32_t)v->vcpu || c->pub_tid != tid ||
+		    (!c->pub_named && comm[0]))
+			occ_publish(sm, h, cpu, c, t, (int32_t)v->machine, (int32_t)v->vcpu,
+				    (int32_t)v->vidx, tid, comm);
+	} else if (c->occ_known) {
+		if (!c->pub_open || c->pub_guest != -1 || c->pub_tid != c->occ_tid ||
+		    (!c->pub_named && c->occ_comm[0]))
+			occ_publish(sm, h, cpu, c, t, -1, -1, -1, c->occ_tid, c->occ_comm);
+	} else if (c->pub_open) {
+		occ_publish(sm, h, cpu, c, t, -1, -1, -1, -1, none);
+	}
+}
+
+static void occ_set(struct an_sm *sm, uint32_t h, struct sm_cpu *c, int32_t tid,
+		    const char *comm)
+{
+	c->occ_known = tid >= 0;
+	c->occ_tid = tid;
+	if (tid >= 0)
+		occ_name(sm, h, tid, comm, c->occ_comm);
+	else
+		memset(c->occ_comm, 0, sizeof c->occ_comm);
+}
+
+/* Nothing is in guest mode on c any more. */
+static inline void occ_clear_gm(struct an_sm *sm, struct sm_cpu *c)
+{
+	if (c->occ_gm < 0)
+		return;
+	struct sm_vcpu *v = &sm->v[c->occ_gm];
+	v->gm_host = v->gm_cpu = -1;
+	c->occ_gm = -1;
+}
+
+/* The vCPU's thread (host_tid) entered or left guest mode on (h, cpu) at t. */
+static inline void occ_mode(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint32_t cpu,
+			    int32_t host_tid, bool guest_mode, uint64_t t)
+{
+	int32_t self = (int32_t)(v - sm->v);
+	if (v->gm_host >= 0) {   /* it leaves guest mode wherever it was */
+		uint32_t oh = (uint32_t)v->gm_host, ocpu = (uint32_t)v->gm_cpu;
+		v->gm_host = v->gm_cpu = -1;
+		struct sm_cpu *oc = host_cpu(sm, oh, ocpu);
+		if (oc && oc->occ_gm == self) {
+			oc->occ_gm = -1;
+			if (oh != h || ocpu != cpu)   /* (here: refreshed below) */
+				occ_refresh(sm, oh, ocpu, oc, t);
+		}
+	}
+	struct sm_cpu *c = host_cpu(sm, h, cpu);
+	if (!c)
+		return;
+	/* the vCPU thread emitted this event on that CPU: it is the occupant */
+	if (host_tid >= 0 && (!c->occ_known || c->occ_tid != host_tid))
+		occ_set(sm, h, c, host_tid, NULL);
+	if (guest_mode) {
+		if (c->occ_gm != self)
+			occ_clear_gm(sm, c);
+		c->occ_gm = self;
+		v->gm_host = (int32_t)h;
+		v->gm_cpu = (int32_t)cpu;
+	}
+	occ_refresh(sm, h, cpu, c, t);
+}
+
+/* The guest thread current on vCPU v, as shown, is tid (comm: its name if given) from t. */
+static __attribute__((noinline)) void occ_guest_thread(struct an_sm *sm, struct sm_vcpu *v,
+							int32_t tid,
+			     const char *comm, uint64_t t)
+{
+	v->occ_gtid = tid;
+	if (tid > 0)
+		occ_name(sm, v->machine, tid, comm, v->occ_gcomm);
+	else
+		memset(v->occ_gcomm, 0, sizeof v->occ_gcomm);
+	if (v->gm_host >= 0) {
+		struct sm_cpu *c = host_cpu(sm, (uint32_t)v->gm_host, (uint32_t)v->gm_cpu);
+		if (c)
+			occ_refresh(sm, (uint32_t)v->gm_host, (uint32_t)v->gm_cpu, c, t);
+	}
+}
+
+/* A host sched_switch put thread tid (comm) on CPU c, in host mode. */
+static inline void occ_switch(struct an_sm *sm, uint32_t h, uint32_t cpu, struct sm_cpu *c,
+			      int32_t tid, const char *comm, uint64_t t)
+{
+	occ_clear_gm(sm, c);
+	occ_set(sm, h, c, tid, comm);
+	occ_refresh(sm, h, cpu, c, t);
+}
+
+/* Before a host event on CPU c is processed: a gap of lost events before it. Who ran there
+ * during the gap is not known, so what was shown ends at the last event before the gap. */
+static __attribute__((noinline)) void occ_gap(struct an_sm *sm, uint32_t h, uint32_t cpu, struct sm_cpu *c, uint64_t t)
+{
+	if (!c->occ_seen || !c->pub_open || c->pub_t >= t)
+		return;
+	uint64_t cut = c->occ_last_t > c->pub_t ? c->occ_last_t : c->pub_t;
+	occ_publish(sm, h, cpu, c, cut, -1, -1, -1, -1, "");
+	c->occ_known = false;
+	occ_clear_gm(sm, c);   /* someone's event here: host mode (kvm_entry would be at t) */
+}
+
+/* After an event was processed: the first event on a CPU says who runs there, and the
+ * guest's first event on a vCPU (or its first after a gap) which thread is current on it. */
+static inline void occ_event_after(struct an_sm *sm, uint32_t m,
+				   const struct an_layout_machine *lm,
+				   const struct vms_event *ev, uint64_t t)
+{
+	if (lm->host) {
+		struct sm_cpu *c = host_cpu(sm, m, ev->cpu);
+		if (c) {
+			if (__builtin_expect(!c->occ_known, 0) && ev->tid >= 0 &&
+			    ev->kind != VMS_K_XEN_VMEXIT && ev->kind != VMS_K_XEN_VMENTRY) {
+				occ_set(sm, m, c, ev->tid, NULL);
+				occ_refresh(sm, m, ev->cpu, c, t);
+			}
+			c->occ_last_t = t;
+			c->occ_seen = true;
+		}
+	}
+	if (lm->guest && ev->cpu < lm->nr_vcpus && ev->tid >= 0) {
+		struct sm_vcpu *v = &sm->v[lm->vcpu_base + ev->cpu];
+		if (__builtin_expect(v->occ_gtid < 0, 0) ||
+		    ((ev->flags & VMS_EVF_LOST_BEFORE) && ev->kind != VMS_K_SCHED_SWITCH &&
+		     v->occ_gtid != ev->tid))
+			occ_guest_thread(sm, v, ev->tid, NULL, t);
+	}
+}
+
+void an_sm_follow_occupants(struct an_sm *sm, bool on)
+{
+	sm->occ = on;
 }
 
 static enum vms_vcpu_state shown_state(const struct sm_vcpu *v)
@@ -401,7 +618,10 @@ static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t
 	PUBLISH(sm, exit_end, &eo);
 }
 
-static void on_guest_switch(struct an_sm *sm, uint32_t m, const struct vms_event *ev, uint64_t t)
+/* (occ: sm->occ, a constant in each of the two copies of the event path, an_sm_event) */
+#define SM_HOT static inline __attribute__((always_inline))
+SM_HOT void on_guest_switch(struct an_sm *sm, uint32_t m, const struct vms_event *ev, uint64_t t,
+			    const bool occ)
 {
 	const struct an_layout_machine *lm = &sm->L->mach[m];
 	if (ev->cpu >= lm->nr_vcpus)
@@ -420,6 +640,8 @@ static void on_guest_switch(struct an_sm *sm, uint32_t m, const struct vms_event
 	v->gtid = o.next_tid;
 	v->base = next != 0 ? VMS_VCPU_RUNNING : VMS_VCPU_IDLE;
 	PUBLISH(sm, guest_switch, &o);
+	if (occ)
+		occ_guest_thread(sm, v, o.next_tid, o.next_comm, t);
 	update(sm, v, t);
 }
 
@@ -485,7 +707,8 @@ static void left_attach(struct an_sm *sm, struct sm_vcpu *v, struct sm_cpu *c, u
 }
 
 
-static void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uint64_t t)
+SM_HOT void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uint64_t t,
+			   const bool occ)
 {
 	struct sm_cpu *c = host_cpu(sm, h, ev->cpu);
 	int64_t prev = (int64_t)ev->f[0], next = (int64_t)ev->f[2];
@@ -506,6 +729,8 @@ static void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 		.vidx = vn ? (int32_t)vn->vidx : -1,
 	};
 	PUBLISH(sm, cpu_run, &o);
+	if (occ && c)
+		occ_switch(sm, h, ev->cpu, c, next_tid, o.comm, t);
 	if (vp && vp != vn) {
 		left_detach(sm, vp);
 		vp->preempted = true;
@@ -530,7 +755,8 @@ static void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 	}
 }
 
-static void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uint64_t t)
+SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uint64_t t,
+		   const bool occ)
 {
 	struct sm_vcpu *v = vcpu_of_thread(sm, h, ev->tid);
 	if (!v)
@@ -560,6 +786,8 @@ static void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		v->exit_info2 = ev->f[4];
 		v->exit_cpu = ev->cpu;
 		PUBLISH(sm, vcpu_mode, &mo);
+		if (occ)
+			occ_mode(sm, v, h, ev->cpu, ev->tid, false, t);
 		struct vms_obs_exit eo;
 		exit_obs(v, h, t, &eo);
 		eo.how = VMS_EXIT_ENDED;
@@ -575,6 +803,8 @@ static void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 	} else {
 		exit_close(sm, v, h, t, VMS_EXIT_ENDED);
 		PUBLISH(sm, vcpu_mode, &mo);
+		if (occ)
+			occ_mode(sm, v, h, ev->cpu, ev->tid, true, t);
 		v->vmm = false;
 		v->halt = HALT_NONE;
 		v->polling = false;
@@ -642,32 +872,55 @@ void an_sm_start(struct an_sm *sm, uint64_t t0)
 	AN_EACH(sm->subs, start, t0);
 }
 
-void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t)
+SM_HOT void sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t, const bool occ)
 {
 	uint32_t m = ev->machine;
 	if (m < sm->L->nr_mach) {
 		const struct an_layout_machine *lm = &sm->L->mach[m];
 		if (!sm->mach[m].started)
 			machine_start(sm, m, t);
+		if (occ && lm->host && (ev->flags & VMS_EVF_LOST_BEFORE)) {
+			struct sm_cpu *c = host_cpu(sm, m, ev->cpu);
+			if (c)
+				occ_gap(sm, m, ev->cpu, c, t);
+		}
 		if (lm->guest && ev->cpu < lm->nr_vcpus) {
 			sm->v[lm->vcpu_base + ev->cpu].last_stream = (int32_t)ev->stream;
 			if (ev->kind == VMS_K_SCHED_SWITCH)
-				on_guest_switch(sm, m, ev, t);
+				on_guest_switch(sm, m, ev, t, occ);
 		}
 		if (lm->guest && ev->kind == VMS_K_SCHED_WAKEUP)
 			on_guest_wakeup(sm, m, ev, t);
 		if (lm->host) {
 			switch (ev->kind) {
-			case VMS_K_SCHED_SWITCH: on_host_switch(sm, m, ev, t); break;
+			case VMS_K_SCHED_SWITCH: on_host_switch(sm, m, ev, t, occ); break;
 			case VMS_K_KVM_ENTRY:
-			case VMS_K_KVM_EXIT: on_kvm(sm, m, ev, t); break;
+			case VMS_K_KVM_EXIT: on_kvm(sm, m, ev, t, occ); break;
 			case VMS_K_KVM_VCPU_WAKEUP: on_vcpu_wakeup(sm, m, ev, t); break;
 			case VMS_K_SCHED_WAKEUP: on_host_wakeup(sm, m, ev, t); break;
 			default: break;
 			}
 		}
+		if (occ)
+			occ_event_after(sm, m, lm, ev, t);
 	}
 	AN_EACH(sm->subs, event, ev, t);
+}
+
+/* The event path twice, with and without following occupants: what only the fused view
+ * needs costs nothing when no one reads it (`report`). */
+static __attribute__((noinline)) void sm_event_occ(struct an_sm *sm, const struct vms_event *ev,
+						   uint64_t t)
+{
+	sm_event(sm, ev, t, true);
+}
+
+void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t)
+{
+	if (sm->occ)
+		sm_event_occ(sm, ev, t);
+	else
+		sm_event(sm, ev, t, false);
 }
 
 /* The guest's coverage of vCPU v ended at t: its base and current thread are unknown. */
@@ -683,6 +936,8 @@ static void guest_coverage_end(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	v->gtid = -1;
 	v->base = VMS_VCPU_UNKNOWN;
 	PUBLISH(sm, guest_switch, &o);
+	if (sm->occ)
+		occ_guest_thread(sm, v, -1, "", t);
 	update(sm, v, t);
 }
 

@@ -4,11 +4,11 @@
  *
  * Before `from` the state machine runs as always (its state must be right at `from`), but
  * nothing reaches the consumers; the gate only keeps the last word on each thing: the
- * occupant of each host CPU (cpu_run), and per vCPU its state, its guest thread, its mode, its
- * pending exit and who runs instead. At the first observation at or after `from` (or at the
- * finish) the gate says start(from), then repeats those last words at `from`, in the order
- * of one event (cpu_run, vcpu_mode, exit_begin, guest_switch, vcpu_state, vcpu_instead), and
- * from then on passes everything through. An exit pending at `from` keeps its real begin
+ * occupant of each host CPU (cpu_run, cpu_occupant), and per vCPU its state, its guest
+ * thread, its mode, its pending exit and who runs instead. At the first observation at or
+ * after `from` (or at the finish) the gate says start(from), then repeats those last words at
+ * `from`, in the order of one event (cpu_run, cpu_occupant, vcpu_mode, exit_begin,
+ * guest_switch, vcpu_state, vcpu_instead), and from then on passes everything through. An exit pending at `from` keeps its real begin
  * (vms_obs_exit.begin) for the cost; its slice starts at `from`. Raw events and wake-ups
  * (vcpu_wakeup, guest_wakeup) before `from` are dropped. */
 #include <stdlib.h>
@@ -29,9 +29,11 @@ struct gw_vcpu {
 };
 
 struct gw_cpu {
-	bool known;
+	bool known, occupied;            /* a cpu_run, a cpu_occupant with an occupant, kept */
 	struct vms_obs_cpu_run run;
 	char comm[24];
+	struct vms_obs_cpu_occupant occ;
+	char occ_comm[24];
 };
 
 struct an_gate {
@@ -59,6 +61,13 @@ static void replay(struct an_gate *g, uint64_t t)
 			o.comm = g->cpu[i].comm;
 			o.prev_tid = -1;
 			EACH(g, cpu_run, &o);
+		}
+	for (uint32_t i = 0; i < g->nr_cpu; i++)
+		if (g->cpu[i].occupied) {
+			struct vms_obs_cpu_occupant o = g->cpu[i].occ;
+			o.t = t;
+			o.comm = g->cpu[i].occ_comm;
+			EACH(g, cpu_occupant, &o);
 		}
 	for (uint32_t i = 0; i < g->nr_v; i++) {
 		struct gw_vcpu *v = &g->v[i];
@@ -167,6 +176,44 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 		v->has_exit = false;
 }
 
+/* What the gate keeps of host CPU (host, cpu), made when new (NULL: out of memory) */
+static struct gw_cpu *gate_cpu(struct an_gate *g, uint32_t host, uint32_t cpu)
+{
+	bool inserted;
+	uint64_t *idx = vms_keymap_put(&g->cpu_idx, vms_keymap_mt(host, (int32_t)cpu),
+				       g->nr_cpu, &inserted);
+	if (!idx)
+		return NULL;
+	if (!inserted)
+		return *idx < g->nr_cpu ? &g->cpu[*idx] : NULL; /* (out of memory when met) */
+	if (g->nr_cpu == g->cap_cpu) {
+		struct gw_cpu *nc = vms_grow(g->cpu, &g->cap_cpu, sizeof *nc, 16);
+		if (!nc) {
+			*idx = UINT64_MAX - 1; /* not kept */
+			return NULL;
+		}
+		g->cpu = nc;
+	}
+	struct gw_cpu *c = &g->cpu[g->nr_cpu++];
+	memset(c, 0, sizeof *c);
+	return c;
+}
+
+static void on_cpu_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)
+{
+	struct an_gate *g = ctx;
+	if (pass(g, o->t)) {
+		EACH(g, cpu_occupant, o);
+		return;
+	}
+	struct gw_cpu *c = gate_cpu(g, o->host, o->cpu);
+	if (!c)
+		return;
+	c->occ = *o;
+	memcpy(c->occ_comm, o->comm, sizeof c->occ_comm);   /* (24 bytes: observe.h) */
+	c->occupied = o->guest >= 0 || o->tid >= 0;
+}
+
 static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
 {
 	struct an_gate *g = ctx;
@@ -174,25 +221,9 @@ static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
 		EACH(g, cpu_run, o);
 		return;
 	}
-	bool inserted;
-	uint64_t *idx = vms_keymap_put(&g->cpu_idx, vms_keymap_mt(o->host, (int32_t)o->cpu),
-				       g->nr_cpu, &inserted);
-	if (!idx)
+	struct gw_cpu *c = gate_cpu(g, o->host, o->cpu);
+	if (!c)
 		return;
-	if (!inserted && *idx >= g->nr_cpu)
-		return; /* (out of memory when it was met) */
-	struct gw_cpu *c = inserted ? NULL : &g->cpu[*idx];
-	if (!c) {
-		if (g->nr_cpu == g->cap_cpu) {
-			struct gw_cpu *nc = vms_grow(g->cpu, &g->cap_cpu, sizeof *nc, 16);
-			if (!nc) {
-				*idx = UINT64_MAX - 1; /* not kept */
-				return;
-			}
-			g->cpu = nc;
-		}
-		c = &g->cpu[g->nr_cpu++];
-	}
 	c->run = *o;
 	an_copy_comm(c->comm, o->comm);
 	c->known = o->tid >= 0;
@@ -281,7 +312,8 @@ struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct an_subs *
 		.ctx = g, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
 		.exit_begin = on_exit_begin, .exit_end = on_exit_end, .cpu_run = on_cpu_run,
 		.vcpu_mode = on_vcpu_mode, .vcpu_wakeup = on_vcpu_wakeup,
-		.vcpu_instead = on_vcpu_instead, .guest_wakeup = on_guest_wakeup, .event = on_event,
+		.vcpu_instead = on_vcpu_instead, .guest_wakeup = on_guest_wakeup,
+		.cpu_occupant = on_cpu_occupant, .event = on_event,
 		.start = on_start,
 		.finish = on_finish,
 	};

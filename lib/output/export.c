@@ -567,8 +567,6 @@ static uint32_t gthread_track(struct vms_export *x, uint32_t guest, int32_t tid,
 static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 {
 	struct vms_export *x = ctx;
-	if (x->pv)
-		x->pvo.guest_switch(x->pvo.ctx, o);
 	struct xv *v = xv_of(x, o->machine, o->vcpu);
 	if (!v)
 		return;
@@ -646,27 +644,20 @@ static void vcpu_row(void *ctx, const struct vms_vcpu_interval *iv)
 		     iv->state < VMS_STATE_COUNT ? x->state_name[iv->state] : 0, NULL, 0);
 }
 
-/* ---- the rest of the observer: forwarded to the fused view ---- */
+/* ---- the rest of the observer: the fused view's, forwarded ---- */
 
-static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
+static void on_cpu_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)
 {
 	struct vms_export *x = ctx;
 	if (x->pv)
-		x->pvo.cpu_run(x->pvo.ctx, o);
+		vms_pcpu_view_occupant(x->pv, o);
 }
 
-static void on_vcpu_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
-{
-	struct vms_export *x = ctx;
-	if (x->pv)
-		x->pvo.vcpu_mode(x->pvo.ctx, o);
-}
-
+/* (every event: the view's first event on a CPU may be of any kind, observe.h) */
 static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
 {
 	struct vms_export *x = ctx;
-	if (x->pv)
-		x->pvo.event(x->pvo.ctx, ev, t);
+	(void)ev;
 	x->t_last = t;
 }
 
@@ -884,8 +875,8 @@ struct vms_observer vms_export_observer(struct vms_export *x)
 {
 	return (struct vms_observer){
 		.ctx = x, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
-		.exit_begin = on_exit_begin, .exit_end = on_exit_end, .cpu_run = on_cpu_run,
-		.vcpu_mode = on_vcpu_mode, .vcpu_instead = on_instead, .event = on_event,
+		.exit_begin = on_exit_begin, .exit_end = on_exit_end,
+		.cpu_occupant = on_cpu_occupant, .vcpu_instead = on_instead, .event = on_event,
 		.start = on_start, .finish = on_finish,
 		.reset = x->c.rewritable ? on_reset : NULL,
 	};

@@ -461,33 +461,19 @@ static void on_finish(void *ctx, uint64_t t_end)
 
 /* What the fused view needs, forwarded before this writer looks at it (the order of two
  * separate subscriptions, the view's first) */
-static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
+static void on_cpu_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)
 {
 	struct vms_html *h = ctx;
 	if (h->pv)
-		h->pvo.cpu_run(h->pvo.ctx, o);
+		vms_pcpu_view_occupant(h->pv, o);
 }
 
-static void on_vcpu_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
-{
-	struct vms_html *h = ctx;
-	if (h->pv)
-		h->pvo.vcpu_mode(h->pvo.ctx, o);
-}
-
+/* (every event: the view's first event on a CPU may be of any kind, observe.h) */
 static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
 {
-	struct vms_html *h = ctx;
-	if (h->pv)
-		h->pvo.event(h->pvo.ctx, ev, t);
-}
-
-static void on_guest_switch_all(void *ctx, const struct vms_obs_guest_switch *o)
-{
-	struct vms_html *h = ctx;
-	if (h->pv)
-		h->pvo.guest_switch(h->pvo.ctx, o);
-	on_guest_switch(ctx, o);
+	(void)ctx;
+	(void)ev;
+	(void)t;
 }
 
 /* Everything this writer keeps, freed (the options and the view stay) */
@@ -593,11 +579,10 @@ struct vms_observer vms_html_observer(struct vms_html *h)
 	return (struct vms_observer){
 		.ctx = h,
 		.vcpu_state = on_vcpu_state,
-		.guest_switch = on_guest_switch_all,
+		.guest_switch = on_guest_switch,
 		.exit_end = on_exit_end,
 		.vcpu_instead = on_vcpu_instead,
-		.cpu_run = on_cpu_run,
-		.vcpu_mode = on_vcpu_mode,
+		.cpu_occupant = on_cpu_occupant,
 		.event = on_event,
 		.start = on_start,
 		.finish = on_finish,

@@ -1,7 +1,7 @@
-/* The fused physical-CPU view (lib/analysis/pcpu_view.c) fed observations by hand, exactly
- * as vmscope/observe.h says the vCPU state machine publishes them (for one event: cpu_run,
- * vcpu_mode, guest_switch, then the raw event). Every expected interval is worked out by hand
- * in the comment above its test.
+/* The fused physical-CPU view (lib/analysis/pcpu_view.c) over events written by hand, fed
+ * to the analysis stage: the vCPU state machine follows the host CPUs' occupants and
+ * publishes them (cpu_occupant, vmscope/observe.h), the view makes the intervals. Every
+ * expected interval is worked out by hand in the comment above its test.
  *
  * Model: machine 0 "host" is a host, machine 1 "g" a guest with 2 vCPUs mapped by the user
  * (vCPU 0 = host thread 10, vCPU 1 = host thread 11); host thread 50 is named "bash", guest
@@ -34,6 +34,7 @@ struct fixture {
 	struct vms_model *m;
 	struct vms_pcpu_view *pv;
 	struct vms_observer o;
+	struct vms_analysis *an;
 	struct pv_rec r;
 };
 
@@ -63,10 +64,14 @@ static void setup_fx(struct fixture *fx)
 	assert_non_null(fx->pv);
 	fx->o = vms_pcpu_view_observer(fx->pv);
 	assert_ptr_equal(fx->o.ctx, fx->pv);
+	fx->an = vms_analysis_new(fx->m, NULL);
+	assert_non_null(fx->an);
+	assert_int_equal(vms_analysis_observe(fx->an, &fx->o), 0);
 }
 
 static void free_fx(struct fixture *fx)
 {
+	vms_analysis_free(fx->an);
 	vms_pcpu_view_free(fx->pv);
 	vms_model_free(fx->m);
 }
@@ -76,39 +81,33 @@ static void raw(struct fixture *fx, uint64_t t, uint32_t machine, uint32_t cpu, 
 {
 	struct vms_event e = mk(machine, cpu, tid, VMS_K_OTHER, 0, 0, 0);
 	e.flags = flags;
-	fx->o.event(fx->o.ctx, &e, t);
+	vms_analysis_event(fx->an, &e, t);
 }
 
+/* host sched_switch prev -> tid ("comm") on CPU cpu, prev runnable */
 static void run(struct fixture *fx, uint64_t t, uint32_t cpu, int32_t prev, int32_t tid,
-		const char *comm, int32_t guest, int32_t vcpu)
+		const char *comm)
 {
-	struct vms_obs_cpu_run o = { .host = 0, .cpu = cpu, .t = t, .tid = tid, .comm = comm,
-				     .prev_tid = prev, .guest = guest, .vcpu = vcpu };
-	fx->o.cpu_run(fx->o.ctx, &o);
 	struct vms_event e = sw(0, cpu, prev, 0, tid);
-	fx->o.event(fx->o.ctx, &e, t);
+	e.s[1] = comm;
+	vms_analysis_event(fx->an, &e, t);
 }
 
+/* kvm_entry (guest_mode) or kvm_exit (reason 0: not a HLT) of vCPU vcpu's thread */
 static void mode(struct fixture *fx, uint64_t t, uint32_t vcpu, uint32_t cpu, bool guest_mode)
 {
-	struct vms_obs_vcpu_mode o = { .machine = 1, .vcpu = vcpu, .vidx = vcpu, .host = 0,
-				       .host_cpu = cpu, .host_tid = 10 + (int32_t)vcpu, .t = t,
-				       .guest_mode = guest_mode };
-	fx->o.vcpu_mode(fx->o.ctx, &o);
 	struct vms_event e = mk(0, cpu, 10 + (int32_t)vcpu,
-				guest_mode ? VMS_K_KVM_ENTRY : VMS_K_KVM_EXIT, 0, 0, 0);
-	fx->o.event(fx->o.ctx, &e, t);
+				guest_mode ? VMS_K_KVM_ENTRY : VMS_K_KVM_EXIT, 0, 1, 0);
+	vms_analysis_event(fx->an, &e, t);
 }
 
+/* guest sched_switch prev -> next ("next_comm") on guest CPU vcpu */
 static void gswitch(struct fixture *fx, uint64_t t, uint32_t vcpu, int32_t prev, int32_t next,
 		    const char *next_comm)
 {
-	struct vms_obs_guest_switch o = { .machine = 1, .vcpu = vcpu, .vidx = vcpu, .t = t,
-					  .prev_tid = prev, .next_tid = next,
-					  .prev_comm = "", .next_comm = next_comm };
-	fx->o.guest_switch(fx->o.ctx, &o);
 	struct vms_event e = sw(1, vcpu, prev, 0, next);
-	fx->o.event(fx->o.ctx, &e, t);
+	e.s[1] = next_comm;
+	vms_analysis_event(fx->an, &e, t);
 }
 
 static int by_cpu_start(const void *a, const void *b)
@@ -160,7 +159,7 @@ static void test_by_hand(void **state)
 	raw(&fx, 100, 0, 0, 50, 0);
 	raw(&fx, 105, 0, 1, 0, 0);
 	raw(&fx, 108, 0, 1, 0, 0);
-	run(&fx, 110, 0, 50, 10, "CPU 0/KVM", 1, 0);
+	run(&fx, 110, 0, 50, 10, "CPU 0/KVM");
 	mode(&fx, 120, 0, 0, true);
 	raw(&fx, 130, 1, 0, 7, 0);
 	gswitch(&fx, 140, 0, 7, 0, "swapper/0");
@@ -168,7 +167,7 @@ static void test_by_hand(void **state)
 	mode(&fx, 150, 0, 0, true);
 	gswitch(&fx, 160, 0, 0, 7, "worker");
 	raw(&fx, 170, 0, 1, 60, VMS_EVF_LOST_BEFORE);
-	fx.o.finish(fx.o.ctx, 180);
+	vms_analysis_finish(fx.an, 180);
 	assert_int_equal(fx.r.n, 8);
 	qsort(fx.r.iv, fx.r.n, sizeof fx.r.iv[0], by_cpu_start);
 	check(&fx.r.iv[0], 0, 100, 110, -1, -1, 50, "bash");
@@ -194,9 +193,9 @@ static void test_migration(void **state)
 	setup_fx(&fx);
 	raw(&fx, 5, 1, 1, 5, 0);
 	mode(&fx, 10, 1, 0, true);
-	run(&fx, 20, 0, 11, 99, "other", -1, -1);
+	run(&fx, 20, 0, 11, 99, "other");
 	mode(&fx, 30, 1, 1, true);
-	fx.o.finish(fx.o.ctx, 40);
+	vms_analysis_finish(fx.an, 40);
 	assert_int_equal(fx.r.n, 3);
 	qsort(fx.r.iv, fx.r.n, sizeof fx.r.iv[0], by_cpu_start);
 	check(&fx.r.iv[0], 0, 10, 20, 1, 1, 5, "");
