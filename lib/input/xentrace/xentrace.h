@@ -27,13 +27,16 @@ static inline uint64_t xt_rd64(const uint8_t *p)
 	return v;
 }
 
-/* A record's size in bytes from its header's top nibble (cycles_present:1 | extra:3): one
- * load for the loops that only hop over records */
+/* A record's size in bytes from its header's top nibble (cycles_present:1 | extra:3):
+ * 4 + 4 * extra, + 8 when a TSC follows. The loops that hop over records (the walk at open,
+ * skip_unread's runs) are a chain, header load -> size -> next position, whose latency is
+ * most of their time (the work on each record runs beside it): arithmetic, not a table
+ * load, keeps the link short. Hopping xen/xentrace.bin's 180,493 records, in-process min of
+ * 300: 790 us with the table, 680 us so; branches per size (which the CPU would predict
+ * past the load) 375 us alone but slower inside the real loops (mispredicted) */
 static inline uint32_t xt_size(uint32_t h)
 {
-	static const uint8_t size[16] = { 4, 8, 12, 16, 20, 24, 28, 32,
-					  12, 16, 20, 24, 28, 32, 36, 40 };
-	return size[h >> 28];
+	return 4u + ((h >> 26) & 0x1cu) + ((h >> 28) & 8u);
 }
 
 /* One record's header, decoded. */
