@@ -58,7 +58,7 @@ struct xv {                      /* per vCPU */
 /* A CPU's track, and the names of its last occupants (a CPU goes back and forth between a
  * few: a vCPU in guest mode, its thread in the hypervisor, a host thread): found here without
  * a hash lookup. An entry is (occupant key, comm) -> name id; name 0 is an empty entry. */
-#define CPU_NAMES 4
+#define CPU_NAMES 8
 struct xcpu {
 	uint32_t tr;
 	unsigned next;               /* the entry replaced next */

@@ -96,6 +96,7 @@ struct track {
 	uint32_t group;         /* UINT32_MAX for a group itself */
 	bool counter, open;
 	bool clocked;           /* Perfetto: its clock snapshot is written, last_t is its clock */
+	bool fast;              /* Perfetto: a slice track, clocked (vms_tl_slice's checks, one) */
 	uint8_t nseq;
 	uint8_t seq[8];         /* Perfetto: its trusted_packet_sequence_id field, encoded */
 	uint64_t last_t;
@@ -349,6 +350,7 @@ static void pb_clock(struct vms_tl *tl, uint32_t id, uint64_t t)
 	p = pb_bytes(p, PKT_CLOCK_SNAPSHOT, cs, ncs);
 	emit(tl, head, (size_t)(p - head));
 	tl->t[id].clocked = true;
+	tl->t[id].fast = tl->t[id].group != UINT32_MAX && !tl->t[id].counter;
 	tl->t[id].last_t = t;
 }
 
@@ -518,18 +520,15 @@ static inline bool seen_bit(const struct track *tr, unsigned k, uint64_t id)
 
 /* A slice's BEGIN whose name, argument keys and string values the track was told, written
  * in place in one pass (exits, overlays): the bytes pb_event_full writes for it. false, and
- * nothing written, when something must be interned first. */
+ * nothing written (the block's end is left where it was), when something must be interned
+ * first. */
 static bool pb_args_fast(struct vms_tl *tl, struct track *tr, uint64_t t, uint32_t name,
 			 const struct vms_tl_arg *args, unsigned nargs)
 {
-	for (unsigned i = 0; i < nargs; i++)
-		if (!seen_bit(tr, K_ARG_NAME, args[i].key) || args[i].type == VMS_TL_STR ||
-		    (args[i].type == VMS_TL_NAME && (args[i].u > tl->names.n || !args[i].u ||
-						     !seen_bit(tr, K_STRING, args[i].u))))
-			return false;
 	if (tl->nout + PACKET_MAX > OUT_BUF)
 		out_flush(tl);
 	uint8_t *pk = tl->out + tl->nout, *p = pk + 2, *len;
+	uint64_t last_t = tr->last_t;
 	p = pb_when(p, tr, t);
 	p[0] = PKT_TRACK_EVENT << 3 | 2;
 	len = p + 1;
@@ -538,6 +537,8 @@ static bool pb_args_fast(struct vms_tl *tl, struct track *tr, uint64_t t, uint32
 	p[4] = TE_NAME_IID << 3;
 	p = varint_short(p + 5, name);
 	for (unsigned i = 0; i < nargs; i++) {
+		if (!seen_bit(tr, K_ARG_NAME, args[i].key))
+			goto undo;
 		uint8_t *alen = p + 1;   /* an annotation is at most 4 varints: < 128 bytes */
 		p[0] = TE_ANNOTATIONS << 3 | 2;
 		p[2] = DA_NAME_IID << 3;
@@ -546,7 +547,14 @@ static bool pb_args_fast(struct vms_tl *tl, struct track *tr, uint64_t t, uint32
 		case VMS_TL_UINT: *p++ = DA_UINT << 3; p = pb_varint(p, args[i].u); break;
 		case VMS_TL_INT: *p++ = DA_INT << 3; p = pb_varint(p, (uint64_t)args[i].i); break;
 		case VMS_TL_HEX: *p++ = DA_POINTER << 3; p = pb_varint(p, args[i].u); break;
-		default: p = pb_uint(p, DA_STRING_IID, args[i].u); break;
+		case VMS_TL_NAME:
+			if (args[i].u > tl->names.n || !args[i].u ||
+			    !seen_bit(tr, K_STRING, args[i].u))
+				goto undo;
+			p = pb_uint(p, DA_STRING_IID, args[i].u);
+			break;
+		default:
+			goto undo;   /* (a string: its id is made by pb_event_full) */
 		}
 		*alen = (uint8_t)(p - alen - 1);
 	}
@@ -555,6 +563,9 @@ static bool pb_args_fast(struct vms_tl *tl, struct track *tr, uint64_t t, uint32
 	p = close_len(pk + 1, p);
 	tl->nout = (size_t)(p - tl->out);
 	return true;
+undo:
+	tr->last_t = last_t;   /* (pb_when moved it) */
+	return false;
 }
 
 /* The track's first event: its clock. */
@@ -789,6 +800,11 @@ static bool slice_track(const struct vms_tl *tl, uint32_t id)
 void vms_tl_close(struct vms_tl *tl, uint32_t id, uint64_t t, const struct vms_tl_arg *args,
 		  unsigned nargs)
 {
+	if (__builtin_expect(id < tl->nr && tl->t[id].fast && tl->t[id].open && !nargs, 1)) {
+		tl->t[id].open = false;
+		pb_fast(tl, &tl->t[id], t, 0);
+		return;
+	}
 	if (!slice_track(tl, id) || !tl->t[id].open)
 		return;
 	struct track *tr = &tl->t[id];
@@ -807,9 +823,27 @@ void vms_tl_close(struct vms_tl *tl, uint32_t id, uint64_t t, const struct vms_t
 void vms_tl_open(struct vms_tl *tl, uint32_t id, uint64_t t, uint32_t name,
 		 const struct vms_tl_arg *args, unsigned nargs)
 {
+	/* most: a clocked Perfetto slice track with nothing open, a name and argument keys it
+	 * was told (vms_tl_slice's fast path) */
+	if (__builtin_expect(id < tl->nr, 1)) {
+		struct track *tr = &tl->t[id];
+		if (__builtin_expect(tr->fast && !tr->open && name &&
+				     seen_bit(tr, K_EVENT_NAME, name), 1)) {
+			if (!nargs) {
+				pb_fast(tl, tr, t, name);
+				tr->open = true;
+				return;
+			}
+			if (nargs <= VMS_TL_MAX_ARGS && pb_args_fast(tl, tr, t, name, args, nargs)) {
+				tr->open = true;
+				return;
+			}
+		}
+	}
 	if (!slice_track(tl, id) || !name)
 		return;
-	vms_tl_close(tl, id, t, NULL, 0);
+	if (tl->t[id].open)
+		vms_tl_close(tl, id, t, NULL, 0);
 	if (nargs > VMS_TL_MAX_ARGS)
 		nargs = VMS_TL_MAX_ARGS;
 	struct track *tr = &tl->t[id];
@@ -831,8 +865,33 @@ void vms_tl_open(struct vms_tl *tl, uint32_t id, uint64_t t, uint32_t name,
 	}
 }
 
+static __attribute__((noinline)) void slice_slow(struct vms_tl *tl, uint32_t id, uint64_t start,
+						  uint64_t end, uint32_t name,
+						  const struct vms_tl_arg *args, unsigned nargs);
+
 void vms_tl_slice(struct vms_tl *tl, uint32_t id, uint64_t start, uint64_t end,
 		  uint32_t name, const struct vms_tl_arg *args, unsigned nargs)
+{
+	/* most slices: a Perfetto slice track already clocked, a name it was told, arguments
+	 * whose keys it knows (most have none) */
+	if (__builtin_expect(id < tl->nr, 1)) {
+		struct track *tr = &tl->t[id];
+		if (__builtin_expect(tr->fast && name && seen_bit(tr, K_EVENT_NAME, name), 1)) {
+			if (!nargs) {
+				pb_slice_fast(tl, tr, start, end, name);
+				return;
+			}
+			if (nargs <= VMS_TL_MAX_ARGS && pb_args_fast(tl, tr, start, name, args, nargs)) {
+				pb_fast(tl, tr, end, 0);
+				return;
+			}
+		}
+	}
+	slice_slow(tl, id, start, end, name, args, nargs);
+}
+
+static void slice_slow(struct vms_tl *tl, uint32_t id, uint64_t start, uint64_t end,
+		       uint32_t name, const struct vms_tl_arg *args, unsigned nargs)
 {
 	if (!slice_track(tl, id) || !name)
 		return;
