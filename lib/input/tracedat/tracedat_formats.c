@@ -1,8 +1,11 @@
 /* trace.dat: event formats through libtraceevent.
  *
- * libtraceevent parses the kernel's format files once at open; from then on the reader only
- * uses what is computed here — per event id, the kind it maps to and the offset/size/sign of
- * each field that kind needs — so no libtraceevent call happens per record. */
+ * At open only each format's name and id lines are read (and where the common fields are);
+ * libtraceevent parses a format on the first record of its type, and from then on the reader
+ * only uses what is computed here — per event id, the kind it maps to and the
+ * offset/size/sign of each field that kind needs — so no libtraceevent call happens per
+ * record. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +87,52 @@ static bool format_line(const uint8_t *t, uint64_t len, const char *key, const u
 }
 
 static void map_type(struct td_type *t, struct tep_event *ev);
+
+/* The decimal after "key:" in [p, e), at most 65535. */
+static bool line_number(const uint8_t *p, const uint8_t *e, const char *key, uint32_t *v)
+{
+	size_t kl = strlen(key);
+	for (; p + kl <= e; p++)
+		if (memcmp(p, key, kl) == 0) {
+			p += kl;
+			uint32_t n = 0;
+			const uint8_t *d = p;
+			while (p < e && *p >= '0' && *p <= '9' && n <= 65535)
+				n = n * 10 + (uint32_t)(*p++ - '0');
+			*v = n;
+			return p > d && n <= 65535 && p < e && *p == ';';
+		}
+	return false;
+}
+
+/* Offset and size of a field from its line as a kernel writes it ("\tfield:unsigned short
+ * common_type;\toffset:0;\tsize:2;\tsigned:0;"), read without libtraceevent: only the
+ * common fields are needed at open. The values are bounded by the caller; where
+ * libtraceevent would read a damaged line otherwise, format_event renders only the format
+ * it checked (td_format_event). */
+static bool common_field(const uint8_t *t, uint64_t len, const char *name, uint32_t *off,
+			 uint32_t *size)
+{
+	size_t nl = strlen(name);
+	const uint8_t *p = t, *end = t + len;
+	while (p < end) {
+		const uint8_t *e = memchr(p, '\n', (size_t)(end - p));
+		if (!e)
+			e = end;
+		const uint8_t *q = p;
+		while (q < e && (*q == ' ' || *q == '\t'))
+			q++;
+		if (e - q > 6 && memcmp(q, "field:", 6) == 0) {
+			const uint8_t *semi = memchr(q, ';', (size_t)(e - q));
+			if (semi && (size_t)(semi - q) > 6 + nl && memcmp(semi - nl, name, nl) == 0 &&
+			    (semi[-(ptrdiff_t)nl - 1] == ' ' || semi[-(ptrdiff_t)nl - 1] == '\t'))
+				return line_number(semi, e, "offset:", off) &&
+				       line_number(semi, e, "size:", size);
+		}
+		p = e + 1;
+	}
+	return false;
+}
 
 /* Whether libtraceevent can evaluate the print arguments of a parsed format on any record:
  * it divides without checking the divisor (SIGFPE on "REC->a / REC->b" with b = 0, found by
@@ -272,28 +321,18 @@ int td_formats_parse(struct td_formats *fm, struct td_file *f, const uint8_t *te
 	t->off = off;
 	t->kind = name_kind(sys, t->name + sl + 1);
 	t->pending = t->kind != VMS_K_OTHER;
-	/* Only the first format is parsed here, for where the common fields are (all formats
-	 * share them); the others when a record of theirs comes (td_formats_resolve): a
-	 * trace.dat holds 1,500-2,000 formats, and even the ten vmscope maps cost more to
-	 * parse than a small trace's events cost to read. */
+	/* Where the common fields are (all formats share them) is read from the first format
+	 * that says it; every format is parsed when a record of its type comes
+	 * (td_formats_resolve): a trace.dat holds 1,500-2,000 formats, and even the ten
+	 * vmscope maps cost more to parse than a small trace's events cost to read. */
 	if (!fm->have_common) {
-		int parsed = tep_parse_type(fm, t);
-		if (parsed == VMS_ERR_NOMEM)
-			return vms_error_nomem_at(f->err, f->path, off);
-		if (t->pending)
-			settle(t, parsed == 0, NULL, 0);
-		if (parsed == 0) {
-			struct tep_format_field *ct = tep_find_common_field(t->tev, "common_type");
-			struct tep_format_field *cp = tep_find_common_field(t->tev, "common_pid");
-			if (ct && cp && ct->offset >= 0 && ct->offset < 64 && cp->offset >= 0 &&
-			    cp->offset < 64 && (ct->size == 1 || ct->size == 2 || ct->size == 4) &&
-			    cp->size == 4) {
-				fm->common_type = (struct td_field){(uint16_t)ct->offset,
-					(uint8_t)ct->size, TD_F_PRESENT};
-				fm->common_pid = (struct td_field){(uint16_t)cp->offset, 4,
-					TD_F_PRESENT | TD_F_SIGNED};
-				fm->have_common = true;
-			}
+		uint32_t to, ts, po, ps;
+		if (common_field(text, len, "common_type", &to, &ts) &&
+		    common_field(text, len, "common_pid", &po, &ps) && to < 64 && po < 64 &&
+		    (ts == 1 || ts == 2 || ts == 4) && ps == 4) {
+			fm->common_type = (struct td_field){(uint16_t)to, (uint8_t)ts, TD_F_PRESENT};
+			fm->common_pid = (struct td_field){(uint16_t)po, 4, TD_F_PRESENT | TD_F_SIGNED};
+			fm->have_common = true;
 		}
 	}
 	return 0;
