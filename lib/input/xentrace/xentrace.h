@@ -39,6 +39,11 @@ static inline uint32_t xt_size(uint32_t h)
 	return 4u + ((h >> 26) & 0x1cu) + ((h >> 28) & 8u);
 }
 
+/* How far ahead of a hop the mapping is prefetched (bytes; a prefetch never faults). The
+ * streams read their CPUs' blocks interleaved, after the walk has gone through the whole
+ * file: without it, a header load that misses the caches stalls the hop chain */
+#define XT_PREFETCH 768
+
 /* One record's header, decoded. */
 struct xt_rec {
 	uint32_t event;          /* 28 bits */

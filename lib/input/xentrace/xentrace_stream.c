@@ -188,6 +188,7 @@ static void skip_run(struct xt_reader *r, struct xt_stream *s)
 	uint64_t nsched = 0, nswitch = 0, nother = 0;
 	bool once = s->once_done;
 	while (pos < stop) {
+		__builtin_prefetch(m + pos + XT_PREFETCH);
 		uint32_t h = xt_rd32(m + pos), e = h & 0x0fffffffu;
 		if (xt_sched_internal(e)) {
 			nswitch += e == VMS_XEN_TRC_SCHED_SWITCH;
