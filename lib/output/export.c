@@ -492,11 +492,10 @@ static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
 
 /* The name of an exit's slice, "REASON", or of a VMM overlay, "vmm: REASON" (vmm): made
  * once per reason. */
-static uint32_t reason_name(struct vms_export *x, bool vmm, uint32_t isa, uint32_t reason)
+static __attribute__((noinline)) uint32_t reason_name_new(struct vms_export *x, bool vmm,
+							   uint32_t isa, uint32_t reason)
 {
 	uint32_t *d = isa < RD_ISAS && reason < RD_REASONS ? &x->rdirect[vmm][isa][reason] : NULL;
-	if (d && *d)
-		return *d;
 	uint64_t key = (uint64_t)vmm << 63 | (uint64_t)(isa & INT32_MAX) << 32 | reason;
 	uint64_t *v = vms_keymap_get(&x->vmm_name, key);
 	if (v)
@@ -513,6 +512,17 @@ static uint32_t reason_name(struct vms_export *x, bool vmm, uint32_t isa, uint32
 	if (d)
 		*d = id;
 	return id;
+}
+
+/* (inline: the table answers all but a reason's first exit) */
+static inline uint32_t reason_name(struct vms_export *x, bool vmm, uint32_t isa, uint32_t reason)
+{
+	if (__builtin_expect(isa < RD_ISAS && reason < RD_REASONS, 1)) {
+		uint32_t id = x->rdirect[vmm][isa][reason];
+		if (__builtin_expect(id != 0, 1))
+			return id;
+	}
+	return reason_name_new(x, vmm, isa, reason);
 }
 
 
