@@ -2,7 +2,8 @@
  * with -Wl,--wrap for malloc, calloc, realloc and strdup, so the project's own code (the
  * static libvmscope) allocates through the wrappers below, and libc, libtraceevent, libxml2
  * and zstd (shared libraries) do not. For each trace given, a first run counts the
- * allocations of opening it and reading every stream to its end; then for N = 0, 1, ...
+ * allocations of opening it and reading every stream to its end (rendering the first 4
+ * events of each with format_event); then for N = 0, 1, ...
  * one run fails the Nth allocation alone. Each run must end with VMS_ERR_NOMEM and
  * "PATH: out of memory at byte offset N"; never succeed as if nothing happened, another
  * error, a bare "out of memory", or a crash (ASan runs it).
@@ -57,9 +58,16 @@ static int run(const char *path, const char *events, struct vms_error *err)
 	int rc = 0;
 	struct vms_event ev;
 	uint32_t n = src->ops->nr_streams(src);
-	for (uint32_t s = 0; s < n && rc >= 0; s++)
-		while ((rc = src->ops->next(src, s, &ev)) > 0)
-			;
+	for (uint32_t s = 0; s < n && rc >= 0; s++) {
+		/* the first 4 events of each stream rendered as `dump` does: format_event's out
+		 * of memory must be said too (it once printed "unknown event" instead) */
+		for (uint64_t i = 0; (rc = src->ops->next(src, s, &ev)) > 0; i++) {
+			char buf[256];
+			if (i < 4 && src->ops->format_event &&
+			    (rc = src->ops->format_event(src, s, buf, sizeof buf)) == VMS_ERR_NOMEM)
+				break;
+		}
+	}
 	if (rc < 0)
 		*err = src->err;
 	vms_source_close(src);
