@@ -3,7 +3,8 @@
  *
  * Where each kind of slice comes from:
  *   CPU n               the fused view (pcpu_view.c), whose observer this one feeds
- *   vCPU n              the vcpu_interval sink (maximal intervals, as `vmscope vcpus`)
+ *   vCPU n              vcpu_state (maximal intervals, as `vmscope vcpus` gets them from
+ *                       the vcpu_interval sink)
  *   vCPU n exits        exit_begin opens, exit_end closes (as `vmscope exits` counts them)
  *   guest thread        guest_switch opens/closes "running on vCPU n"; the thread_interval
  *                       sink (as `vmscope threads`) writes the overlays, which close before
@@ -32,6 +33,8 @@
 struct xv {                      /* per vCPU */
 	uint32_t machine, vcpu;
 	bool kept;                   /* by the filter: its tracks exist */
+	uint64_t st_start;           /* its state's slice: since when, and which state */
+	enum vms_vcpu_state st;
 	uint32_t state_tr, exits_tr, rate_tr, steal_tr;
 	int32_t run_gtid;            /* guest thread whose running slice is open, -1 none */
 	uint32_t run_tr;             /* its track */
@@ -470,12 +473,26 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	}
 }
 
+/* The vCPU's state slice closes at t, if not empty (the maximal intervals of `vmscope
+ * vcpus`: consecutive observations bound them, the first starts at the first event). */
+static inline void state_slice(struct vms_export *x, struct xv *v, uint64_t t)
+{
+	if (t <= v->st_start)
+		return;
+	vms_tl_slice(x->tl, v->state_tr, v->st_start, t, x->state_name[v->st], NULL, 0);
+	v->st_start = t;
+}
+
 static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	struct vms_export *x = ctx;
 	struct xv *v = xv_of(x, o->machine, o->vcpu);
 	if (!v)
 		return;
+	/* written here from the observation, not from the analyses' interval sink: a hop and
+	 * an interval made fewer per state */
+	state_slice(x, v, o->t);
+	v->st = o->state < VMS_STATE_COUNT ? o->state : VMS_STATE_UNKNOWN;
 	advance(x, v, o->t);
 	bool pre = o->state == VMS_STATE_PREEMPTED;
 	if (v->preempted && !pre) {
@@ -642,18 +659,6 @@ static void thread_row(void *ctx, const struct vms_thread_interval *iv)
 	vms_tl_slice(x->tl, tr, iv->start, iv->end, name, a, n);
 }
 
-/* ---- vCPU states ---- */
-
-static void vcpu_row(void *ctx, const struct vms_vcpu_interval *iv)
-{
-	struct vms_export *x = ctx;
-	struct xv *v = xv_of(x, iv->machine, iv->vcpu);
-	if (!v)
-		return;
-	vms_tl_slice(x->tl, v->state_tr, iv->start, iv->end,
-		     iv->state < VMS_STATE_COUNT ? x->state_name[iv->state] : 0, NULL, 0);
-}
-
 /* ---- the rest of the observer: the fused view's, forwarded ---- */
 
 static void on_cpu_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)
@@ -676,7 +681,7 @@ static void on_start(void *ctx, uint64_t t0)
 	struct vms_export *x = ctx;
 	x->started = true;
 	for (uint32_t i = 0; i < x->nr_v; i++)
-		x->v[i].b_start = t0;
+		x->v[i].b_start = x->v[i].st_start = t0;
 }
 
 static void on_finish(void *ctx, uint64_t t_end)
@@ -684,6 +689,8 @@ static void on_finish(void *ctx, uint64_t t_end)
 	struct vms_export *x = ctx;
 	if (x->finished || !x->tl)
 		return;
+	for (uint32_t i = 0; x->started && i < x->nr_v; i++)
+		state_slice(x, &x->v[i], t_end);
 	x->pvo.finish(x->pvo.ctx, t_end);
 	for (uint32_t i = 0; i < x->nr_v; i++) {
 		struct xv *v = &x->v[i];
@@ -894,7 +901,7 @@ struct vms_observer vms_export_observer(struct vms_export *x)
 
 struct vms_sinks vms_export_sinks(struct vms_export *x)
 {
-	return (struct vms_sinks){ .ctx = x, .vcpu_interval = vcpu_row, .thread_interval = thread_row,
+	return (struct vms_sinks){ .ctx = x, .thread_interval = thread_row,
 				   .reset_with_observer = true, .intervals_only = true };
 }
 
