@@ -41,8 +41,9 @@ static inline uint32_t xt_size(uint32_t h)
 
 /* How far ahead of a hop the mapping is prefetched (bytes; a prefetch never faults). The
  * streams read their CPUs' blocks interleaved, after the walk has gone through the whole
- * file: without it, a header load that misses the caches stalls the hop chain */
-#define XT_PREFETCH 768
+ * file, and the hardware prefetchers stop at each 4 KiB page: without it, a header load
+ * that misses the caches stalls the hop chain */
+#define XT_PREFETCH 4096
 
 /* One record's header, decoded. */
 struct xt_rec {

@@ -251,6 +251,11 @@ static uint64_t record_before(const uint8_t *m, uint64_t body, uint64_t p)
 	return prev;
 }
 
+/* The walk is the first to read the file (from the page cache): the hardware prefetchers
+ * stop at each 4 KiB page, so it prefetches a page ahead itself (perf, cpu-clock
+ * samples of 150 runs of report on xen/xentrace.bin: the walk 2,303 -> 1,607) */
+#define XT_WALK_PREFETCH 4096
+
 /* The one walk over the records at open. It keeps only what the model needs before the first
  * event (the domains and their vCPUs: a machine each, linked before the analysis pass) and
  * what a damaged file must be refused for before any event is used (the framing, the words
@@ -310,6 +315,7 @@ static int walk(struct scan *s)
 		 * are checked before their words are read. */
 		uint64_t p = body, last = UINT64_MAX, ntsc = 0, nsched = 0, nother = 0;
 		while (p < end) {
+			__builtin_prefetch(m + p + XT_WALK_PREFETCH);
 			uint32_t h = xt_rd32(m + p);
 			uint32_t rsize = xt_size(h);
 			if ((h & 0x0fff0000u) == 0x00020000u && (h & 0xf000u) != 0x1000u) {
