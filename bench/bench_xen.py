@@ -7,8 +7,9 @@ analyses: vCPU states, exits with percentiles, steal, run-queue latency). Two fi
 TRACE, and a larger synthetic one, COPIES copies of TRACE end to end (bench/xen_big.py: new
 CPUs and domains for each copy; xenalyze and vmscope agree on it, tests/xen). Runs alternate
 (xenalyze, vmscope, xenalyze, ...) so that the machine's load hits both alike; the medians of
-the wall-clock times, of the CPU times (user + sys, from wait4) and of the peak resident sets
-are printed with the ratios. The goal (issue 11) is a CPU-time ratio of at least 3.
+the wall-clock times and of the CPU times (user + sys, from wait4) are printed with the
+ratios, and the peak resident set of one more run of each (through /usr/bin/time: see
+peak_rss). The goal (issue 11) is a CPU-time ratio of at least 3.
 
 usage: bench_xen.py VMSCOPE TRACE [RUNS] [HZ] [COPIES]   (RUNS on TRACE, default 21; a third as
        many on the larger file; COPIES default 10, 0 for TRACE alone)
@@ -26,17 +27,32 @@ def run(cmd):
     return dt, ru.ru_maxrss / 1024.0, ru.ru_utime + ru.ru_stime  # s, MiB, CPU s
 
 
+def peak_rss(cmd):
+    """Peak resident set in MiB of one run, through /usr/bin/time (wait4's ru_maxrss of a
+    child of this script starts at the script's own size: a child made by fork or vfork
+    inherits its parent's high-water mark at exec, so both tools showed Python's 14.4 MiB)"""
+    tm = "/usr/bin/time"
+    if not os.path.exists(tm):
+        return float("nan")
+    p = subprocess.run([tm, "-f", "%M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        return int(p.stderr.decode(errors="replace").strip().splitlines()[-1]) / 1024.0
+    except (ValueError, IndexError):
+        return float("nan")
+
+
 def bench(xa, vms, trace, runs, hz):
     size = os.path.getsize(trace)
     xa_cmd = [xa, "--summary", "--cpu-hz=" + hz, trace]
     vms_cmd = [vms, "report", "--cpu-hz", hz, trace]
     run(xa_cmd), run(vms_cmd)  # warm the page cache
-    xt, xm, xc, vt, vm, vc = [], [], [], [], [], []
+    xt, xc, vt, vc = [], [], [], []
     for _ in range(runs):
-        t, m, c = run(xa_cmd)
-        xt.append(t), xm.append(m), xc.append(c)
-        t, m, c = run(vms_cmd)
-        vt.append(t), vm.append(m), vc.append(c)
+        t, _, c = run(xa_cmd)
+        xt.append(t), xc.append(c)
+        t, _, c = run(vms_cmd)
+        vt.append(t), vc.append(c)
+    xm, vm = [peak_rss(xa_cmd)], [peak_rss(vms_cmd)]
     load = os.getloadavg()
     mx, mv = statistics.median(xt), statistics.median(vt)
     print("xentrace file: %s (%.1f MB), %d runs each, alternating; load average %.2f %.2f %.2f"
