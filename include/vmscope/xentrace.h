@@ -22,7 +22,8 @@
  *   RUNSTATE_CHANGE / CONTINUE  f3 = old << 4 | new (enum vms_xen_runstate), f4 = dom << 16 | vcpu
  *   VMEXIT                      f0 = exit reason, f1 = isa (1 VMX, 2 SVM), f2 = guest rip
  *   LOST_RECORDS                f0 = records lost, f1 = vcpu << 16 | dom (Xen writes u16 did,
- *                                 vid), f2 = first lost TSC
+ *                                 vid), f2 = first lost TSC, f3 = the marker's own TSC (where
+ *                                 LOST_END will be: the loss is [f2, f3))
  * A lost-records marker is written when the buffer has room again, and says when the loss
  * began: it gives two events, LOST_RECORDS at the first lost TSC (where the CPU's story stops
  * being known; xenalyze handles it there too) and LOST_END at the marker's own TSC; the next

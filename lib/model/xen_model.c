@@ -54,6 +54,7 @@ struct xm_pcpu {
 	bool lost_active, lost_domain_valid;
 	uint32_t lost_did, lost_vid;
 	uint64_t lost_tsc;
+	uint64_t lost_end_tsc;          /* the marker's own TSC: the loss is [lost_tsc, this) */
 };
 
 struct vms_xen_model {
@@ -344,6 +345,23 @@ static void close_vmexit(struct xm_vcpu *v, uint64_t tsc)
 	v->vmexit_valid = false;
 }
 
+/* Is a CPU losing records at tsc (xenalyze's P.lost_cpus > 0)? A CPU whose loss ends at or
+ * before tsc is not: the marker is written when its trace runs again, so the loss is
+ * [first lost TSC, marker's TSC). Only the order of two records of the same TSC on two
+ * CPUs makes the difference: the merge takes the lower CPU's first, xenalyze whichever
+ * its ordering list had first. (A marker that ends at or before its own first lost TSC
+ * never ends, as in xenalyze.) */
+static bool losing_at(const struct vms_xen_model *x, uint64_t tsc)
+{
+	for (uint32_t c = 0; c < x->nr_p; c++) {
+		const struct xm_pcpu *pc = &x->p[c];
+		if (pc->lost_active &&
+		    !(pc->lost_end_tsc > pc->lost_tsc && pc->lost_end_tsc <= tsc))
+			return true;
+	}
+	return false;
+}
+
 static void runstate_record(struct vms_xen_model *x, uint32_t p, const struct vms_event *ev,
 			    bool cont)
 {
@@ -400,7 +418,7 @@ static void runstate_record(struct vms_xen_model *x, uint32_t p, const struct vm
 			x->anomalies++;
 			runstate_update(v, new_state, tsc);
 		}
-		if (x->lost_cpus && v->acct.dom != VMS_XEN_IDLE_DOMAIN)
+		if (x->lost_cpus && v->acct.dom != VMS_XEN_IDLE_DOMAIN && losing_at(x, tsc))
 			lose_vcpu(&x->v[vi], tsc);
 	} else if (new_state == VMS_XEN_RUNNING) {
 		vcpu_next_update(x, p, vi, tsc);
@@ -423,6 +441,7 @@ static void lost_records(struct vms_xen_model *x, uint32_t p, const struct vms_e
 		x->lost_cpus++;
 	pc->lost_active = true;
 	pc->lost_tsc = first_tsc;
+	pc->lost_end_tsc = ev->f[3];
 	/* xenalyze: every vCPU not running is lost at first_tsc. Those following (LOST at the
 	 * previous marker's TSC, untouched since) gain this interval through the sums; the
 	 * listed ones are lost here and follow from now on. */

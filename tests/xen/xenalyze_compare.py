@@ -100,7 +100,8 @@ def main():
         d = sys.argv[3]
         os.makedirs(d, exist_ok=True)
         traces = [f(d) for f in (xt_handmade.scenario, xt_handmade.notsc, xt_handmade.preempt,
-                                 xt_handmade.migrate, xt_handmade.lost)]
+                                 xt_handmade.migrate, xt_handmade.lost,
+                                 xt_handmade.lost_tie)]
     elif sys.argv[2] == "--copies" and len(sys.argv) == 7:
         src, out = sys.argv[4], sys.argv[5]
         if not os.path.exists(src):

@@ -2,10 +2,12 @@
 """Hand-made xentrace files for the corner cases (the layout of xen/include/public/trace.h,
 written with struct; the same as tests/xen/xt_writer.h): the model scenario of
 test_xentrace.c, records without TSC across CPU changes, a preemption between two domains on
-one CPU, a vCPU that moves between CPUs, and lost records. xenalyze_compare.py reads them with xenalyze and
-with vmscope; test_xentrace.c derives the first one's numbers by hand. lost_many (many vCPUs,
-many lost-records markers) is xen_lost_markers.py's: xenalyze stops (FATAL) on most of its
-files, and where it runs, a few of its LOST/BLOCKED rows differ from vmscope's.
+one CPU, a vCPU that moves between CPUs, lost records, and a loss that ends at the TSC at
+which another CPU's vCPU blocks. xenalyze_compare.py reads them with xenalyze and with
+vmscope; test_xentrace.c derives the first one's numbers by hand, lost_tie's docstring its.
+lost_many (many vCPUs, many lost-records markers) is xen_lost_markers.py's: xenalyze stops
+(FATAL) on most of its files, and where it runs (seed 8), two LOST counts differ from
+vmscope's (see xen_lost_markers.py).
 
 usage: xt_handmade.py DIR   (writes DIR/*.bin, prints their paths)"""
 import os, struct, sys
@@ -162,6 +164,30 @@ def lost(d):
     return w.save(os.path.join(d, "lost.bin"))
 
 
+def lost_tie(d):
+    """A loss on CPU 1 ends (its marker) at the very TSC at which d1v0 blocks on CPU 0: 500.
+    The loss is [300, 500): the marker is written when CPU 1's trace runs again, so at 500 no
+    CPU is losing records and d1v0's block is an ordinary one (xenalyze's rule would make a
+    vCPU that stops running while a CPU is losing records LOST). By hand: d1v0 running
+    100..500 and 805..900 (the end), blocked 500..800 (300), runnable (wake) 800..805; no LOST
+    interval. (vmscope took CPU 0's record of 500 before CPU 1's marker of 500, the lower CPU
+    first, and made d1v0 LOST from 500 to 805; xenalyze took the marker first.)"""
+    w = W()
+    w.block(0)
+    w.rs(100, 1, 0, RUNNABLE, RUNNING)
+    w.rs(500, 1, 0, RUNNING, BLOCKED)
+    w.rs(505, IDLE, 0, RUNNABLE, RUNNING)
+    w.rs(795, IDLE, 0, RUNNING, RUNNABLE)
+    w.rs(800, 1, 0, BLOCKED, RUNNABLE)
+    w.rs(805, 1, 0, RUNNABLE, RUNNING)
+    w.rec(0x22209, 900)
+    w.block(1)
+    w.rs(150, IDLE, 1, RUNNABLE, RUNNING)
+    w.rec(0x1F001, 500, [3, 1 << 16 | IDLE, 300, 0])  # 3 lost; idle v1 ran when it ended
+    w.rec(0x22209, 950)
+    return w.save(os.path.join(d, "lost-tie.bin"))
+
+
 def lost_many(d, seed=7, cpus=4, doms=8, vcpus=4, rounds=60, back_before=False):
     """doms x vcpus vCPUs on `cpus` CPUs (vCPU k on CPU k % cpus, each CPU switching between its
     own, preempted or blocking, woken on the CPU that runs them next) with lost-records
@@ -218,5 +244,5 @@ def lost_many(d, seed=7, cpus=4, doms=8, vcpus=4, rounds=60, back_before=False):
 if __name__ == "__main__":
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
-    for f in (scenario, notsc, preempt, migrate, lost, lost_many):
+    for f in (scenario, notsc, preempt, migrate, lost, lost_tie, lost_many):
         print(f(d))

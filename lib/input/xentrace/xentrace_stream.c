@@ -315,6 +315,7 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			ev->f[2] = xt_rd64(rec.data + 8);
 			/* at the first lost TSC (kept in this CPU's time order), the end after it */
 			s->lost_end_tsc = s->last_tsc;
+			ev->f[3] = s->lost_end_tsc;
 			s->lost_end_pending = true;
 			ev->ts = ev->f[2] < before ? before : ev->f[2] > s->last_tsc ? s->last_tsc : ev->f[2];
 			s->lost_pending = true;
