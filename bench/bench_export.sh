@@ -7,38 +7,48 @@
 # Not in CI (speed goals live here).
 #
 # Goal (issue 8): the export at least as fast as `report` on the same input, memory flat.
-# NOT MET: the export costs ~1.45x report's CPU in instructions, 1.5-1.9x in CPU time (was 2x).
+# NOT MET: the export costs ~1.35x report's instructions, 1.2-1.4x its CPU time (was 1.45x /
+# 1.5-1.9x; 2x before that).
 #
-# Measured 2026-12-01 14:00-14:08 UTC, QUICK=1 bench/bench_export.sh 50000000 (2-core VM,
-# load average ~10 from four other helpers' builds and tests: absolute times are inflated,
-# compare within a run), median of 3 (least):
-#   50 M-event pair (323 MiB of trace.dat): report 13.05 s CPU (11.76), 15.7 MiB peak;
-#     export .pftrace 19.05 s CPU (18.38), 15.1 MiB peak: 1.46x report;
-#     .pftrace 3472 MiB (72.8 bytes per event, as before: the bytes did not change)
-#   earlier runs of this round's builds (1-5 % more instructions than the last): load ~9,
-#   report 11.45 s (10.60), export 22.10 s (20.67); 13:50, load ~5, first of 3: report
-#   10.1 s, export 16.9 s (15.3 user + 1.5 system: writing 3.5 GB costs ~1.5 s of system
-#   time that report does not have). The ratio moves with the load: 1.46x to 1.9x.
+# Measured 2026-12-01 16:49-16:57 UTC, QUICK=1 bench/bench_export.sh 50000000 (2-core VM, load
+# average 5-7 from the other helpers' builds and fuzzers: absolute times are inflated and
+# noisy, compare within a run), median of 3 (least):
+#   50 M-event pair (323 MiB of trace.dat): report 13.85 s CPU (13.12), 15.2 MiB peak;
+#     export .pftrace 19.42 s CPU (16.29), 14.9 MiB peak: 1.40x report (1.24x by the least);
+#     .pftrace 3473 MiB (72.8 bytes per event, unchanged)
+#   one run each right after (/usr/bin/time -f '%U %S'): report 11.07 user + 0.19 sys = 11.26 s;
+#     export .pftrace 12.95 + 1.20 = 14.15 s (1.26x); export -o /dev/null 13.04 + 0.23 = 13.27 s
+#     (1.18x): writing 3.5 GB costs ~1 s of system time that report does not have.
+#   a second QUICK run, 16:57-17:02 UTC: report 13.86 s (12.25), export 19.55 s (14.21):
+#     1.41x by the median, 1.16x by the least; the spread is the load's (above all the
+#     export's system time writing 3.5 GB, hence user and system apart since)
+#   (the previous round, 14:00 UTC, load ~10: report 13.05 s, export 19.05 s, 1.46x)
 # callgrind (instructions, deterministic) on a 500 k-event pair (synth --events 500000
-# --seed 7), export -o /dev/null against report:
-#   before this round 1.775 G vs 0.882 G (2.01x); now 1.306 G vs 0.905 G (1.44x; report
-#   grew meanwhile from others' work). What went: the packet writer (slices written whole in
-#   place, arguments in one pass, names and argument keys made once: ~-0.2 G), the exit
-#   tables the export never reads (vms_sinks.intervals_only: ~-0.08 G), the fused view's and
-#   the export's lookups per row (occupant names cached per CPU, comms compared whole,
-#   reason names by table: ~-0.15 G).
-# Where the rest goes (callgrind, 500 k pair, inclusive): reading, merging and the state
-#   machine are shared with report (~0.7 G with the interval analyses); on top the export
-#   streams ~1.2 M slices (2.4 per event: 427 k CPU occupants from the fused view, 423 k
-#   vCPU states, 164 k exits with 4 arguments, 142 k overlays with 3, 44 k running) as
-#   2.4 M packets: the fused view with its rows ~0.23 G, exits ~0.12 G, overlays ~0.10 G,
-#   vCPU states ~0.07 G, the rest (counters, running slices, forwarding) ~0.08 G: ~0.6 G.
-#   report's own (findings, latency, the exit tables) is ~0.2 G. So parity needs the
-#   export's part at ~170 instructions per slice, writing included (now ~500): not tuning
-#   of the writer (a plain slice's two packets are ~90 instructions now) but the chain
-#   that makes each slice (observer -> consumer -> sink -> writer, ~4 calls and a state
-#   update per slice), the fused view redoing per CPU what the state machine already
-#   knows, and the bytes (72.8 per event; the system time of writing them).
+# --seed 7), build-prof (release + LTO + debug info), export -o /dev/null against report:
+#   start of this round 1.281 G vs 0.889 G (1.44x); now 1.221 G vs 0.903 G (1.35x; report and
+#   the export both read ~9 M more since, from the reader's changes). What went:
+#   - the fused view: the state machine publishes host CPU occupants (cpu_occupant) and
+#     pcpu_view only makes intervals of them (no re-tracking from cpu_run/vcpu_mode/
+#     guest_switch/every raw event): structurally right, but neutral in cost (~0.13 G before
+#     and after: the same work moved into the state machine, ~50 M inlined there + ~25 M
+#     publishing + ~36 M making intervals, for 427 k rows and 500 k events); report runs a
+#     copy of the event path without it (+0.2 %);
+#   - the writer's fast paths (one check per slice on a clocked track with a known name,
+#     begin-with-arguments checked while written): -0.03 G; 8 recent occupant names per CPU
+#     (4 missed 10 %): -0.01 G; exit names from the table inline: -0.01 G; vCPU state slices
+#     written from vcpu_state instead of via the interval sink: -0.014 G.
+# Where the rest goes (callgrind, 500 k pair, inclusive): reading, merging, the state machine
+#   and the interval analyses are shared with report (~0.75 G); the export's own is ~0.47 G
+#   for ~1.2 M slices (2.4 per event) as 2.4 M packets: the fused view ~0.20 G (427 k CPU
+#   slices: state machine ~50 M, publishing ~25 M, intervals ~36 M, names and tracks ~35 M,
+#   writing ~56 M), exits ~0.09 G (164 k, ~445 instructions each with 4 arguments: the guest
+#   RIP is a 10-byte varint), overlays ~0.09 G (142 k with 3 arguments), vCPU states
+#   ~0.08 G (423 k, ~50 M of it writing), steal/counters ~0.03 G. report's own (latency,
+#   findings, exit tables) is ~0.15 G. Bytes: CPU slices 27 % (11.7 B a packet), vCPU states
+#   27 % (11.6), exits 26 % (29.0), threads and lanes 20 % (20.8): every packet already
+#   carries only a delta time, its sequence and interned ids; what is left is their number.
+# What was tried and did not pay: a 4-bytes-a-round varint for 64-bit values (+13 M:
+#   most values are small); the state machine's occupant hooks out of line (+14 M export).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f build-release/build.ninja ] || meson setup build-release -Dbuildtype=release -Dtests=false >/dev/null
@@ -48,17 +58,19 @@ work=${BENCH_DIR:-build-release/bench-data}
 runs=${RUNS:-3}
 mkdir -p "$work"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-measure() {  # LABEL CMD... -> CPU time (user + system) of RUNS: median and least; peak RSS
+measure() {  # LABEL CMD... -> CPU time (user + system) of RUNS: median and least, the
+  # medians of user and of system time apart (writing a file is system time); peak RSS
   local label=$1; shift
-  local ts=() rss=0
+  local ts=() us=() ss=() rss=0
   for _ in $(seq "$runs"); do
     /usr/bin/time -f "%U %S %M" -o "$work/time" nice "$@" >/dev/null 2>&1
     read -r u s m < "$work/time"
-    ts+=("$(echo "$u + $s" | bc -l)"); [ "$m" -gt "$rss" ] && rss=$m
+    ts+=("$(echo "$u + $s" | bc -l)"); us+=("$u"); ss+=("$s"); [ "$m" -gt "$rss" ] && rss=$m
   done
-  printf '  %-28s %8.2f s CPU (median of %d; least %.2f)   peak RSS %6.1f MiB\n' "$label" \
-    "$(printf '%s\n' "${ts[@]}" | median)" "$runs" "$(printf '%s\n' "${ts[@]}" | sort -n | head -1)" \
-    "$(echo "$rss / 1024" | bc -l)"
+  printf '  %-28s %8.2f s CPU (median of %d; least %.2f; user %.2f, system %.2f)   peak RSS %6.1f MiB\n' \
+    "$label" "$(printf '%s\n' "${ts[@]}" | median)" "$runs" \
+    "$(printf '%s\n' "${ts[@]}" | sort -n | head -1)" "$(printf '%s\n' "${us[@]}" | median)" \
+    "$(printf '%s\n' "${ss[@]}" | median)" "$(echo "$rss / 1024" | bc -l)"
 }
 for n in "${@:-5000000 50000000}"; do
   for e in $n; do

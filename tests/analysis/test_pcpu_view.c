@@ -204,6 +204,31 @@ static void test_migration(void **state)
 	free_fx(&fx);
 }
 
+/* The same migration seen through a time window from 15 (vms_analysis_window): before it
+ * nothing is published, and at 15 the gate repeats what the state machine knew then, the
+ * occupant of CPU 0 included: vCPU 1 in guest mode since 10, running guest thread 5, known
+ * from the guest's first event at 5 (dropped by the gate, like every raw event before the
+ * window: the occupant, not the event, carries it). Expected: CPU 0 [15,20) g/1 5, then
+ * [20,40) host 99 "other"; CPU 1 [30,40) g/1 5. */
+static void test_window(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	setup_fx(&fx);
+	assert_int_equal(vms_analysis_window(fx.an, 15), 0);
+	raw(&fx, 5, 1, 1, 5, 0);
+	mode(&fx, 10, 1, 0, true);
+	run(&fx, 20, 0, 11, 99, "other");
+	mode(&fx, 30, 1, 1, true);
+	vms_analysis_finish(fx.an, 40);
+	assert_int_equal(fx.r.n, 3);
+	qsort(fx.r.iv, fx.r.n, sizeof fx.r.iv[0], by_cpu_start);
+	check(&fx.r.iv[0], 0, 15, 20, 1, 1, 5, "");
+	check(&fx.r.iv[1], 0, 20, 40, -1, -1, 99, "other");
+	check(&fx.r.iv[2], 1, 30, 40, 1, 1, 5, "");
+	free_fx(&fx);
+}
+
 /* Trace Compass's OneQemuKvm pair through the whole pipeline (session, state machine,
  * observations). Derived by hand from ../shared/traces/tracecompass-vm/OneQemuKvm/{host,
  * guest}.xml (the event list is in test_onequemukvm.c; every event is on CPU 0, the guest's
@@ -286,6 +311,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_by_hand),
 		cmocka_unit_test(test_migration),
+		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_onequemukvm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
