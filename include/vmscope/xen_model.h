@@ -77,6 +77,11 @@ void vms_xen_model_free(struct vms_xen_model *x);
 void vms_xen_model_event(struct vms_xen_model *x, const struct vms_event *ev);
 /* Close what xenalyze closes at the end (each CPU's running vCPU at its last TSC). */
 void vms_xen_model_finish(struct vms_xen_model *x);
+/* The records of physical CPU `cpu` have ended (the merge has no more of its stream):
+ * xenalyze's deactivate_pcpu, where it happens in the merged order (its running vCPU is
+ * LOST from the CPU's last TSC, before the markers of the other CPUs that follow make the
+ * vCPUs not running LOST); vms_xen_model_finish does it for the CPUs not ended so. */
+void vms_xen_model_cpu_end(struct vms_xen_model *x, uint32_t cpu);
 /* vCPUs of real domains (the idle domain included, xenalyze's per-CPU placeholder not),
  * ordered by domain then vCPU; valid after finish. */
 uint32_t vms_xen_model_nr_vcpus(const struct vms_xen_model *x);

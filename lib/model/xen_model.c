@@ -577,6 +577,16 @@ static int sortkey_cmp(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
+void vms_xen_model_cpu_end(struct vms_xen_model *x, uint32_t cpu)
+{
+	if (!x || cpu >= x->nr_p || !x->p[cpu].active || x->order)
+		return;
+	struct xm_pcpu *pc = &x->p[cpu];
+	if (pc->current >= 0)
+		lose_vcpu(vcpu(x, pc->current), pc->last_tsc);
+	pc->active = false;
+}
+
 void vms_xen_model_finish(struct vms_xen_model *x)
 {
 	if (x->order)
@@ -590,7 +600,8 @@ void vms_xen_model_finish(struct vms_xen_model *x)
 		x->order = NULL;
 		return;
 	}
-	/* deactivate_pcpu, in the order each CPU's records end */
+	/* deactivate_pcpu, in the order each CPU's records end, for the CPUs whose end was not
+	 * told (vms_xen_model_cpu_end) */
 	uint32_t n = 0;
 	for (uint32_t c = 0; c < x->nr_p; c++)
 		if (x->p[c].active)

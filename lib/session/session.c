@@ -535,10 +535,14 @@ static void take_pids(struct vms_model *given, const struct vms_model *seen)
 /* Coverage: the merge says when a stream (a source) has told all it had. */
 static void stream_ended(void *ctx, uint32_t source, uint32_t stream, uint64_t t, bool done)
 {
-	struct vms_analysis *an = ctx;
-	vms_analysis_stream_end(an, source, stream, t);
+	struct vms_session *s = ctx;
+	vms_analysis_stream_end(s->an, source, stream, t);
 	if (done)
-		vms_analysis_machine_end(an, source, t);
+		vms_analysis_machine_end(s->an, source, t);
+	/* a xentrace stream is a physical CPU: the Xen model deactivates it here, in order */
+	const struct vms_xen_info *xi = s->xen[source] ? vms_xentrace_info(s->src[source]) : NULL;
+	if (xi && stream < xi->nr_pcpus)
+		vms_xen_model_cpu_end(s->xen[source], xi->pcpu[stream]);
 }
 
 const struct vms_filter *vms_session_filter(struct vms_session *s)
@@ -583,7 +587,7 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 		return r;
 	if (an) {
 		m.on_end = stream_ended;
-		m.end_ctx = an;
+		m.end_ctx = s; /* (an is s->an: analyse's) */
 	}
 	for (uint32_t i = 0; i < s->nr_src; i++)
 		memset(s->type_counts[i], 0,

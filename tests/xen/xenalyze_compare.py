@@ -101,7 +101,7 @@ def main():
         os.makedirs(d, exist_ok=True)
         traces = [f(d) for f in (xt_handmade.scenario, xt_handmade.notsc, xt_handmade.preempt,
                                  xt_handmade.migrate, xt_handmade.lost,
-                                 xt_handmade.lost_tie)]
+                                 xt_handmade.lost_tie, xt_handmade.cpu_ends_early)]
     elif sys.argv[2] == "--copies" and len(sys.argv) == 7:
         src, out = sys.argv[4], sys.argv[5]
         if not os.path.exists(src):
