@@ -251,6 +251,25 @@ static uint64_t record_before(const uint8_t *m, uint64_t body, uint64_t p)
 	return prev;
 }
 
+/* The walk maps the file's pages 2 MiB at a time, ahead of it (MADV_POPULATE_READ, Linux
+ * 5.14): one call instead of a page fault per 64 KiB (1% of report's CPU-time samples on
+ * xen/xentrace.bin); the pages stay bounded (xt_give_back drops them 2 MiB behind). */
+#define XT_POPULATE (2u << 20)
+
+static void populate_ahead(struct xt_reader *r, uint64_t off, uint64_t *populated)
+{
+#ifdef MADV_POPULATE_READ
+	if (off + XT_POPULATE / 2 <= *populated || *populated >= r->size)
+		return;
+	uint64_t from = *populated > off ? *populated : off & ~(uint64_t)4095;
+	uint64_t len = r->size - from < XT_POPULATE ? r->size - from : XT_POPULATE;
+	madvise((void *)(r->map + from), len, MADV_POPULATE_READ); /* (a hint: failure is fine) */
+	*populated = from + len;
+#else
+	(void)r, (void)off, (void)populated;
+#endif
+}
+
 /* The walk is the first to read the file (from the page cache): the hardware prefetchers
  * stop at each 4 KiB page, so it prefetches a page ahead itself (perf, cpu-clock
  * samples of 150 runs of report on xen/xentrace.bin: the walk 2,303 -> 1,607) */
@@ -266,9 +285,10 @@ static int walk(struct scan *s)
 {
 	struct xt_reader *r = s->r;
 	const uint8_t *m = r->map;
-	uint64_t size = r->size, off = 0;
+	uint64_t size = r->size, off = 0, populated = 0;
 	r->valid_end = 0;
 	while (off < size) {
+		populate_ahead(r, off, &populated);
 		if (size - off < 12) {
 			r->info.truncated = true;
 			r->info.truncated_at = off;
