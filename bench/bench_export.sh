@@ -8,7 +8,8 @@
 #
 # Goal (issue 8): the export at least as fast as `report` on the same input, memory flat.
 # NOT MET: the export costs ~1.35x report's instructions, 1.2-1.4x its CPU time (was 1.45x /
-# 1.5-1.9x; 2x before that).
+# 1.5-1.9x; 2x before that). About half the CPU time it takes over report is system time:
+# writing the 3.5 GB .pftrace (1.6-1.9 s at 50 M events; -o /dev/null: 0.2 s).
 #
 # Measured 2026-12-01 16:49-16:57 UTC, QUICK=1 bench/bench_export.sh 50000000 (2-core VM, load
 # average 5-7 from the other helpers' builds and fuzzers: absolute times are inflated and
@@ -22,6 +23,8 @@
 #   a second QUICK run, 16:57-17:02 UTC: report 13.86 s (12.25), export 19.55 s (14.21):
 #     1.41x by the median, 1.16x by the least; the spread is the load's (above all the
 #     export's system time writing 3.5 GB, hence user and system apart since)
+#   a third, 17:05-17:10 UTC, user and system apart: report 12.89 s (11.53; user 12.73,
+#     system 0.26), export 16.31 s (14.59; user 14.45, system 1.86): 1.27x, user time 1.14x
 #   (the previous round, 14:00 UTC, load ~10: report 13.05 s, export 19.05 s, 1.46x)
 # callgrind (instructions, deterministic) on a 500 k-event pair (synth --events 500000
 # --seed 7), build-prof (release + LTO + debug info), export -o /dev/null against report:
