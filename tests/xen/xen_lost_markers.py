@@ -19,8 +19,14 @@ with two corrections, each found against xenalyze and derived from the records:
   wide-back's vCPUs that ran last on a CPU that ended early).
 With both, vmscope equals xenalyze on every row of s8 (347 checks). xenalyze is not the
 reference here otherwise: it stops (FATAL) on most such files, and where it runs (s2,
-s6-back) some LOST means and running counts still differ (33 and 10 checks; 34 and 12
-before the second correction), not explained yet (the comparison with xenalyze stays in
+s6-back) it reads some records twice: mid-file it says "scan_for_new_pcpu: Activating pcpu
+3 at offset 29544" (s2; pcpu 0 at 28388 and 28968 in s6-back) and goes over records of that
+CPU it has already processed (its --dump-all shows s2's marker of CPU 3, first lost TSC
+44,989, twice, the second time after CPU 2's marker of 46,090). Every vCPU not running is
+then LOST again from 44,989 rather than 46,090: each one's LOST total is 1,101 cycles more
+than here with the same count, and CPU 3's own vCPUs (d4v3, d7v3) run and block twice as
+often in that stretch (the 33 checks of s2 that differ; 10 in s6-back). The file holds
+each record once: vmscope's figures stand (the comparison with xenalyze stays in
 xenalyze_compare.py's files).
 
 usage: xen_lost_markers.py VMSCOPE EXPECTED DIR            (the test)

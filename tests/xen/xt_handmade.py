@@ -7,8 +7,8 @@ another CPU's vCPU blocks, and a CPU whose records end before another CPU's loss
 vmscope; test_xentrace.c derives the first one's numbers by hand, the last two's docstrings
 theirs.
 lost_many (many vCPUs, many lost-records markers) is xen_lost_markers.py's: xenalyze stops
-(FATAL) on most of its files; where it runs, seed 8 agrees on every row, seeds 2 and 6 (with
-back_before) still differ in a few LOST and running rows (see xen_lost_markers.py).
+(FATAL) on most of its files; where it runs, seed 8 agrees on every row, and on seeds 2 and 6
+(with back_before) xenalyze reads one CPU's records twice (see xen_lost_markers.py).
 
 usage: xt_handmade.py DIR   (writes DIR/*.bin, prints their paths)"""
 import os, struct, sys
