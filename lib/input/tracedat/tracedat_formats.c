@@ -195,11 +195,18 @@ static bool print_arg_safe(const struct tep_print_arg *a, int depth)
 	return true;
 }
 
+/* Fields libtraceevent can print from td_format_event's padded copy of a record: they end
+ * within TD_PRINT_FIELD_END, and a dynamic array's word (__data_loc, __rel_loc) is 4 bytes
+ * as kernels write it. For a 2-byte one libtraceevent 1.7 takes the length to be the record
+ * size minus the offset, which wraps when the offset is past the record: its raw field
+ * printer then reads gigabytes (SIGSEGV, found by fuzz_tracedat;
+ * regress/tracedat/print-dynamic-field-2-bytes.dat). */
 static bool fields_within(struct tep_format_field *fd)
 {
 	for (; fd; fd = fd->next)
 		if (fd->offset < 0 || fd->size < 0 ||
-		    (uint64_t)fd->offset + (uint64_t)fd->size > TD_PRINT_FIELD_END)
+		    (uint64_t)fd->offset + (uint64_t)fd->size > TD_PRINT_FIELD_END ||
+		    ((fd->flags & TEP_FIELD_IS_DYNAMIC) && fd->size != 4))
 			return false;
 	return true;
 }
