@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vmscope/model.h"
 #include "vmscope/simpletrace.h"
 #include "vmscope/source.h"
 #include "vmscope/xen_model.h"
@@ -73,6 +74,22 @@ static void check_err(const struct vms_error *err, int rc)
 	(void)rc;
 }
 
+/* One event of a stream with the contract checked: 1 with *ev filled, 0 at the stream's end
+ * or when the reader has said what is wrong (the source is still closed cleanly, the next
+ * stream may be read; *failed then says so) */
+static int next_checked(struct vms_source *src, uint32_t s, struct vms_event *ev, bool *failed)
+{
+	memset(ev, 0, sizeof *ev);
+	int rc = src->ops->next(src, s, ev);
+	if (rc < 0) {
+		check_err(&src->err, rc);
+		*failed = true;
+		return 0;
+	}
+	contract(rc <= 1, "next() returned more than 1");
+	return rc;
+}
+
 /* What a target does besides reading: each event of the first pass also goes to `event`, and
  * `end` runs after that pass (xentrace's Xen model; a pass of its own would cost as much as
  * reading again) */
@@ -99,17 +116,9 @@ static void read_all(struct vms_source *src, uint64_t *budget, uint64_t per_stre
 				return;
 			if (i >= per_stream)
 				break;
-			memset(&ev, 0, sizeof ev);
-			int rc = src->ops->next(src, s, &ev);
-			if (rc < 0) {
-				check_err(&src->err, rc);
-				/* the reader has said what is wrong: the source is still closed
-				 * cleanly, the next stream may be read */
+			bool failed = false;
+			if (!next_checked(src, s, &ev, &failed))
 				break;
-			}
-			if (rc == 0)
-				break;
-			contract(rc == 1, "next() returned more than 1");
 			(*budget)--;
 			if (fp && fp->event)
 				fp->event(fp->ctx, &ev);
@@ -390,20 +399,119 @@ static void xen_model_end(void *ctx)
 		contract(vms_xen_model_vcpu(x, i) != NULL, "a listed vCPU is missing");
 }
 
-/* The first pass of the reading also feeds the Xen model, stream after stream */
+/* One read of every stream, counting what came back; the Xen model, when given, sees each
+ * event and each stream's end (the session's cpu_end) as the analysis pass feeds it */
+static uint64_t xt_read_counted(struct vms_source *src, struct vms_xen_model *x, uint64_t *budget,
+				bool *complete)
+{
+	const struct vms_xen_info *xi = vms_xentrace_info(src);
+	uint32_t n = src->ops->nr_streams(src);
+	uint64_t got = 0;
+	for (uint32_t s = 0; s < n; s++) {
+		struct vms_event ev;
+		for (uint64_t i = 0;; i++) {
+			if (*budget == 0 || i >= max_stream_events()) {
+				*complete = false;
+				return got;
+			}
+			bool failed = false;
+			int rc = next_checked(src, s, &ev, &failed);
+			*complete = *complete && !failed;
+			if (!rc)
+				break;
+			contract(ev.stream == s, "an event of another stream");
+			(*budget)--;
+			got++;
+			if (x)
+				xen_model_event(x, &ev);
+		}
+		if (x && s < xi->nr_pcpus)
+			vms_xen_model_cpu_end(x, xi->pcpu[s]);
+	}
+	return got;
+}
+
+/* The path `vmscope report` takes (lib/session): a linking pass with only the model's kinds
+ * wanted, rewind, then the analysis pass with skip_unread on (the stream reads headers only,
+ * trusting the framing the walk checked at open), feeding the Xen model. The records returned
+ * plus those left out must be the records of a plain read, and the counts by type must add up
+ * to those left out. */
+static void xt_drive_as_report(struct vms_source *src, uint64_t plain, bool plain_complete)
+{
+	uint64_t budget = max_events();
+	bool complete = true;
+	bool wanted[VMS_K_COUNT] = { false };
+	vms_model_wanted_kinds(wanted);
+	if (src->ops->set_wanted)
+		src->ops->set_wanted(src, wanted);
+	xt_read_counted(src, NULL, &budget, &complete);
+	if (src->ops->set_wanted)
+		src->ops->set_wanted(src, NULL);
+	if (src->ops->rewind(src) < 0) {
+		check_err(&src->err, -1);
+		return;
+	}
+	const struct vms_xen_info *xi = vms_xentrace_info(src);
+	struct vms_xen_model *x = vms_xen_model_new(0, xi->isa);
+	uint32_t nt = src->meta.nr_types ? src->meta.nr_types : 1;
+	uint64_t *counts = calloc(nt, sizeof *counts), skipped = 0;
+	contract(x && counts, "out of memory");
+	src->ops->skip_unread(src, counts, &skipped);
+	budget = max_events();
+	complete = true;
+	uint64_t kept = xt_read_counted(src, x, &budget, &complete);
+	src->ops->skip_unread(src, NULL, NULL);
+	xen_model_end(x);
+	uint64_t by_type = 0;
+	for (uint32_t t = 0; t < nt; t++)
+		by_type += counts[t];
+	contract(by_type == skipped, "skip_unread's counts by type do not add up to its total");
+	if (complete && plain_complete)
+		contract(kept + skipped == plain,
+			 "skip_unread: records returned and left out differ from a plain read");
+	free(counts);
+	vms_xen_model_free(x);
+	/* and everything again after the skipping, as `dump` after `report` would */
+	if (src->ops->rewind(src) < 0) {
+		check_err(&src->err, -1);
+		return;
+	}
+	budget = max_events();
+	complete = true;
+	uint64_t again = xt_read_counted(src, NULL, &budget, &complete);
+	if (complete && plain_complete)
+		contract(again == plain, "a plain read after skip_unread differs");
+}
+
+/* The first pass of the reading also feeds the Xen model, stream after stream (as `dump` and
+ * `info` read); then the file is opened again and read as `report` does */
 int vms_fuzz_xentrace(const uint8_t *data, size_t size)
 {
 	const char *path = as_file(data, size);
 	struct vms_error err = { 0 };
 	struct vms_source *src = vms_xentrace_open(path, &err);
 	struct vms_xen_model *x = NULL;
-	if (src) {
-		const struct vms_xen_info *xi = vms_xentrace_info(src);
-		contract(xi != NULL, "a xentrace source without its info");
-		x = vms_xen_model_new(0, xi->isa);
+	if (!src) {
+		drive(NULL, &err, NULL);
+		return 0;
 	}
+	const struct vms_xen_info *xi = vms_xentrace_info(src);
+	contract(xi != NULL, "a xentrace source without its info");
+	contract(src->ops->skip_unread != NULL, "xentrace without skip_unread");
+	x = vms_xen_model_new(0, xi->isa);
 	struct first_pass fp = { xen_model_event, xen_model_end, x };
 	drive(src, &err, x ? &fp : NULL);
 	vms_xen_model_free(x);
+
+	src = vms_xentrace_open(path, &err);
+	contract(src != NULL, "a xentrace file opened once fails the second time");
+	uint64_t budget = max_events();
+	bool complete = true;
+	uint64_t plain = xt_read_counted(src, NULL, &budget, &complete);
+	if (src->ops->rewind(src) < 0)
+		check_err(&src->err, -1);
+	else
+		xt_drive_as_report(src, plain, complete);
+	vms_source_close(src);
 	return 0;
 }
