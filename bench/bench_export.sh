@@ -28,7 +28,7 @@
 #   (the previous round, 14:00 UTC, load ~10: report 13.05 s, export 19.05 s, 1.46x)
 # callgrind (instructions, deterministic) on a 500 k-event pair (synth --events 500000
 # --seed 7), build-prof (release + LTO + debug info), export -o /dev/null against report:
-#   start of this round 1.281 G vs 0.889 G (1.44x); now 1.221 G vs 0.903 G (1.35x; report and
+#   start of this round 1.281 G vs 0.889 G (1.44x); now 1.212 G vs 0.903 G (1.34x; report and
 #   the export both read ~9 M more since, from the reader's changes). What went:
 #   - the fused view: the state machine publishes host CPU occupants (cpu_occupant) and
 #     pcpu_view only makes intervals of them (no re-tracking from cpu_run/vcpu_mode/
@@ -39,7 +39,8 @@
 #   - the writer's fast paths (one check per slice on a clocked track with a known name,
 #     begin-with-arguments checked while written): -0.03 G; 8 recent occupant names per CPU
 #     (4 missed 10 %): -0.01 G; exit names from the table inline: -0.01 G; vCPU state slices
-#     written from vcpu_state instead of via the interval sink: -0.014 G.
+#     written from vcpu_state instead of via the interval sink: -0.014 G; the state machine's
+#     event path with occupants inline in the session's pass like the one without: -0.009 G.
 # Where the rest goes (callgrind, 500 k pair, inclusive): reading, merging, the state machine
 #   and the interval analyses are shared with report (~0.75 G); the export's own is ~0.47 G
 #   for ~1.2 M slices (2.4 per event) as 2.4 M packets: the fused view ~0.20 G (427 k CPU

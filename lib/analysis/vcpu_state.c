@@ -907,18 +907,14 @@ SM_HOT void sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t, c
 	AN_EACH(sm->subs, event, ev, t);
 }
 
-/* The event path twice, with and without following occupants: what only the fused view
- * needs costs nothing when no one reads it (`report`). */
-static __attribute__((noinline)) void sm_event_occ(struct an_sm *sm, const struct vms_event *ev,
-						   uint64_t t)
-{
-	sm_event(sm, ev, t, true);
-}
-
+/* The event path twice, with and without following occupants (occ a constant in each
+ * copy): what only the fused view needs costs nothing when no one reads it (`report`). Both
+ * copies inline into the session's pass: the occupants' out of line cost the export ~9 M
+ * instructions on a 500 k-event pair in calls, and report gained nothing from it. */
 void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t)
 {
 	if (sm->occ)
-		sm_event_occ(sm, ev, t);
+		sm_event(sm, ev, t, true);
 	else
 		sm_event(sm, ev, t, false);
 }
