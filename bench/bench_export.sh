@@ -7,8 +7,8 @@
 # Not in CI (speed goals live here).
 #
 # Goal (issue 8): the export at least as fast as `report` on the same input, memory flat.
-# NOT MET: the export costs ~1.35x report's instructions, 1.2-1.4x its CPU time (was 1.45x /
-# 1.5-1.9x; 2x before that). About half the CPU time it takes over report is system time:
+# NOT MET: the export costs ~1.34x report's instructions, 1.2-1.5x its CPU time under the
+# load of this machine (was 1.45x / 1.5-1.9x; 2x before that). About half the CPU time it takes over report is system time:
 # writing the 3.5 GB .pftrace (1.6-1.9 s at 50 M events; -o /dev/null: 0.2 s).
 #
 # Measured 2026-12-01 16:49-16:57 UTC, QUICK=1 bench/bench_export.sh 50000000 (2-core VM, load
@@ -25,6 +25,11 @@
 #     export's system time writing 3.5 GB, hence user and system apart since)
 #   a third, 17:05-17:10 UTC, user and system apart: report 12.89 s (11.53; user 12.73,
 #     system 0.26), export 16.31 s (14.59; user 14.45, system 1.86): 1.27x, user time 1.14x
+#   a fourth, 17:29-17:34 UTC (after the last change, -0.7 % instructions), load 5-6: report
+#     12.71 s (11.68; user 12.47, system 0.23), export 18.63 s (17.55; user 17.12, system
+#     1.82): 1.47x. The same code's export user time went 14.45 -> 17.12 s between runs while
+#     report's stayed at 12.5-12.7: under this load the CPU time of the export (which streams
+#     3.5 GB out) moves far more than the instruction counts do; judge changes by callgrind.
 #   (the previous round, 14:00 UTC, load ~10: report 13.05 s, export 19.05 s, 1.46x)
 # callgrind (instructions, deterministic) on a 500 k-event pair (synth --events 500000
 # --seed 7), build-prof (release + LTO + debug info), export -o /dev/null against report:
