@@ -133,6 +133,7 @@ static int layout_init(struct an_layout *L, struct vms_model *model)
 		lm->vcpu_base = L->nr_v;
 		lm->nr_vcpus = lm->guest ? mc->nr_vcpus : 0;
 		L->nr_v += lm->nr_vcpus;
+		L->traced_guest |= lm->guest && mc->source >= 0;
 	}
 	L->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *L->v);
 	if (!L->v)

@@ -43,6 +43,10 @@ struct an_layout {
 	uint32_t nr_mach, nr_v;
 	struct an_layout_machine *mach;
 	struct an_layout_vcpu *v;
+	/* a guest has a trace of its own: without one (a Xen host's domains, a VM whose host
+	 * alone was traced) no guest event, guest thread or guest switch can come, and the
+	 * consumers that only look at those subscribe to nothing */
+	bool traced_guest;
 };
 
 /* Copy a thread name into a 24-byte field (snprintf costs too much per event). */

@@ -57,13 +57,8 @@ struct an_contain *an_contain_new(const struct an_layout *L, struct vms_observer
 	 * Xen domain, a VM whose host alone was traced) gives no event, and the check would be
 	 * a call per host event that can never count (0.8 M of report's 60.7 M instructions on
 	 * xen/xentrace.bin) */
-	bool traced_guest = false;
-	for (uint32_t m = 0; m < L->nr_mach && !traced_guest; m++) {
-		const struct vms_machine *mc = vms_model_machine_c(L->model, m);
-		traced_guest = L->mach[m].guest && mc && mc->source >= 0;
-	}
 	*o = (struct vms_observer){ .ctx = c, .vcpu_mode = on_mode,
-				    .event = traced_guest ? on_event : NULL };
+				    .event = L->traced_guest ? on_event : NULL };
 	return c;
 }
 
