@@ -24,6 +24,12 @@ the measure, and even it moves by a few % from run to run under that load):
   start-up and exit, the same for both tools, weigh more. callgrind (report,
   xentrace.bin): 64.10 M -> 59.97 M instructions; the CPU time went down less in the
   reader's instructions than in its memory access (see docs/DESIGN.md, "why two hops").
+  Later (commit f5fae70, overlays and containment subscribe only when a guest has a trace):
+  callgrind 59.97 M -> 57.62 M instructions (-3.9%); CPU ms median of 41 alternating runs
+  (/tmp/xen_ab2.py: xenalyze, old, new) under a load average of 8: 31.88 / 11.42 / 10.90
+  (-4.5%; 2.79x -> 2.92x). This script right after, same load average 8: xentrace.bin
+  32.1 vs 11.6 ms = 2.78x, 10 copies 314.5 vs 106.2 ms = 2.96x: at that load both tools'
+  times rise by half and the ratio falls with them, so compare ratios only at equal load.
 
 usage: bench_xen.py VMSCOPE TRACE [RUNS] [HZ] [COPIES]   (RUNS on TRACE, default 21; a third as
        many on the larger file; COPIES default 10, 0 for TRACE alone)
