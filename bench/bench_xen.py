@@ -30,6 +30,9 @@ the measure, and even it moves by a few % from run to run under that load):
   (-4.5%; 2.79x -> 2.92x). This script right after, same load average 8: xentrace.bin
   32.1 vs 11.6 ms = 2.78x, 10 copies 314.5 vs 106.2 ms = 2.96x: at that load both tools'
   times rise by half and the ratio falls with them, so compare ratios only at equal load.
+  Then the latency consumer too (vms_observer.traced_guests_only): 57.62 M -> 56.40 M
+  instructions; xen_ab2, 31 alternating runs at a lower load: xenalyze 19.25, before 6.63
+  (2.90x), after 6.39 ms (3.01x).
 
 usage: bench_xen.py VMSCOPE TRACE [RUNS] [HZ] [COPIES]   (RUNS on TRACE, default 21; a third as
        many on the larger file; COPIES default 10, 0 for TRACE alone)

@@ -201,6 +201,11 @@ struct vms_observer {
 	 * then leave out the records no analysis reads (vms_source_ops.skip_unread). Without it,
 	 * an observer with `event` gets every event of the traces. */
 	bool event_kinds_only;
+	/* the vCPU callbacks (vcpu_state, vcpu_instead, exit_begin, exit_end, guest_switch,
+	 * guest_wakeup) matter only for vCPUs of guests with a trace of their own: when no guest
+	 * has one (a Xen host, a VM whose host alone was traced), the analysis subscribes the
+	 * observer to none of them (a call per vCPU change that could only return) */
+	bool traced_guests_only;
 };
 
 /* Subscribe before the first vms_analysis_event(); observers are called in the order they

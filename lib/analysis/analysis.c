@@ -90,7 +90,15 @@ int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o)
 		a->obs = no;
 		an_subs_build(&a->subs, a->obs, a->nr_obs); /* no growth: cannot fail */
 	}
-	a->obs[a->nr_obs++] = *o;
+	struct vms_observer *n = &a->obs[a->nr_obs++];
+	*n = *o;
+	if (o->traced_guests_only && !a->L.traced_guest) {
+		n->vcpu_state = NULL;
+		n->vcpu_instead = NULL;
+		n->exit_begin = n->exit_end = NULL;
+		n->guest_switch = NULL;
+		n->guest_wakeup = NULL;
+	}
 	if (an_subs_build(&a->subs, a->obs, a->nr_obs) < 0) {
 		a->nr_obs--;
 		return -1;

@@ -579,6 +579,8 @@ struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn
 		.exit_begin = on_exit_begin, .guest_switch = on_guest_switch,
 		.guest_wakeup = on_guest_wakeup,
 		.finish = on_finish, .reset = on_reset,
+		/* a vCPU whose guest has no trace is "untraced": every callback returns at once */
+		.traced_guests_only = true,
 	};
 	return l;
 }
