@@ -88,7 +88,11 @@ static void check_file(const char *name, const char *format_prefix)
 	assert_memory_equal(m->format, format_prefix, strlen(format_prefix));
 	char bufs[128];
 	snprintf(bufs, sizeof bufs, ", buffers: top %s", inst);
-	assert_non_null(strstr(m->format, bufs));
+	/* (a copy: GCC's LTO takes m->format for an empty region and warns on strstr) */
+	char fmt[sizeof m->format];
+	memcpy(fmt, m->format, sizeof fmt);
+	fmt[sizeof fmt - 1] = 0;
+	assert_non_null(strstr(fmt, bufs));
 	assert_string_equal(m->clock, "local");
 	assert_true(m->ts_in_ns);
 	assert_true(m->nr_comms > 0);
