@@ -35,6 +35,11 @@ the measure, and even it moves by a few % from run to run under that load):
   (2.90x), after 6.39 ms (3.01x). This script after it (commit 094ec6a), load average 3.8:
   xentrace.bin 22.3 vs 7.0 ms = 3.19x (41 runs), 10 copies 190.5 vs 57.2 ms = 3.33x (13
   runs); peak RSS 6.7 and 19.0 MiB. The goal is met on both files at that load.
+  On the quiet machine at the end of that session (commit 4563081, load average 1.2, no other
+  work; 61 then 101 runs): xentrace.bin 35.0 vs 12.3 ms = 2.85x, then 26.4 vs 9.9 ms = 2.65x
+  (least times 19.0 vs 6.5 ms = 2.92x); 10 copies 300.2 vs 99.4 ms = 3.02x, then 204.3 vs
+  62.1 ms = 3.29x. So: met on the 39 MB file in every run, not reliably on the 3.9 MB one,
+  where the medians of both tools spread by half between runs of the same binaries.
 
 usage: bench_xen.py VMSCOPE TRACE [RUNS] [HZ] [COPIES]   (RUNS on TRACE, default 21; a third as
        many on the larger file; COPIES default 10, 0 for TRACE alone)
