@@ -181,6 +181,23 @@ static void test_by_hand(void **state)
 	free_fx(&fx);
 }
 
+/* The events of test_migration and test_window, played into fx, and the intervals both
+ * expect; CPU 0's first one starts at first (10, or the window's start). Frees fx. */
+static void migrate_and_check(struct fixture *fx, uint64_t first)
+{
+	raw(fx, 5, 1, 1, 5, 0);
+	mode(fx, 10, 1, 0, true);
+	run(fx, 20, 0, 11, 99, "other");
+	mode(fx, 30, 1, 1, true);
+	vms_analysis_finish(fx->an, 40);
+	assert_int_equal(fx->r.n, 3);
+	qsort(fx->r.iv, fx->r.n, sizeof fx->r.iv[0], by_cpu_start);
+	check(&fx->r.iv[0], 0, first, 20, 1, 1, 5, "");
+	check(&fx->r.iv[1], 0, 20, 40, -1, -1, 99, "other");
+	check(&fx->r.iv[2], 1, 30, 40, 1, 1, 5, "");
+	free_fx(fx);
+}
+
 /* A vCPU that migrates: vCPU 1 (thread 11) enters guest mode on CPU 0 at 10, its thread is
  * switched out there at 20 without a kvm_exit seen (events lost on the host), and it enters
  * guest mode on CPU 1 at 30; guest thread 5 ("") is current from the guest's first event at
@@ -191,17 +208,7 @@ static void test_migration(void **state)
 	(void)state;
 	struct fixture fx;
 	setup_fx(&fx);
-	raw(&fx, 5, 1, 1, 5, 0);
-	mode(&fx, 10, 1, 0, true);
-	run(&fx, 20, 0, 11, 99, "other");
-	mode(&fx, 30, 1, 1, true);
-	vms_analysis_finish(fx.an, 40);
-	assert_int_equal(fx.r.n, 3);
-	qsort(fx.r.iv, fx.r.n, sizeof fx.r.iv[0], by_cpu_start);
-	check(&fx.r.iv[0], 0, 10, 20, 1, 1, 5, "");
-	check(&fx.r.iv[1], 0, 20, 40, -1, -1, 99, "other");
-	check(&fx.r.iv[2], 1, 30, 40, 1, 1, 5, "");
-	free_fx(&fx);
+	migrate_and_check(&fx, 10);
 }
 
 /* The same migration seen through a time window from 15 (vms_analysis_window): before it
@@ -216,17 +223,7 @@ static void test_window(void **state)
 	struct fixture fx;
 	setup_fx(&fx);
 	assert_int_equal(vms_analysis_window(fx.an, 15), 0);
-	raw(&fx, 5, 1, 1, 5, 0);
-	mode(&fx, 10, 1, 0, true);
-	run(&fx, 20, 0, 11, 99, "other");
-	mode(&fx, 30, 1, 1, true);
-	vms_analysis_finish(fx.an, 40);
-	assert_int_equal(fx.r.n, 3);
-	qsort(fx.r.iv, fx.r.n, sizeof fx.r.iv[0], by_cpu_start);
-	check(&fx.r.iv[0], 0, 15, 20, 1, 1, 5, "");
-	check(&fx.r.iv[1], 0, 20, 40, -1, -1, 99, "other");
-	check(&fx.r.iv[2], 1, 30, 40, 1, 1, 5, "");
-	free_fx(&fx);
+	migrate_and_check(&fx, 15);
 }
 
 /* Trace Compass's OneQemuKvm pair through the whole pipeline (session, state machine,
