@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "model/keymap.h"
 #include "timeline.h"
 #include "vmscope/export.h"
@@ -189,12 +190,10 @@ static struct xnamed *named(struct vms_export *x, struct xnames *ns, uint64_t ke
 	uint64_t *v = vms_keymap_get(&ns->map, key);
 	if (!v) {
 		if (ns->n == ns->cap) {
-			uint32_t cap = ns->cap ? ns->cap * 2 : 16;
-			struct xnamed *nv = realloc(ns->v, cap * sizeof *nv);
+			struct xnamed *nv = vms_grow(ns->v, &ns->cap, sizeof *nv, 16);
 			if (!nv)
 				goto fail;
 			ns->v = nv;
-			ns->cap = cap;
 		}
 		if (!(v = vms_keymap_put(&ns->map, key, ns->n + 1, NULL)))
 			goto fail;
@@ -250,12 +249,10 @@ static struct xcpu *cpu_track(struct vms_export *x, uint32_t host, uint32_t cpu)
 	if (v)
 		return &x->cpus[*v - 1];
 	if (x->nr_cpus == x->cap_cpus) {
-		uint32_t cap = x->cap_cpus ? x->cap_cpus * 2 : 16;
-		struct xcpu *nc = realloc(x->cpus, cap * sizeof *nc);
+		struct xcpu *nc = vms_grow(x->cpus, &x->cap_cpus, sizeof *nc, 16);
 		if (!nc)
 			goto fail;
 		x->cpus = nc;
-		x->cap_cpus = cap;
 	}
 	char name[32];
 	snprintf(name, sizeof name, "CPU %u", cpu);
@@ -386,12 +383,10 @@ static uint32_t steal_lane(struct vms_export *x, uint32_t host, int32_t tid, con
 		if (x->nr_thieves == THIEVES_MAX)
 			goto fail;
 		if (x->nr_thieves == x->cap_thieves) {
-			uint32_t cap = x->cap_thieves ? x->cap_thieves * 2 : 16;
-			struct xthief *nt = realloc(x->thieves, cap * sizeof *nt);
+			struct xthief *nt = vms_grow(x->thieves, &x->cap_thieves, sizeof *nt, 16);
 			if (!nt)
 				goto fail;
 			x->thieves = nt;
-			x->cap_thieves = cap;
 		}
 		x->thieves[x->nr_thieves++] = (struct xthief){ .nlanes = 0 };
 	}
