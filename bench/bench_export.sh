@@ -66,32 +66,47 @@ vms=$PWD/build-release/tools/vmscope/vmscope
 work=${BENCH_DIR:-build-release/bench-data}
 runs=${RUNS:-3}
 mkdir -p "$work"
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-measure() {  # LABEL CMD... -> CPU time (user + system) of RUNS: median and least, the
-  # medians of user and of system time apart (writing a file is system time); peak RSS
-  local label=$1; shift
-  local ts=() us=() ss=() rss=0
-  for _ in $(seq "$runs"); do
-    /usr/bin/time -f "%U %S %M" -o "$work/time" nice "$@" >/dev/null 2>&1
-    read -r u s m < "$work/time"
-    ts+=("$(echo "$u + $s" | bc -l)"); us+=("$u"); ss+=("$s"); [ "$m" -gt "$rss" ] && rss=$m
-  done
-  printf '  %-28s %8.2f s CPU (median of %d; least %.2f; user %.2f, system %.2f)   peak RSS %6.1f MiB\n' \
-    "$label" "$(printf '%s\n' "${ts[@]}" | median)" "$runs" \
-    "$(printf '%s\n' "${ts[@]}" | sort -n | head -1)" "$(printf '%s\n' "${us[@]}" | median)" \
-    "$(printf '%s\n' "${ss[@]}" | median)" "$(echo "$rss / 1024" | bc -l)"
+once() {  # FILE CMD...: one run, "wall user system peak-KiB" appended to FILE
+  local f=$1; shift
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" nice "$@" >/dev/null 2>&1
+  cat "$work/time" >> "$f"
+}
+show() {  # LABEL FILE: of its runs, wall-clock time (median and least: what the user waits
+  # for), CPU time (user + system, all threads: median and least; user and system apart,
+  # writing a file is system time), peak RSS
+  awk -v label="$1" '
+    function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                                    return a[int((n + 1) / 2)] }
+    function least(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] < m) m = a[i]; return m }
+    { n++; w[n] = $1; c[n] = $2 + $3; u[n] = $2; s[n] = $3; if ($4 > rss) rss = $4 }
+    END { printf "  %-20s %7.2f s wall (least %.2f)  %7.2f s CPU (least %.2f; user %.2f, system %.2f)  peak RSS %6.1f MiB\n",
+            label, med(w, n), least(w, n), med(c, n), least(c, n), med(u, n), med(s, n), rss / 1024 }' "$2"
 }
 for n in "${@:-5000000 50000000}"; do
   for e in $n; do
     d="$work/pair-$e"
     [ -f "$d/host.dat" ] || "$vms" synth --events "$e" --seed 7 --out "$d" >/dev/null
     echo "== synthesized pair, $e events ($(du -m "$d/host.dat" "$d/guest.dat" | awk '{s+=$1} END {print s}') MiB of trace.dat)"
-    measure "report" "$vms" report "$d/host.dat" "$d/guest.dat"
-    measure "export .pftrace" "$vms" export -o "$work/t.pftrace" "$d/host.dat" "$d/guest.dat"
+    # report and the exports alternate, so that a change of the machine's load falls on all
+    rm -f "$work"/t-*.times
+    for _ in $(seq "$runs"); do
+      once "$work/t-report.times" "$vms" report "$d/host.dat" "$d/guest.dat"
+      once "$work/t-export.times" "$vms" export -o "$work/t.pftrace" "$d/host.dat" "$d/guest.dat"
+      once "$work/t-export1.times" env VMS_EXPORT_THREADS=0 "$vms" export -o "$work/t.pftrace" "$d/host.dat" "$d/guest.dat"
+    done
+    echo "  (median of $runs runs each, alternating)"
+    show "report" "$work/t-report.times"
+    show "export .pftrace" "$work/t-export.times"
+    show "  one thread" "$work/t-export1.times"
     echo "  .pftrace: $(du -m "$work/t.pftrace" | cut -f1) MiB, $(stat -c %s "$work/t.pftrace" | awk -v e="$e" '{printf "%.1f", $1 / e}') bytes per event"
     [ -n "${QUICK:-}" ] && { rm -f "$work/t.pftrace"; continue; }
-    measure "export -o /dev/null" "$vms" export --format perfetto -o /dev/null "$d/host.dat" "$d/guest.dat"
-    measure "export --deflate" "$vms" export --deflate -o "$work/t.pftrace" "$d/host.dat" "$d/guest.dat"
+    rm -f "$work"/t-*.times
+    for _ in $(seq "$runs"); do
+      once "$work/t-null.times" "$vms" export --format perfetto -o /dev/null "$d/host.dat" "$d/guest.dat"
+      once "$work/t-deflate.times" "$vms" export --deflate -o "$work/t.pftrace" "$d/host.dat" "$d/guest.dat"
+    done
+    show "export -o /dev/null" "$work/t-null.times"
+    show "export --deflate" "$work/t-deflate.times"
     echo "  .pftrace --deflate: $(du -m "$work/t.pftrace" | cut -f1) MiB, $(stat -c %s "$work/t.pftrace" | awk -v e="$e" '{printf "%.1f", $1 / e}') bytes per event"
     rm -f "$work/t.pftrace"
   done

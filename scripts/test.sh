@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command: install what is missing, build under AddressSanitizer and
 # UndefinedBehaviorSanitizer and run every test; then build under ThreadSanitizer and run the
-# tracer's tests (its producers, writer thread and control socket are concurrent code).
+# tracer's tests (its producers, writer thread and control socket are concurrent code) and
+# the threaded export's (suite threads: its two stages and their queue; a smaller pair).
 # Then, as root only (CI), the suite as a new user would meet it: a fresh clone of the
 # committed tree, built once, run by an unprivileged user and by root with tracefs unmounted
 # (a private mount namespace, so the machine's own tracefs is untouched); set
@@ -11,14 +12,14 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh test || exit 1
 rc=0
 logs=()
-run_suite() { # dir sanitize [suite]
-  local dir=$1 san=$2 suite=${3:-}
+run_suite() { # dir sanitize [suite...]
+  local dir=$1 san=$2 suite
   if [ ! -f "$dir/build.ninja" ]; then
     meson setup "$dir" -Db_sanitize="$san" -Db_lundef=false -Dbuildtype=debug >/dev/null || return 1
   fi
   ninja -C "$dir" || return 1
   local args=(--print-errorlogs --num-processes 2 --timeout-multiplier 3)
-  [ -n "$suite" ] && args+=(--suite "$suite")
+  for suite in "${@:3}"; do args+=(--suite "$suite"); done
   meson test -C "$dir" "${args[@]}" > "$dir/test-output.txt" 2>&1
   local st=$?
   cat "$dir/test-output.txt"
@@ -26,7 +27,7 @@ run_suite() { # dir sanitize [suite]
   return $st
 }
 run_suite build-test address,undefined || rc=1
-TSAN_OPTIONS="halt_on_error=1" run_suite build-tsan thread tracer || rc=1
+TSAN_OPTIONS="halt_on_error=1" VMS_EXPORT_TEST_EVENTS=50000 run_suite build-tsan thread tracer threads || rc=1
 
 fresh_top=""
 fresh_runs() {

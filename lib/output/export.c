@@ -1,5 +1,6 @@
-/* The timeline export (vmscope/export.h): a consumer of the state machine's observations and
- * of the analyses' intervals, writing tracks through the timeline writer (timeline.h).
+/* The timeline export's stage 2 (export_rec.h): the records of the state machine's
+ * observations and of the analyses' intervals that stage 1 (export_front.c) made, written as
+ * tracks through the timeline writer (timeline.h).
  *
  * Where each kind of slice comes from:
  *   CPU n               the fused view (pcpu_view.c), whose observer this one feeds
@@ -22,8 +23,8 @@
 
 #include "core/grow.h"
 #include "model/keymap.h"
+#include "export_rec.h"
 #include "timeline.h"
-#include "vmscope/export.h"
 #include "vmscope/pcpu_view.h"
 
 #define DEFAULT_PERIOD 10000000ull   /* 10 ms */
@@ -106,7 +107,7 @@ struct xconf {                   /* what the export was asked (kept across reset
 };
 
 /* Everything but c is made from a model (make_state) and made again at a reset. */
-struct vms_export {
+struct xback {
 	struct xconf c;
 	const struct vms_model *m;
 	struct vms_filter f;
@@ -138,27 +139,26 @@ struct vms_export {
 	uint32_t k_rip, k_info1, k_info2, k_host_cpu, k_end, k_vcpu, k_instead, k_instead_tid;
 	uint32_t state_name[VMS_STATE_COUNT];
 	bool started, finished, failed;
-	uint64_t t_last;
 };
 
-static const char *mname(const struct vms_export *x, uint32_t m)
+static const char *mname(const struct xback *x, uint32_t m)
 {
 	const struct vms_machine *mc = vms_model_machine_c(x->m, m);
 	return mc && mc->name ? mc->name : "?";
 }
 
-static void thread_name(const struct vms_export *x, uint32_t machine, int32_t tid,
-			const char *given, char *buf, size_t len)
+/* "comm (tid), pid N" of a thread as the model knew it (ti), its comm given or the model's */
+static void thread_name(const struct xr_thread *ti, int32_t tid, const char *given, char *buf,
+			size_t len)
 {
-	const struct vms_thread_info *ti = vms_model_thread(x->m, machine, tid);
-	const char *c = given && *given ? given : ti && ti->comm[0] ? ti->comm : "?";
-	if (ti && ti->pid > 0) /* the process where the trace says it (vms_pid_how) */
+	const char *c = given && *given ? given : ti->comm[0] ? ti->comm : "?";
+	if (ti->pid > 0) /* the process where the trace says it (vms_pid_how) */
 		snprintf(buf, len, "%s (%d), pid %d", c, tid, ti->pid);
 	else
 		snprintf(buf, len, "%s (%d)", c, tid);
 }
 
-static struct xv *xv_of(struct vms_export *x, uint32_t machine, uint32_t vcpu)
+static struct xv *xv_of(struct xback *x, uint32_t machine, uint32_t vcpu)
 {
 	if (machine >= x->nr_mach)
 		return NULL;
@@ -168,7 +168,7 @@ static struct xv *xv_of(struct vms_export *x, uint32_t machine, uint32_t vcpu)
 }
 
 /* A track looked up in map by key, made by name when absent. */
-static uint32_t track_for(struct vms_export *x, struct vms_keymap *map, uint64_t key,
+static uint32_t track_for(struct xback *x, struct vms_keymap *map, uint64_t key,
 			  uint32_t group, const char *name, int32_t rank)
 {
 	uint64_t *v = vms_keymap_get(map, key);
@@ -184,7 +184,7 @@ static uint32_t track_for(struct vms_export *x, struct vms_keymap *map, uint64_t
 
 /* The entry of key in ns, its name 0 (to be made) when new or when made from another comm;
  * NULL when out of memory. */
-static struct xnamed *named(struct vms_export *x, struct xnames *ns, uint64_t key,
+static struct xnamed *named(struct xback *x, struct xnames *ns, uint64_t key,
 			    const char *comm)
 {
 	uint64_t *v = vms_keymap_get(&ns->map, key);
@@ -239,7 +239,7 @@ static inline bool comm_eq(const char kept[24], const char *s)
 	return false;
 }
 
-static struct xcpu *cpu_track(struct vms_export *x, uint32_t host, uint32_t cpu)
+static struct xcpu *cpu_track(struct xback *x, uint32_t host, uint32_t cpu)
 {
 	uint32_t *ix = cpu < CPU_DIRECT ? &x->cpu_ix[(size_t)host * CPU_DIRECT + cpu] : NULL;
 	if (ix && *ix)
@@ -271,7 +271,7 @@ fail:
 
 static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 {
-	struct vms_export *x = ctx;
+	struct xback *x = ctx;
 	if (iv->host >= x->nr_mach || !vms_filter_pcpu(&x->f, iv->host, iv->guest, iv->vcpu))
 		return;
 	struct xcpu *c = cpu_track(x, iv->host, iv->cpu);
@@ -310,7 +310,7 @@ static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 
 /* ---- counters ---- */
 
-static void count_emit(struct vms_export *x, struct xv *v, uint64_t t, uint64_t len)
+static void count_emit(struct xback *x, struct xv *v, uint64_t t, uint64_t len)
 {
 	double rate = (double)v->b_exits * 1e9 / (double)len;
 	double steal = 100.0 * (double)v->b_steal / (double)len;
@@ -334,7 +334,7 @@ static void add_steal(struct xv *v, uint64_t until)
 
 /* Close the periods of v that end at or before t. Runs of periods in which nothing
  * happened get one value. */
-static __attribute__((noinline)) void advance_slow(struct vms_export *x, struct xv *v,
+static __attribute__((noinline)) void advance_slow(struct xback *x, struct xv *v,
 						   uint64_t t)
 {
 	while (t >= v->b_start + x->period) {
@@ -353,7 +353,7 @@ static __attribute__((noinline)) void advance_slow(struct vms_export *x, struct 
 }
 
 /* (most calls find the period still open) */
-static inline void advance(struct vms_export *x, struct xv *v, uint64_t t)
+static inline void advance(struct xback *x, struct xv *v, uint64_t t)
 {
 	if (__builtin_expect(t >= v->b_start + x->period, 0))
 		advance_slow(x, v, t);
@@ -361,7 +361,7 @@ static inline void advance(struct vms_export *x, struct xv *v, uint64_t t)
 
 /* ---- steal: host threads that ran instead ---- */
 
-static void steal_close(struct vms_export *x, struct xv *v, uint64_t t)
+static void steal_close(struct xback *x, struct xv *v, uint64_t t)
 {
 	if (v->steal_tid < 0)
 		return;
@@ -372,7 +372,8 @@ static void steal_close(struct vms_export *x, struct xv *v, uint64_t t)
 
 /* The first lane of host thread tid that no vCPU is charging now, taken (its key), made when
  * it is one more than the thread had; UINT32_MAX when out of memory or lanes. */
-static uint32_t steal_lane(struct vms_export *x, uint32_t host, int32_t tid, const char *comm)
+static uint32_t steal_lane(struct xback *x, uint32_t host, int32_t tid, const char *comm,
+			   const struct xr_thread *ti)
 {
 	bool made = false;
 	uint64_t *ix = vms_keymap_put(&x->thief_ix, vms_keymap_mt(host, tid), x->nr_thieves + 1,
@@ -403,7 +404,7 @@ static uint32_t steal_lane(struct vms_export *x, uint32_t host, int32_t tid, con
 	uint32_t key = i << 8 | lane;
 	if (lane == th->nlanes) {
 		char name[96], base[64];
-		thread_name(x, host, tid, comm, base, sizeof base);
+		thread_name(ti, tid, comm, base, sizeof base);
 		if (lane)
 			snprintf(name, sizeof name, "%s #%u", base, lane + 1);
 		else
@@ -422,7 +423,7 @@ fail:
 /* The vCPU is counted (on) or not in its host's counter of preempted vCPUs whose thieves
  * are unattributed: a counter, not a slice per vCPU on a shared track, since they are many
  * at once by definition. */
-static void unattr_set(struct vms_export *x, struct xv *v, uint32_t host, bool on, uint64_t t)
+static void unattr_set(struct xback *x, struct xv *v, uint32_t host, bool on, uint64_t t)
 {
 	if (v->unattr == on)
 		return;
@@ -444,9 +445,8 @@ static void unattr_set(struct vms_export *x, struct xv *v, uint32_t host, bool o
 	vms_tl_count(x->tl, x->unattr_tr[h] - 1, t, x->unattr_n[h]);
 }
 
-static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+static void on_instead(struct xback *x, const struct xr_instead *o)
 {
-	struct vms_export *x = ctx;
 	struct xv *v = xv_of(x, o->machine, o->vcpu);
 	if (!v || !v->preempted || o->host >= x->nr_mach || !v->kept)
 		return;
@@ -459,7 +459,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 		return;
 	steal_close(x, v, o->t);
 	if (o->tid > 0) {
-		v->lane = steal_lane(x, o->host, o->tid, o->comm);
+		v->lane = steal_lane(x, o->host, o->tid, o->comm, &o->thr);
 		if (v->lane == UINT32_MAX)
 			return;
 		v->steal_group = x->group[o->host];
@@ -470,7 +470,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 
 /* The vCPU's state slice closes at t, if not empty (the maximal intervals of `vmscope
  * vcpus`: consecutive observations bound them, the first starts at the first event). */
-static inline void state_slice(struct vms_export *x, struct xv *v, uint64_t t)
+static inline void state_slice(struct xback *x, struct xv *v, uint64_t t)
 {
 	if (t <= v->st_start)
 		return;
@@ -478,16 +478,15 @@ static inline void state_slice(struct vms_export *x, struct xv *v, uint64_t t)
 	v->st_start = t;
 }
 
-static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
+static void on_vcpu_state(struct xback *x, const struct xr_state *o)
 {
-	struct vms_export *x = ctx;
 	struct xv *v = xv_of(x, o->machine, o->vcpu);
 	if (!v)
 		return;
 	/* written here from the observation, not from the analyses' interval sink: a hop and
 	 * an interval made fewer per state */
 	state_slice(x, v, o->t);
-	v->st = o->state < VMS_STATE_COUNT ? o->state : VMS_STATE_UNKNOWN;
+	v->st = o->state < VMS_STATE_COUNT ? (enum vms_vcpu_state)o->state : VMS_STATE_UNKNOWN;
 	advance(x, v, o->t);
 	bool pre = o->state == VMS_STATE_PREEMPTED;
 	if (v->preempted && !pre) {
@@ -504,7 +503,7 @@ static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
 
 /* The name of an exit's slice, "REASON", or of a VMM overlay, "vmm: REASON" (vmm): made
  * once per reason. */
-static __attribute__((noinline)) uint32_t reason_name_new(struct vms_export *x, bool vmm,
+static __attribute__((noinline)) uint32_t reason_name_new(struct xback *x, bool vmm,
 							   uint32_t isa, uint32_t reason)
 {
 	uint32_t *d = isa < RD_ISAS && reason < RD_REASONS ? &x->rdirect[vmm][isa][reason] : NULL;
@@ -527,7 +526,7 @@ static __attribute__((noinline)) uint32_t reason_name_new(struct vms_export *x, 
 }
 
 /* (inline: the table answers all but a reason's first exit) */
-static inline uint32_t reason_name(struct vms_export *x, bool vmm, uint32_t isa, uint32_t reason)
+static inline uint32_t reason_name(struct xback *x, bool vmm, uint32_t isa, uint32_t reason)
 {
 	if (__builtin_expect(isa < RD_ISAS && reason < RD_REASONS, 1)) {
 		uint32_t id = x->rdirect[vmm][isa][reason];
@@ -538,9 +537,8 @@ static inline uint32_t reason_name(struct vms_export *x, bool vmm, uint32_t isa,
 }
 
 
-static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
+static void on_exit_begin(struct xback *x, const struct xr_exit *o)
 {
-	struct vms_export *x = ctx;
 	struct xv *v = xv_of(x, o->machine, o->vcpu);
 	if (!v)
 		return;
@@ -550,7 +548,7 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 	/* (no isa argument: the reason is named in the ISA's own terms, and the ISA is the same
 	 * on every exit of a guest) */
 	struct vms_tl_arg a[] = {
-		{ .key = x->k_rip, .type = VMS_TL_HEX, .u = o->guest_rip },
+		{ .key = x->k_rip, .type = VMS_TL_HEX, .u = o->rip },
 		{ .key = x->k_info1, .type = VMS_TL_HEX, .u = o->info1 },
 		{ .key = x->k_info2, .type = VMS_TL_HEX, .u = o->info2 },
 		{ .key = x->k_host_cpu, .type = VMS_TL_UINT, .u = o->host_cpu },
@@ -558,9 +556,8 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 	vms_tl_open(x->tl, v->exits_tr, o->t, name, a, sizeof a / sizeof a[0]);
 }
 
-static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
+static void on_exit_end(struct xback *x, const struct xr_exit_end *o)
 {
-	struct vms_export *x = ctx;
 	struct xv *v = xv_of(x, o->machine, o->vcpu);
 	if (!v)
 		return;
@@ -574,21 +571,20 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 
 /* ---- guest threads ---- */
 
-static uint32_t gthread_track(struct vms_export *x, uint32_t guest, int32_t tid,
-			      const char *comm)
+static uint32_t gthread_track(struct xback *x, uint32_t guest, int32_t tid,
+			      const char *comm, const struct xr_thread *ti)
 {
 	char name[64];
 	uint64_t key = vms_keymap_mt(guest, tid);
 	uint64_t *v = vms_keymap_get(&x->gthread_tr, key);
 	if (v)
 		return (uint32_t)(*v - 1);
-	thread_name(x, guest, tid, comm, name, sizeof name);
+	thread_name(ti, tid, comm, name, sizeof name);
 	return track_for(x, &x->gthread_tr, key, x->group[guest], name, RANK_THREADS + tid);
 }
 
-static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
+static void on_guest_switch(struct xback *x, const struct xr_switch *o)
 {
-	struct vms_export *x = ctx;
 	struct xv *v = xv_of(x, o->machine, o->vcpu);
 	if (!v)
 		return;
@@ -596,28 +592,27 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 		vms_tl_close(x->tl, v->run_tr, o->t, NULL, 0);
 	v->run_gtid = -1;
 	if (o->next_tid > 0 && v->kept) {
-		v->run_tr = gthread_track(x, o->machine, o->next_tid, o->next_comm);
+		v->run_tr = gthread_track(x, o->machine, o->next_tid, o->next_comm, &o->next);
 		vms_tl_open(x->tl, v->run_tr, o->t, v->run_name, NULL, 0);
 		v->run_gtid = o->next_tid;
 	}
 }
 
 /* "comm (tid)" of a host thread (", pid N" when known), made again only when the model's name of it changed */
-static uint32_t instead_name(struct vms_export *x, uint32_t host, int32_t tid)
+static uint32_t instead_name(struct xback *x, uint32_t host, int32_t tid,
+			     const struct xr_thread *ti)
 {
-	const struct vms_thread_info *ti = vms_model_thread(x->m, host, tid);
-	struct xnamed *nm = named(x, &x->insteads, vms_keymap_mt(host, tid), ti ? ti->comm : "");
+	struct xnamed *nm = named(x, &x->insteads, vms_keymap_mt(host, tid), ti->comm);
 	if (nm && !nm->name) {
 		char name[64];
-		thread_name(x, host, tid, NULL, name, sizeof name);
+		thread_name(ti, tid, NULL, name, sizeof name);
 		nm->name = vms_tl_name(x->tl, name);
 	}
 	return nm ? nm->name : 0;
 }
 
-static void thread_row(void *ctx, const struct vms_thread_interval *iv)
+static void thread_row(struct xback *x, const struct xr_row *iv)
 {
-	struct vms_export *x = ctx;
 	if (iv->machine >= x->nr_mach || x->group[iv->machine] == UINT32_MAX)
 		return;
 	uint32_t name = iv->reason == VMS_OVERLAY_VMM && iv->exit_reason >= 0
@@ -629,16 +624,13 @@ static void thread_row(void *ctx, const struct vms_thread_interval *iv)
 	unsigned n = 1;
 	/* the thread's track and who ran instead: mostly those the vCPU had last */
 	struct xv *v = xv_of(x, iv->machine, iv->vcpu);
-	const struct vms_machine *g = vms_model_machine_c(x->m, iv->machine);
-	if (iv->host_tid >= 0 && g && g->host >= 0) {
+	if (iv->host_tid >= 0 && iv->host >= 0) {
 		uint32_t in;
-		const struct vms_thread_info *ti = vms_model_thread(x->m, (uint32_t)g->host,
-								     iv->host_tid);
-		const char *comm = ti ? ti->comm : "";
+		const char *comm = iv->hthr.comm;
 		if (v && v->ins_tid == iv->host_tid && comm_eq(v->ins_comm, comm)) {
 			in = v->ins_name;
 		} else {
-			in = instead_name(x, (uint32_t)g->host, iv->host_tid);
+			in = instead_name(x, (uint32_t)iv->host, iv->host_tid, &iv->hthr);
 			if (v) {
 				v->ins_tid = iv->host_tid;
 				v->ins_name = in;
@@ -650,38 +642,32 @@ static void thread_row(void *ctx, const struct vms_thread_interval *iv)
 					      .i = iv->host_tid };
 	}
 	uint32_t tr = v && v->run_gtid == iv->tid && v->run_gtid > 0
-		? v->run_tr : gthread_track(x, iv->machine, iv->tid, NULL);
+		? v->run_tr : gthread_track(x, iv->machine, iv->tid, NULL, &iv->gthr);
 	vms_tl_slice(x->tl, tr, iv->start, iv->end, name, a, n);
 }
 
-/* ---- the rest of the observer: the fused view's, forwarded ---- */
+/* ---- the rest: the fused view's, forwarded ---- */
 
-static void on_cpu_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)
+static void on_cpu_occupant(struct xback *x, const struct xr_occupant *r)
 {
-	struct vms_export *x = ctx;
-	if (x->pv)
-		vms_pcpu_view_occupant(x->pv, o);
+	if (!x->pv)
+		return;
+	struct vms_obs_cpu_occupant o = {
+		.host = r->host, .cpu = r->cpu, .t = r->t, .guest = r->guest, .vcpu = r->vcpu,
+		.vidx = r->vidx, .tid = r->tid, .comm = r->comm,
+	};
+	vms_pcpu_view_occupant(x->pv, &o);
 }
 
-/* (every event: the view's first event on a CPU may be of any kind, observe.h) */
-static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
+static void on_start(struct xback *x, uint64_t t0)
 {
-	struct vms_export *x = ctx;
-	(void)ev;
-	x->t_last = t;
-}
-
-static void on_start(void *ctx, uint64_t t0)
-{
-	struct vms_export *x = ctx;
 	x->started = true;
 	for (uint32_t i = 0; i < x->nr_v; i++)
 		x->v[i].b_start = x->v[i].st_start = t0;
 }
 
-static void on_finish(void *ctx, uint64_t t_end)
+static void on_finish(struct xback *x, uint64_t t_end)
 {
-	struct vms_export *x = ctx;
 	if (x->finished || !x->tl)
 		return;
 	for (uint32_t i = 0; x->started && i < x->nr_v; i++)
@@ -708,7 +694,7 @@ static void on_finish(void *ctx, uint64_t t_end)
 
 /* ---- life ---- */
 
-static int make_tracks(struct vms_export *x)
+static int make_tracks(struct xback *x)
 {
 	static const char *const keys[] = { "guest_rip", "info1", "info2", "host_cpu", "end",
 					    "vcpu", "instead", "instead_tid" };
@@ -762,7 +748,7 @@ static int make_tracks(struct vms_export *x)
 }
 
 /* Free what was made from a model; x is left as if made with no model. */
-static void free_state(struct vms_export *x)
+static void free_state(struct xback *x)
 {
 	vms_tl_free(x->tl);
 	vms_pcpu_view_free(x->pv);
@@ -786,7 +772,7 @@ static void free_state(struct vms_export *x)
 	x->c = c;
 }
 
-static int make_state(struct vms_export *x, const struct vms_model *model)
+static int make_state(struct xback *x, const struct vms_model *model)
 {
 	x->m = model;
 	x->period = x->c.period;
@@ -847,9 +833,8 @@ static bool rewritable(FILE *f)
 /* Another pass begins (the session's checked single pass found that the events link the
  * machines otherwise than the metadata said): what was written is thrown away and the
  * tracks are made again from the model of that pass. */
-static void on_reset(void *ctx, const struct vms_model *model)
+void vms_xback_reset(struct xback *x, const struct vms_model *model)
 {
-	struct vms_export *x = ctx;
 	bool wrote = x->tl != NULL;
 	free_state(x);   /* (a Chrome JSON writer keeps nothing unwritten) */
 	if ((wrote && (fflush(x->c.out) != 0 || fseek(x->c.out, 0, SEEK_SET) != 0 ||
@@ -860,10 +845,10 @@ static void on_reset(void *ctx, const struct vms_model *model)
 	}
 }
 
-struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
-				  const struct vms_export_opts *opts)
+struct xback *vms_xback_new(FILE *f, const struct vms_export_opts *opts,
+			    const struct vms_model *model)
 {
-	struct vms_export *x = calloc(1, sizeof *x);
+	struct xback *x = calloc(1, sizeof *x);
 	if (!x)
 		return NULL;
 	x->c.out = f;
@@ -877,39 +862,61 @@ struct vms_export *vms_export_new(const struct vms_model *model, FILE *f,
 		return NULL;
 	}
 	if (model && make_state(x, model) != 0) {
-		vms_export_free(x);
+		vms_xback_free(x);
 		return NULL;
 	}
 	return x;
 }
 
-struct vms_observer vms_export_observer(struct vms_export *x)
+bool vms_xback_rewritable(const struct xback *x)
 {
-	return (struct vms_observer){
-		.ctx = x, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
-		.exit_begin = on_exit_begin, .exit_end = on_exit_end,
-		.cpu_occupant = on_cpu_occupant, .vcpu_instead = on_instead, .event = on_event,
-		.start = on_start, .finish = on_finish,
-		.reset = x->c.rewritable ? on_reset : NULL,
-	};
+	return x->c.rewritable;
 }
 
-struct vms_sinks vms_export_sinks(struct vms_export *x)
+size_t vms_xback_play(struct xback *x, const void *rec)
 {
-	return (struct vms_sinks){ .ctx = x, .thread_interval = thread_row,
-				   .reset_with_observer = true, .intervals_only = true };
+	switch (*(const uint32_t *)rec) {
+	case XR_STATE:
+		on_vcpu_state(x, rec);
+		return sizeof(struct xr_state);
+	case XR_OCCUPANT:
+		on_cpu_occupant(x, rec);
+		return sizeof(struct xr_occupant);
+	case XR_EXIT_BEGIN:
+		on_exit_begin(x, rec);
+		return sizeof(struct xr_exit);
+	case XR_EXIT_END:
+		on_exit_end(x, rec);
+		return sizeof(struct xr_exit_end);
+	case XR_ROW:
+		thread_row(x, rec);
+		return sizeof(struct xr_row);
+	case XR_SWITCH:
+		on_guest_switch(x, rec);
+		return sizeof(struct xr_switch);
+	case XR_INSTEAD:
+		on_instead(x, rec);
+		return sizeof(struct xr_instead);
+	case XR_START:
+		on_start(x, ((const struct xr_time *)rec)->t);
+		return sizeof(struct xr_time);
+	case XR_FINISH:
+		on_finish(x, ((const struct xr_time *)rec)->t);
+		return sizeof(struct xr_time);
+	}
+	abort();   /* (stage 1 writes nothing else) */
 }
 
-int vms_export_finish(struct vms_export *x)
+int vms_xback_finish(struct xback *x, uint64_t t_last)
 {
 	if (!x->tl)
 		return -1;   /* never given a model */
 	if (!x->finished)
-		on_finish(x, x->t_last);
+		on_finish(x, t_last);
 	return x->failed ? -1 : 0;
 }
 
-void vms_export_free(struct vms_export *x)
+void vms_xback_free(struct xback *x)
 {
 	if (!x)
 		return;

@@ -93,9 +93,10 @@ int cmd_export(int argc, char **argv)
 			fprintf(stderr, "vmscope %s: out of memory writing %s\n", c.cmd, c.out);
 		st = VMS_EXIT_FAIL;
 	}
+	/* (before the file is closed: a run that failed leaves the export's thread writing) */
+	vms_export_free(x);
 	const char *out = c.out;
 	st = cli_end(&c, st);
-	vms_export_free(x);
 	struct stat sb;
 	/* a failed export leaves no file a viewer would open as if it were whole (as a
 	 * compiler removes its -o on error); only a regular file, never a FIFO or a device */

@@ -1,0 +1,42 @@
+/* vmscope internal: a bounded single-producer/single-consumer queue of records, in blocks.
+ *
+ * Why: a stage of the pipeline (the export's writer) runs in a thread of its own, fed by the
+ * thread that reads the traces. The producer writes records into a block and hands blocks
+ * over whole (one atomic store per block, not per record); the consumer takes them in order.
+ * The queue holds nblocks blocks of block_size bytes and nothing more: a producer that finds
+ * every block full waits for the consumer, so memory stays flat whatever the stream's
+ * length. A side sleeps (mutex and condition variable) only when it cannot go on; a
+ * sleeping consumer is woken when a batch of blocks is ready (or at a flush), not per block,
+ * so that the hand-over costs a few system calls per megabyte.
+ *
+ * Records are the caller's: vms_spsc_reserve gives room for n bytes (n <= block_size) in
+ * the producer's block, the consumer gets a block's bytes and walks them (it knows each
+ * record's size from the record). */
+#ifndef VMS_CORE_SPSC_H
+#define VMS_CORE_SPSC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct vms_spsc;
+
+/* NULL when out of memory */
+struct vms_spsc *vms_spsc_new(size_t block_size, unsigned nblocks);
+void vms_spsc_free(struct vms_spsc *q);
+
+/* Producer. Room for n bytes at the end of the block being filled (a new block when it does
+ * not fit there: the full one is handed over, waiting for a free block if needed). */
+void *vms_spsc_reserve(struct vms_spsc *q, size_t n);
+/* Hand the block being filled over (if not empty) and wait until the consumer has released
+ * every block: what the consumer did is then visible to the producer, and it waits for more. */
+void vms_spsc_drain(struct vms_spsc *q);
+/* Hand the block being filled over and say the stream ends (the consumer gets NULL after the
+ * last block). Nothing may be reserved afterwards. */
+void vms_spsc_close(struct vms_spsc *q);
+
+/* Consumer. The next block (its bytes in *len), waiting for one; NULL when the stream ended.
+ * Release it (vms_spsc_release) before asking for the next. */
+const void *vms_spsc_next(struct vms_spsc *q, size_t *len);
+void vms_spsc_release(struct vms_spsc *q);
+
+#endif

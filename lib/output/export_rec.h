@@ -1,0 +1,111 @@
+/* vmscope internal: the export in two stages, and the records between them.
+ *
+ * Stage 1 (export_front.c, the thread that reads the traces) subscribes to the state
+ * machine's observations and to the thread intervals, and turns each into a record of plain
+ * values: times, small ids, numbers, and names as copied bytes, never a pointer (the
+ * observations' strings live during the call only, and the model's thread table may grow
+ * while the traces are read). What the records say of a thread is what the model knew of it
+ * when it was published: stage 2 never reads the model's threads.
+ *
+ * Stage 2 (export.c, the back) turns records into tracks, slices, names and bytes. It runs
+ * in a thread of its own fed through a bounded queue (core/spsc.h), or, unthreaded
+ * (VMS_EXPORT_THREADS=0, or no thread could be made), called by stage 1 record by record:
+ * the same records in the same order, so the same bytes. */
+#ifndef VMS_OUTPUT_EXPORT_REC_H
+#define VMS_OUTPUT_EXPORT_REC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vmscope/export.h"
+
+enum xr_kind {
+	XR_START = 1, XR_FINISH, XR_STATE, XR_SWITCH, XR_EXIT_BEGIN, XR_EXIT_END, XR_OCCUPANT,
+	XR_INSTEAD, XR_ROW,
+};
+
+#define XR_COMM 24               /* a comm, cut to 23 bytes, NUL-padded */
+
+/* a thread as the model knew it at the time: pid (<= 0: not known), comm ("": not known) */
+struct xr_thread {
+	int32_t pid;
+	char comm[XR_COMM];
+};
+
+/* Every record begins with its kind; sizes are multiples of 8 (records are laid end to end
+ * in the queue's blocks). */
+struct xr_time {                 /* XR_START: the first time; XR_FINISH: the end */
+	uint32_t kind;
+	uint64_t t;
+};
+
+struct xr_state {                /* a vCPU's state changed at t */
+	uint32_t kind, machine, vcpu, state;
+	uint64_t t;
+};
+
+struct xr_switch {               /* the guest thread current on a vCPU changed */
+	uint32_t kind, machine, vcpu;
+	int32_t next_tid;
+	uint64_t t;
+	char next_comm[XR_COMM];     /* as the event said it ("" unknown) */
+	struct xr_thread next;       /* the model's */
+};
+
+struct xr_exit {                 /* XR_EXIT_BEGIN */
+	uint32_t kind, machine, vcpu, isa, reason, host_cpu;
+	uint64_t t, rip, info1, info2;
+};
+
+struct xr_exit_end {
+	uint32_t kind, machine, vcpu, how;
+	uint64_t t, begin;
+};
+
+struct xr_occupant {             /* vms_obs_cpu_occupant, its comm copied */
+	uint32_t kind, host, cpu;
+	int32_t guest, vcpu, vidx, tid;
+	uint64_t t;
+	char comm[XR_COMM];
+};
+
+struct xr_instead {              /* vms_obs_vcpu_instead */
+	uint32_t kind, machine, vcpu, host;
+	int32_t tid;
+	bool unattributed;
+	uint64_t t;
+	char comm[XR_COMM];
+	struct xr_thread thr;        /* the model's (host, tid) */
+};
+
+struct xr_row {                  /* vms_thread_interval: an overlay of a guest thread */
+	uint32_t kind, machine, vcpu, reason, isa;
+	int32_t tid, host_tid, exit_reason;
+	int32_t host;                /* the guest's host machine, -1 none */
+	uint64_t start, end;
+	struct xr_thread gthr;       /* the model's (guest, tid) */
+	struct xr_thread hthr;       /* the model's (host, host_tid), when both are known */
+};
+
+/* the largest record (stage 1's scratch when unthreaded) */
+#define XR_MAX sizeof(struct xr_row)
+
+/* ---- stage 2 (export.c) ---- */
+struct xback;
+
+/* An export into f (not closed) of the machines of model (NULL: made at the first reset). */
+struct xback *vms_xback_new(FILE *f, const struct vms_export_opts *opts,
+			    const struct vms_model *model);
+/* f can be emptied and written again (the session's checked single pass) */
+bool vms_xback_rewritable(const struct xback *b);
+/* another pass, with this model: what was written is thrown away */
+void vms_xback_reset(struct xback *b, const struct vms_model *model);
+/* play one record; returns its size */
+size_t vms_xback_play(struct xback *b, const void *rec);
+/* ends the file if no XR_FINISH came (at t_last); 0, or -1 when writing or memory failed */
+int vms_xback_finish(struct xback *b, uint64_t t_last);
+void vms_xback_free(struct xback *b);
+
+#endif
