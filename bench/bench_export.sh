@@ -66,9 +66,11 @@ vms=$PWD/build-release/tools/vmscope/vmscope
 work=${BENCH_DIR:-build-release/bench-data}
 runs=${RUNS:-3}
 mkdir -p "$work"
-once() {  # FILE CMD...: one run, "wall user system peak-KiB" appended to FILE
+once() {  # FILE CMD...: one run, "wall user system peak-KiB" appended to FILE, its stderr in
+  # FILE.err (not niced: measure.sh makes the machine ours; a nice'd run would measure the
+  # share of the CPUs left by the others' work, not the program)
   local f=$1; shift
-  /usr/bin/time -f "%e %U %S %M" -o "$work/time" nice "$@" >/dev/null 2>&1
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >/dev/null 2>"$f.err"
   cat "$work/time" >> "$f"
 }
 show() {  # LABEL FILE: of its runs, wall-clock time (median and least: what the user waits
@@ -88,16 +90,18 @@ for n in "${@:-5000000 50000000}"; do
     [ -f "$d/host.dat" ] || "$vms" synth --events "$e" --seed 7 --out "$d" >/dev/null
     echo "== synthesized pair, $e events ($(du -m "$d/host.dat" "$d/guest.dat" | awk '{s+=$1} END {print s}') MiB of trace.dat)"
     # report and the exports alternate, so that a change of the machine's load falls on all
-    rm -f "$work"/t-*.times
+    rm -f "$work"/t-*.times "$work"/t-*.err "$work"/t-*.stats
     for _ in $(seq "$runs"); do
       once "$work/t-report.times" "$vms" report "$d/host.dat" "$d/guest.dat"
-      once "$work/t-export.times" "$vms" export -o "$work/t.pftrace" "$d/host.dat" "$d/guest.dat"
+      once "$work/t-export.times" env VMS_EXPORT_STATS=1 "$vms" export -o "$work/t.pftrace" "$d/host.dat" "$d/guest.dat"
+      grep -h '^vmscope export: stage 1' "$work/t-export.times.err" | sed 's/^vmscope export: /    /' >> "$work/t-export.stats" || true
       once "$work/t-export1.times" env VMS_EXPORT_THREADS=0 "$vms" export -o "$work/t.pftrace" "$d/host.dat" "$d/guest.dat"
     done
     echo "  (median of $runs runs each, alternating)"
     show "report" "$work/t-report.times"
     show "export .pftrace" "$work/t-export.times"
     show "  one thread" "$work/t-export1.times"
+    echo "  the threaded export's stages, per run (VMS_EXPORT_STATS=1):"; cat "$work/t-export.stats"
     echo "  .pftrace: $(du -m "$work/t.pftrace" | cut -f1) MiB, $(stat -c %s "$work/t.pftrace" | awk -v e="$e" '{printf "%.1f", $1 / e}') bytes per event"
     [ -n "${QUICK:-}" ] && { rm -f "$work/t.pftrace"; continue; }
     rm -f "$work"/t-*.times

@@ -34,8 +34,10 @@ struct vms_spsc {
 	/* the producer's own */
 	_Alignas(64) uint64_t p_head;
 	size_t pos;                  /* bytes in the block being filled (p_head % nb) */
+	unsigned long p_sleeps;
 	/* the consumer's own */
 	_Alignas(64) uint64_t c_tail;
+	unsigned long c_sleeps;
 };
 
 struct vms_spsc *vms_spsc_new(size_t block_size, unsigned nblocks)
@@ -110,6 +112,7 @@ static bool ready(struct vms_spsc *q)
 
 static void wait_until(struct vms_spsc *q, int who, bool (*ok)(struct vms_spsc *))
 {
+	(*(who == PRODUCER ? &q->p_sleeps : &q->c_sleeps))++;
 	pthread_mutex_lock(&q->mu);
 	atomic_fetch_or(&q->sleeping, who);
 	while (!ok(q))
@@ -176,4 +179,10 @@ void vms_spsc_release(struct vms_spsc *q)
 	q->c_tail++;
 	atomic_store(&q->tail, q->c_tail);
 	wake(q, PRODUCER);
+}
+
+void vms_spsc_sleeps(const struct vms_spsc *q, unsigned long *producer, unsigned long *consumer)
+{
+	*producer = q->p_sleeps;
+	*consumer = q->c_sleeps;
 }

@@ -39,4 +39,8 @@ void vms_spsc_close(struct vms_spsc *q);
 const void *vms_spsc_next(struct vms_spsc *q, size_t *len);
 void vms_spsc_release(struct vms_spsc *q);
 
+/* How often each side slept (the producer on a full queue, the consumer on an empty one);
+ * read after both have stopped. */
+void vms_spsc_sleeps(const struct vms_spsc *q, unsigned long *producer, unsigned long *consumer);
+
 #endif
