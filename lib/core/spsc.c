@@ -32,8 +32,7 @@ struct vms_spsc {
 	atomic_int sleeping;
 	_Alignas(64) atomic_uint_fast64_t tail;
 	/* the producer's own */
-	_Alignas(64) uint64_t p_head;
-	size_t pos;                  /* bytes in the block being filled (p_head % nb) */
+	_Alignas(64) uint64_t p_head;   /* the block being filled: p_head % nb */
 	unsigned long p_sleeps;
 	/* the consumer's own */
 	_Alignas(64) uint64_t c_tail;
@@ -121,43 +120,54 @@ static void wait_until(struct vms_spsc *q, int who, bool (*ok)(struct vms_spsc *
 	pthread_mutex_unlock(&q->mu);
 }
 
-static void hand_over(struct vms_spsc *q)
+static unsigned char *block(const struct vms_spsc *q, uint64_t i)
 {
-	q->used[q->p_head % q->nb] = q->pos;
+	return q->mem + (size_t)(i % q->nb) * q->bsize;
+}
+
+/* the block being filled, its bytes up to c->cur, handed over (not when empty or none) */
+static void hand_over(struct vms_spsc *q, struct vms_spsc_cursor *c)
+{
+	if (!c->cur || c->cur == block(q, q->p_head))
+		return;
+	q->used[q->p_head % q->nb] = (size_t)(c->cur - block(q, q->p_head));
 	q->p_head++;
-	q->pos = 0;
 	atomic_store(&q->head, q->p_head);
 	if (q->p_head - atomic_load(&q->tail) >= q->batch || atomic_load(&q->urgent))
 		wake(q, CONSUMER);
+}
+
+static void start_block(struct vms_spsc *q, struct vms_spsc_cursor *c)
+{
+	c->cur = block(q, q->p_head);
+	c->end = c->cur + q->bsize;
+}
+
+void vms_spsc_more(struct vms_spsc *q, struct vms_spsc_cursor *c)
+{
+	hand_over(q, c);
 	if (!room(q))
 		wait_until(q, PRODUCER, room);
+	start_block(q, c);
 }
 
-void *vms_spsc_reserve(struct vms_spsc *q, size_t n)
-{
-	if (q->pos + n > q->bsize)
-		hand_over(q);
-	void *p = q->mem + (q->p_head % q->nb) * q->bsize + q->pos;
-	q->pos += n;
-	return p;
-}
-
-void vms_spsc_drain(struct vms_spsc *q)
+void vms_spsc_drain(struct vms_spsc *q, struct vms_spsc_cursor *c)
 {
 	atomic_store(&q->urgent, true);
-	if (q->pos)
-		hand_over(q);
+	hand_over(q, c);
 	wake(q, CONSUMER);
 	if (!all_released(q))
 		wait_until(q, PRODUCER, all_released);
 	atomic_store(&q->urgent, false);
+	if (c->cur)
+		start_block(q, c);   /* (free: every block is) */
 }
 
-void vms_spsc_close(struct vms_spsc *q)
+void vms_spsc_close(struct vms_spsc *q, struct vms_spsc_cursor *c)
 {
 	atomic_store(&q->urgent, true);
-	if (q->pos)
-		hand_over(q);
+	hand_over(q, c);
+	*c = (struct vms_spsc_cursor){ NULL, NULL };
 	atomic_store(&q->closed, true);
 	wake(q, CONSUMER);
 }

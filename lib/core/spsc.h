@@ -10,8 +10,9 @@
  * so that the hand-over costs a few system calls per megabyte.
  *
  * Records are the caller's: vms_spsc_reserve gives room for n bytes (n <= block_size) in
- * the producer's block, the consumer gets a block's bytes and walks them (it knows each
- * record's size from the record). */
+ * the producer's block (inline: a compare and an add, the queue is touched once per block),
+ * the consumer gets a block's bytes and walks them (it knows each record's size from the
+ * record). */
 #ifndef VMS_CORE_SPSC_H
 #define VMS_CORE_SPSC_H
 
@@ -24,15 +25,28 @@ struct vms_spsc;
 struct vms_spsc *vms_spsc_new(size_t block_size, unsigned nblocks);
 void vms_spsc_free(struct vms_spsc *q);
 
-/* Producer. Room for n bytes at the end of the block being filled (a new block when it does
- * not fit there: the full one is handed over, waiting for a free block if needed). */
-void *vms_spsc_reserve(struct vms_spsc *q, size_t n);
+/* Producer: its place in the block being filled, { NULL, NULL } before the first. */
+struct vms_spsc_cursor {
+	unsigned char *cur, *end;
+};
+/* The block being filled handed over (if any), the next given to c (waiting for the
+ * consumer to release one if none is free). */
+void vms_spsc_more(struct vms_spsc *q, struct vms_spsc_cursor *c);
+/* Room for n bytes at c (in a new block when they do not fit in this one). */
+static inline void *vms_spsc_reserve(struct vms_spsc *q, struct vms_spsc_cursor *c, size_t n)
+{
+	if (__builtin_expect((size_t)(c->end - c->cur) < n, 0))
+		vms_spsc_more(q, c);
+	void *p = c->cur;
+	c->cur += n;
+	return p;
+}
 /* Hand the block being filled over (if not empty) and wait until the consumer has released
  * every block: what the consumer did is then visible to the producer, and it waits for more. */
-void vms_spsc_drain(struct vms_spsc *q);
+void vms_spsc_drain(struct vms_spsc *q, struct vms_spsc_cursor *c);
 /* Hand the block being filled over and say the stream ends (the consumer gets NULL after the
  * last block). Nothing may be reserved afterwards. */
-void vms_spsc_close(struct vms_spsc *q);
+void vms_spsc_close(struct vms_spsc *q, struct vms_spsc_cursor *c);
 
 /* Consumer. The next block (its bytes in *len), waiting for one; NULL when the stream ended.
  * Release it (vms_spsc_release) before asking for the next. */

@@ -31,6 +31,7 @@ struct vms_export {
 	struct xback *b;
 	const struct vms_model *m;   /* of the pass (the threads' names and pids) */
 	struct vms_spsc *q;          /* NULL: unthreaded */
+	struct vms_spsc_cursor qc;   /* stage 1's place in it */
 	pthread_t th;
 	bool running;                /* th is to be joined */
 	atomic_bool cancel;          /* stage 2 drops what is left (the run failed) */
@@ -71,7 +72,7 @@ static void stop(struct vms_export *x)
 	if (!x->running)
 		return;
 	double cpu1 = thread_cpu();
-	vms_spsc_close(x->q);
+	vms_spsc_close(x->q, &x->qc);
 	pthread_join(x->th, NULL);
 	x->running = false;
 	if (getenv("VMS_EXPORT_STATS")) {
@@ -87,7 +88,7 @@ static void stop(struct vms_export *x)
 
 static inline void *rec_begin(struct vms_export *x, size_t n)
 {
-	return x->q ? vms_spsc_reserve(x->q, n) : x->scratch;
+	return x->q ? vms_spsc_reserve(x->q, &x->qc, n) : x->scratch;
 }
 
 static inline void rec_end(struct vms_export *x, void *r)
@@ -114,7 +115,8 @@ static void put_thread(const struct vms_export *x, struct xr_thread *r, uint32_t
 		r->pid = ti->pid;
 		memcpy(r->comm, ti->comm, XR_COMM);
 	} else {
-		*r = (struct xr_thread){ .pid = 0 };
+		r->pid = 0;
+		r->comm[0] = '\0';
 	}
 }
 
@@ -189,10 +191,19 @@ static void thread_row(void *ctx, const struct vms_thread_interval *iv)
 	struct vms_export *x = ctx;
 	const struct vms_machine *g = x->m ? vms_model_machine_c(x->m, iv->machine) : NULL;
 	struct xr_row *r = rec_begin(x, sizeof *r);
-	*r = (struct xr_row){ .kind = XR_ROW, .machine = iv->machine, .vcpu = iv->vcpu,
-			      .reason = (uint32_t)iv->reason, .isa = iv->isa, .tid = iv->tid,
-			      .host_tid = iv->host_tid, .exit_reason = iv->exit_reason,
-			      .host = g ? g->host : -1, .start = iv->start, .end = iv->end };
+	/* (field by field: hthr is left unwritten when not looked up, as stage 2 then reads
+	 * none of it; the most numerous record but the state's and the occupant's) */
+	r->kind = XR_ROW;
+	r->machine = iv->machine;
+	r->vcpu = iv->vcpu;
+	r->reason = (uint32_t)iv->reason;
+	r->isa = iv->isa;
+	r->tid = iv->tid;
+	r->host_tid = iv->host_tid;
+	r->exit_reason = iv->exit_reason;
+	r->host = g ? g->host : -1;
+	r->start = iv->start;
+	r->end = iv->end;
 	/* (the name of its track when it is not the running thread's, made then) */
 	put_thread(x, &r->gthr, iv->machine, iv->tid);
 	if (iv->host_tid >= 0 && r->host >= 0)
@@ -228,7 +239,7 @@ static void on_finish(void *ctx, uint64_t t_end)
 	put_time(x, XR_FINISH, t_end);
 	x->finished = true;
 	if (x->q)
-		vms_spsc_drain(x->q);
+		vms_spsc_drain(x->q, &x->qc);
 }
 
 /* Another pass: stage 2 is emptied (what it did is seen here, and it waits), then made
@@ -237,7 +248,7 @@ static void on_reset(void *ctx, const struct vms_model *model)
 {
 	struct vms_export *x = ctx;
 	if (x->q)
-		vms_spsc_drain(x->q);
+		vms_spsc_drain(x->q, &x->qc);
 	vms_xback_reset(x->b, model);
 	x->m = model;
 	x->finished = false;
