@@ -50,6 +50,12 @@ struct vms_export;
 /* An export of the machines of `model` (complete, built before the run; it must outlive the
  * export) into f (not closed). NULL when out of memory.
  *
+ * The file is written by a thread of the export's own (the reading thread only publishes
+ * records to it: lib/output/export_front.c), from vms_export_new until vms_export_finish or
+ * vms_export_free returns: leave f alone meanwhile (close it after either). With
+ * VMS_EXPORT_THREADS=0 in the environment, or when no thread can be made, everything is
+ * done in the caller's thread; the bytes are the same.
+ *
  * model may be NULL when f is a regular file (or /dev/null): the export's observer then has
  * a reset (vms_observer.reset) that makes the tracks from the model of each pass and, from
  * the second pass on, empties f and writes it again; its sinks say so

@@ -654,7 +654,7 @@ static void on_cpu_occupant(struct xback *x, const struct xr_occupant *r)
 		return;
 	struct vms_obs_cpu_occupant o = {
 		.host = r->host, .cpu = r->cpu, .t = r->t, .guest = r->guest, .vcpu = r->vcpu,
-		.vidx = r->vidx, .tid = r->tid, .comm = r->comm,
+		.vidx = -1 /* (not read by the view) */, .tid = r->tid, .comm = r->comm,
 	};
 	vms_pcpu_view_occupant(x->pv, &o);
 }

@@ -6,10 +6,11 @@
  * Why a thread: the user waits for the command's wall-clock time, and every machine vmscope
  * runs on has two cores or more. Reading, merging and the state machine (what `report` does
  * too) stay in the caller's thread; making tracks, names, slices, protobuf or JSON bytes and
- * writing them (as much work again, and gigabytes written on a long trace) goes to the other
- * core. The queue is bounded (2 MiB): when stage 2 falls behind, stage 1 waits, so memory
- * stays flat whatever the trace's length. The CPU time of the two together is a little
- * more than one thread's (the records, the hand-over).
+ * writing them (half as much work again as report's, and gigabytes written on a long trace)
+ * goes to the other core. The queue is bounded (2 MiB): when stage 2 falls behind, stage 1
+ * waits, so memory stays flat whatever the trace's length. The CPU time of the two together
+ * is more than one thread's (the records, the hand-over, two busy cores sharing caches):
+ * bench/bench_export.sh has the figures.
  *
  * VMS_EXPORT_THREADS=0 in the environment: no thread, stage 1 plays each record into stage 2
  * at once (the same records in the same order: the same bytes; for measurements and tests).
@@ -166,9 +167,8 @@ static void on_cpu_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)
 {
 	struct vms_export *x = ctx;
 	struct xr_occupant *r = rec_begin(x, sizeof *r);
-	*r = (struct xr_occupant){ .kind = XR_OCCUPANT, .host = o->host, .cpu = o->cpu,
-				   .guest = o->guest, .vcpu = o->vcpu, .vidx = o->vidx,
-				   .tid = o->tid, .t = o->t };
+	*r = (struct xr_occupant){ .kind = XR_OCCUPANT, .host = o->host, .t = o->t, .cpu = o->cpu,
+				   .guest = o->guest, .vcpu = o->vcpu, .tid = o->tid };
 	memcpy(r->comm, o->comm, XR_COMM);   /* (24 bytes, NUL-padded: observe.h) */
 	rec_end(x, r);
 }

@@ -35,7 +35,8 @@ struct xr_thread {
 };
 
 /* Every record begins with its kind; sizes are multiples of 8 (records are laid end to end
- * in the queue's blocks). */
+ * in the queue's blocks). They cross from one core to the other: no padding, nothing that
+ * stage 2 does not read. */
 struct xr_time {                 /* XR_START: the first time; XR_FINISH: the end */
 	uint32_t kind;
 	uint64_t t;
@@ -64,10 +65,13 @@ struct xr_exit_end {
 	uint64_t t, begin;
 };
 
-struct xr_occupant {             /* vms_obs_cpu_occupant, its comm copied */
-	uint32_t kind, host, cpu;
-	int32_t guest, vcpu, vidx, tid;
+struct xr_occupant {             /* vms_obs_cpu_occupant, its comm copied; not its vidx,
+	                                    which the fused view does not read (56 bytes, not 64:
+	                                    the most numerous record with the vCPU state's) */
+	uint32_t kind, host;
 	uint64_t t;
+	uint32_t cpu;
+	int32_t guest, vcpu, tid;
 	char comm[XR_COMM];
 };
 
@@ -88,6 +92,8 @@ struct xr_row {                  /* vms_thread_interval: an overlay of a guest t
 	struct xr_thread gthr;       /* the model's (guest, tid) */
 	struct xr_thread hthr;       /* the model's (host, host_tid), when both are known */
 };
+
+_Static_assert(sizeof(struct xr_occupant) == 56, "an occupant's record has no padding");
 
 /* the largest record (stage 1's scratch when unthreaded) */
 #define XR_MAX sizeof(struct xr_row)
