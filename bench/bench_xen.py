@@ -11,35 +11,21 @@ the wall-clock times and of the CPU times (user + sys, from wait4) are printed w
 ratios, and the peak resident set of one more run of each (through /usr/bin/time: see
 peak_rss). The goal (issue 11) is a CPU-time ratio of at least 3.
 
-Measured (release build, the shared 2-core machine under a load average of 4-8; CPU time is
-the measure, and even it moves by a few % from run to run under that load):
-  before 2026-12-01 (commit 9c32406): xen/xentrace.bin 2.57x on a quiet machine (31.4 vs
-  12.2 ms), 2.75x beside the others below (21.76 vs 7.90 ms); the 10-copy file 2.73x quiet,
-  2.82x below (217.0 vs 77.1 ms)
-  after (this file's commit): same runs, median CPU ms, xenalyze / old / new:
-    xentrace.bin  21.76 / 7.90 / 7.40   -> 2.94x      (41 runs each, alternating)
-    10 copies    217.04 / 77.08 / 66.67 -> 3.26x      (9 runs each)
-  and this script (41 and 13 runs): 21.8 vs 7.6 ms = 2.87x; 212.5 vs 66.9 ms = 3.18x.
-  So the goal is met on the larger file and not quite on xen/xentrace.bin, where process
-  start-up and exit, the same for both tools, weigh more. callgrind (report,
-  xentrace.bin): 64.10 M -> 59.97 M instructions; the CPU time went down less in the
-  reader's instructions than in its memory access (see docs/DESIGN.md, "why two hops").
-  Later (commit f5fae70, overlays and containment subscribe only when a guest has a trace):
-  callgrind 59.97 M -> 57.62 M instructions (-3.9%); CPU ms median of 41 alternating runs
-  (/tmp/xen_ab2.py: xenalyze, old, new) under a load average of 8: 31.88 / 11.42 / 10.90
-  (-4.5%; 2.79x -> 2.92x). This script right after, same load average 8: xentrace.bin
-  32.1 vs 11.6 ms = 2.78x, 10 copies 314.5 vs 106.2 ms = 2.96x: at that load both tools'
-  times rise by half and the ratio falls with them, so compare ratios only at equal load.
-  Then the latency consumer too (vms_observer.traced_guests_only): 57.62 M -> 56.40 M
-  instructions; xen_ab2, 31 alternating runs at a lower load: xenalyze 19.25, before 6.63
-  (2.90x), after 6.39 ms (3.01x). This script after it (commit 094ec6a), load average 3.8:
-  xentrace.bin 22.3 vs 7.0 ms = 3.19x (41 runs), 10 copies 190.5 vs 57.2 ms = 3.33x (13
-  runs); peak RSS 6.7 and 19.0 MiB. The goal is met on both files at that load.
-  On the quiet machine at the end of that session (commit 4563081, load average 1.2, no other
-  work; 61 then 101 runs): xentrace.bin 35.0 vs 12.3 ms = 2.85x, then 26.4 vs 9.9 ms = 2.65x
-  (least times 19.0 vs 6.5 ms = 2.92x); 10 copies 300.2 vs 99.4 ms = 3.02x, then 204.3 vs
-  62.1 ms = 3.29x. So: met on the 39 MB file in every run, not reliably on the 3.9 MB one,
-  where the medians of both tools spread by half between runs of the same binaries.
+Measured (release build; CPU time is the measure, but on this shared 2-core VM both tools'
+times move by half between runs of the same binaries, with the load and with whatever else
+shares the host, and the ratio moves with them: compare ratios only within one run):
+  commit 5945e8c (2026-12-01, evening), 101 runs on xentrace.bin, 33 on the 10-copy file:
+    load 1.3-4.5:  xentrace.bin 33.5 vs 12.0 ms = 2.80x (least 22.7 vs 7.8 = 2.91x);
+                   10 copies 310.1 vs 108.0 ms = 2.87x
+    load 5-6:      xentrace.bin 22.9 vs 7.9 ms = 2.89x (least 20.3 vs 6.5 = 3.12x);
+                   10 copies 225.6 vs 70.7 ms = 3.19x
+  So the 3x goal is met on the 39 MB file at some loads and not reliably on xentrace.bin.
+  History, same script: 2.57x / 2.73x (quiet) before 2026-12-01 (9c32406); 2.87x / 3.18x
+  after the stream and walk work of that afternoon (callgrind 64.10 M -> 59.97 M
+  instructions); 3.19x / 3.33x at load 3.8 after the Xen-host consumers stopped subscribing
+  (094ec6a, 56.40 M); 2.65-2.85x / 3.02-3.29x on the quiet machine at 4563081. xenalyze
+  --summary executes 123.8 M instructions on xentrace.bin. What was tried and not kept (an
+  index of the returned records made by the walk) is in docs/DESIGN.md, "why two hops".
 
 usage: bench_xen.py VMSCOPE TRACE [RUNS] [HZ] [COPIES]   (RUNS on TRACE, default 21; a third as
        many on the larger file; COPIES default 10, 0 for TRACE alone)
