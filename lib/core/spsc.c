@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/spsc.h"
 
@@ -34,10 +35,19 @@ struct vms_spsc {
 	/* the producer's own */
 	_Alignas(64) uint64_t p_head;   /* the block being filled: p_head % nb */
 	unsigned long p_sleeps;
+	uint64_t p_slept_ns;
 	/* the consumer's own */
 	_Alignas(64) uint64_t c_tail;
 	unsigned long c_sleeps;
+	uint64_t c_slept_ns;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 struct vms_spsc *vms_spsc_new(size_t block_size, unsigned nblocks)
 {
@@ -111,13 +121,21 @@ static bool ready(struct vms_spsc *q)
 
 static void wait_until(struct vms_spsc *q, int who, bool (*ok)(struct vms_spsc *))
 {
-	(*(who == PRODUCER ? &q->p_sleeps : &q->c_sleeps))++;
+	uint64_t t0 = now_ns();
 	pthread_mutex_lock(&q->mu);
 	atomic_fetch_or(&q->sleeping, who);
 	while (!ok(q))
 		pthread_cond_wait(&q->cv, &q->mu);
 	atomic_fetch_and(&q->sleeping, ~who);
 	pthread_mutex_unlock(&q->mu);
+	uint64_t dt = now_ns() - t0;
+	if (who == PRODUCER) {
+		q->p_sleeps++;
+		q->p_slept_ns += dt;
+	} else {
+		q->c_sleeps++;
+		q->c_slept_ns += dt;
+	}
 }
 
 static unsigned char *block(const struct vms_spsc *q, uint64_t i)
@@ -191,8 +209,9 @@ void vms_spsc_release(struct vms_spsc *q)
 	wake(q, PRODUCER);
 }
 
-void vms_spsc_sleeps(const struct vms_spsc *q, unsigned long *producer, unsigned long *consumer)
+void vms_spsc_sleeps(const struct vms_spsc *q, struct vms_spsc_sleeps *producer,
+		     struct vms_spsc_sleeps *consumer)
 {
-	*producer = q->p_sleeps;
-	*consumer = q->c_sleeps;
+	*producer = (struct vms_spsc_sleeps){ q->p_sleeps, q->p_slept_ns };
+	*consumer = (struct vms_spsc_sleeps){ q->c_sleeps, q->c_slept_ns };
 }

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct vms_spsc;
 
@@ -53,8 +54,13 @@ void vms_spsc_close(struct vms_spsc *q, struct vms_spsc_cursor *c);
 const void *vms_spsc_next(struct vms_spsc *q, size_t *len);
 void vms_spsc_release(struct vms_spsc *q);
 
-/* How often each side slept (the producer on a full queue, the consumer on an empty one);
- * read after both have stopped. */
-void vms_spsc_sleeps(const struct vms_spsc *q, unsigned long *producer, unsigned long *consumer);
+/* How often and how long each side slept (the producer on a full queue, the consumer on an
+ * empty one); read after both have stopped. */
+struct vms_spsc_sleeps {
+	unsigned long n;
+	uint64_t ns;
+};
+void vms_spsc_sleeps(const struct vms_spsc *q, struct vms_spsc_sleeps *producer,
+		     struct vms_spsc_sleeps *consumer);
 
 #endif

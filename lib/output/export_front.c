@@ -77,11 +77,12 @@ static void stop(struct vms_export *x)
 	pthread_join(x->th, NULL);
 	x->running = false;
 	if (getenv("VMS_EXPORT_STATS")) {
-		unsigned long w1, w2;
+		struct vms_spsc_sleeps w1, w2;
 		vms_spsc_sleeps(x->q, &w1, &w2);
 		fprintf(stderr, "vmscope export: stage 1 (reading, state machine, records) %.2f s "
-			"CPU, waited %lu times for stage 2; stage 2 (tracks, encoding, writing) "
-			"%.2f s CPU, waited %lu times for stage 1\n", cpu1, w1, x->cpu2, w2);
+			"CPU, waited %lu times (%.2f s) for stage 2; stage 2 (tracks, encoding, "
+			"writing) %.2f s CPU, waited %lu times (%.2f s) for stage 1\n", cpu1, w1.n,
+			(double)w1.ns * 1e-9, x->cpu2, w2.n, (double)w2.ns * 1e-9);
 	}
 }
 
