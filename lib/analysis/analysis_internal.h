@@ -177,6 +177,8 @@ struct an_exit_table {
 	struct an_exit_row *row;
 	uint32_t n, cap;
 	uint32_t last;             /* index of the last hit: exits come in runs of one reason */
+	uint32_t near[8];          /* row + 1 by reason % 8, 0 none: a vCPU's few reasons alternate
+				    * (HLT, I/O, interrupts), so `last` misses half the exits */
 };
 
 /* window.c: the time window's gate between the state machine and the consumers */

@@ -21,12 +21,18 @@ static struct an_exit_row *row(struct an_exits *ex, uint32_t table, struct an_ex
 {
 	if (tb->last < tb->n && tb->row[tb->last].isa == isa && tb->row[tb->last].reason == reason)
 		return &tb->row[tb->last];
+	uint32_t *near = &tb->near[reason & 7], j = *near - 1;
+	if (j < tb->n && tb->row[j].isa == isa && tb->row[j].reason == reason) {
+		tb->last = j;
+		return &tb->row[j];
+	}
 	uint32_t i = an_reason_find(&ex->idx, table, isa, reason);
 	for (uint32_t k = 0; i == AN_REASON_UNINDEXED && k < tb->n; k++)
 		if (tb->row[k].isa == isa && tb->row[k].reason == reason)
 			i = k;
 	if (i < tb->n) {
 		tb->last = i;
+		*near = i + 1;
 		return &tb->row[i];
 	}
 	if (tb->n == tb->cap) {
@@ -42,6 +48,7 @@ static struct an_exit_row *row(struct an_exits *ex, uint32_t table, struct an_ex
 		return NULL;
 	tb->row[tb->n] = (struct an_exit_row){ .isa = isa, .reason = reason, .dist = d };
 	tb->last = tb->n;
+	*near = tb->n + 1;
 	return &tb->row[tb->n++];
 }
 
