@@ -29,6 +29,12 @@
 #     29.19 s wall (26.89), 25.52 s CPU. 5 M: report 1.22 s wall, export 2.38, one thread 2.36
 #   19:30-19:34 UTC (a build running): 50 M report 16.12 s wall, export 21.90, one thread
 #     27.84; 5 M report 1.75, export 2.54, one thread 2.40
+#   20:13-20:18 UTC, RUNS=7 QUICK=1 ... 5000000 (builds running throughout): report 1.73 s
+#     wall (1.40), export 2.61 (1.99), one thread 2.52 (2.08); stage 1 1.22-2.08 s CPU, held
+#     back by stage 2 0.00-0.49 s: what is lost is the core, not the queue.
+#   Once, with nothing else running (20:10, report and export -o /dev/null alternating under
+#     measure.sh): report 1.02 s wall, export 0.99 s (stage 1 0.98 s CPU, stage 2 0.66 s);
+#     the next two rounds, load back: report 0.89 / 1.74, export 2.13 / 2.07.
 #   The same binary's one-thread export took 18.2 to 29.2 s of CPU between these runs: the
 #   machine's speed moves more than the differences measured; medians of 3 do not settle
 #   10 %. .pftrace 3473 MiB (72.8 bytes per event); peak RSS: report 15.3 MiB, export 16.8
