@@ -15,12 +15,17 @@
 # NOT MET on this machine (2 vCPUs shared with two other engineers' builds and tests; the
 # background fuzzers are paused by measure.sh, the builds are not, and with autogroup a
 # build in another session takes a whole core whatever its nice): 50 M-event pair, the
-# threaded export's wall time 1.36x report's (medians of 3); by the least, 1.34x. Its
-# stage 1 is no more work than report (callgrind, below) but runs 10-40 % slower per
-# instruction while stage 2 and the prefetch thread run beside it.
+# threaded export's wall time 1.25x report's in the quietest run (medians of 3; 1.26x by
+# the least), 1.36x in another; 19 % less than one thread. Its stage 1 is no more work than
+# report (callgrind, below), is not held back by stage 2 (it waited 0.04-0.11 s for it), but
+# runs 10-40 % slower per instruction while stage 2 and the prefetch thread run beside it.
 #
 # Measured 2026-12-01, `/work/measure.sh env QUICK=1 bench/bench_export.sh 50000000` (release),
 # medians of 3 (least), report and the exports alternating; wall, then CPU (user + system):
+#   20:23-20:26 UTC, waited for no build to run (load average 4.5 falling to 1.4), the latest
+#     code: report 15.51 s wall (15.17), 17.12 s CPU; export .pftrace 19.40 s wall (19.16),
+#     31.22 s CPU (stage 1 17.1-19.2 s, held back by stage 2 0.04-0.11 s; stage 2 11.1-11.7
+#     s, waiting for stage 1 5-8 s); one thread 23.81 s wall (19.37), 23.16 s CPU
 #   19:53-19:59 UTC, waited for no build to run (load average 2.7-4.5):
 #     report 16.93 s wall (14.69), 17.41 s CPU; export .pftrace 22.96 s wall (19.65), 26.10 s
 #     CPU (stage 1 12.7-18.3 s, stage 2 7.2-11.3 s); one thread 20.75 s wall (18.87), 18.20 s CPU
