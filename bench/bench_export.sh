@@ -12,6 +12,11 @@
 # publishes records; stage 2, a thread of its own, makes and writes the slices. Its CPU time
 # (all threads) is HIGHER than one thread's and than report's: ~1.5x report's instructions
 # in all, plus the cost of two busy cores sharing caches. VMS_EXPORT_THREADS=0 = one thread.
+# The machine alone (2026-12-01 21:32 UTC, load < 1, no other work, dc440e9, QUICK=1, 50 M):
+#   report 12.60 s wall / 13.90 s CPU; export two threads 20.73 s wall / 31.38 s CPU (1.65x);
+#   one thread 20.14 s / 19.63 s. Stage 1 took 18.4-19.9 s CPU beside stage 2 (report's
+#   13.9 s for more instructions): on this VM two busy cores slow each other by a third, and
+#   the second thread bought no wall time. Measure on independent cores before keeping it on.
 # NOT MET on this machine (2 vCPUs shared with two other engineers' builds and tests; the
 # background fuzzers are paused by measure.sh, the builds are not, and with autogroup a
 # build in another session takes a whole core whatever its nice): 50 M-event pair, the

@@ -14,6 +14,9 @@ peak_rss). The goal (issue 11) is a CPU-time ratio of at least 3.
 Measured (release build; CPU time is the measure, but on this shared 2-core VM both tools'
 times move by half between runs of the same binaries, with the load and with whatever else
 shares the host, and the ratio moves with them: compare ratios only within one run):
+  commit f5c5469, the machine alone (2026-12-01 21:31 UTC, load 0.8, nothing else running):
+    xentrace.bin 26.8 vs 9.1 ms = 2.96x (least 20.5 vs 6.9 = 2.97x; wall 2.9x);
+    10 copies 310.8 vs 102.3 ms = 3.04x; peak RSS 12.6 vs 6.6 MiB, 86.1 vs 19.0 MiB
   commit 5945e8c (2026-12-01, evening), 101 runs on xentrace.bin, 33 on the 10-copy file:
     load 1.3-4.5:  xentrace.bin 33.5 vs 12.0 ms = 2.80x (least 22.7 vs 7.8 = 2.91x);
                    10 copies 310.1 vs 108.0 ms = 2.87x
