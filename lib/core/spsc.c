@@ -60,18 +60,11 @@ struct vms_spsc *vms_spsc_new(size_t block_size, unsigned nblocks)
 				.batch = nblocks / 4 ? nblocks / 4 : 1 };
 	q->mem = malloc(block_size * nblocks);
 	q->used = calloc(nblocks, sizeof *q->used);
-	if (!q->mem || !q->used || pthread_mutex_init(&q->mu, NULL) != 0) {
-		free(q->mem);
-		free(q->used);
-		free(q);
-		return NULL;
-	}
+	if (!q->mem || !q->used || pthread_mutex_init(&q->mu, NULL) != 0)
+		goto fail;
 	if (pthread_cond_init(&q->cv, NULL) != 0) {
 		pthread_mutex_destroy(&q->mu);
-		free(q->mem);
-		free(q->used);
-		free(q);
-		return NULL;
+		goto fail;
 	}
 	atomic_init(&q->head, 0);
 	atomic_init(&q->tail, 0);
@@ -79,6 +72,11 @@ struct vms_spsc *vms_spsc_new(size_t block_size, unsigned nblocks)
 	atomic_init(&q->closed, false);
 	atomic_init(&q->sleeping, 0);
 	return q;
+fail:
+	free(q->mem);
+	free(q->used);
+	free(q);
+	return NULL;
 }
 
 void vms_spsc_free(struct vms_spsc *q)

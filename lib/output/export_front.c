@@ -36,7 +36,6 @@ struct vms_export {
 	pthread_t th;
 	bool running;                /* th is to be joined */
 	atomic_bool cancel;          /* stage 2 drops what is left (the run failed) */
-	bool finished;               /* XR_FINISH made */
 	uint64_t t_last;             /* the last event's time */
 	double cpu2;                 /* stage 2's CPU time (s), when its thread ends */
 	_Alignas(8) unsigned char scratch[XR_MAX];   /* unthreaded: the record being played */
@@ -238,7 +237,6 @@ static void on_finish(void *ctx, uint64_t t_end)
 {
 	struct vms_export *x = ctx;
 	put_time(x, XR_FINISH, t_end);
-	x->finished = true;
 	if (x->q)
 		vms_spsc_drain(x->q, &x->qc);
 }
@@ -252,7 +250,6 @@ static void on_reset(void *ctx, const struct vms_model *model)
 		vms_spsc_drain(x->q, &x->qc);
 	vms_xback_reset(x->b, model);
 	x->m = model;
-	x->finished = false;
 }
 
 /* ---- life ---- */
@@ -305,11 +302,8 @@ struct vms_sinks vms_export_sinks(struct vms_export *x)
 
 int vms_export_finish(struct vms_export *x)
 {
-	if (!x->finished && x->running) {
-		put_time(x, XR_FINISH, x->t_last);
-		x->finished = true;
-	}
 	stop(x);   /* (stage 2's writes and failures are seen from here on) */
+	/* a run that did not reach finish ends at its last event, here, stage 2 joined */
 	return vms_xback_finish(x->b, x->t_last);
 }
 
