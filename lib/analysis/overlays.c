@@ -301,16 +301,16 @@ struct an_overlays *an_overlays_new(const struct an_layout *L, const struct vms_
 		v->seg = (struct ov_segment){ .state = VMS_STATE_UNKNOWN, .gtid = -1, .gidx = -1,
 					      .exit_reason = -1, .host_tid = -1 };
 	}
-	/* Without a guest that has a trace of its own no guest thread is ever current on a
-	 * vCPU (guest_switch comes from guest traces only): every segment would be without one,
-	 * neither counted nor streamed, and the four calls per vCPU change would be for nothing
-	 * (2.6 M of report's 60.0 M instructions on xen/xentrace.bin) */
-	bool g = L->traced_guest;
 	*o = (struct vms_observer){
-		.ctx = ov, .start = on_start, .vcpu_state = g ? on_state : NULL,
-		.vcpu_instead = g ? on_instead : NULL, .guest_switch = g ? on_guest_switch : NULL,
-		.exit_begin = g ? on_exit_begin : NULL, .exit_end = g ? on_exit_end : NULL,
+		.ctx = ov, .start = on_start, .vcpu_state = on_state, .vcpu_instead = on_instead,
+		.guest_switch = on_guest_switch, .exit_begin = on_exit_begin, .exit_end = on_exit_end,
 		.finish = on_finish,
+		/* Without a guest that has a trace of its own no guest thread is ever current on
+		 * a vCPU (guest_switch comes from guest traces only): every segment would be
+		 * without one, neither counted nor streamed, and the four calls per vCPU change
+		 * would be for nothing (2.6 M of report's 60.0 M instructions on
+		 * xen/xentrace.bin): vms_analysis_observe then subscribes none of them */
+		.traced_guests_only = true,
 	};
 	return ov;
 }
