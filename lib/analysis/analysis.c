@@ -169,14 +169,16 @@ struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_
 	an_sm_set_subs(a->sm, &a->subs);
 	/* the built-in consumers first, in a fixed order */
 	struct vms_observer o;
-	if (!(a->vtime = an_vtime_new(&a->L, sinks, &o)) || vms_analysis_observe(a, &o) < 0)
+	bool tables = !sinks || !sinks->intervals_only;   /* the exit tables, the times */
+	/* (the vCPU times make the vcpu_interval sink's intervals too) */
+	if ((tables || sinks->vcpu_interval) &&
+	    (!(a->vtime = an_vtime_new(&a->L, sinks, &o)) || vms_analysis_observe(a, &o) < 0))
 		goto fail;
 	if (!(a->overlays = an_overlays_new(&a->L, sinks, &o)) || vms_analysis_observe(a, &o) < 0)
 		goto fail;
-	bool tables = !sinks || !sinks->intervals_only;   /* the exit tables */
 	if (tables && (!(a->exits = an_exits_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0))
 		goto fail;
-	if (!(a->steal = an_steal_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0)
+	if (!(a->steal = an_steal_new(&a->L, tables, &o)) || vms_analysis_observe(a, &o) < 0)
 		goto fail;
 	if (!(a->contain = an_contain_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0)
 		goto fail;
@@ -246,9 +248,11 @@ void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end)
 		s->host_tid = L->v[i].host_tid;
 		s->first = a->gate && a->from > a->t0 ? (a->from < t_end ? a->from : t_end) : a->t0;
 		s->last = t_end;
-		memcpy(s->ns, an_vtime_ns(a->vtime, i), sizeof s->ns);
-		s->halt_poll_ns = an_vtime_poll_ns(a->vtime, i);
-		s->hypervisor_ns = s->ns[VMS_STATE_VMM];
+		if (a->vtime) {
+			memcpy(s->ns, an_vtime_ns(a->vtime, i), sizeof s->ns);
+			s->halt_poll_ns = an_vtime_poll_ns(a->vtime, i);
+			s->hypervisor_ns = s->ns[VMS_STATE_VMM];
+		}
 		s->preempt_visible = an_sm_preempt_visible(a->sm, i);
 		s->host_visible = L->v[i].host >= 0;
 		if (a->exits) {

@@ -327,7 +327,7 @@ static void on_finish(void *ctx, uint64_t t_end)
 	}
 }
 
-struct an_steal *an_steal_new(const struct an_layout *L, struct vms_observer *o)
+struct an_steal *an_steal_new(const struct an_layout *L, bool runq, struct vms_observer *o)
 {
 	struct an_steal *st = calloc(1, sizeof *st);
 	if (!st)
@@ -341,14 +341,14 @@ struct an_steal *an_steal_new(const struct an_layout *L, struct vms_observer *o)
 	}
 	for (uint32_t i = 0; i < L->nr_v; i++) {
 		st->v[i].tid = -1;
-		if (!(st->v[i].runq = vms_dist_new())) {
+		if (runq && !(st->v[i].runq = vms_dist_new())) {
 			an_steal_free(st);
 			return NULL;
 		}
 	}
 	*o = (struct vms_observer){ .ctx = st, .vcpu_state = on_state, .vcpu_instead = on_instead,
-				    .vcpu_wakeup = on_wakeup, .cpu_run = on_cpu_run,
-				    .finish = on_finish };
+				    .vcpu_wakeup = runq ? on_wakeup : NULL,
+				    .cpu_run = runq ? on_cpu_run : NULL, .finish = on_finish };
 	return st;
 }
 
