@@ -81,6 +81,17 @@ void an_subs_free(struct an_subs *s)
 	memset(s, 0, sizeof *s);
 }
 
+void an_observer_for(struct vms_observer *o, const struct an_layout *L)
+{
+	if (o->traced_guests_only && !L->traced_guest) {
+		o->vcpu_state = NULL;
+		o->vcpu_instead = NULL;
+		o->exit_begin = o->exit_end = NULL;
+		o->guest_switch = NULL;
+		o->guest_wakeup = NULL;
+	}
+}
+
 int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o)
 {
 	if (a->nr_obs == a->cap_obs) {
@@ -92,13 +103,7 @@ int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o)
 	}
 	struct vms_observer *n = &a->obs[a->nr_obs++];
 	*n = *o;
-	if (o->traced_guests_only && !a->L.traced_guest) {
-		n->vcpu_state = NULL;
-		n->vcpu_instead = NULL;
-		n->exit_begin = n->exit_end = NULL;
-		n->guest_switch = NULL;
-		n->guest_wakeup = NULL;
-	}
+	an_observer_for(n, &a->L);
 	if (an_subs_build(&a->subs, a->obs, a->nr_obs) < 0) {
 		a->nr_obs--;
 		return -1;
@@ -126,7 +131,7 @@ uint32_t vms_analysis_nr_vcpu_slots(const struct vms_analysis *a)
 	return a->L.nr_v;
 }
 
-static int layout_init(struct an_layout *L, struct vms_model *model)
+int an_layout_init(struct an_layout *L, struct vms_model *model)
 {
 	L->model = model;
 	L->nr_mach = vms_model_nr_machines(model);
@@ -164,7 +169,7 @@ struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_
 	struct vms_analysis *a = calloc(1, sizeof *a);
 	if (!a)
 		return NULL;
-	if (layout_init(&a->L, model) < 0 || !(a->sm = an_sm_new(&a->L)))
+	if (an_layout_init(&a->L, model) < 0 || !(a->sm = an_sm_new(&a->L)))
 		goto fail;
 	an_sm_set_subs(a->sm, &a->subs);
 	/* the built-in consumers first, in a fixed order */
@@ -174,7 +179,9 @@ struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_
 	if ((tables || sinks->vcpu_interval) &&
 	    (!(a->vtime = an_vtime_new(&a->L, sinks, &o)) || vms_analysis_observe(a, &o) < 0))
 		goto fail;
-	if (!(a->overlays = an_overlays_new(&a->L, sinks, &o)) || vms_analysis_observe(a, &o) < 0)
+	/* (the guest threads' totals and the thread_interval sink's overlays) */
+	if ((tables || sinks->thread_interval) &&
+	    (!(a->overlays = an_overlays_new(&a->L, sinks, &o)) || vms_analysis_observe(a, &o) < 0))
 		goto fail;
 	if (tables && (!(a->exits = an_exits_new(&a->L, &o)) || vms_analysis_observe(a, &o) < 0))
 		goto fail;
@@ -265,7 +272,8 @@ void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end)
 	}
 	for (uint32_t m = 0; a->exits && a->guest_exits && a->nr_guest_exits && m < L->nr_mach; m++)
 		an_exits_guest(a->exits, m, &a->guest_exits[m], &a->nr_guest_exits[m]);
-	an_overlays_results(a->overlays, &a->gstats, &a->nr_gstats);
+	if (a->overlays)
+		an_overlays_results(a->overlays, &a->gstats, &a->nr_gstats);
 	an_contain_to_model(a->contain);
 }
 
@@ -290,9 +298,14 @@ void vms_analysis_free(struct vms_analysis *a)
 	an_subs_free(&a->subs);
 	an_subs_free(&a->gate_subs);
 	free(a->obs);
-	free(a->L.mach);
-	free(a->L.v);
+	an_layout_free(&a->L);
 	free(a);
+}
+
+void an_layout_free(struct an_layout *L)
+{
+	free(L->mach);
+	free(L->v);
 }
 
 uint32_t vms_analysis_nr_vcpus(const struct vms_analysis *a)

@@ -49,6 +49,13 @@ struct an_layout {
 	bool traced_guest;
 };
 
+/* The layout of model's vCPUs (analysis.c); 0, or -1 when out of memory (free it then too) */
+int an_layout_init(struct an_layout *L, struct vms_model *model);
+void an_layout_free(struct an_layout *L);
+/* o as subscribed for layout L: without a traced guest, a traced_guests_only observer's vCPU
+ * callbacks are left out (vmscope/observe.h) */
+void an_observer_for(struct vms_observer *o, const struct an_layout *L);
+
 /* Copy a thread name into a 24-byte field (snprintf costs too much per event). */
 static inline void an_copy_comm(char dst[24], const char *src)
 {

@@ -13,6 +13,7 @@
 
 #include "analysis_internal.h"
 #include "core/grow.h"
+#include "vmscope/overlays.h"
 
 /* Per guest thread totals */
 struct ov_gthread {
@@ -367,4 +368,49 @@ void an_overlays_free(struct an_overlays *ov)
 	vms_keymap_free(&ov->gthread_idx);
 	vms_keymap_free(&ov->reason_idx);
 	free(ov);
+}
+
+/* ---- on their own (vmscope/overlays.h) ---- */
+
+struct vms_overlays {
+	struct an_layout L;
+	struct an_overlays *ov;
+	struct vms_observer o;
+};
+
+struct vms_overlays *vms_overlays_new(const struct vms_model *model, const struct vms_sinks *sinks)
+{
+	struct vms_overlays *x = calloc(1, sizeof *x);
+	if (!x)
+		return NULL;
+	/* (the layout keeps a writable model for the analysis's containment; the overlays
+	 * read only its machines) */
+	if (an_layout_init(&x->L, (struct vms_model *)model) < 0 ||
+	    !(x->ov = an_overlays_new(&x->L, sinks, &x->o))) {
+		vms_overlays_free(x);
+		return NULL;
+	}
+	an_observer_for(&x->o, &x->L);
+	return x;
+}
+
+struct vms_observer vms_overlays_observer(struct vms_overlays *x)
+{
+	return x->o;
+}
+
+uint32_t vms_overlays_vidx(const struct vms_overlays *x, uint32_t machine, uint32_t vcpu)
+{
+	if (machine >= x->L.nr_mach || vcpu >= x->L.mach[machine].nr_vcpus)
+		return UINT32_MAX;
+	return x->L.mach[machine].vcpu_base + vcpu;
+}
+
+void vms_overlays_free(struct vms_overlays *x)
+{
+	if (!x)
+		return;
+	an_overlays_free(x->ov);
+	an_layout_free(&x->L);
+	free(x);
 }

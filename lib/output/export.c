@@ -7,9 +7,10 @@
  *   vCPU n              vcpu_state (maximal intervals, as `vmscope vcpus` gets them from
  *                       the vcpu_interval sink)
  *   vCPU n exits        exit_begin opens, exit_end closes (as `vmscope exits` counts them)
- *   guest thread        guest_switch opens/closes "running on vCPU n"; the thread_interval
- *                       sink (as `vmscope threads`) writes the overlays, which close before
- *                       (or when) the running slice closes and so nest inside it
+ *   guest thread        guest_switch opens/closes "running on vCPU n"; the overlays (as
+ *                       `vmscope threads`), made here from the records by the analysis's own
+ *                       consumer (vmscope/overlays.h), close before (or when) the running
+ *                       slice closes and so nest inside it
  *   host thread         vcpu_state (preempted) and vcpu_instead: who runs where the vCPU's
  *                       thread left, while it is preempted (not halted: that is no steal)
  *   unattributed        vcpu_instead's unattributed (vmscope/observe.h): a host's counter
@@ -25,6 +26,7 @@
 #include "model/keymap.h"
 #include "export_rec.h"
 #include "timeline.h"
+#include "vmscope/overlays.h"
 #include "vmscope/pcpu_view.h"
 
 #define DEFAULT_PERIOD 10000000ull   /* 10 ms */
@@ -135,6 +137,8 @@ struct xback {
 	struct xnames insteads;      /* host threads: (host, tid) */
 	struct vms_pcpu_view *pv;
 	struct vms_observer pvo;
+	struct vms_overlays *ov;     /* the guest threads' overlays, fed before the records */
+	struct vms_observer ovo;
 	/* names made once: argument keys, vCPU states */
 	uint32_t k_rip, k_info1, k_info2, k_host_cpu, k_end, k_vcpu, k_instead, k_instead_tid;
 	uint32_t state_name[VMS_STATE_COUNT];
@@ -611,6 +615,16 @@ static uint32_t instead_name(struct xback *x, uint32_t host, int32_t tid,
 	return nm ? nm->name : 0;
 }
 
+/* An overlay of a guest thread, with what the model knows of the threads it names */
+struct xr_row {
+	uint32_t machine, vcpu, reason, isa;
+	int32_t tid, host_tid, exit_reason;
+	int32_t host;                /* the guest's host machine, -1 none */
+	uint64_t start, end;
+	struct xr_thread gthr;       /* the model's (guest, tid) */
+	struct xr_thread hthr;       /* the model's (host, host_tid), when both are known */
+};
+
 static void thread_row(struct xback *x, const struct xr_row *iv)
 {
 	if (iv->machine >= x->nr_mach || x->group[iv->machine] == UINT32_MAX)
@@ -644,6 +658,27 @@ static void thread_row(struct xback *x, const struct xr_row *iv)
 	uint32_t tr = v && v->run_gtid == iv->tid && v->run_gtid > 0
 		? v->run_tr : gthread_track(x, iv->machine, iv->tid, NULL, &iv->gthr);
 	vms_tl_slice(x->tl, tr, iv->start, iv->end, name, a, n);
+}
+
+/* The overlays' sink: the vCPUs the filter keeps (those of --machine and --vcpu) */
+static void overlay_row(void *ctx, const struct vms_thread_interval *iv)
+{
+	struct xback *x = ctx;
+	const struct xv *v = xv_of(x, iv->machine, iv->vcpu);
+	if (!v || !v->kept)
+		return;
+	const struct vms_machine *g = vms_model_machine_c(x->m, iv->machine);
+	struct xr_row r = {
+		.machine = iv->machine, .vcpu = iv->vcpu, .reason = (uint32_t)iv->reason,
+		.isa = iv->isa, .tid = iv->tid, .host_tid = iv->host_tid,
+		.exit_reason = iv->exit_reason, .host = g ? g->host : -1, .start = iv->start,
+		.end = iv->end,
+	};
+	/* (the name of its track when it is not the running thread's, made then) */
+	xr_put_thread(x->m, &r.gthr, iv->machine, iv->tid);
+	if (iv->host_tid >= 0 && r.host >= 0)
+		xr_put_thread(x->m, &r.hthr, (uint32_t)r.host, iv->host_tid);
+	thread_row(x, &r);
 }
 
 /* ---- the rest: the fused view's, forwarded ---- */
@@ -752,6 +787,7 @@ static void free_state(struct xback *x)
 {
 	vms_tl_free(x->tl);
 	vms_pcpu_view_free(x->pv);
+	vms_overlays_free(x->ov);
 	vms_keymap_free(&x->cpu_tr);
 	free(x->cpu_ix);
 	free(x->cpus);
@@ -814,9 +850,12 @@ static int make_state(struct xback *x, const struct vms_model *model)
 									  : VMS_TL_PERFETTO,
 			   x->c.deflate);
 	x->pv = vms_pcpu_view_new(model, pcpu_row, x);
-	if (!x->tl || !x->pv || make_tracks(x) != 0)
+	struct vms_sinks rows = { .ctx = x, .thread_interval = overlay_row, .intervals_only = true };
+	x->ov = vms_overlays_new(model, &rows);
+	if (!x->tl || !x->pv || !x->ov || make_tracks(x) != 0)
 		return -1;
 	x->pvo = vms_pcpu_view_observer(x->pv);
+	x->ovo = vms_overlays_observer(x->ov);
 	return 0;
 }
 
@@ -873,34 +912,99 @@ bool vms_xback_rewritable(const struct xback *x)
 	return x->c.rewritable;
 }
 
+/* ---- the overlays, fed the observations the records are: as in the analysis, they see
+ * each one before the export (their intervals come first) ---- */
+
+static void ov_state(struct xback *x, const struct xr_state *r)
+{
+	uint32_t vidx = vms_overlays_vidx(x->ov, r->machine, r->vcpu);
+	if (vidx == UINT32_MAX || !x->ovo.vcpu_state)
+		return;
+	struct vms_obs_vcpu_state o = {
+		.machine = r->machine, .vcpu = r->vcpu, .vidx = vidx, .t = r->t,
+		.state = (enum vms_vcpu_state)r->state, .isa = r->isa, .exit_reason = r->exit_reason,
+		.host_tid = r->host_tid,
+	};
+	x->ovo.vcpu_state(x->ovo.ctx, &o);
+}
+
+static void ov_switch(struct xback *x, const struct xr_switch *r)
+{
+	uint32_t vidx = vms_overlays_vidx(x->ov, r->machine, r->vcpu);
+	if (vidx == UINT32_MAX || !x->ovo.guest_switch)
+		return;
+	struct vms_obs_guest_switch o = {
+		.machine = r->machine, .vcpu = r->vcpu, .vidx = vidx, .t = r->t,
+		.next_tid = r->next_tid, .next_comm = r->next_tid > 0 ? r->next_comm : "",
+	};
+	x->ovo.guest_switch(x->ovo.ctx, &o);
+}
+
+static void ov_exit(struct xback *x, const struct xr_exit *r)
+{
+	uint32_t vidx = vms_overlays_vidx(x->ov, r->machine, r->vcpu);
+	if (vidx == UINT32_MAX || !x->ovo.exit_begin)
+		return;
+	struct vms_obs_exit o = { .machine = r->machine, .vcpu = r->vcpu, .vidx = vidx,
+				  .t = r->t, .isa = r->isa, .reason = r->reason };
+	x->ovo.exit_begin(x->ovo.ctx, &o);
+}
+
+static void ov_exit_end(struct xback *x, const struct xr_exit_end *r)
+{
+	uint32_t vidx = vms_overlays_vidx(x->ov, r->machine, r->vcpu);
+	if (vidx == UINT32_MAX || !x->ovo.exit_end)
+		return;
+	struct vms_obs_exit o = { .machine = r->machine, .vcpu = r->vcpu, .vidx = vidx,
+				  .t = r->t, .how = (enum vms_exit_end)r->how, .begin = r->begin };
+	x->ovo.exit_end(x->ovo.ctx, &o);
+}
+
+static void ov_instead(struct xback *x, const struct xr_instead *r)
+{
+	uint32_t vidx = vms_overlays_vidx(x->ov, r->machine, r->vcpu);
+	if (vidx == UINT32_MAX || !x->ovo.vcpu_instead)
+		return;
+	struct vms_obs_vcpu_instead o = { .machine = r->machine, .vcpu = r->vcpu, .vidx = vidx,
+					  .t = r->t, .host = r->host, .tid = r->tid,
+					  .unattributed = r->unattributed, .comm = r->comm };
+	x->ovo.vcpu_instead(x->ovo.ctx, &o);
+}
+
 size_t vms_xback_play(struct xback *x, const void *rec)
 {
+	/* (no model yet: stage 1 sends nothing before a reset gives one) */
 	switch (*(const uint32_t *)rec) {
 	case XR_STATE:
+		ov_state(x, rec);
 		on_vcpu_state(x, rec);
 		return sizeof(struct xr_state);
 	case XR_OCCUPANT:
 		on_cpu_occupant(x, rec);
 		return sizeof(struct xr_occupant);
 	case XR_EXIT_BEGIN:
+		ov_exit(x, rec);
 		on_exit_begin(x, rec);
 		return sizeof(struct xr_exit);
 	case XR_EXIT_END:
+		ov_exit_end(x, rec);
 		on_exit_end(x, rec);
 		return sizeof(struct xr_exit_end);
-	case XR_ROW:
-		thread_row(x, rec);
-		return sizeof(struct xr_row);
 	case XR_SWITCH:
+		ov_switch(x, rec);
 		on_guest_switch(x, rec);
 		return sizeof(struct xr_switch);
 	case XR_INSTEAD:
+		ov_instead(x, rec);
 		on_instead(x, rec);
 		return sizeof(struct xr_instead);
 	case XR_START:
+		x->ovo.start(x->ovo.ctx, ((const struct xr_time *)rec)->t);
 		on_start(x, ((const struct xr_time *)rec)->t);
 		return sizeof(struct xr_time);
 	case XR_FINISH:
+		/* (the overlays' last intervals: a run ended without it makes none) */
+		x->ovo.finish(x->ovo.ctx, ((const struct xr_time *)rec)->t);
 		on_finish(x, ((const struct xr_time *)rec)->t);
 		return sizeof(struct xr_time);
 	}

@@ -1,7 +1,9 @@
 /* The timeline export (vmscope/export.h), stage 1: the observer and the sinks the session
  * calls, in the thread that reads the traces. Each observation becomes a record of plain
  * values (export_rec.h), with what the model knows of the threads it names looked up here,
- * and goes to stage 2 (export.c) through a bounded queue to the export's own thread.
+ * and goes to stage 2 (export.c) through a bounded queue to the export's own thread. The
+ * guest threads' overlays are made in stage 2, from the records (the analysis is asked for
+ * no thread interval: it runs no overlays here).
  *
  * Why a thread: the user waits for the command's wall-clock time, and every machine vmscope
  * runs on has two cores or more. Reading, merging and the state machine (what `report` does
@@ -106,27 +108,13 @@ static void put_comm(char dst[XR_COMM], const char *s)
 	memset(dst + n, 0, XR_COMM - n);
 }
 
-/* what the model knows of (machine, tid) now */
-static void put_thread(const struct vms_export *x, struct xr_thread *r, uint32_t machine,
-		       int32_t tid)
-{
-	const struct vms_thread_info *ti = x->m ? vms_model_thread(x->m, machine, tid) : NULL;
-	_Static_assert(sizeof ti->comm == XR_COMM, "a model's comm is a record's");
-	if (ti) {   /* (a NUL-terminated comm: what follows its NUL is never read) */
-		r->pid = ti->pid;
-		memcpy(r->comm, ti->comm, XR_COMM);
-	} else {
-		r->pid = 0;
-		r->comm[0] = '\0';
-	}
-}
-
 static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	struct vms_export *x = ctx;
 	struct xr_state *r = rec_begin(x, sizeof *r);
 	*r = (struct xr_state){ .kind = XR_STATE, .machine = o->machine, .vcpu = o->vcpu,
-				.state = (uint32_t)o->state, .t = o->t };
+				.state = (uint16_t)o->state, .isa = (uint16_t)o->isa,
+				.exit_reason = o->exit_reason, .host_tid = o->host_tid, .t = o->t };
 	rec_end(x, r);
 }
 
@@ -138,7 +126,7 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 				 .next_tid = o->next_tid, .t = o->t };
 	if (o->next_tid > 0) {   /* (the name of its track, if it is new) */
 		put_comm(r->next_comm, o->next_comm);
-		put_thread(x, &r->next, o->machine, o->next_tid);
+		xr_put_thread(x->m, &r->next, o->machine, o->next_tid);
 	}
 	rec_end(x, r);
 }
@@ -182,32 +170,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 				  .unattributed = o->unattributed, .t = o->t };
 	put_comm(r->comm, o->comm);
 	if (o->tid > 0 && !o->unattributed)   /* (the name of its lane, if it is new) */
-		put_thread(x, &r->thr, o->host, o->tid);
-	rec_end(x, r);
-}
-
-static void thread_row(void *ctx, const struct vms_thread_interval *iv)
-{
-	struct vms_export *x = ctx;
-	const struct vms_machine *g = x->m ? vms_model_machine_c(x->m, iv->machine) : NULL;
-	struct xr_row *r = rec_begin(x, sizeof *r);
-	/* (field by field: hthr is left unwritten when not looked up, as stage 2 then reads
-	 * none of it; the most numerous record but the state's and the occupant's) */
-	r->kind = XR_ROW;
-	r->machine = iv->machine;
-	r->vcpu = iv->vcpu;
-	r->reason = (uint32_t)iv->reason;
-	r->isa = iv->isa;
-	r->tid = iv->tid;
-	r->host_tid = iv->host_tid;
-	r->exit_reason = iv->exit_reason;
-	r->host = g ? g->host : -1;
-	r->start = iv->start;
-	r->end = iv->end;
-	/* (the name of its track when it is not the running thread's, made then) */
-	put_thread(x, &r->gthr, iv->machine, iv->tid);
-	if (iv->host_tid >= 0 && r->host >= 0)
-		put_thread(x, &r->hthr, (uint32_t)r->host, iv->host_tid);
+		xr_put_thread(x->m, &r->thr, o->host, o->tid);
 	rec_end(x, r);
 }
 
@@ -296,8 +259,7 @@ struct vms_observer vms_export_observer(struct vms_export *x)
 
 struct vms_sinks vms_export_sinks(struct vms_export *x)
 {
-	return (struct vms_sinks){ .ctx = x, .thread_interval = thread_row,
-				   .reset_with_observer = true, .intervals_only = true };
+	return (struct vms_sinks){ .ctx = x, .reset_with_observer = true, .intervals_only = true };
 }
 
 int vms_export_finish(struct vms_export *x)

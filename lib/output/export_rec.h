@@ -1,16 +1,21 @@
 /* vmscope internal: the export in two stages, and the records between them.
  *
  * Stage 1 (export_front.c, the thread that reads the traces) subscribes to the state
- * machine's observations and to the thread intervals, and turns each into a record of plain
- * values: times, small ids, numbers, and names as copied bytes, never a pointer (the
- * observations' strings live during the call only, and the model's thread table may grow
- * while the traces are read). What the records say of a thread is what the model knew of it
- * when it was published: stage 2 never reads the model's threads.
+ * machine's observations and turns each into a record of plain values: times, small ids,
+ * numbers, and names as copied bytes, never a pointer (the observations' strings live during
+ * the call only).
  *
- * Stage 2 (export.c, the back) turns records into tracks, slices, names and bytes. It runs
- * in a thread of its own fed through a bounded queue (core/spsc.h), or, unthreaded
+ * Stage 2 (export.c, the back) turns records into tracks, slices, names and bytes, and
+ * makes the guest threads' overlays (vmscope/overlays.h) from the same records, as the
+ * analysis would have from the observations: the thread that reads the traces does not. It
+ * runs in a thread of its own fed through a bounded queue (core/spsc.h), or, unthreaded
  * (VMS_EXPORT_THREADS=0, or no thread could be made), called by stage 1 record by record:
- * the same records in the same order, so the same bytes. */
+ * the same records in the same order, so the same bytes.
+ *
+ * Both stages read the model of the pass (machines, threads' names and pids): a session
+ * analyses with a model that no event changes (what the events say goes to another model,
+ * or came from a pass before), and stage 1 waits for stage 2 at the pass's finish and at
+ * the next pass's reset, before the session changes or frees that model. */
 #ifndef VMS_OUTPUT_EXPORT_REC_H
 #define VMS_OUTPUT_EXPORT_REC_H
 
@@ -18,12 +23,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "vmscope/export.h"
+#include "vmscope/model.h"
 
 enum xr_kind {
 	XR_START = 1, XR_FINISH, XR_STATE, XR_SWITCH, XR_EXIT_BEGIN, XR_EXIT_END, XR_OCCUPANT,
-	XR_INSTEAD, XR_ROW,
+	XR_INSTEAD,
 };
 
 #define XR_COMM 24               /* a comm, cut to 23 bytes, NUL-padded */
@@ -42,8 +49,11 @@ struct xr_time {                 /* XR_START: the first time; XR_FINISH: the end
 	uint64_t t;
 };
 
-struct xr_state {                /* a vCPU's state changed at t */
-	uint32_t kind, machine, vcpu, state;
+struct xr_state {                /* a vCPU's state changed at t (what the overlays read too) */
+	uint32_t kind, machine, vcpu;
+	uint16_t state, isa;         /* isa: VMM's, else 0 */
+	int32_t exit_reason;         /* VMM: the pending exit's reason, else -1 */
+	int32_t host_tid;            /* the vCPU's host thread, -1 unknown */
 	uint64_t t;
 };
 
@@ -84,19 +94,29 @@ struct xr_instead {              /* vms_obs_vcpu_instead */
 	struct xr_thread thr;        /* the model's (host, tid) */
 };
 
-struct xr_row {                  /* vms_thread_interval: an overlay of a guest thread */
-	uint32_t kind, machine, vcpu, reason, isa;
-	int32_t tid, host_tid, exit_reason;
-	int32_t host;                /* the guest's host machine, -1 none */
-	uint64_t start, end;
-	struct xr_thread gthr;       /* the model's (guest, tid) */
-	struct xr_thread hthr;       /* the model's (host, host_tid), when both are known */
-};
-
 _Static_assert(sizeof(struct xr_occupant) == 56, "an occupant's record has no padding");
+_Static_assert(sizeof(struct xr_state) == 32, "a state's record has no padding");
 
 /* the largest record (stage 1's scratch when unthreaded) */
-#define XR_MAX sizeof(struct xr_row)
+#define XR_MAX sizeof(struct xr_instead)
+_Static_assert(sizeof(struct xr_instead) >= sizeof(struct xr_switch) &&
+	       sizeof(struct xr_instead) >= sizeof(struct xr_exit) &&
+	       sizeof(struct xr_instead) >= sizeof(struct xr_occupant), "XR_MAX is the largest");
+
+/* What the model knows of (machine, tid): r->pid, r->comm ("" and 0 when nothing) */
+static inline void xr_put_thread(const struct vms_model *m, struct xr_thread *r,
+				 uint32_t machine, int32_t tid)
+{
+	const struct vms_thread_info *ti = m ? vms_model_thread(m, machine, tid) : NULL;
+	_Static_assert(sizeof ti->comm == XR_COMM, "a model's comm is a record's");
+	if (ti) {   /* (a NUL-terminated comm: what follows its NUL is never read) */
+		r->pid = ti->pid;
+		memcpy(r->comm, ti->comm, XR_COMM);
+	} else {
+		r->pid = 0;
+		r->comm[0] = '\0';
+	}
+}
 
 /* ---- stage 2 (export.c) ---- */
 struct xback;
