@@ -219,6 +219,13 @@ static bool has_wanted_type(const struct vms_source *src, const bool *wanted)
  * two traces or more, network events do: their matched pairs synchronize the clocks. */
 static bool has_linking_type(const struct vms_session *s, const struct vms_source *src)
 {
+	/* A xentrace file that names domains is linked by them (xen_links.c: each domain a
+	 * guest, its vCPUs claimed host threads, from the walk at open): its VMENTRY records
+	 * (kind kvm_entry) only name those claimed threads, so observing them could link
+	 * nothing more. Without it a Xen host alone is analysed in one pass with no second model
+	 * watching (report on xen/xentrace.bin: 1.5 M fewer instructions). */
+	if (src->meta.nr_xen_domains > 0)
+		return false;
 	bool link[VMS_K_COUNT] = { false };
 	link[VMS_K_KVM_ENTRY] = link[VMS_K_VMSYNC_GH_GUEST] = link[VMS_K_VMSYNC_GH_HOST] = true;
 	link[VMS_K_VMSYNC_HG_HOST] = link[VMS_K_VMSYNC_HG_GUEST] = true;
