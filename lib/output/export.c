@@ -43,8 +43,7 @@ struct xv {                      /* per vCPU */
 	int32_t run_gtid;            /* guest thread whose running slice is open, -1 none */
 	uint32_t run_tr;             /* its track */
 	int32_t ins_tid;             /* the host thread last named in its overlays, -1 none */
-	uint32_t ins_name;           /* its name, made from ins_comm */
-	char ins_comm[24];
+	uint32_t ins_name;           /* its name */
 	uint32_t run_name;           /* "running on vCPU n" */
 	uint32_t instead_name;       /* "instead of <guest> vCPU n" */
 	/* steal: who runs where its thread left while preempted */
@@ -221,27 +220,6 @@ static void names_free(struct xnames *ns)
 }
 
 /* ---- the fused view ---- */
-
-/* a comm as the entries of struct xcpu keep it (cut to 23 bytes; a longer one is never
- * equal to it, so it is looked up every time: right, if slower) */
-static void copy_comm(char dst[24], const char *src)
-{
-	size_t i = 0;
-	for (; i < 23 && src[i]; i++)
-		dst[i] = src[i];
-	dst[i] = '\0';
-}
-
-static inline bool comm_eq(const char kept[24], const char *s)
-{
-	for (size_t i = 0; i < 24; i++) {
-		if (kept[i] != s[i])
-			return false;
-		if (!s[i])
-			return true;
-	}
-	return false;
-}
 
 static struct xcpu *cpu_track(struct xback *x, uint32_t host, uint32_t cpu)
 {
@@ -575,6 +553,7 @@ static void on_exit_end(struct xback *x, const struct xr_exit_end *o)
 
 /* ---- guest threads ---- */
 
+/* ti: what the model knew of it (NULL: asked now) */
 static uint32_t gthread_track(struct xback *x, uint32_t guest, int32_t tid,
 			      const char *comm, const struct xr_thread *ti)
 {
@@ -583,6 +562,11 @@ static uint32_t gthread_track(struct xback *x, uint32_t guest, int32_t tid,
 	uint64_t *v = vms_keymap_get(&x->gthread_tr, key);
 	if (v)
 		return (uint32_t)(*v - 1);
+	struct xr_thread own;
+	if (!ti) {
+		xr_put_thread(x->m, &own, guest, tid);
+		ti = &own;
+	}
 	thread_name(ti, tid, comm, name, sizeof name);
 	return track_for(x, &x->gthread_tr, key, x->group[guest], name, RANK_THREADS + tid);
 }
@@ -615,19 +599,15 @@ static uint32_t instead_name(struct xback *x, uint32_t host, int32_t tid,
 	return nm ? nm->name : 0;
 }
 
-/* An overlay of a guest thread, with what the model knows of the threads it names */
-struct xr_row {
-	uint32_t machine, vcpu, reason, isa;
-	int32_t tid, host_tid, exit_reason;
-	int32_t host;                /* the guest's host machine, -1 none */
-	uint64_t start, end;
-	struct xr_thread gthr;       /* the model's (guest, tid) */
-	struct xr_thread hthr;       /* the model's (host, host_tid), when both are known */
-};
-
-static void thread_row(struct xback *x, const struct xr_row *iv)
+/* The overlays' sink: an overlay of a guest thread, on the vCPUs the filter keeps (those of
+ * --machine and --vcpu, as the session's filter keeps them). Its track and who ran instead
+ * are mostly those the vCPU had last; the model is asked only for a name not made yet (it
+ * does not change during the pass: export_rec.h). */
+static void overlay_row(void *ctx, const struct vms_thread_interval *iv)
 {
-	if (iv->machine >= x->nr_mach || x->group[iv->machine] == UINT32_MAX)
+	struct xback *x = ctx;
+	struct xv *v = xv_of(x, iv->machine, iv->vcpu);
+	if (!v || !v->kept)
 		return;
 	uint32_t name = iv->reason == VMS_OVERLAY_VMM && iv->exit_reason >= 0
 		? reason_name(x, true, iv->isa, (uint32_t)iv->exit_reason)
@@ -636,49 +616,23 @@ static void thread_row(struct xback *x, const struct xr_row *iv)
 		{ .key = x->k_vcpu, .type = VMS_TL_UINT, .u = iv->vcpu },
 	};
 	unsigned n = 1;
-	/* the thread's track and who ran instead: mostly those the vCPU had last */
-	struct xv *v = xv_of(x, iv->machine, iv->vcpu);
-	if (iv->host_tid >= 0 && iv->host >= 0) {
-		uint32_t in;
-		const char *comm = iv->hthr.comm;
-		if (v && v->ins_tid == iv->host_tid && comm_eq(v->ins_comm, comm)) {
-			in = v->ins_name;
-		} else {
-			in = instead_name(x, (uint32_t)iv->host, iv->host_tid, &iv->hthr);
-			if (v) {
-				v->ins_tid = iv->host_tid;
-				v->ins_name = in;
-				copy_comm(v->ins_comm, comm);
-			}
+	const struct vms_machine *g = vms_model_machine_c(x->m, iv->machine);
+	int32_t host = g ? g->host : -1;
+	if (iv->host_tid >= 0 && host >= 0) {
+		if (v->ins_tid != iv->host_tid) {
+			struct xr_thread ti;
+			xr_put_thread(x->m, &ti, (uint32_t)host, iv->host_tid);
+			v->ins_name = instead_name(x, (uint32_t)host, iv->host_tid, &ti);
+			v->ins_tid = iv->host_tid;
 		}
-		a[n++] = (struct vms_tl_arg){ .key = x->k_instead, .type = VMS_TL_NAME, .u = in };
+		a[n++] = (struct vms_tl_arg){ .key = x->k_instead, .type = VMS_TL_NAME,
+					      .u = v->ins_name };
 		a[n++] = (struct vms_tl_arg){ .key = x->k_instead_tid, .type = VMS_TL_INT,
 					      .i = iv->host_tid };
 	}
-	uint32_t tr = v && v->run_gtid == iv->tid && v->run_gtid > 0
-		? v->run_tr : gthread_track(x, iv->machine, iv->tid, NULL, &iv->gthr);
+	uint32_t tr = v->run_gtid == iv->tid && v->run_gtid > 0
+		? v->run_tr : gthread_track(x, iv->machine, iv->tid, NULL, NULL);
 	vms_tl_slice(x->tl, tr, iv->start, iv->end, name, a, n);
-}
-
-/* The overlays' sink: the vCPUs the filter keeps (those of --machine and --vcpu) */
-static void overlay_row(void *ctx, const struct vms_thread_interval *iv)
-{
-	struct xback *x = ctx;
-	const struct xv *v = xv_of(x, iv->machine, iv->vcpu);
-	if (!v || !v->kept)
-		return;
-	const struct vms_machine *g = vms_model_machine_c(x->m, iv->machine);
-	struct xr_row r = {
-		.machine = iv->machine, .vcpu = iv->vcpu, .reason = (uint32_t)iv->reason,
-		.isa = iv->isa, .tid = iv->tid, .host_tid = iv->host_tid,
-		.exit_reason = iv->exit_reason, .host = g ? g->host : -1, .start = iv->start,
-		.end = iv->end,
-	};
-	/* (the name of its track when it is not the running thread's, made then) */
-	xr_put_thread(x->m, &r.gthr, iv->machine, iv->tid);
-	if (iv->host_tid >= 0 && r.host >= 0)
-		xr_put_thread(x->m, &r.hthr, (uint32_t)r.host, iv->host_tid);
-	thread_row(x, &r);
 }
 
 /* ---- the rest: the fused view's, forwarded ---- */

@@ -181,7 +181,8 @@ static void put_time(struct vms_export *x, uint32_t kind, uint64_t t)
 	rec_end(x, r);
 }
 
-/* (every event: the end of a run that did not reach finish) */
+/* (every event of the analysed kinds: the end of a run that did not reach finish; a reader
+ * may then leave out the records no analysis reads, as for report) */
 static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
 {
 	struct vms_export *x = ctx;
@@ -252,7 +253,7 @@ struct vms_observer vms_export_observer(struct vms_export *x)
 		.ctx = x, .vcpu_state = on_vcpu_state, .guest_switch = on_guest_switch,
 		.exit_begin = on_exit_begin, .exit_end = on_exit_end,
 		.cpu_occupant = on_cpu_occupant, .vcpu_instead = on_instead, .event = on_event,
-		.start = on_start, .finish = on_finish,
+		.start = on_start, .finish = on_finish, .event_kinds_only = true,
 		.reset = vms_xback_rewritable(x->b) ? on_reset : NULL,
 	};
 }
