@@ -455,18 +455,51 @@ void cli_json_header(struct vms_json *j, const char *cmd)
 	vms_json_string(j, "time_unit", cli_unit());
 }
 
+/* "%.<digits>f <unit>" of ns / (step * 10^digits) from integers, as snprintf would print the
+ * double: the last digit is the nearest, as the double's own error (below 1e-10 of a step
+ * for ns < 1e15) cannot cross a rounding boundary that is a whole ns away. An exact decimal
+ * tie (ns % step == step / 2) goes by the double's binary value: false, snprintf decides.
+ * (report prints hundreds of these; printf's %f costs ~1,900 instructions each.) */
+static bool ns_fixed(uint64_t ns, uint64_t step, unsigned digits, const char *unit, char *buf,
+		     size_t len)
+{
+	uint64_t k = ns / step, r = ns % step;
+	if (2 * r == step || ns >= 1000000000000000ull)
+		return false;
+	k += 2 * r > step;
+	char tmp[48], *p = tmp + sizeof tmp;
+	*--p = '\0';
+	for (const char *u = unit + strlen(unit); u > unit;)
+		*--p = *--u;
+	*--p = ' ';
+	for (unsigned i = 0; i < digits; i++, k /= 10)
+		*--p = (char)('0' + k % 10);
+	*--p = '.';
+	do
+		*--p = (char)('0' + k % 10);
+	while (k /= 10);
+	size_t n = (size_t)(tmp + sizeof tmp - p);
+	if (n > len)
+		return false;
+	memcpy(buf, p, n);
+	return true;
+}
+
 const char *cli_ns(uint64_t ns, char *buf, size_t len)
 {
 	if (unit_is_cycles)
 		vms_fmt_cycles(ns, buf, len); /* counter ticks are never shown as seconds */
 	else if (ns < 1000)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.2f us", (double)ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
-	else
+	else if (ns < 1000000) {
+		if (!ns_fixed(ns, 10, 2, "us", buf, len))
+			snprintf(buf, len, "%.2f us", (double)ns / 1e3);
+	} else if (ns < 1000000000) {
+		if (!ns_fixed(ns, 10000, 2, "ms", buf, len))
+			snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+	} else if (!ns_fixed(ns, 1000000, 3, "s", buf, len)) {
 		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+	}
 	return buf;
 }
 
