@@ -7,66 +7,39 @@
 # Not in CI (speed goals live here).
 #
 # Goal (issue 8): the export at least as fast as `report` on the same input, memory flat.
-# The user's measure is the command's wall-clock time; the export is a two-stage pipeline over
-# two cores (docs/DESIGN.md): stage 1, the caller's thread, does what report does too and
-# publishes records; stage 2, a thread of its own, makes and writes the slices. Its CPU time
-# (all threads) is HIGHER than one thread's and than report's: ~1.5x report's instructions
-# in all, plus the cost of two busy cores sharing caches. VMS_EXPORT_THREADS=0 = one thread.
-# The machine alone (2026-12-01 21:32 UTC, load < 1, no other work, dc440e9, QUICK=1, 50 M):
-#   report 12.60 s wall / 13.90 s CPU; export two threads 20.73 s wall / 31.38 s CPU (1.65x);
-#   one thread 20.14 s / 19.63 s. Stage 1 took 18.4-19.9 s CPU beside stage 2 (report's
-#   13.9 s for more instructions): on this VM two busy cores slow each other by a third, and
-#   the second thread bought no wall time. Measure on independent cores before keeping it on.
-# NOT MET on this machine (2 vCPUs shared with two other engineers' builds and tests; the
-# background fuzzers are paused by measure.sh, the builds are not, and with autogroup a
-# build in another session takes a whole core whatever its nice): 50 M-event pair, the
-# threaded export's wall time 1.25x report's in the quietest run (medians of 3; 1.26x by
-# the least), 1.36x in another; 19 % less than one thread. Its stage 1 is no more work than
-# report (callgrind, below), is not held back by stage 2 (it waited 0.04-0.11 s for it), but
-# runs 10-40 % slower per instruction while stage 2 and the prefetch thread run beside it.
-#
-# Measured 2026-12-01, `/work/measure.sh env QUICK=1 bench/bench_export.sh 50000000` (release),
-# medians of 3 (least), report and the exports alternating; wall, then CPU (user + system):
-#   20:23-20:26 UTC, waited for no build to run (load average 4.5 falling to 1.4), the latest
-#     code: report 15.51 s wall (15.17), 17.12 s CPU; export .pftrace 19.40 s wall (19.16),
-#     31.22 s CPU (stage 1 17.1-19.2 s, held back by stage 2 0.04-0.11 s; stage 2 11.1-11.7
-#     s, waiting for stage 1 5-8 s); one thread 23.81 s wall (19.37), 23.16 s CPU
-#   19:53-19:59 UTC, waited for no build to run (load average 2.7-4.5):
-#     report 16.93 s wall (14.69), 17.41 s CPU; export .pftrace 22.96 s wall (19.65), 26.10 s
-#     CPU (stage 1 12.7-18.3 s, stage 2 7.2-11.3 s); one thread 20.75 s wall (18.87), 18.20 s CPU
-#   19:43-19:47 UTC (5 M and 50 M): 50 M report 12.23 s wall (10.96), 11.92 s CPU; export
-#     25.02 s wall (24.99), 26.18 s CPU (stage 1 15.2-18.6, stage 2 8.2-10.3); one thread
-#     29.19 s wall (26.89), 25.52 s CPU. 5 M: report 1.22 s wall, export 2.38, one thread 2.36
-#   19:30-19:34 UTC (a build running): 50 M report 16.12 s wall, export 21.90, one thread
-#     27.84; 5 M report 1.75, export 2.54, one thread 2.40
-#   20:13-20:18 UTC, RUNS=7 QUICK=1 ... 5000000 (builds running throughout): report 1.73 s
-#     wall (1.40), export 2.61 (1.99), one thread 2.52 (2.08); stage 1 1.22-2.08 s CPU, held
-#     back by stage 2 0.00-0.49 s: what is lost is the core, not the queue.
-#   Once, with nothing else running (20:10, report and export -o /dev/null alternating under
-#     measure.sh): report 1.02 s wall, export 0.99 s (stage 1 0.98 s CPU, stage 2 0.66 s);
-#     the next two rounds, load back: report 0.89 / 1.74, export 2.13 / 2.07.
-#   The same binary's one-thread export took 18.2 to 29.2 s of CPU between these runs: the
-#   machine's speed moves more than the differences measured; medians of 3 do not settle
-#   10 %. .pftrace 3473 MiB (72.8 bytes per event); peak RSS: report 15.3 MiB, export 16.8
-#   MiB (the 2 MiB queue), one thread 14.9 MiB, flat in the trace's length.
-#   Two one-thread exports at once on this VM take 10-25 % more CPU each than one alone
-#   (the two vCPUs share the host's resources): a second core here is worth ~1.7, not 2.
-# callgrind (instructions, deterministic, per thread: --separate-threads=yes), 500 k-event
-# pair (synth --events 500000 --seed 7), build-prof (release + LTO + debug info):
-#   report: main thread 883 M, trace.dat prefetch thread 19 M (its share of the zstd chunks
-#     moves with the reader's speed: the reader decompresses a chunk the thread has not);
-#   export -o /dev/null: stage 1 839 M, stage 2 418 M, prefetch 67 M; VMS_EXPORT_THREADS=0
-#   1.237 G + prefetch 70 M (1.212 G before the records, at the start of this round).
-#   Stage 1 + prefetch (906 M) = the shared work (reading with all its zstd, merging, state
-#   machine, overlays, steal, vCPU time, containment: ~0.75 G) + the state machine's
-#   occupants for the fused view (~0.09 G) + records (~0.07 G: 1.4 M records, 134 bytes per
-#   event); report + prefetch (902 M) = the shared work + report's own (latency, findings,
-#   exit tables, ~0.15 G). Stage 2: the fused view's intervals, names, tracks,
-#   protobuf and write(2), for ~1.2 M slices as 2.4 M packets. Bytes: CPU slices 27 % (11.7 B
-#   a packet), vCPU states 27 % (11.6), exits 26 % (29.0), threads and lanes 20 % (20.8).
-# Left: stage 1 is report's equal, not less; what would make it less is less work in the
-# shared stage for the export (it runs steal, vCPU time and containment for the run's
-# warnings only) or smaller records (the queue's 134 bytes per event cross the cores).
+# The user's measure is the command's wall-clock time. The export is a two-stage pipeline
+# (docs/DESIGN.md): stage 1, the caller's thread, reads, merges, runs the state machine (with
+# the fused view's occupants), steal and containment, and publishes records; stage 2, a thread
+# of its own, makes the guest threads' overlays from them, the tracks, the bytes, and writes.
+# VMS_EXPORT_THREADS=0 = one thread; VMS_EXPORT_STATS=1 prints each stage's CPU time.
+# NOT MET on this VM (2 vCPUs that run two busy threads at ~0.6-0.9 of one alone each, shared
+# with two other engineers' builds; measure.sh pauses fuzzers, not builds).
+# callgrind, 500 k pair (synth --events 500000 --seed 7), build-prof, export -o /dev/null,
+# per thread (--separate-threads=yes; zstd's share between a reader and the trace.dat
+# prefetch thread moves from run to run, hence the figures without it):
+#   report: main thread 832 M (732 M without zstd), prefetch 66 M.
+#   export (53412af): stage 1 728 M (631 M without zstd: 0.86x report's), stage 2 494 M,
+#     prefetch 69 M; at 3e421ab stage 1 846 M (739 M), stage 2 419 M. Stage 1 still pays the
+#     occupants (~0.11 G in the state machine and their records) and the records (~0.05 G);
+#     in all the export runs ~1.3 G instructions against report's 0.9 G.
+# 50 M pair, `/work/measure.sh env QUICK=1 RUNS=5 bench/bench_export.sh 50000000`, 53412af,
+# medians of 5 alternating (least), wall then CPU:
+#   22:37-22:41 UTC (load 3-4 falling to 1.5): report 12.49 s (8.68), 12.45 s CPU; export
+#     21.36 s (15.69), 24.75 s CPU; one thread 23.79 s (20.17), 22.82 s CPU.
+#   22:48-22:53 UTC (load 5 at the start): report 16.24 s (9.42), 16.30 s CPU; export 21.51 s
+#     (19.06), 31.41 s CPU; one thread 21.91 s (16.30), 20.80 s CPU.
+#   Stage 1 11.5-18.7 s CPU, waited 0.2-7.3 s for stage 2 (12-15 s CPU, 4-5 s of it system:
+#     writing 3.4 GB while the kernel writes it back); .pftrace 3473 MiB (72.8 bytes per
+#     event); peak RSS report 15.2 MiB, export 16.8 MiB, flat in the trace's length.
+#   3e421ab against 53412af, export to a file, alternating, 3 rounds, load ~3 (22:44 UTC):
+#     report 15.8-19.1 s; 3e421ab 27.4 / 32.8 / 31.8 s, 53412af 25.8 / 30.8 / 29.5 s (-6 %),
+#     stage 1 15.9-20.0 -> 12.2-15.8 s CPU. At the start of the session, quieter, the lead
+#     measured report 13.85 s and export 12.43 s, then 14.56 s and 16.01 s.
+# Tried and left: stage 2 at nice 10 or 19 (so that the prefetch thread decompresses ahead of
+# stage 1): stage 1 then waited 0.5-2.1 s per 5 M export for the starved stage 2.
+# Left: on this VM a busy second core is worth less than one, so what decides is the export's
+# total work (~1.45x report's instructions: the occupants, the records, 2.4 slices per event
+# encoded and 72.8 bytes per event written), not only stage 1's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f build-release/build.ninja ] || meson setup build-release -Dbuildtype=release -Dtests=false >/dev/null

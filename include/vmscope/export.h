@@ -1,8 +1,9 @@
 /* vmscope: the timeline export (Perfetto protobuf trace, Chrome JSON trace format).
  *
- * A consumer of the vCPU state machine's observations (vmscope/observe.h) and of the
- * analyses' streamed intervals (vms_sinks): make it, subscribe its observer and pass its
- * sinks to the run, then vms_export_finish. The file is written while the run goes; memory is
+ * A consumer of the vCPU state machine's observations (vmscope/observe.h; the guest threads'
+ * overlays it makes from them itself: vmscope/overlays.h): make it, subscribe its observer
+ * and pass its sinks to the run (they ask the analysis for no table and no interval), then
+ * vms_export_finish. The file is written while the run goes; memory is
  * bounded by the model (one track per host CPU, vCPU, guest thread, host thread that stole
  * time), never by the trace's length.
  *
