@@ -126,7 +126,7 @@ void vms_xen_model_free(struct vms_xen_model *x)
 uint64_t vms_xen_model_anomalies(const struct vms_xen_model *x) { return x->anomalies; }
 uint64_t vms_xen_model_skews(const struct vms_xen_model *x) { return x->skews; }
 
-static void update_cycles(struct vms_xen_cycles *c, uint64_t cycles)
+static inline void update_cycles(struct vms_xen_cycles *c, uint64_t cycles)
 {
 	c->events++;
 	if (!cycles)
@@ -149,29 +149,44 @@ static void lost_list_add(struct vms_xen_model *x, uint32_t i)
 /* The vCPU at index i, brought up to date with the markers it missed (every access to a
  * vCPU's state, TSC or accounts goes through here): each marker since it started following
  * made it LOST again at that marker's TSC. Listed, as whatever it is used for may change it. */
-static struct xm_vcpu *vcpu(struct vms_xen_model *x, int32_t i)
+__attribute__((noinline)) static void vcpu_catch_up(struct vms_xen_model *x, struct xm_vcpu *v)
+{
+	struct vms_xen_cycles *c = &v->acct.rs[VMS_XEN_RS_LOST];
+	uint64_t n = x->lost_count - v->lost_count;
+	c->events += n;
+	c->count += n;
+	c->cycles += x->lost_cycles - v->lost_cycles;
+	v->tsc = x->marker_tsc;
+	v->lost_follow = false;
+}
+
+/* (inline: several calls per record; what is rare, catching up and listing, is out of line) */
+static inline struct xm_vcpu *vcpu(struct vms_xen_model *x, int32_t i)
 {
 	struct xm_vcpu *v = &x->v[i];
-	if (v->lost_follow) {
-		struct vms_xen_cycles *c = &v->acct.rs[VMS_XEN_RS_LOST];
-		uint64_t n = x->lost_count - v->lost_count;
-		c->events += n;
-		c->count += n;
-		c->cycles += x->lost_cycles - v->lost_cycles;
-		v->tsc = x->marker_tsc;
-		v->lost_follow = false;
-	}
-	lost_list_add(x, (uint32_t)i);
+	if (__builtin_expect(v->lost_follow, 0))
+		vcpu_catch_up(x, v);
+	if (__builtin_expect(!v->lost_listed, 0))
+		lost_list_add(x, (uint32_t)i);
 	return v;
 }
 
 /* vcpu_find: the vCPU, created in state INIT; -1 when out of memory */
-static int32_t vcpu_find(struct vms_xen_model *x, uint32_t dom, uint32_t vcpu)
+static int32_t vcpu_find_slow(struct vms_xen_model *x, uint64_t key, uint32_t h);
+
+static inline int32_t vcpu_find(struct vms_xen_model *x, uint32_t dom, uint32_t vcpu)
 {
 	uint64_t key = (uint64_t)dom << 16 | vcpu;
 	uint32_t h = (uint32_t)(key ^ (key >> 16) ^ (key >> 6)) & 63u;
 	if (x->hit_key[h] == key + 1)
 		return x->hit_idx[h];
+	return vcpu_find_slow(x, key, h);
+}
+
+__attribute__((noinline)) static int32_t vcpu_find_slow(struct vms_xen_model *x, uint64_t key,
+							uint32_t h)
+{
+	uint32_t dom = (uint32_t)(key >> 16), vcpu = (uint32_t)(key & 0xffff);
 	bool inserted;
 	uint64_t *slot = vms_keymap_put(&x->idx, key, x->nr_v, &inserted);
 	if (!slot)
@@ -222,7 +237,7 @@ static struct xm_pcpu *pcpu(struct vms_xen_model *x, uint32_t cpu)
 	return &x->p[cpu];
 }
 
-static void runstate_update(struct xm_vcpu *v, uint32_t new_state, uint64_t tsc)
+static inline void runstate_update(struct xm_vcpu *v, uint32_t new_state, uint64_t tsc)
 {
 	if (v->tsc > 0 && v->tsc < tsc) {
 		update_cycles(&v->acct.rs[v->state], tsc - v->tsc);
