@@ -73,11 +73,14 @@ struct vms_sinks {
 	 * back what they were given (the export: its file is rewritten), so a session may run
 	 * the checked single pass with them, not only the model pass. */
 	bool reset_with_observer;
-	/* The caller reads no table of exits nor of times (vms_vcpu_stats: exits, nr_exits,
-	 * exits_unpaired left empty; ns, halt_poll_ns and hypervisor_ns 0 unless vcpu_interval
-	 * is set; runq_latency NULL; vms_analysis_guest_exits none; vms_gthread_stats.reasons
-	 * empty): what only makes those is not run (the export: its slices say it all, and it
-	 * must cost no more than `report`). Steal still runs: the run's warnings read it. */
+	/* The caller reads no table of exits, times or thieves (vms_vcpu_stats: exits,
+	 * nr_exits, exits_unpaired left empty; ns, halt_poll_ns and hypervisor_ns 0 unless
+	 * vcpu_interval is set; steal holds the unattributed bucket only; runq_latency NULL;
+	 * vms_analysis_guest_exits none; no guest thread unless thread_interval is set, and
+	 * then with no reasons):
+	 * what only makes those is not run (the export: its slices say it all, and it must
+	 * cost no more than `report`). The unattributed waits are still counted
+	 * (vms_analysis_unattributed): the run's warning reads them. */
 	bool intervals_only;
 };
 

@@ -159,8 +159,10 @@ uint64_t an_exits_unpaired(const struct an_exits *ex, uint32_t vidx);
 void an_exits_free(struct an_exits *ex);
 
 struct an_steal;     /* steal.c */
-/* runq: the run-queue latencies too (an_steal_runq NULL without) */
-struct an_steal *an_steal_new(const struct an_layout *L, bool runq, struct vms_observer *o);
+/* tables: the thieves (an_steal_entries) and the run-queue latencies; without, only the
+ * unattributed waits are counted (an_steal_unattributed, and their bucket in the entries;
+ * an_steal_runq NULL) */
+struct an_steal *an_steal_new(const struct an_layout *L, bool tables, struct vms_observer *o);
 /* after finish: sorted by ns descending (valid until free) */
 const struct vms_steal_entry *an_steal_entries(const struct an_steal *st, uint32_t vidx,
 					       uint32_t *n);

@@ -51,6 +51,8 @@ struct st_vcpu {
 
 struct an_steal {
 	const struct an_layout *L;
+	bool tables;               /* the thieves and the run-queue latencies, not only the
+	                              unattributed waits */
 	struct st_vcpu *v;
 	uint64_t nr_entries;       /* itemised, of all vCPUs */
 	uint64_t nr_oslots;        /* of all the other-thread sets */
@@ -192,7 +194,7 @@ static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 		count_unattributed(st, v, ns);
 		return;
 	}
-	if (v->tid < 0)
+	if (v->tid < 0 || !st->tables)
 		return;
 	uint32_t i = find(v, v->tid);
 	if (i != UINT32_MAX) {
@@ -236,7 +238,8 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	struct an_steal *st = ctx;
 	struct st_vcpu *v = &st->v[o->vidx];
-	charge(st, o->vidx, o->t);
+	if (v->preempted)   /* (charge's own test, here: most changes are not of a preempted vCPU) */
+		charge(st, o->vidx, o->t);
 	v->since = o->t;
 	v->preempted = o->state == VMS_STATE_PREEMPTED;
 	if (o->state != VMS_STATE_PREEMPTED && o->state != VMS_STATE_HALTED) {
@@ -327,12 +330,13 @@ static void on_finish(void *ctx, uint64_t t_end)
 	}
 }
 
-struct an_steal *an_steal_new(const struct an_layout *L, bool runq, struct vms_observer *o)
+struct an_steal *an_steal_new(const struct an_layout *L, bool tables, struct vms_observer *o)
 {
 	struct an_steal *st = calloc(1, sizeof *st);
 	if (!st)
 		return NULL;
 	st->L = L;
+	st->tables = tables;
 	vms_keymap_init(&st->ucpu);
 	st->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *st->v);
 	if (!st->v) {
@@ -341,14 +345,14 @@ struct an_steal *an_steal_new(const struct an_layout *L, bool runq, struct vms_o
 	}
 	for (uint32_t i = 0; i < L->nr_v; i++) {
 		st->v[i].tid = -1;
-		if (runq && !(st->v[i].runq = vms_dist_new())) {
+		if (tables && !(st->v[i].runq = vms_dist_new())) {
 			an_steal_free(st);
 			return NULL;
 		}
 	}
 	*o = (struct vms_observer){ .ctx = st, .vcpu_state = on_state, .vcpu_instead = on_instead,
-				    .vcpu_wakeup = runq ? on_wakeup : NULL,
-				    .cpu_run = runq ? on_cpu_run : NULL, .finish = on_finish };
+				    .vcpu_wakeup = tables ? on_wakeup : NULL,
+				    .cpu_run = tables ? on_cpu_run : NULL, .finish = on_finish };
 	return st;
 }
 
