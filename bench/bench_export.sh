@@ -9,17 +9,18 @@
 # Goal (issue 8): the export at least as fast as `report` on the same input, memory flat.
 # The user's measure is the command's wall-clock time. The export is a two-stage pipeline
 # (docs/DESIGN.md): stage 1, the caller's thread, reads, merges, runs the state machine (with
-# the fused view's occupants), steal and containment, and publishes records; stage 2, a thread
-# of its own, makes the guest threads' overlays from them, the tracks, the bytes, and writes.
+# the fused view's occupants), counts the unattributed waits and containment, and publishes
+# records; stage 2, a thread of its own, makes the guest threads' overlays from them, the
+# tracks, the bytes, and writes.
 # VMS_EXPORT_THREADS=0 = one thread; VMS_EXPORT_STATS=1 prints each stage's CPU time.
 # NOT MET on this VM (2 vCPUs that run two busy threads at ~0.6-0.9 of one alone each, shared
 # with two other engineers' builds; measure.sh pauses fuzzers, not builds).
 # callgrind, 500 k pair (synth --events 500000 --seed 7), build-prof, export -o /dev/null,
 # per thread (--separate-threads=yes; zstd's share between a reader and the trace.dat
 # prefetch thread moves from run to run, hence the figures without it):
-#   report: main thread 832 M (732 M without zstd), prefetch 66 M.
-#   export (53412af): stage 1 728 M (631 M without zstd: 0.86x report's), stage 2 494 M,
-#     prefetch 69 M; at 3e421ab stage 1 846 M (739 M), stage 2 419 M. Stage 1 still pays the
+#   report (a25fba0): main thread 818 M (722 M without zstd), prefetch 70 M.
+#   export (a25fba0): stage 1 741 M (621 M without zstd: 0.86x report's), stage 2 494 M,
+#     prefetch 45 M; at 3e421ab stage 1 846 M (739 M), stage 2 419 M. Stage 1 still pays the
 #     occupants (~0.11 G in the state machine and their records) and the records (~0.05 G);
 #     in all the export runs ~1.3 G instructions against report's 0.9 G.
 # 50 M pair, `/work/measure.sh env QUICK=1 RUNS=5 bench/bench_export.sh 50000000`, 53412af,
