@@ -215,6 +215,39 @@ static void skip_run(struct xt_reader *r, struct xt_stream *s)
 	*r->skip_total += nsched + nother;
 }
 
+/* The record at s->pos, which a switch announced: a runstate change to running that fits
+ * its block (entering_at checked both), returned as the general path returns it then. */
+static int announced(const struct xt_reader *r, struct xt_stream *s, uint32_t stream,
+		     struct vms_event *ev)
+{
+	const uint8_t *p = r->map + s->pos;
+	uint32_t h = xt_rd32(p), e = h & 0x0fffffffu;
+	s->last_off = s->pos;
+	s->pos += xt_size(h);
+	if (h >> 31)
+		s->last_tsc = xt_rd64(p + 4);
+	else if (!s->last_tsc)
+		s->last_tsc = s->first_tsc;
+	uint32_t dv = xt_rd32(p + (h >> 31 ? 12 : 4));
+	int32_t tid = xt_tid(dv >> 16, dv & 0xffff);
+	s->returned = true;
+	s->once_done = false;
+	s->cur = tid;
+	ev->ts = s->last_tsc;
+	ev->f[0] = ev->f[1] = ev->f[2] = 0;
+	ev->f[3] = ((e >> 8) & 0xf) << 4 | ((e >> 4) & 0xf);
+	ev->f[4] = dv;
+	ev->s[0] = ev->s[1] = NULL;
+	ev->cpu = s->cpu;
+	ev->stream = stream;
+	ev->machine = 0;
+	ev->tid = tid;
+	ev->type = VMS_XEN_T_RUNSTATE_CHANGE;
+	ev->kind = VMS_K_OTHER;
+	ev->flags = 0;
+	return 1;
+}
+
 static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
 {
 	struct xt_reader *r = src->impl;
@@ -242,6 +275,12 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 				return 0;
 			continue;
 		}
+		/* skip_unread: the record a switch announced as its next (the vCPU it puts on this
+		 * CPU, checked whole by entering_at) is returned as runstate_event would return
+		 * it, kind other, without the general path (a third of report's events) */
+		if (r->skip_counts && s->pos == s->announced_off && !s->lost_pending &&
+		    s->pos < s->end)
+			return announced(r, s, stream, ev);
 		/* skip_unread: leave out what no analysis reads (the first and the last record of
 		 * the CPU, and the one after lost records, are always returned) */
 		if (r->skip_counts && s->returned && !s->lost_pending) {
