@@ -29,6 +29,10 @@
 #     21.36 s (15.69), 24.75 s CPU; one thread 23.79 s (20.17), 22.82 s CPU.
 #   22:48-22:53 UTC (load 5 at the start): report 16.24 s (9.42), 16.30 s CPU; export 21.51 s
 #     (19.06), 31.41 s CPU; one thread 21.91 s (16.30), 20.80 s CPU.
+#   23:05-23:10 UTC, a25fba0 (load 3.4-4.7): report 14.64 s (12.68), 14.21 s CPU; export
+#     26.82 s (20.46), 30.04 s CPU; one thread 28.93 s (26.23), 25.27 s CPU; stage 1 10.0-15.7
+#     s CPU waiting 0.7-7.4 s for stage 2, stage 2 waiting 3.0-9.0 s for stage 1: both short
+#     of a core (and stage 2 of the disk) more than of work.
 #   Stage 1 11.5-18.7 s CPU, waited 0.2-7.3 s for stage 2 (12-15 s CPU, 4-5 s of it system:
 #     writing 3.4 GB while the kernel writes it back); .pftrace 3473 MiB (72.8 bytes per
 #     event); peak RSS report 15.2 MiB, export 16.8 MiB, flat in the trace's length.
