@@ -14,18 +14,19 @@ peak_rss). The goal (issue 11) is a CPU-time ratio of at least 3.
 Measured (release build; CPU time is the measure, but on this shared 2-core VM both tools'
 times move by half between runs of the same binaries, with the load and with whatever else
 shares the host, and the ratio moves with them by +-5%: compare ratios only within one run):
-  2026-12-01 22:38-23:00 UTC, load 2.7-3.1 (the other engineers building), 101 runs on
-  xentrace.bin, 33 on the 10-copy file, three runs of this script (the first at 5bf6072's
-  parent, the other two at 5bf6072):
-    xentrace.bin 3.01x (31.7 vs 10.5 ms), 2.89x (28.6 vs 9.9 ms), 3.02x (34.4 vs 11.4 ms);
-    10 copies   3.26x (272.7 vs 83.7 ms), 3.41x (213.7 vs 62.6 ms), 3.18x (332.1 vs 104.3 ms);
-    peak RSS 12.6 vs 6.6 MiB, 86 vs 19 MiB. callgrind: 54.00 M instructions (xenalyze
-    --summary 123.8 M). Against 3e421ab in the same minutes (tmp A/B script, the two
-    binaries alternating): 0.972x CPU time on xentrace.bin (201 runs each), 0.986x on the
-    10-copy file (41): the session's three changes (no observing model for a Xen host
-    alone, cli_ns without printf's %f, the Xen model's lookups inline) took 56.05 M -> 54.00 M.
-  So 3x is met on the 10-copy file in every run and on xentrace.bin in two runs of three:
-  not reliably, and not with the margin (3.2x) this session aimed for.
+  commit c116ca4 (2026-12-01 23:10-23:13 UTC, load 3.6-4.5, the other engineers building
+  and testing), 101 runs on xentrace.bin, 33 on the 10-copy file, three runs of this script:
+    xentrace.bin 3.04x (36.5 vs 12.0 ms), 2.92x, 3.04x (35.1 vs 11.5 ms; least 27.0 vs 7.3);
+    10 copies   3.24x (334.3 vs 103.3 ms), 3.44x, 3.08x (304.7 vs 98.8 ms);
+    peak RSS 12.6 vs 6.5 MiB, 86 vs 19 MiB. callgrind: 53.22 M instructions (xenalyze
+    --summary 123.8 M). Against 3e421ab in the same minutes (the two binaries alternating,
+    201 runs each): 0.960x its CPU time on xentrace.bin (least 0.964x). This session's four
+    changes, 56.05 M -> 53.22 M: no observing model for a Xen host alone, cli_ns without
+    printf's %f, the Xen model's lookups inline, the announced vCPU's record returned
+    without the general path. Earlier the same evening (5bf6072 and its parent, load 2.7-3.1):
+    2.89-3.02x and 3.18-3.41x.
+  So 3x is met on the 10-copy file in every run and on xentrace.bin in two runs of three: not
+  reliably, and not with the margin (3.2x) this session aimed for.
   History, same script: 2.57x / 2.73x before 2026-12-01 (9c32406); 2.87x / 3.18x after the
   stream and walk work (64.10 M -> 59.97 M instructions); 3.19x / 3.33x at load 3.8 after the
   Xen-host consumers stopped subscribing (094ec6a, 56.40 M); 2.80-2.96x / 2.87-3.19x at
