@@ -57,6 +57,10 @@ once() {  # FILE CMD...: one run, "wall user system peak-KiB" appended to FILE, 
   # FILE.err (not niced: measure.sh makes the machine ours; a nice'd run would measure the
   # share of the CPUs left by the others' work, not the program)
   local f=$1; shift
+  # each run starts with nothing of an earlier run's output left to write back: deleting a
+  # 3.4 GB file whose pages are still being written waits for them, and the kernel's
+  # writeback of it takes a core from whatever runs next (the run's own writeback counts)
+  rm -f "$work/t.pftrace"; sync
   /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >/dev/null 2>"$f.err"
   cat "$work/time" >> "$f"
 }
@@ -88,6 +92,7 @@ for n in "${@:-5000000 50000000}"; do
     show "report" "$work/t-report.times"
     show "export .pftrace" "$work/t-export.times"
     show "  one thread" "$work/t-export1.times"
+    paste "$work/t-report.times" "$work/t-export.times" | awk '{ r = $5 / $1; printf "%s%.2f", n++ ? " " : "  export / report, wall, per round: ", r } END { print "" }'
     echo "  the threaded export's stages, per run (VMS_EXPORT_STATS=1):"; cat "$work/t-export.stats"
     echo "  .pftrace: $(du -m "$work/t.pftrace" | cut -f1) MiB, $(stat -c %s "$work/t.pftrace" | awk -v e="$e" '{printf "%.1f", $1 / e}') bytes per event"
     [ -n "${QUICK:-}" ] && { rm -f "$work/t.pftrace"; continue; }
