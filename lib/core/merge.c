@@ -3,15 +3,6 @@
 
 #include "merge.h"
 
-static inline bool before(const struct vms_merge_stream *a, const struct vms_merge_stream *b)
-{
-	if (a->t != b->t)
-		return a->t < b->t;
-	if (a->source != b->source)
-		return a->source < b->source;
-	return a->stream < b->stream;
-}
-
 static inline void sift_down(struct vms_merge *m, uint32_t i)
 {
 	struct vms_merge_stream **h = m->heap;
@@ -22,9 +13,9 @@ static inline void sift_down(struct vms_merge *m, uint32_t i)
 		if (l >= n)
 			break;
 		uint32_t c = l;
-		if (l + 1 < n && before(h[l + 1], h[l]))
+		if (l + 1 < n && vms_merge_before(h[l + 1], h[l]))
 			c = l + 1;
-		if (!before(h[c], x))
+		if (!vms_merge_before(h[c], x))
 			break;
 		h[i] = h[c];
 		i = c;
@@ -101,47 +92,28 @@ void vms_merge_free(struct vms_merge *m)
 	m->heap_len = 0;
 }
 
-/* The event handed out last stays in its stream's slot until the next call, which then
- * advances that stream: so strings inside it stay valid for the caller. */
-int vms_merge_next(struct vms_merge *m, const struct vms_event **ev, uint64_t *t)
+/* vms_merge_next's rare paths (merge.h has the common one inline): the stream handed out
+ * last was advanced with result r; r > 0: it has a new event, which may no longer be the
+ * earliest (sift); r == 0: it ended; r < 0: a read error. Returns what vms_merge_next does
+ * then when no event is left (0) or on error, else 1 with heap[0] the earliest. */
+int vms_merge_settle(struct vms_merge *m, int r)
 {
+	struct vms_merge_stream *top = m->heap[0];
+	if (r < 0) {
+		vms_error_set(m->err, top->src->err.status ? top->src->err.status : VMS_ERR_FORMAT,
+			      "%s", top->src->err.msg[0] ? top->src->err.msg : "read error");
+		return r;
+	}
+	if (r > 0) {
+		sift_down(m, 0);
+		return 1;
+	}
+	bool done = --m->live[top->source] == 0;
+	if (m->on_end)
+		m->on_end(m->end_ctx, top->source, top->stream, m->last_t, done);
+	m->heap[0] = m->heap[--m->heap_len];
 	if (m->heap_len == 0)
 		return 0;
-	struct vms_merge_stream *top = m->heap[0];
-	if (m->advance) {
-		m->advance = false;
-		/* advance the stream delivered last time */
-		int r = load(m, top);
-		if (r < 0)
-			return r;
-		if (r == 0) {
-			bool done = --m->live[top->source] == 0;
-			if (m->on_end)
-				m->on_end(m->end_ctx, top->source, top->stream, m->last_t, done);
-			m->heap[0] = m->heap[--m->heap_len];
-			if (m->heap_len == 0)
-				return 0;
-			sift_down(m, 0);
-		} else if (m->heap_len > 1) {
-			/* most of the time the same stream is still the earliest: check the two
-			 * children before paying for a sift */
-			struct vms_merge_stream *c = m->heap[1];
-			if (m->heap_len > 2 && before(m->heap[2], c))
-				c = m->heap[2];
-			if (before(c, top))
-				sift_down(m, 0);
-		}
-		top = m->heap[0];
-	}
-	uint64_t tt = top->t;
-	if (tt < m->last_t) {
-		m->backwards++;
-		top->ev.flags |= VMS_EVF_TIME_BACKWARDS;
-		tt = m->last_t;
-	}
-	m->last_t = tt;
-	m->advance = true;
-	*ev = &top->ev;
-	*t = tt;
+	sift_down(m, 0);
 	return 1;
 }

@@ -77,7 +77,7 @@ static void test_order(void **state)
 	struct vms_error err = { 0 };
 	struct vms_merge m;
 	assert_int_equal(vms_merge_init(&m, sp, cl, 2, &err), 0);
-	const struct vms_event *ev;
+	const struct vms_event *ev = NULL; /* (vms_merge_next is inline: set when it returns 1) */
 	uint64_t t;
 	size_t k = 0;
 	while (vms_merge_next(&m, &ev, &t) > 0) {
@@ -112,7 +112,7 @@ static void test_clock_applied(void **state)
 	struct vms_error err = { 0 };
 	struct vms_merge m;
 	assert_int_equal(vms_merge_init(&m, sp, cl, 2, &err), 0);
-	const struct vms_event *ev;
+	const struct vms_event *ev = NULL; /* (vms_merge_next is inline: set when it returns 1) */
 	uint64_t t;
 	assert_int_equal(vms_merge_next(&m, &ev, &t), 1);
 	assert_int_equal(ev->machine, 0);
@@ -138,7 +138,7 @@ static void test_backwards(void **state)
 	struct vms_error err = { 0 };
 	struct vms_merge m;
 	assert_int_equal(vms_merge_init(&m, sp, cl, 1, &err), 0);
-	const struct vms_event *ev;
+	const struct vms_event *ev = NULL; /* (vms_merge_next is inline: set when it returns 1) */
 	uint64_t t, want_t[4] = { 10, 30, 30, 40 };
 	for (int k = 0; k < 4; k++) {
 		assert_int_equal(vms_merge_next(&m, &ev, &t), 1);
@@ -163,7 +163,7 @@ static void test_error(void **state)
 	struct vms_error err = { 0 };
 	struct vms_merge m;
 	assert_int_equal(vms_merge_init(&m, sp, cl, 1, &err), 0);
-	const struct vms_event *ev;
+	const struct vms_event *ev = NULL; /* (vms_merge_next is inline: set when it returns 1) */
 	uint64_t t;
 	assert_int_equal(vms_merge_next(&m, &ev, &t), 1);
 	assert_int_equal(vms_merge_next(&m, &ev, &t), 1);
