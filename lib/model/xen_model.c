@@ -265,7 +265,7 @@ static void lose_vcpu(struct xm_vcpu *v, uint64_t tsc)
 	runstate_update(v, VMS_XEN_RS_LOST, tsc);
 }
 
-static void vcpu_prev_update(struct vms_xen_model *x, uint32_t p, int32_t prev, uint64_t tsc,
+static inline void vcpu_prev_update(struct vms_xen_model *x, uint32_t p, int32_t prev, uint64_t tsc,
 			     uint32_t new_state)
 {
 	struct xm_pcpu *pc = &x->p[p];
@@ -279,7 +279,7 @@ static void vcpu_prev_update(struct vms_xen_model *x, uint32_t p, int32_t prev, 
 	runstate_update(v, new_state, tsc);
 }
 
-static void vcpu_next_update(struct vms_xen_model *x, uint32_t p, int32_t next, uint64_t tsc)
+static inline void vcpu_next_update(struct vms_xen_model *x, uint32_t p, int32_t next, uint64_t tsc)
 {
 	struct xm_pcpu *pc = &x->p[p];
 	struct xm_vcpu *v = vcpu(x, next);
@@ -352,7 +352,7 @@ static void exit_add(struct xm_vcpu *v, uint32_t reason, uint64_t cycles)
 	update_cycles(&t->row[lo].c, cycles);
 }
 
-static void close_vmexit(struct xm_vcpu *v, uint64_t tsc)
+static inline void close_vmexit(struct xm_vcpu *v, uint64_t tsc)
 {
 	if (v->exit_tsc && v->exit_tsc <= tsc)
 		exit_add(v, v->exit_reason, tsc - v->exit_tsc);
