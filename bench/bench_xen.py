@@ -14,19 +14,23 @@ peak_rss). The goal (issue 11) is a CPU-time ratio of at least 3.
 Measured (release build; CPU time is the measure, but on this shared 2-core VM both tools'
 times move by half between runs of the same binaries, with the load and with whatever else
 shares the host, and the ratio moves with them by +-5%: compare ratios only within one run):
-  commit c116ca4 (2026-12-01 23:10-23:13 UTC, load 3.6-4.5, the other engineers building
-  and testing), 101 runs on xentrace.bin, 33 on the 10-copy file, three runs of this script:
-    xentrace.bin 3.04x (36.5 vs 12.0 ms), 2.92x, 3.04x (35.1 vs 11.5 ms; least 27.0 vs 7.3);
-    10 copies   3.24x (334.3 vs 103.3 ms), 3.44x, 3.08x (304.7 vs 98.8 ms);
-    peak RSS 12.6 vs 6.5 MiB, 86 vs 19 MiB. callgrind: 53.22 M instructions (xenalyze
-    --summary 123.8 M). Against 3e421ab in the same minutes (the two binaries alternating,
-    201 runs each): 0.960x its CPU time on xentrace.bin (least 0.964x). This session's four
-    changes, 56.05 M -> 53.22 M: no observing model for a Xen host alone, cli_ns without
-    printf's %f, the Xen model's lookups inline, the announced vCPU's record returned
-    without the general path. Earlier the same evening (5bf6072 and its parent, load 2.7-3.1):
-    2.89-3.02x and 3.18-3.41x.
-  So 3x is met on the 10-copy file in every run and on xentrace.bin in two runs of three: not
-  reliably, and not with the margin (3.2x) this session aimed for.
+  commit c2f623a (2026-12-01 23:22-23:23 UTC, load 1.8-2.3), 101 runs on xentrace.bin, 33 on
+  the 10-copy file, three runs of this script in a row:
+    xentrace.bin 2.97x (35.2 vs 11.9 ms), 2.82x (31.1 vs 11.0 ms), 3.10x (20.1 vs 6.5 ms);
+      by the least times 3.14x, 3.02x, 3.08x;
+    10 copies   3.26x (320.6 vs 98.4 ms), 3.54x (215.8 vs 61.0 ms), 3.15x (244.8 vs 77.6 ms);
+    peak RSS 12.7 vs 6.5 MiB, 86 vs 19 MiB. callgrind: 52.00 M instructions (xenalyze
+    --summary 123.8 M). Against 3e421ab in the same minutes (the two binaries alternating):
+    0.960x its CPU time on xentrace.bin (201 runs each; least 0.940x), 0.844x on the 10-copy
+    file (41 runs; least 0.940x). This session's changes, 56.05 M -> 52.00 M: no observing
+    model for a Xen host alone, cli_ns without printf's %f, the Xen model's lookups and
+    updates inline, the announced vCPU's record returned without the reader's general path,
+    the merge's common path inline. Earlier the same evening (load 2.7-4.5, at 5bf6072 and
+    c116ca4): 2.89-3.04x and 3.08-3.44x.
+  So 3x is met on the 10-copy file in every run and on xentrace.bin in about half the runs
+  (by the least times in every run): not reliably, and not with the margin (3.2x) this
+  session aimed for; the run-to-run spread (+-5%) is larger than what is left to gain by
+  small steps.
   History, same script: 2.57x / 2.73x before 2026-12-01 (9c32406); 2.87x / 3.18x after the
   stream and walk work (64.10 M -> 59.97 M instructions); 3.19x / 3.33x at load 3.8 after the
   Xen-host consumers stopped subscribing (094ec6a, 56.40 M); 2.80-2.96x / 2.87-3.19x at
