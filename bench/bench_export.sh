@@ -23,6 +23,14 @@
 #     prefetch 45 M; at 3e421ab stage 1 846 M (739 M), stage 2 419 M. Stage 1 still pays the
 #     occupants (~0.11 G in the state machine and their records) and the records (~0.05 G);
 #     in all the export runs ~1.3 G instructions against report's 0.9 G.
+# The machine alone (2026-12-01 23:25-23:29 UTC, load < 1.5, nothing else running), bd6f463,
+# `/work/measure.sh env QUICK=1 RUNS=5 bench/bench_export.sh 50000000`, each run after a sync
+# (800ccbc), medians of 5 alternating (least), wall then CPU:
+#   report 15.21 s (10.62), 16.81 s CPU; export 19.90 s (14.34), 35.43 s CPU (system 3.78);
+#   one thread 21.22 s (17.68), 22.76 s CPU. export / report per round: 1.25 1.31 1.23 1.48
+#   1.35. Stage 1 13.5-18.9 s CPU (0.86x report's instructions, ~1.1x its CPU time: it runs
+#   ~30 % slower per instruction while stage 2 runs on the other vCPU), waiting 0.2-0.4 s for
+#   stage 2; stage 2 11.6-15.3 s CPU, waiting 2.3-4.3 s for stage 1. NOT MET: 1.31x.
 # 50 M pair, `/work/measure.sh env QUICK=1 RUNS=5 bench/bench_export.sh 50000000`, 53412af,
 # medians of 5 alternating (least), wall then CPU:
 #   22:37-22:41 UTC (load 3-4 falling to 1.5): report 12.49 s (8.68), 12.45 s CPU; export

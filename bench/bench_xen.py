@@ -14,6 +14,13 @@ peak_rss). The goal (issue 11) is a CPU-time ratio of at least 3.
 Measured (release build; CPU time is the measure, but on this shared 2-core VM both tools'
 times move by half between runs of the same binaries, with the load and with whatever else
 shares the host, and the ratio moves with them by +-5%: compare ratios only within one run):
+  commit c2f623a, the machine alone (2026-12-01 23:23-23:25 UTC, load 0.8-1.0, no build or
+  other engineer running), three runs of this script in a row, 101 runs / 33 runs:
+    xentrace.bin 3.10x (18.9 vs 6.1 ms), 2.97x (32.2 vs 10.8 ms), 2.91x (34.4 vs 11.8 ms);
+      by the least times 3.18x, 3.20x, 3.11x;
+    10 copies   3.47x (197.4 vs 56.8 ms), 3.19x (295.1 vs 92.5 ms), 3.16x (287.5 vs 90.9 ms).
+    Both tools ran ~1.7x faster in the first run than in the next two (the host's state, not
+    the load): the small file's ratio was higher when the machine was fast.
   commit c2f623a (2026-12-01 23:22-23:23 UTC, load 1.8-2.3), 101 runs on xentrace.bin, 33 on
   the 10-copy file, three runs of this script in a row:
     xentrace.bin 2.97x (35.2 vs 11.9 ms), 2.82x (31.1 vs 11.0 ms), 3.10x (20.1 vs 6.5 ms);
