@@ -23,6 +23,17 @@
 #     prefetch 45 M; at 3e421ab stage 1 846 M (739 M), stage 2 419 M. Stage 1 still pays the
 #     occupants (~0.11 G in the state machine and their records) and the records (~0.05 G);
 #     in all the export runs ~1.3 G instructions against report's 0.9 G.
+# What decides on this VM is where the host runs its two vCPUs: `report` beside a busy loop
+# (no memory traffic) on the other vCPU took 1.01/1.51/1.03/1.55/0.98 s of CPU against
+# 1.01/1.06/1.09/0.98/0.93 s alone (5 M pair, 5 rounds, 23:48 UTC): in some rounds the second
+# vCPU costs the first nothing, in others half its speed, and a two-thread export loses in
+# those. At 5 M (12 rounds, 23:49, each after a sync) the export's wall time was 0.57-1.49x
+# report's, median 0.87x (report 1.215 s, export 0.975 s by medians); at 50 M, three rounds
+# of an ad-hoc script (report, export, each after a sync; 23:49-23:51 UTC): report 11.36 /
+# 12.98 / 11.74 s, export 10.50 / 13.00 / 11.15 s (0.92x-1.00x); then this script at 23:51-
+# 23:55 UTC: report 11.77 s (9.34), export 15.51 s (13.67), one thread 16.33 s; per round
+# 1.12 1.46 1.36 1.17 1.13. So the export is as fast as report in some minutes and a third
+# slower in others, on the same binaries: the goal is not met reliably here.
 # The machine alone (2026-12-01 23:25-23:29 UTC, load < 1.5, nothing else running), bd6f463,
 # `/work/measure.sh env QUICK=1 RUNS=5 bench/bench_export.sh 50000000`, each run after a sync
 # (800ccbc), medians of 5 alternating (least), wall then CPU:
@@ -48,6 +59,8 @@
 #     report 15.8-19.1 s; 3e421ab 27.4 / 32.8 / 31.8 s, 53412af 25.8 / 30.8 / 29.5 s (-6 %),
 #     stage 1 15.9-20.0 -> 12.2-15.8 s CPU. At the start of the session, quieter, the lead
 #     measured report 13.85 s and export 12.43 s, then 14.56 s and 16.01 s.
+# Tried and left: starting the file's write-back as it grows (sync_file_range(WRITE) every
+# 64 MiB from stage 2): 9.83 / 14.44 / 11.11 s against 10.50 / 13.00 / 11.15 s, no gain.
 # Tried and left: stage 2 at nice 10 or 19 (so that the prefetch thread decompresses ahead of
 # stage 1): stage 1 then waited 0.5-2.1 s per 5 M export for the starved stage 2.
 # Left: on this VM a busy second core is worth less than one, so what decides is the export's
