@@ -169,7 +169,9 @@ struct vms_obs_vcpu_instead {
 	uint64_t t;
 	uint32_t host, host_cpu;
 	int32_t tid;
-	const char *comm;                /* valid during the call only; may be "" */
+	const char *comm;                /* its name ("" when not known), NUL-terminated within
+	                                    24 bytes that may all be read (a consumer copies
+	                                    them whole); valid during the call only */
 	bool unattributed;               /* beyond VMS_INSTEAD_MAX_WAITERS: tid -1, see above */
 };
 

@@ -56,8 +56,9 @@ struct an_contain *an_contain_new(const struct an_layout *L, struct vms_observer
 	/* Events are checked only when a guest has a trace of its own: a guest without one (a
 	 * Xen domain, a VM whose host alone was traced) gives no event, and the check would be
 	 * a call per host event that can never count (0.8 M of report's 60.7 M instructions on
-	 * xen/xentrace.bin) */
-	*o = (struct vms_observer){ .ctx = c, .vcpu_mode = on_mode,
+	 * xen/xentrace.bin); the modes, which only the check reads, are then not followed
+	 * either (two calls per VM exit) */
+	*o = (struct vms_observer){ .ctx = c, .vcpu_mode = L->traced_guest ? on_mode : NULL,
 				    .event = L->traced_guest ? on_event : NULL };
 	return c;
 }

@@ -139,7 +139,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	struct f_vcpu *v = &f->v[o->vidx];
 	thief_close(v, o->t);
 	v->tid = o->tid;
-	an_copy_comm(v->comm, o->comm);
+	an_copy_comm24(v->comm, o->comm);
 	v->since = o->t;
 }
 

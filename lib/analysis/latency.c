@@ -381,7 +381,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 		return;
 	struct lt_vcpu *v = &l->v[o->vidx];
 	v->instead_tid = o->unattributed ? VMS_TID_UNATTRIBUTED : o->tid;
-	an_copy_comm(v->instead_comm, o->comm);
+	an_copy_comm24(v->instead_comm, o->comm);
 	note(l, o->vidx, o->t);
 }
 

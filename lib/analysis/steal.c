@@ -261,7 +261,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	v->unattributed = o->unattributed;
 	v->cur_host = o->host;
 	v->cur_cpu = o->host_cpu;
-	an_copy_comm(v->comm, o->comm);
+	an_copy_comm24(v->comm, o->comm);
 }
 
 static void on_wakeup(void *ctx, const struct vms_obs_vcpu_wakeup *o)

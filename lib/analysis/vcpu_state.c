@@ -423,10 +423,11 @@ static bool is_away(enum vms_vcpu_state s)
 /* Who runs now on the CPU a preempted/halted vCPU's thread left. */
 static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 {
+	static const char no_comm[24]; /* (a comm is 24 bytes that may all be read) */
 	struct vms_obs_vcpu_instead o = {
 		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .t = t,
 		.host = v->host >= 0 ? (uint32_t)v->host : 0, .host_cpu = v->left_cpu,
-		.tid = -1, .comm = "",
+		.tid = -1, .comm = no_comm,
 	};
 	if (!v->preempted) {
 		/* halted in its exit, its thread on its CPU: polling burns that CPU itself; a
@@ -755,6 +756,21 @@ SM_HOT void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 	}
 }
 
+/* The thread's mode at a kvm_exit or kvm_entry; its observation is not even made when no
+ * one subscribes (a host whose guests have no trace: the containment check is off) */
+static inline void publish_mode(struct an_sm *sm, const struct sm_vcpu *v, uint32_t h,
+				const struct vms_event *ev, uint64_t t)
+{
+	if (!sm->subs->n[AN_CB_vcpu_mode])
+		return;
+	struct vms_obs_vcpu_mode mo = {
+		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .host = h,
+		.host_cpu = ev->cpu, .host_tid = ev->tid, .t = t,
+		.guest_mode = ev->kind == VMS_K_KVM_ENTRY,
+	};
+	PUBLISH(sm, vcpu_mode, &mo);
+}
+
 SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uint64_t t,
 		   const bool occ)
 {
@@ -767,11 +783,6 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 	    (v->sched_seen && v->run_cpu >= 0 && (uint32_t)v->run_cpu != ev->cpu))
 		exit_close(sm, v, h, t, VMS_EXIT_LOST);
 	v->run_cpu = (int32_t)ev->cpu;
-	struct vms_obs_vcpu_mode mo = {
-		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .host = h,
-		.host_cpu = ev->cpu, .host_tid = ev->tid, .t = t,
-		.guest_mode = ev->kind == VMS_K_KVM_ENTRY,
-	};
 	if (ev->kind == VMS_K_KVM_EXIT) {
 		/* an exit without its entry: events were lost in between */
 		exit_close(sm, v, h, t, VMS_EXIT_LOST);
@@ -785,7 +796,7 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		v->exit_info1 = ev->f[3];
 		v->exit_info2 = ev->f[4];
 		v->exit_cpu = ev->cpu;
-		PUBLISH(sm, vcpu_mode, &mo);
+		publish_mode(sm, v, h, ev, t);
 		if (occ)
 			occ_mode(sm, v, h, ev->cpu, ev->tid, false, t);
 		struct vms_obs_exit eo;
@@ -802,7 +813,7 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		}
 	} else {
 		exit_close(sm, v, h, t, VMS_EXIT_ENDED);
-		PUBLISH(sm, vcpu_mode, &mo);
+		publish_mode(sm, v, h, ev, t);
 		if (occ)
 			occ_mode(sm, v, h, ev->cpu, ev->tid, true, t);
 		v->vmm = false;
