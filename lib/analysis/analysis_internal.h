@@ -121,6 +121,10 @@ void an_subs_free(struct an_subs *s);
 		}                                                             \
 	} while (0)
 
+/* dist.c: d gets s's samples, as if each were added to it (count, sum, min, max, the
+ * exact samples or the histogram's counts alike) */
+void an_dist_merge(struct vms_dist *d, const struct vms_dist *s);
+
 /* ---- the publisher: vcpu_state.c ---- */
 struct an_sm;
 struct an_sm *an_sm_new(const struct an_layout *L);

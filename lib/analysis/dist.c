@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmscope/analysis.h"
+#include "analysis_internal.h"
 #include "core/grow.h"
 
 #define DIST_EXACT 4096
@@ -109,6 +109,45 @@ void vms_dist_add(struct vms_dist *d, uint64_t v)
 		to_hist(d);
 	}
 	hist_add(d, v, 1);
+}
+
+void an_dist_merge(struct vms_dist *d, const struct vms_dist *s)
+{
+	if (!s || !s->count)
+		return;
+	if (!s->hist) {
+		/* exact: the samples appended in one copy while d stays exact (at most DIST_EXACT,
+		 * in an array grown as the adds would have grown it); else one by one */
+		uint32_t need = d->nexact + s->nexact, cap = d->cap ? d->cap : 16;
+		while (cap < need)
+			cap *= 2;
+		uint64_t *ne = d->hist || need > DIST_EXACT ? NULL
+			: cap == d->cap ? d->exact : realloc(d->exact, cap * sizeof *ne);
+		if (!ne) {
+			for (uint32_t i = 0; i < s->nexact; i++)
+				vms_dist_add(d, s->exact[i]);
+			return;
+		}
+		memcpy(ne + d->nexact, s->exact, s->nexact * sizeof *ne);
+		d->exact = ne;
+		d->cap = cap;
+		d->nexact = need;
+		d->sorted = false;
+	} else {
+		/* a histogram's counts: d has more samples than s, so is a histogram too */
+		if (!d->hist)
+			to_hist(d);
+		for (unsigned g = 0; g < GROUPS; g++)
+			for (unsigned b = 0; s->group[g] && b < SUB; b++)
+				if (s->group[g][b])
+					hist_add(d, bucket_mid(g, b), s->group[g][b]);
+	}
+	if (d->count == 0 || s->min < d->min)
+		d->min = s->min;
+	if (d->count == 0 || s->max > d->max)
+		d->max = s->max;
+	d->count += s->count;
+	d->sum += s->sum;
 }
 
 uint64_t vms_dist_count(const struct vms_dist *d) { return d ? d->count : 0; }

@@ -1,8 +1,10 @@
 /* vms_dist against an independent computation: the nearest-rank percentile of a sorted
  * copy of the samples (rank = ceil(p/100 * n), done here in integers on tenths of a
- * percent). Exact up to 4096 samples, within 1% beyond. And the exit reason tables against
+ * percent). Exact up to 4096 samples, within 1% beyond. A merge of distributions against
+ * the same samples added one by one (exits.c makes each guest's table so). And the exit reason tables against
  * the values of the kernel's uapi headers (arch/x86/include/uapi/asm/vmx.h, svm.h). */
 #include "an_test.h"
+#include "analysis/analysis_internal.h"
 
 static uint64_t lcg_state;
 static uint64_t lcg(void)
@@ -110,6 +112,48 @@ static void test_histogram(void **state)
 	check(50000, gen_small, 0); /* values < 128 have exact buckets */
 }
 
+/* parts of sizes na and nb merged into d (a third part empty), against one dist that took
+ * every sample: the same count, sum, min, max, exactness and percentiles */
+static void merge_case(uint32_t na, uint32_t nb, uint64_t (*gen)(void))
+{
+	struct vms_dist *all = vms_dist_new(), *a = vms_dist_new(), *b = vms_dist_new();
+	struct vms_dist *none = vms_dist_new();
+	assert_non_null(all), assert_non_null(a), assert_non_null(b), assert_non_null(none);
+	for (uint32_t i = 0; i < na + nb; i++) {
+		uint64_t v = gen();
+		vms_dist_add(all, v);
+		vms_dist_add(i < na ? a : b, v);
+	}
+	an_dist_merge(a, none);
+	an_dist_merge(a, b);
+	assert_int_equal(vms_dist_count(a), na + nb);
+	assert_int_equal(vms_dist_count(a), vms_dist_count(all));
+	assert_int_equal(vms_dist_sum(a), vms_dist_sum(all));
+	assert_int_equal(vms_dist_min(a), vms_dist_min(all));
+	assert_int_equal(vms_dist_max(a), vms_dist_max(all));
+	assert_int_equal(vms_dist_exact(a), na + nb <= 4096);
+	assert_int_equal(vms_dist_exact(a), vms_dist_exact(all));
+	for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
+		assert_int_equal(vms_dist_percentile(a, ps[k] / 10.0),
+				 vms_dist_percentile(all, ps[k] / 10.0));
+	vms_dist_free(all), vms_dist_free(a), vms_dist_free(b), vms_dist_free(none);
+}
+
+static void test_merge(void **state)
+{
+	(void)state;
+	lcg_state = 3;
+	merge_case(0, 0, gen_uniform);
+	merge_case(0, 700, gen_uniform);      /* into an empty one */
+	merge_case(700, 0, gen_uniform);
+	merge_case(1000, 3096, gen_logwide);  /* exact, 4096 in all: still exact */
+	merge_case(1000, 3097, gen_logwide);  /* one more: a histogram */
+	merge_case(5000, 300, gen_uniform);   /* a histogram takes exact samples */
+	merge_case(300, 5000, gen_logwide);   /* exact takes a histogram's counts */
+	merge_case(6000, 9000, gen_small);    /* two histograms, values < 128 exact */
+	merge_case(6000, 9000, gen_logwide);
+}
+
 static void test_exit_names(void **state)
 {
 	(void)state;
@@ -151,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_small_known),
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_histogram),
+		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_exit_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
