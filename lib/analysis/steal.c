@@ -255,7 +255,8 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	if (o->tid == v->tid && o->unattributed == v->unattributed &&
 	    strncmp(o->comm, v->comm, 23) == 0)
 		return;
-	charge(st, o->vidx, o->t);
+	if (v->preempted)   /* (as in on_state: most are told of a halted vCPU) */
+		charge(st, o->vidx, o->t);
 	v->since = o->t;
 	v->tid = o->tid;
 	v->unattributed = o->unattributed;

@@ -44,6 +44,8 @@ enum sm_halt {
 	HALT_ON_CPU,               /* halted, its thread on its CPU (polling, or not recorded) */
 };
 
+/* (what the events and state changes read first; the occupants and a halt's held flag
+ * changes, which few events read, last: the common fields in the first 124 of 304 bytes) */
 struct sm_vcpu {
 	uint32_t machine, vcpu, vidx;
 	int32_t host, host_tid;
@@ -56,11 +58,6 @@ struct sm_vcpu {
 	bool polling;              /* HALT_ON_CPU: the halt's length is known (kvm_vcpu_wakeup):
 	                              while its thread is on its CPU, it polls */
 	bool pub_polling;          /* the published halt_polling */
-	/* HALT_PENDING: the flag changes of its thread since the kvm_exit, replayed once the
-	 * halt's extent is known (bounded: past it the halt is resolved as it stands) */
-	struct sm_held { uint64_t t; bool preempted, halted; } held[8];
-	uint8_t nheld;
-	uint64_t halt_t0;          /* the HLT exit's kvm_exit */
 	int32_t last_stream;       /* the guest stream that told of it last, -1 none */
 	uint32_t status;           /* the published values */
 	enum vms_vcpu_state state;
@@ -80,6 +77,11 @@ struct sm_vcpu {
 	int32_t occ_gtid;          /* -1 unknown */
 	char occ_gcomm[24];        /* NUL-padded */
 	int32_t gm_host, gm_cpu;   /* -1 when not in guest mode */
+	/* HALT_PENDING: the flag changes of its thread since the kvm_exit, replayed once the
+	 * halt's extent is known (bounded: past it the halt is resolved as it stands) */
+	struct sm_held { uint64_t t; bool preempted, halted; } held[8];
+	uint8_t nheld;
+	uint64_t halt_t0;          /* the HLT exit's kvm_exit */
 };
 
 struct sm_cpu {
