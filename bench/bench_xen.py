@@ -30,6 +30,10 @@ shares the host, and the ratio moves with them by +-5%: compare ratios only with
     last-row shortcut in the Xen model's exit table (the exits alternate reasons: 20% hits),
     the subscribers' function and context copied beside each other for the publications
     (one dependent load less per call; 1.009x, no gain).
+  commit 3fa8e2f (the same code; the lead's check, 02:25-02:28 UTC, load 2.8 falling to 1.2,
+  fuzzers paused), three runs in a row, 301 / 100 runs: xentrace.bin 3.23x (30.9 vs 9.6 ms),
+  3.19x (30.1 vs 9.4 ms), 3.19x (20.1 vs 6.3 ms) by the medians, least 3.19x, 3.39x, 3.31x;
+  10 copies 3.41x, 3.77x, 3.31x.
   History, same script: 2.57x / 2.73x before 2026-12-01 (9c32406); 2.87x / 3.18x after the
   stream and walk work (64.10 M -> 59.97 M instructions); 2.80-3.19x / 2.87-3.33x at
   094ec6a-5945e8c (56.40-56.05 M); at c2f623a (52.00 M), three runs at load 2 and three
