@@ -118,19 +118,19 @@ void an_dist_merge(struct vms_dist *d, const struct vms_dist *s)
 	if (!s->hist) {
 		/* exact: the samples appended in one copy while d stays exact (at most DIST_EXACT,
 		 * in an array grown as the adds would have grown it); else one by one */
-		uint32_t need = d->nexact + s->nexact, cap = d->cap ? d->cap : 16;
-		while (cap < need)
-			cap *= 2;
-		uint64_t *ne = d->hist || need > DIST_EXACT ? NULL
-			: cap == d->cap ? d->exact : realloc(d->exact, cap * sizeof *ne);
-		if (!ne) {
+		uint32_t need = d->nexact + s->nexact;
+		while (!d->hist && need <= DIST_EXACT && d->cap < need) {
+			uint64_t *ne = vms_grow(d->exact, &d->cap, sizeof *ne, 16);
+			if (!ne)
+				break;
+			d->exact = ne;
+		}
+		if (d->hist || need > DIST_EXACT || d->cap < need) {
 			for (uint32_t i = 0; i < s->nexact; i++)
 				vms_dist_add(d, s->exact[i]);
 			return;
 		}
-		memcpy(ne + d->nexact, s->exact, s->nexact * sizeof *ne);
-		d->exact = ne;
-		d->cap = cap;
+		memcpy(d->exact + d->nexact, s->exact, s->nexact * sizeof *d->exact);
 		d->nexact = need;
 		d->sorted = false;
 	} else {

@@ -265,8 +265,8 @@ static void lose_vcpu(struct xm_vcpu *v, uint64_t tsc)
 	runstate_update(v, VMS_XEN_RS_LOST, tsc);
 }
 
-static inline void vcpu_prev_update(struct vms_xen_model *x, uint32_t p, int32_t prev, uint64_t tsc,
-			     uint32_t new_state)
+static inline void vcpu_prev_update(struct vms_xen_model *x, uint32_t p, int32_t prev,
+				    uint64_t tsc, uint32_t new_state)
 {
 	struct xm_pcpu *pc = &x->p[p];
 	struct xm_vcpu *v = vcpu(x, prev);
@@ -279,7 +279,8 @@ static inline void vcpu_prev_update(struct vms_xen_model *x, uint32_t p, int32_t
 	runstate_update(v, new_state, tsc);
 }
 
-static inline void vcpu_next_update(struct vms_xen_model *x, uint32_t p, int32_t next, uint64_t tsc)
+static inline void vcpu_next_update(struct vms_xen_model *x, uint32_t p, int32_t next,
+				    uint64_t tsc)
 {
 	struct xm_pcpu *pc = &x->p[p];
 	struct xm_vcpu *v = vcpu(x, next);
