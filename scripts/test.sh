@@ -26,6 +26,16 @@ run_suite() { # dir sanitize [suite...]
   logs+=("$dir/meson-logs/testlog.json")
   return $st
 }
+# The default configuration, as a contributor's first `meson setup build && ninja -C build`
+# builds it (debugoptimized: -O2 finds warnings the sanitizer builds at -O0 do not).
+build_default() {
+  if [ ! -f build-default/build.ninja ]; then
+    meson setup build-default >/dev/null || return 1
+  fi
+  ninja -C build-default >/dev/null || { ninja -C build-default; return 1; }
+  echo "== default configuration (meson setup build-default && ninja -C build-default): built"
+}
+build_default || { echo "== default configuration: FAILED to build"; rc=1; }
 run_suite build-test address,undefined || rc=1
 TSAN_OPTIONS="halt_on_error=1" VMS_EXPORT_TEST_EVENTS=50000 run_suite build-tsan thread tracer threads || rc=1
 

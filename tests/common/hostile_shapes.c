@@ -98,8 +98,9 @@ static int switch_event(struct vms_tdw *w, uint32_t cpu, uint64_t ts, int32_t pr
 	e.prev_pid = prev;
 	e.next_pid = next;
 	e.prev_prio = e.next_prio = 120;
-	strncpy(e.prev_comm, prev_comm, sizeof e.prev_comm);
-	strncpy(e.next_comm, next_comm, sizeof e.next_comm);
+	/* a kernel comm field: 16 bytes, NUL-padded, not always NUL-terminated */
+	memcpy(e.prev_comm, prev_comm, strnlen(prev_comm, sizeof e.prev_comm));
+	memcpy(e.next_comm, next_comm, strnlen(next_comm, sizeof e.next_comm));
 	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
 }
 
