@@ -452,7 +452,7 @@ if [ "$(cut -d' ' -f1 <<<"$out" | tr '\n' ' ')" = "1000c 5000c " ] && [ "$(cut -
 bad=""
 for c in info report vcpus pcpus threads exits sync dump; do
   err=$("$VMS" $c "$TMP/nokvm.dat" 2>&1 >/dev/null)
-  [ $c = dump ] || grep -q "trace-cmd record -e kvm -e sched" <<<"$err" || bad="$bad nokvm-$c"
+  [ $c = dump ] || grep -q "vCPU states not available: no kvm_entry/kvm_exit in any trace.*docs/recording.md" <<<"$err" || bad="$bad nokvm-$c"
   err=$("$VMS" $c "$TMP/ns.dat" "$TMP/ns.dat" 2>&1 >/dev/null)
   [ $c = dump ] || grep -q "is the same file as" <<<"$err" || bad="$bad twice-$c"
   # mk_trace's host has kvm events and no sched_switch: preemption cannot be seen

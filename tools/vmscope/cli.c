@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "vmscope/availability.h"
 #include "vmscope/sync.h"
 #include "vmscope/writers.h"
 #include "cmds.h"
@@ -610,6 +611,14 @@ void cli_warn_formats(const char *cmd, struct vms_session *s)
 	}
 }
 
+/* A row of what can be known that falls short, as a warning pointing to the recipes */
+static void warn_avail(const struct cli *c, enum vms_avail_what w, const struct vms_avail_row *r)
+{
+	fprintf(stderr, "vmscope %s: warning: %s %s: %s (docs/recording.md says how to record "
+			"it)\n", c->cmd, vms_avail_what_name(w), vms_avail_level_name(r->level),
+		cli_text(r->why));
+}
+
 void cli_warn_model(const struct cli *c)
 {
 	struct vms_session *s = c->s;
@@ -621,10 +630,13 @@ void cli_warn_model(const struct cli *c)
 	for (uint32_t i = 0; i < ns; i++)
 		kvm += kind_count(s, i, VMS_K_KVM_EXIT) + kind_count(s, i, VMS_K_KVM_ENTRY) +
 		       kind_count(s, i, VMS_K_XEN_VMEXIT) + kind_count(s, i, VMS_K_XEN_RUNSTATE);
+	/* the words of `vmscope info`'s table (vmscope/availability.h) */
+	struct vms_avail_row av[VMS_AV_COUNT];
+	vms_session_availability(s, av);
 	if (kvm == 0)
-		fprintf(stderr, "vmscope %s: warning: no KVM events (kvm_entry, kvm_exit) in any trace: "
-				"nothing tells when a guest ran; record the host with "
-				"`trace-cmd record -e kvm -e sched`\n", c->cmd);
+		warn_avail(c, VMS_AV_VCPU_STATES, &av[VMS_AV_VCPU_STATES]);
+	if (!strcmp(av[VMS_AV_PREEMPTION].missing, "sched_switch"))
+		warn_avail(c, VMS_AV_PREEMPTION, &av[VMS_AV_PREEMPTION]);
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		const struct vms_sync_info *si = &mc->sync;
@@ -650,11 +662,6 @@ void cli_warn_model(const struct cli *c)
 				si->contain_total);
 		if (mc->source < 0)
 			continue;
-		if ((mc->role & VMS_ROLE_HOST) && kind_count(s, (uint32_t)mc->source, VMS_K_KVM_EXIT) &&
-		    !kind_count(s, (uint32_t)mc->source, VMS_K_SCHED_SWITCH))
-			fprintf(stderr, "vmscope %s: warning: %s recorded no sched_switch: when its vCPU "
-					"threads were preempted cannot be seen (record the host with "
-					"`trace-cmd record -e kvm -e sched`)\n", c->cmd, cli_text(mc->name));
 		/* roles forced against what the data says */
 		const struct vms_source *src = vms_session_source(s, (uint32_t)mc->source);
 		const char *path = src->path;

@@ -1,11 +1,13 @@
 /* vmscope info: what a trace is — format, role, clock, CPUs, event counts per type, and the
- * options that link machines (TRACEID, GUEST, TIME_SHIFT, TSC2NSEC). */
+ * options that link machines (TRACEID, GUEST, TIME_SHIFT, TSC2NSEC) — and what the traces
+ * together can tell, analysis by analysis (vmscope/availability.h). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cmds.h"
+#include "vmscope/availability.h"
 #include "vmscope/writers.h"
 
 static const char usage[] =
@@ -19,8 +21,13 @@ static const char usage[] =
 	"as trace-cmd prints them, and ns). A xentrace file: its physical CPUs, domains and\n"
 	"vCPUs, record classes and lost records; its times are cycles unless --tsc-hz (or\n"
 	"--cpu-hz) gives the CPU frequency.\n"
+	"Then, for the traces together, what can be known: each analysis (vCPU states,\n"
+	"preemption and steal, halted vs preempted, exits, guest thread overlays, latency blame,\n"
+	"fused CPU view, clock sync) available, partial or not available, with the missing\n"
+	"event or option that decides it; docs/recording.md says how to record it.\n"
 	"\n"
-	"  --json              one JSON object: the header (schema_version, time_unit), traces\n"
+	"  --json              one JSON object: the header (schema_version, time_unit), traces,\n"
+	"                      analyses (what can be known)\n"
 	"  --raw               also the first and last raw timestamps (the trace's own clock)\n"
 	CLI_HELP_OUTPUT CLI_HELP_HOST_GUEST;
 
@@ -274,6 +281,37 @@ static void json_source(struct vms_json *j, struct vms_session *s, uint32_t i,
 	vms_json_end_object(j);
 }
 
+/* What the traces together can tell (the same rows as the warnings of every command) */
+static void text_availability(FILE *f, struct vms_session *s)
+{
+	struct vms_avail_row rows[VMS_AV_COUNT];
+	vms_session_availability(s, rows);
+	fprintf(f, "\nwhat can be known (docs/recording.md: how to record what is missing)\n");
+	for (int i = 0; i < VMS_AV_COUNT; i++)
+		fprintf(f, "  %-22s %-14s %s\n", vms_avail_what_name(i),
+			vms_avail_level_name(rows[i].level), cli_text(rows[i].why));
+}
+
+static void json_availability(struct vms_json *j, struct vms_session *s)
+{
+	struct vms_avail_row rows[VMS_AV_COUNT];
+	vms_session_availability(s, rows);
+	vms_json_begin_array(j, "analyses");
+	for (int i = 0; i < VMS_AV_COUNT; i++) {
+		vms_json_begin_object(j, NULL);
+		vms_json_string(j, "analysis", vms_avail_what_key(i));
+		vms_json_string(j, "name", vms_avail_what_name(i));
+		vms_json_string(j, "availability", vms_avail_level_name(rows[i].level));
+		if (rows[i].missing[0])
+			vms_json_string(j, "missing", rows[i].missing);
+		else
+			vms_json_null(j, "missing");
+		vms_json_string(j, "why", rows[i].why);
+		vms_json_end_object(j);
+	}
+	vms_json_end_array(j);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct cli c;
@@ -302,6 +340,7 @@ int cmd_info(int argc, char **argv)
 		for (uint32_t i = 0; i < n; i++)
 			json_source(&j, s, i, &cnt.ps[i]);
 		vms_json_end_array(&j);
+		json_availability(&j, s);
 		vms_json_end_object(&j);
 		vms_json_finish(&j);
 	} else {
@@ -310,6 +349,7 @@ int cmd_info(int argc, char **argv)
 				fputc('\n', c.f);
 			text_source(c.f, s, i, &cnt.ps[i], c.raw);
 		}
+		text_availability(c.f, s);
 	}
 	free(cnt.ps);
 	return cli_end(&c, VMS_EXIT_OK);
