@@ -9,6 +9,10 @@ if [ "$what" = test ]; then
   # peers and reference readers used by tests and benchmarks
   pkgs+=(trace-cmd libtracecmd-dev babeltrace2 liblttng-ust-dev lttng-tools protobuf-compiler
          python3 xen-utils-common)   # xen-utils-common: xenalyze, the xentrace reference
+  # xentrace itself (its --help checks docs/recording.md's command line; Debian's
+  # /usr/sbin/xentrace is a wrapper that needs a hypervisor), and setpriv (util-linux) to
+  # run a private lttng-sessiond as nobody in that test
+  pkgs+=(xen-utils-4.17 util-linux)
   # the HTML report's browser test: headless Chromium driven by playwright-core, which
   # tests/browser/setup.sh installs with npm (a node and npm already on PATH will do)
   pkgs+=(chromium)

@@ -17,7 +17,8 @@ static const char usage[] =
 	"Writes a simulated host + guest trace.dat pair with `vmscope synth` (into DIR, default a\n"
 	"fresh directory under $TMPDIR), runs `vmscope report` on it and writes its timeline\n"
 	"beside it, DIR/demo.pftrace, for the Perfetto UI (`vmscope export`), and the same report\n"
-	"with an interactive timeline in DIR/report.html (`vmscope html`).\n";
+	"with an interactive timeline in DIR/report.html (`vmscope html`). It ends with how to\n"
+	"record one's own host and guests (docs/recording.md).\n";
 
 /* The timeline beside the report, and how to look at it. */
 static int demo_timeline(const char *dir, char *host, char *guest)
@@ -130,8 +131,13 @@ int cmd_demo(int argc, char **argv)
 	char *hargv[] = { "html", host, guest, "-o", page, NULL };
 	fflush(stdout);
 	st = cmd_html(5, hargv);
-	if (st == VMS_EXIT_OK)
-		printf("\nvmscope demo: the same report with an interactive timeline: %s\n"
-		       "(one self-contained file: open it in any web browser)\n", page);
+	if (st != VMS_EXIT_OK)
+		return st;
+	printf("\nvmscope demo: the same report with an interactive timeline: %s\n"
+	       "(one self-contained file: open it in any web browser)\n", page);
+	/* the next step: the same on one's own host (docs/recording.md has the details) */
+	printf("\nOn your own KVM host (docs/recording.md): `trace-cmd agent -D` in each guest, then\n"
+	       "  trace-cmd record -C tsc2nsec -e kvm -e sched -e task -A GUEST@CID -e sched -e task\n"
+	       "  vmscope report trace.dat trace-GUEST.dat\n");
 	return st;
 }
