@@ -648,7 +648,8 @@ void cli_warn_model(const struct cli *c)
 			bool none = !ms || ms->causes + ms->effects == 0;
 			fprintf(stderr, "vmscope %s: warning: %s shares no clock with %s (no TIME_SHIFT, %s): "
 					"its times are taken as they are and cannot be compared with the "
-					"reference (--offset %s=NS sets its offset)\n", c->cmd, cli_text(mc->name),
+					"reference (--offset %s=NS sets its offset; docs/recording.md says what to "
+					"record for a sync)\n", c->cmd, cli_text(mc->name),
 				cli_text(cli_machine_name(m, si->reference)),
 				none ? "no events that can be matched across the traces for the convex hull"
 				     : "no usable matched pairs: see vmscope sync", cli_text(mc->name));
