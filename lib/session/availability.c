@@ -269,9 +269,12 @@ void vms_session_availability(struct vms_session *s, struct vms_avail_row rows[V
 				    mname(m, mc->sync.reference), vms_sync_method_name(mc->sync.method));
 			else
 				say(&v, VMS_AVAIL_NO, "clock sync",
-				    "%s shares no clock with %s (no TIME_SHIFT, no matched vmsync or TCP "
-				    "events; --offset %s=NS)", mname(m, i),
-				    mname(m, mc->sync.reference), mname(m, i));
+				    "%s shares no clock with %s (%s, no matched vmsync or TCP events; "
+				    "--offset %s=NS)", mname(m, i), mname(m, mc->sync.reference),
+				    vms_session_source(s, (uint32_t)mc->source)->meta.timeshift
+					    ? "its TIME_SHIFT names a host trace not given"
+					    : "no TIME_SHIFT",
+				    mname(m, i));
 			fold_add(&fo[VMS_AV_CLOCK_SYNC], &v);
 		}
 	}

@@ -79,6 +79,13 @@ else skip "xentrace table" "../shared/traces/xen missing"; fi
 
 "$VMS" synth --events 20000 --out "$TMP/pair" >/dev/null 2>&1
 table "synthesized pair" "vcpu_states=yes preemption=yes halted_vs_preempted=yes exits=yes guest_threads=yes latency=yes pcpu_view=yes clock_sync=yes" "$TMP/pair/host.dat" "$TMP/pair/guest.dat"
+# folded over guests: the pair plus kvm-hip24's guest, whose TIME_SHIFT names a host not
+# given (no host trace, no clock): one guest of two for the guest rows, partial
+if [ -r "$G" ]; then
+  table "synthesized pair + a guest without its host" "vcpu_states=yes preemption=yes halted_vs_preempted=yes exits=yes guest_threads=partial:host trace latency=partial:host trace pcpu_view=yes clock_sync=partial:clock sync" "$TMP/pair/host.dat" "$TMP/pair/guest.dat" "$G"
+  "$VMS" info "$TMP/pair/host.dat" "$TMP/pair/guest.dat" "$G" 2>/dev/null | grep -q "^  clock sync             partial        guest-Salamander4 shares no clock with host (its TIME_SHIFT names a host trace not given" \
+    && ok "a guest without its host: the clock row says its TIME_SHIFT names a host not given" || notok "TIME_SHIFT without host"
+fi
 # the synthesized guest alone: its own view only, and nothing of the host's
 table "synthesized guest alone" "vcpu_states=partial:kvm_entry preemption=no:kvm_entry halted_vs_preempted=no:kvm_entry exits=no:kvm_exit guest_threads=no:host trace latency=no:host trace pcpu_view=no:kvm_entry clock_sync=yes" "$TMP/pair/guest.dat"
 
