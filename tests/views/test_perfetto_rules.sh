@@ -69,6 +69,15 @@ if [ -r "$X" ]; then
   else notok "xentrace.bin: export" "$(tail -2 "$TMP/err")"; fi
 else skip "xentrace.bin rules" "shared traces missing"; fi
 
+# lanes: 60 host threads that each run instead of the vCPUs waiting on CPU 0 (hostile_gen
+# xml-entry-tids, as in test_export.sh): 1,770 slices on lanes, whose descriptors and events
+# are on their group's sequence, each naming its lane
+d=$TMP/lanes && mkdir -p "$d"
+if "${VMS_BUILD_DIR}/tests/hostile/hostile_gen" xml-entry-tids 60 "$d/h.xml" && export_to "$d/t.pftrace" "$d/h.xml" &&
+   python3 "$T/trace_ids.py" xml "$d/h.xml" > "$d/h.ids"; then
+  rules lanes "$d/t.pftrace" --ids h="$d/h.ids"
+else notok "lanes: hostile_gen, export, ids" "$(tail -2 "$TMP/err")"; fi
+
 d=$TMP/synth && mkdir -p "$d"
 if ! command -v trace-cmd >/dev/null; then skip "synth rules" "trace-cmd missing (the ids' reference)"
 elif "$VMS" synth --events 20000 --out "$d" >/dev/null 2>&1 &&
