@@ -7,7 +7,8 @@ usage: mutate_pftrace.py IN OUT WHAT
   iid       the first track event's name_iid becomes one never interned
   pid       the first root track gets a ProcessDescriptor (a made-up pid 424242)
   tid       the first track named "comm (N)" becomes "comm (N + 1000000)"
-  cross     the first slice written whole on a track ends after a later one there begins
+  cross     an END is given a time (absolute, on BOOTTIME) after the next BEGIN on its track:
+            the reader then pairs it with that BEGIN (two slices cross)
 """
 import os
 import re
