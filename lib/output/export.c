@@ -116,6 +116,9 @@ struct xback {
 	uint64_t period;
 	uint32_t nr_mach;
 	uint32_t *group;             /* [nr_mach], UINT32_MAX when none */
+	bool *no_tids;               /* [nr_mach]: its "threads" have no tid in the trace (a
+	                                Xen host's: vCPUs numbered by VMS_XEN_TID), so their
+	                                names show none (docs/perfetto.md) */
 	uint32_t *unattr_tr;         /* [nr_mach]: its unattributed counter + 1, 0 none yet */
 	uint32_t *unattr_n;          /* [nr_mach]: the vCPUs it counts now */
 	uint32_t *vbase;
@@ -150,12 +153,15 @@ static const char *mname(const struct xback *x, uint32_t m)
 	return mc && mc->name ? mc->name : "?";
 }
 
-/* "comm (tid), pid N" of a thread as the model knew it (ti), its comm given or the model's */
-static void thread_name(const struct xr_thread *ti, int32_t tid, const char *given, char *buf,
-			size_t len)
+/* "comm (tid), pid N" of a thread as the model knew it (ti), its comm given or the model's;
+ * its comm alone when its machine's trace has no tids (no_tids) */
+static void thread_name(const struct xr_thread *ti, int32_t tid, bool no_tid, const char *given,
+			char *buf, size_t len)
 {
 	const char *c = given && *given ? given : ti->comm[0] ? ti->comm : "?";
-	if (ti->pid > 0) /* the process where the trace says it (vms_pid_how) */
+	if (no_tid)
+		snprintf(buf, len, "%s", c);
+	else if (ti->pid > 0) /* the process where the trace says it (vms_pid_how) */
 		snprintf(buf, len, "%s (%d), pid %d", c, tid, ti->pid);
 	else
 		snprintf(buf, len, "%s (%d)", c, tid);
@@ -276,6 +282,8 @@ static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 		else if (iv->guest >= 0)
 			snprintf(name, sizeof name, "%s vCPU %d: ?",
 				 mname(x, (uint32_t)iv->guest), iv->vcpu);
+		else if (x->no_tids[iv->host])
+			snprintf(name, sizeof name, "%s", iv->comm[0] ? iv->comm : "?");
 		else
 			snprintf(name, sizeof name, "%s (%d)", iv->comm[0] ? iv->comm : "?",
 				 iv->tid);
@@ -386,7 +394,7 @@ static uint32_t steal_lane(struct xback *x, uint32_t host, int32_t tid, const ch
 	uint32_t key = i << 8 | lane;
 	if (lane == th->nlanes) {
 		char name[96], base[64];
-		thread_name(ti, tid, comm, base, sizeof base);
+		thread_name(ti, tid, x->no_tids[host], comm, base, sizeof base);
 		if (lane)
 			snprintf(name, sizeof name, "%s #%u", base, lane + 1);
 		else
@@ -567,7 +575,7 @@ static uint32_t gthread_track(struct xback *x, uint32_t guest, int32_t tid,
 		xr_put_thread(x->m, &own, guest, tid);
 		ti = &own;
 	}
-	thread_name(ti, tid, comm, name, sizeof name);
+	thread_name(ti, tid, x->no_tids[guest], comm, name, sizeof name);
 	return track_for(x, &x->gthread_tr, key, x->group[guest], name, RANK_THREADS + tid);
 }
 
@@ -593,7 +601,7 @@ static uint32_t instead_name(struct xback *x, uint32_t host, int32_t tid,
 	struct xnamed *nm = named(x, &x->insteads, vms_keymap_mt(host, tid), ti->comm);
 	if (nm && !nm->name) {
 		char name[64];
-		thread_name(ti, tid, NULL, name, sizeof name);
+		thread_name(ti, tid, x->no_tids[host], NULL, name, sizeof name);
 		nm->name = vms_tl_name(x->tl, name);
 	}
 	return nm ? nm->name : 0;
@@ -753,6 +761,7 @@ static void free_state(struct xback *x)
 	names_free(&x->occupants);
 	names_free(&x->insteads);
 	free(x->group);
+	free(x->no_tids);
 	free(x->unattr_tr);
 	free(x->unattr_n);
 	free(x->vbase);
@@ -779,16 +788,22 @@ static int make_state(struct xback *x, const struct vms_model *model)
 	vms_keymap_init(&x->insteads.map);
 	x->nr_mach = vms_model_nr_machines(model);
 	x->group = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->group);
+	x->no_tids = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->no_tids);
 	x->vbase = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->vbase);
 	x->unattr_tr = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->unattr_tr);
 	x->unattr_n = calloc(x->nr_mach ? x->nr_mach : 1, sizeof *x->unattr_n);
 	x->cpu_ix = calloc((size_t)(x->nr_mach ? x->nr_mach : 1) * CPU_DIRECT, sizeof *x->cpu_ix);
 	x->rdirect = calloc(2, sizeof *x->rdirect);
-	if (!x->group || !x->vbase || !x->unattr_tr || !x->unattr_n || !x->cpu_ix || !x->rdirect)
+	if (!x->group || !x->no_tids || !x->vbase || !x->unattr_tr || !x->unattr_n || !x->cpu_ix || !x->rdirect)
 		return -1;
 	for (uint32_t m = 0; m < x->nr_mach; m++) {
+		const struct vms_machine *mc = vms_model_machine_c(model, m);
 		x->vbase[m] = x->nr_v;
-		x->nr_v += vms_model_machine_c(model, m)->nr_vcpus;
+		x->nr_v += mc->nr_vcpus;
+		/* a Xen domain's host is xentrace's: Xen records domains and vCPUs, no thread */
+		if (mc->host_how == VMS_LINK_XENTRACE && mc->host >= 0 &&
+		    (uint32_t)mc->host < x->nr_mach)
+			x->no_tids[mc->host] = true;
 	}
 	x->v = calloc(x->nr_v ? x->nr_v : 1, sizeof *x->v);
 	if (!x->v)

@@ -5,8 +5,11 @@
  * is a sequence of its own (trusted_packet_sequence_id = its uuid), so that what a packet of
  * a slice repeats is the least:
  *  - the track's first packet is its TrackDescriptor and clears the sequence's incremental
- *    state (sequence_flags 1); groups are process tracks, so the UI shows one collapsible
- *    group per machine;
+ *    state (sequence_flags 1); groups are root tracks (no ProcessDescriptor: a machine has no
+ *    pid) that their tracks nest under, so the UI shows one collapsible group per machine;
+ *  - every event packet says it needs that state (sequence_flags 2: it uses the sequence's
+ *    defaults, clock or interned names), so that a reader that lost the sequence's start
+ *    drops it rather than misreads it;
  *  - before its first event, a packet at that time (on the trace clock, BOOTTIME) sets the
  *    sequence's defaults (timestamps on clock 64, events on this track) and a ClockSnapshot
  *    that says clock 64 is incremental and equal to BOOTTIME there; every later packet's
@@ -19,6 +22,7 @@
  * Slices are a BEGIN and an END event; nothing else is written per slice. Lanes (timeline.h)
  * are the exception: tracks that have no sequence of their own (nor anything kept here),
  * whose events are on their group's sequence and name their track (track_uuid).
+ * docs/perfetto.md lists each rule of Perfetto's reader the file relies on, with its line.
  *
  * Chrome JSON ({"traceEvents": [...]}): groups are processes (pid = group + 1), tracks are
  * threads (tid = track + 1) named by metadata events, slices complete events ("X", ts and dur
@@ -44,7 +48,6 @@ enum {
 	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_PARENT = 5, TD_COUNTER = 8,
 	TD_CHILD_ORDERING = 11, TD_SIBLING_RANK = 12,
-	PD_PID = 1, PD_NAME = 6,
 	CD_UNIT_NAME = 6,
 	TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_DOUBLE_VALUE = 44,
 	DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_POINTER = 7, DA_STRING_IID = 17,
@@ -52,7 +55,7 @@ enum {
 	IN_IID = 1, IN_NAME = 2,   /* EventName, DebugAnnotationName, InternedString alike */
 	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4,
 	ORDER_EXPLICIT = 3,
-	SEQ_CLEARED = 1,
+	SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2,
 	CLOCK_BOOTTIME = 6, CLOCK_INCREMENTAL = 64,
 };
 
@@ -72,9 +75,11 @@ static const uint32_t k_field[K_COUNT] = { ID_EVENT_NAMES, ID_ANNOTATION_NAMES, 
 #define TE_MAX 512
 #define HEAD_MAX 64
 #define PACKET_MAX (HEAD_MAX + IDATA_MAX + TE_MAX + 4 * PB_VARINT_MAX)
+/* a packet's sequence and flags: two keys, the id (below 2^32) and the flags (< 128) */
+#define SEQ_HEAD_MAX (1 + 5 + 1 + 1)
 /* a packet without interned data nor arguments: timestamp and clock, sequence, a track event
  * of a type and a name (< 128: its length and the packet's are one byte) */
-#define FAST_MAX (2 + 2 * PB_VARINT_MAX + 3 + 6 + 2 + 2 + 2 + 6)
+#define FAST_MAX (2 + 2 * PB_VARINT_MAX + 3 + SEQ_HEAD_MAX + 2 + 2 + 2 + 6)
 
 struct names {
 	struct vms_keymap map;  /* hash of the string -> id (probing on when they differ) */
@@ -98,7 +103,9 @@ struct track {
 	bool clocked;           /* Perfetto: its clock snapshot is written, last_t is its clock */
 	bool fast;              /* Perfetto: a slice track, clocked (vms_tl_slice's checks, one) */
 	uint8_t nseq;
-	uint8_t seq[8];         /* Perfetto: its trusted_packet_sequence_id field, encoded */
+	uint8_t seq[SEQ_HEAD_MAX]; /* Perfetto: its trusted_packet_sequence_id and sequence_flags
+	                           SEQ_NEEDS_INCREMENTAL_STATE, encoded: what an event packet
+	                           says of its sequence (docs/perfetto.md) */
 	uint64_t last_t;
 	uint64_t *seen;         /* Perfetto: bit id * K_COUNT + k, name id of kind k interned on
 	                           its sequence; [nseen] words, grown to the highest id the track
@@ -309,9 +316,9 @@ static void pb_descriptor(struct vms_tl *tl, uint32_t seq, uint64_t uuid, uint32
 	uint8_t head[HEAD_MAX + sizeof td], *p = td;
 	p = pb_uint(p, TD_UUID, uuid);
 	if (group == UINT32_MAX) {
-		uint8_t *q = pb_int(inner, PD_PID, (int64_t)uuid);
-		q = cut_string(q, PD_NAME, name);
-		p = pb_bytes(p, TD_PROCESS, inner, (size_t)(q - inner));
+		/* a root track, not a process: a machine has no pid, and one made up would be
+		 * taken for a real process (docs/perfetto.md) */
+		p = cut_string(p, TD_NAME, name);
 		p = pb_uint(p, TD_CHILD_ORDERING, ORDER_EXPLICIT);
 	} else {
 		p = pb_uint(p, TD_PARENT, group + 1);
@@ -412,7 +419,8 @@ static uint8_t *intern_entry(struct vms_tl *tl, uint8_t *p, unsigned k, uint32_t
 
 /* A packet's time and sequence: the time as a delta on the track's incremental clock, or,
  * when it goes back, absolute on BOOTTIME (the incremental clock left as it was); then the
- * sequence (its field encoded once, at the track's making: 8 bytes copied, nseq kept). */
+ * sequence and its flags (encoded once, at the track's making: SEQ_HEAD_MAX bytes copied,
+ * nseq kept). */
 static inline uint8_t *pb_when(uint8_t *p, struct track *tr, uint64_t t)
 {
 	*p++ = PKT_TIMESTAMP << 3;
@@ -746,7 +754,8 @@ static uint32_t add_track(struct vms_tl *tl, uint32_t group, bool counter, const
 	memset(tr, 0, sizeof *tr);
 	tr->group = group;
 	tr->counter = counter;
-	tr->nseq = (uint8_t)(pb_uint(tr->seq, PKT_SEQ_ID, tl->nr + 1) - tr->seq);
+	uint8_t *q = pb_uint(tr->seq, PKT_SEQ_ID, tl->nr + 1);
+	tr->nseq = (uint8_t)(pb_uint(q, PKT_SEQ_FLAGS, SEQ_NEEDS_STATE) - tr->seq);
 	if (tl->fmt == VMS_TL_CHROME_JSON &&
 	    ((counter && !(tr->j.name = strdup(name))) ||
 	     (!counter && group != UINT32_MAX && !(tr->j.p = calloc(1, sizeof *tr->j.p))))) {
@@ -983,7 +992,7 @@ struct vms_tl *vms_tl_new(FILE *f, enum vms_tl_format fmt, bool deflate)
 	tl->f = f;
 	tl->fmt = fmt;
 	if (fmt == VMS_TL_PERFETTO &&
-	    (!(tl->out = malloc(OUT_BUF + 16)) ||   /* (pb_when copies 8 bytes of a sequence) */
+	    (!(tl->out = malloc(OUT_BUF + 16)) ||   /* (pb_when copies SEQ_HEAD_MAX bytes) */
 	     (deflate && !(tl->zout = malloc(compressBound(OUT_BUF)))))) {
 		free(tl->out);
 		free(tl);

@@ -1,7 +1,7 @@
 /* vmscope internal: a timeline writer, tracks of slices and counters, written as a Perfetto
  * protobuf trace or as the Chrome JSON trace format, streaming (nothing is kept per slice).
  *
- * A group is a machine (a Perfetto process track, a Chrome JSON process); tracks and counters
+ * A group is a machine (a Perfetto root track, a Chrome JSON process); tracks and counters
  * belong to a group. A track has at most one open slice at a time (vms_tl_open ..
  * vms_tl_close: Perfetto gets the begin when it happens, Chrome JSON one complete event at
  * the close) and any number of closed ones written with vms_tl_slice, which must nest in

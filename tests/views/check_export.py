@@ -11,7 +11,7 @@ packet sequence's incremental state as trace_processor does (cleared by the sequ
 packet; TracePacketDefaults: the track of its events, their clock; a ClockSnapshot defining
 clock 64 as incremental: a timestamp on it is a delta from the sequence's last; interned event
 names, argument names and string values, each defined before its use on that sequence), the
-tracks (descriptors: uuid, parent, name, process) and the slices (BEGIN/END per track, in time
+tracks (descriptors: uuid, parent, name; a group is a root track) and the slices (BEGIN/END per track, in time
 order as trace_processor sorts them: by timestamp, then file order), and compares:
   - one group per machine; per host CPU in `pcpus` a "CPU n" track whose slices are exactly
     the `pcpus` rows (start, end); per vCPU in `vcpus` a "vCPU n" track whose slices are its
@@ -116,11 +116,11 @@ def rebuild(packets):
         for td in p.get("track_descriptor", []):
             uuid = one(td, "uuid")
             assert uuid not in tracks, "track %s described twice" % uuid
-            proc = one(td, "process")
+            # a machine is a root track (no process: it has no pid), its tracks children
+            assert "process" not in td and "thread" not in td, "a made-up pid or tid"
             tracks[uuid] = {
-                "name": one(proc, "process_name") if proc else one(td, "name"),
-                "parent": one(td, "parent_uuid"), "group": proc is not None,
-                "counter": "counter" in td,
+                "name": one(td, "name"), "parent": one(td, "parent_uuid"),
+                "group": one(td, "parent_uuid") is None, "counter": "counter" in td,
             }
         if "timestamp" in p:
             cid = one(p, "timestamp_clock_id", sq["clock"])
