@@ -114,6 +114,12 @@ fail:
 	return NULL;
 }
 
+void vms_analysis_host_unscheduled(struct vms_analysis *a, uint32_t machine)
+{
+	if (!a->started)
+		an_sm_host_unscheduled(a->sm, machine);
+}
+
 /* The first event (or the finish of a run without any): the state machine follows host CPU
  * occupants only when a consumer (behind the window's gate or not) reads them. */
 static void start(struct vms_analysis *a, uint64_t t)

@@ -136,6 +136,9 @@ void an_sm_set_subs(struct an_sm *sm, const struct an_subs *subs);
 void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t);
 /* whether to follow and publish host CPU occupants (cpu_occupant): before the first event */
 void an_sm_follow_occupants(struct an_sm *sm, bool on);
+/* host m records no sched_switch: its host-mode occupants are unknown (before the first
+ * event; vms_analysis_host_unscheduled) */
+void an_sm_host_unscheduled(struct an_sm *sm, uint32_t m);
 void an_sm_start(struct an_sm *sm, uint64_t t0);
 void an_sm_finish(struct an_sm *sm, uint64_t t_end);
 void an_sm_stream_end(struct an_sm *sm, uint32_t machine, uint32_t stream, uint64_t t);
