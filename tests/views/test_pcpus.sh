@@ -17,6 +17,41 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
+# A host trace with no sched_switch, whose vCPU thread moves from CPU 0 to CPU 1 and back
+# with no switch recorded (tests/cli/mk_trace.c "moving": its events and, derived by hand
+# from them, these rows): each CPU shows the vCPU in its kvm_entry..kvm_exit windows only,
+# and unknown between them and after the last, never the thread carried forward.
+MK=${VMS_MK_TRACE:?}
+if "$MK" moving "$TMP/moving.dat" 2>"$TMP/mv.err"; then
+  "$VMS" pcpus --csv "$TMP/moving.dat" > "$TMP/mv.csv" 2>>"$TMP/mv.err"; st=$?
+  cat > "$TMP/mv.want" <<'CSV'
+host,cpu,start_ns,end_ns,machine,vcpu,tid,comm
+moving,0,1000,5000,tid-2001,0,,
+moving,0,5000,7000,unknown,,,
+moving,0,7000,10000,tid-2001,0,,
+moving,0,10000,30000,unknown,,,
+moving,0,30000,32000,tid-2001,0,,
+moving,1,16000,20000,tid-2001,0,,
+moving,1,20000,21000,unknown,,,
+moving,1,21000,25000,tid-2001,0,,
+moving,1,25000,32000,unknown,,,
+CSV
+  # (the rows of each CPU in time order; the CPUs' rows interleave as intervals close)
+  { head -1 "$TMP/mv.csv"; tail -n +2 "$TMP/mv.csv" | sort -t, -k2,2n -k3,3n; } > "$TMP/mv.sorted"
+  if [ $st -eq 0 ] && diff "$TMP/mv.want" "$TMP/mv.sorted" > "$TMP/mv.diff" &&
+     grep -q "not known for 63.83% of their time (30.00 us of 47.00 us" "$TMP/mv.err"; then
+    ok "a vCPU thread moving CPUs without sched_switch: the rows derived by hand, 63.83% unknown"
+  else notok "a vCPU thread moving CPUs without sched_switch" "status $st: $(head -5 "$TMP/mv.diff") $(cat "$TMP/mv.err")"; fi
+  "$VMS" pcpus --json "$TMP/moving.dat" 2>/dev/null | tail -1 > "$TMP/mv.last"
+  want='{"unknown":{"covered_ns":47000,"unknown_ns":30000,"cpus":[{"host":"moving","cpu":0,"covered_ns":31000,"unknown_ns":22000},{"host":"moving","cpu":1,"covered_ns":16000,"unknown_ns":8000}]}}'
+  if [ "$(cat "$TMP/mv.last")" = "$want" ]; then
+    ok "the same, --json: the unknown share per CPU and in all, by hand"
+  else notok "the same, --json: the unknown share" "$(cat "$TMP/mv.last")"; fi
+else
+  notok "mk_trace moving" "$(cat "$TMP/mv.err")"
+  notok "the same, --json"
+fi
+
 OQK=$SHARED/tracecompass-vm/OneQemuKvm
 if [ -r "$OQK/host.xml" ]; then
   "$VMS" pcpus --csv "$OQK/host.xml" "$OQK/guest.xml" > "$TMP/oqk.csv" 2>"$TMP/oqk.err"; st=$?
