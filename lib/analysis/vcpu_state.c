@@ -343,8 +343,12 @@ static inline void occ_mode(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uin
 		struct sm_cpu *oc = host_cpu(sm, oh, ocpu);
 		if (oc && oc->occ_gm == self) {
 			oc->occ_gm = -1;
-			if (oh != h || ocpu != cpu)   /* (here: refreshed below) */
+			if (oh != h || ocpu != cpu) {   /* (here: refreshed below) */
+				/* its thread is here now, not in host mode there */
+				if (oc->occ_known && oc->occ_tid == host_tid)
+					oc->occ_known = false;
 				occ_refresh(sm, oh, ocpu, oc, t);
+			}
 		}
 	}
 	occ_here(sm, v, h, cpu, host_tid, t);

@@ -234,6 +234,30 @@ static void moved_and_check(bool unscheduled)
 	free_fx(&fx);
 }
 
+/* With sched_switch recorded, vCPU 0's kvm_exit on CPU 0 and its thread's switches lost:
+ *   110 kvm_entry of vCPU 0 on CPU 0, 120 the guest's first event (thread 7)
+ *   150 kvm_exit of vCPU 0 on CPU 1                   (10 left CPU 0 by 150)
+ *   finish 200
+ * CPU 0: [110,120) g/0 -1, [120,150) g/0 7 worker, then [150,200) unknown (not thread 10 in
+ * host mode: it is on CPU 1); CPU 1: thread 10 in host mode from 150. */
+static void test_exit_elsewhere(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	setup_fx(&fx);
+	mode(&fx, 110, 0, 0, true);
+	raw(&fx, 120, 1, 0, 7, 0);
+	mode(&fx, 150, 0, 1, false);
+	vms_analysis_finish(fx.an, 200);
+	qsort(fx.r.iv, fx.r.n, sizeof fx.r.iv[0], by_cpu_start);
+	assert_int_equal(fx.r.n, 4);
+	check(&fx.r.iv[0], 0, 110, 120, 1, 0, -1, "");
+	check(&fx.r.iv[1], 0, 120, 150, 1, 0, 7, "worker");
+	check(&fx.r.iv[2], 0, 150, 200, -1, -1, -1, "");
+	check(&fx.r.iv[3], 1, 150, 200, -1, -1, 10, "");
+	free_fx(&fx);
+}
+
 static void test_moved_unscheduled(void **state)
 {
 	(void)state;
@@ -374,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_by_hand),
 		cmocka_unit_test(test_moved_unscheduled),
 		cmocka_unit_test(test_moved_scheduled),
+		cmocka_unit_test(test_exit_elsewhere),
 		cmocka_unit_test(test_migration),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_onequemukvm),
