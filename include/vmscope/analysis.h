@@ -189,6 +189,12 @@ struct vms_analysis;
 
 struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_sinks *sinks);
 void vms_analysis_free(struct vms_analysis *a);
+/* Before the first event: host `machine`'s trace cannot hold sched_switch (its source has no
+ * such event type). Then who runs on its CPUs is known only where its events prove it (the
+ * physical-CPU view, docs/vm-analysis.md §7: a vCPU between kvm_entry and kvm_exit); the rest
+ * of their time is unknown, not the last thread seen there carried forward. Not called: the
+ * host's CPUs are followed through its sched_switch events. */
+void vms_analysis_host_unscheduled(struct vms_analysis *a, uint32_t machine);
 /* Feed every event in merged reference-time order; t is the event's reference time
  * (ev->ts is not used). ev->machine must be the machine (= source) index. The first event's t
  * starts every vCPU's first interval (UNKNOWN until something is known). */

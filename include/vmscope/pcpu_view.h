@@ -10,8 +10,11 @@
  * first event recorded on it (the thread that emitted it, or a sched_switch's next thread),
  * and a vCPU's guest thread from the first event of the guest on that vCPU. Before that the
  * occupant is unknown and no interval is streamed for that stretch (a guest-mode interval
- * whose guest thread is not known yet has tid -1). Memory is bounded by the model (hosts,
- * CPUs, vCPUs), never by the number of events. */
+ * whose guest thread is not known yet has tid -1). Once a CPU showed an occupant, a stretch
+ * where none is known (after lost events, after its thread was seen on another CPU, and on a
+ * host that records no sched_switch everywhere outside [kvm_entry, kvm_exit): §7) is streamed
+ * as an unknown interval, guest and tid -1. Memory is bounded by the model (hosts, CPUs,
+ * vCPUs), never by the number of events. */
 #ifndef VMSCOPE_PCPU_VIEW_H
 #define VMSCOPE_PCPU_VIEW_H
 
@@ -30,7 +33,8 @@ struct vms_pcpu_interval {
 	int32_t guest;           /* guest machine in guest mode there; -1: a host thread runs */
 	int32_t vcpu;            /* that guest's vCPU, -1 when guest is -1 */
 	int32_t tid;             /* guest >= 0: the guest thread (0 idle, -1 unknown yet);
-	                            else the host thread (0 the host's idle) */
+	                            else the host thread (0 the host's idle), -1: who ran
+	                            there is not known (guest -1 too: an unknown interval) */
 	const char *comm;        /* its name ("idle" for a guest's idle, "" when unknown); valid
 	                            during the call only; 24 bytes, NUL-padded (a sink may compare
 	                            it whole) */

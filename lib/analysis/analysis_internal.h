@@ -11,8 +11,9 @@
  *   exits.c        VM exit tables (§5)
  *   steal.c        who took the CPU, run-queue latency (§6)
  *   containment.c  the containment check (§8)
- * analysis.c owns the layout (which machine has which vCPUs), the observer list, the
- * lifecycle, and assembles the results tables from the consumers at finish.
+ * analysis.c owns the observer list and the lifecycle, and assembles the results tables
+ * from the consumers at finish; an_common.c holds what they all use (the layout of the
+ * vCPUs, the subscriptions), so that no consumer calls into analysis.c.
  * Everything here is sized by the model (machines, vCPUs, CPUs, threads, exit reasons),
  * never by the number of events. */
 #ifndef VMS_ANALYSIS_INTERNAL_H
@@ -28,7 +29,8 @@
 
 #define AN_MAX_CPUS 4096   /* physical CPUs of one host tracked; beyond is damage */
 
-/* Which machine has which vCPUs: read-only after vms_analysis_new, shared by all. */
+/* ---- shared by the stage's files (an_common.c) ----
+ * Which machine has which vCPUs: read-only after vms_analysis_new, shared by all. */
 struct an_layout_machine {
 	bool host, guest;
 	uint32_t vcpu_base, nr_vcpus; /* its vCPUs as a guest: vidx vcpu_base.. */
@@ -49,7 +51,7 @@ struct an_layout {
 	bool traced_guest;
 };
 
-/* The layout of model's vCPUs (analysis.c); 0, or -1 when out of memory (free it then too) */
+/* The layout of model's vCPUs; 0, or -1 when out of memory (free it then too) */
 int an_layout_init(struct an_layout *L, struct vms_model *model);
 void an_layout_free(struct an_layout *L);
 /* o as subscribed for layout L: without a traced guest, a traced_guests_only observer's vCPU
@@ -92,7 +94,7 @@ uint32_t an_reason_find(const struct vms_keymap *x, uint32_t table, uint32_t isa
 bool an_reason_add(struct vms_keymap *x, uint32_t table, uint32_t isa, uint32_t reason,
 		   uint32_t row);
 
-/* ---- who subscribed to what (analysis.c builds it) ----
+/* ---- who subscribed to what (an_common.c; analysis.c builds it) ----
  * Per callback, the observers that have it, in subscription order: a publication calls just
  * those, instead of asking every observer whether it has the callback (most have a few). */
 enum an_cb {
@@ -134,6 +136,9 @@ void an_sm_set_subs(struct an_sm *sm, const struct an_subs *subs);
 void an_sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t);
 /* whether to follow and publish host CPU occupants (cpu_occupant): before the first event */
 void an_sm_follow_occupants(struct an_sm *sm, bool on);
+/* host m records no sched_switch: its host-mode occupants are unknown (before the first
+ * event; vms_analysis_host_unscheduled) */
+void an_sm_host_unscheduled(struct an_sm *sm, uint32_t m);
 void an_sm_start(struct an_sm *sm, uint64_t t0);
 void an_sm_finish(struct an_sm *sm, uint64_t t_end);
 void an_sm_stream_end(struct an_sm *sm, uint32_t machine, uint32_t stream, uint64_t t);

@@ -3,9 +3,13 @@
  *
  * The state machine follows who occupies each host CPU and publishes every change
  * (cpu_occupant: a host thread, or a vCPU in guest mode running a guest thread; nothing known
- * after a gap of lost events); this view only makes the maximal intervals of those: a change
- * at t closes the open interval; zero-length ones are dropped, and the last closed interval
- * of each CPU is held back so that A [s, t), B [t, t), A [t, u) comes out as one A [s, u). */
+ * after a gap of lost events, after a thread left without a switch being recorded, and, on a
+ * host that records no sched_switch, outside [kvm_entry, kvm_exit)); this view only makes the
+ * maximal intervals of those: a change at t closes the open interval; zero-length ones are
+ * dropped, and the last closed interval of each CPU is held back so that A [s, t), B [t, t),
+ * A [t, u) comes out as one A [s, u). Once a CPU showed something, a stretch where nothing is
+ * known is an interval too (guest and tid -1: unknown), so that every view shows it as
+ * unknown rather than as nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,23 +114,19 @@ void vms_pcpu_view_occupant(struct vms_pcpu_view *pv, const struct vms_obs_cpu_o
 	struct pv_cpu *c = cpu_of(pv, o->host, o->cpu);
 	if (!c)
 		return;
-	if (o->guest >= 0 || o->tid >= 0) {
-		struct pv_iv *cur = &c->cur;
-		if (cur->open && cur->guest == o->guest && cur->vcpu == o->vcpu &&
-		    cur->tid == o->tid) {   /* its name became known */
-			memcpy(cur->comm, o->comm, sizeof cur->comm);
-			return;
-		}
-		close_cur(pv, o->host, o->cpu, c, o->t);
-		cur->open = true;
-		cur->start = o->t;
-		cur->guest = o->guest;
-		cur->vcpu = o->vcpu;
-		cur->tid = o->tid;
-		memcpy(cur->comm, o->comm, sizeof cur->comm);   /* (24 bytes: observe.h) */
-	} else {   /* nothing known from t */
-		close_cur(pv, o->host, o->cpu, c, o->t);
+	struct pv_iv *cur = &c->cur;
+	if (cur->open && cur->guest == o->guest && cur->vcpu == o->vcpu && cur->tid == o->tid) {
+		memcpy(cur->comm, o->comm, sizeof cur->comm);   /* its name became known */
+		return;
 	}
+	close_cur(pv, o->host, o->cpu, c, o->t);
+	/* (nothing known from t: an unknown interval, guest, vcpu and tid -1, comm "") */
+	cur->open = true;
+	cur->start = o->t;
+	cur->guest = o->guest;
+	cur->vcpu = o->guest >= 0 ? o->vcpu : -1;
+	cur->tid = o->tid;
+	memcpy(cur->comm, o->comm, sizeof cur->comm);   /* (24 bytes: observe.h) */
 }
 
 static void on_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)

@@ -77,6 +77,7 @@ struct sm_vcpu {
 	int32_t occ_gtid;          /* -1 unknown */
 	char occ_gcomm[24];        /* NUL-padded */
 	int32_t gm_host, gm_cpu;   /* -1 when not in guest mode */
+	int32_t occ_cpu;           /* the host CPU last shown running its thread, -1 none */
 	/* HALT_PENDING: the flag changes of its thread since the kvm_exit, replayed once the
 	 * halt's extent is known (bounded: past it the halt is resolved as it stands) */
 	struct sm_held { uint64_t t; bool preempted, halted; } held[8];
@@ -109,6 +110,8 @@ struct sm_machine {
 	struct sm_cpu *cpu;        /* as a host: [nr_cpus] */
 	uint32_t nr_cpus;
 	bool started, ended;       /* its trace's coverage began, ended */
+	bool unscheduled;          /* as a host: its trace holds no sched_switch, so a thread
+	                              seen on a CPU is known there at that instant only (§7) */
 	uint64_t sched_switches;   /* as a host: sched_switch events seen */
 };
 
@@ -155,7 +158,7 @@ struct an_sm *an_sm_new(const struct an_layout *L)
 		v->run_cpu = -1;
 		v->left_prev = v->left_next = -1;
 		v->last_stream = -1;
-		v->occ_gtid = v->gm_host = v->gm_cpu = -1;
+		v->occ_gtid = v->gm_host = v->gm_cpu = v->occ_cpu = -1;
 	}
 	return sm;
 }
@@ -301,6 +304,34 @@ static inline void occ_clear_gm(struct an_sm *sm, struct sm_cpu *c)
 	c->occ_gm = -1;
 }
 
+/* Who runs on CPU c stopped being known before t (a gap of lost events there, or its thread
+ * seen on another CPU at t): what was shown ends at the last event recorded on c. */
+static __attribute__((noinline)) void occ_forget(struct an_sm *sm, uint32_t h, uint32_t cpu,
+						  struct sm_cpu *c, uint64_t t)
+{
+	if (!c->occ_seen || !c->pub_open || c->pub_t >= t)
+		return;
+	static const char none[24] = "";   /* (a comm is 24 bytes that may all be read) */
+	uint64_t cut = c->occ_last_t > c->pub_t ? c->occ_last_t : c->pub_t;
+	occ_publish(sm, h, cpu, c, cut, -1, -1, -1, -1, none);
+	c->occ_known = false;
+	occ_clear_gm(sm, c);   /* someone's event here: host mode (kvm_entry would be at t) */
+}
+
+/* vCPU v's thread is seen on (h, cpu) at t: a thread is on one CPU at a time, so the CPU it
+ * was last shown on, when another and still showing it (its switch away was not recorded),
+ * shows it no longer. */
+static inline void occ_here(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint32_t cpu,
+			    int32_t tid, uint64_t t)
+{
+	if (__builtin_expect(v->occ_cpu >= 0 && (uint32_t)v->occ_cpu != cpu, 0)) {
+		struct sm_cpu *oc = host_cpu(sm, h, (uint32_t)v->occ_cpu);
+		if (oc && oc->occ_known && oc->occ_tid == tid && oc->occ_gm < 0)
+			occ_forget(sm, h, (uint32_t)v->occ_cpu, oc, t);
+	}
+	v->occ_cpu = (int32_t)cpu;
+}
+
 /* The vCPU's thread (host_tid) entered or left guest mode on (h, cpu) at t. */
 static inline void occ_mode(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint32_t cpu,
 			    int32_t host_tid, bool guest_mode, uint64_t t)
@@ -312,15 +343,22 @@ static inline void occ_mode(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uin
 		struct sm_cpu *oc = host_cpu(sm, oh, ocpu);
 		if (oc && oc->occ_gm == self) {
 			oc->occ_gm = -1;
-			if (oh != h || ocpu != cpu)   /* (here: refreshed below) */
+			if (oh != h || ocpu != cpu) {   /* (here: refreshed below) */
+				/* its thread is here now, not in host mode there */
+				if (oc->occ_known && oc->occ_tid == host_tid)
+					oc->occ_known = false;
 				occ_refresh(sm, oh, ocpu, oc, t);
+			}
 		}
 	}
+	occ_here(sm, v, h, cpu, host_tid, t);
 	struct sm_cpu *c = host_cpu(sm, h, cpu);
 	if (!c)
 		return;
-	/* the vCPU thread emitted this event on that CPU: it is the occupant */
-	if (host_tid >= 0 && (!c->occ_known || c->occ_tid != host_tid))
+	/* the vCPU thread emitted this event on that CPU: it is the occupant (in host mode
+	 * until the next switch; without sched_switch, at this instant only) */
+	if (host_tid >= 0 && (!c->occ_known || c->occ_tid != host_tid) &&
+	    !sm->mach[h].unscheduled)
 		occ_set(sm, h, c, host_tid, NULL);
 	if (guest_mode) {
 		if (c->occ_gm != self)
@@ -358,18 +396,6 @@ static inline void occ_switch(struct an_sm *sm, uint32_t h, uint32_t cpu, struct
 	occ_refresh(sm, h, cpu, c, t);
 }
 
-/* Before a host event on CPU c is processed: a gap of lost events before it. Who ran there
- * during the gap is not known, so what was shown ends at the last event before the gap. */
-static __attribute__((noinline)) void occ_gap(struct an_sm *sm, uint32_t h, uint32_t cpu, struct sm_cpu *c, uint64_t t)
-{
-	if (!c->occ_seen || !c->pub_open || c->pub_t >= t)
-		return;
-	uint64_t cut = c->occ_last_t > c->pub_t ? c->occ_last_t : c->pub_t;
-	occ_publish(sm, h, cpu, c, cut, -1, -1, -1, -1, "");
-	c->occ_known = false;
-	occ_clear_gm(sm, c);   /* someone's event here: host mode (kvm_entry would be at t) */
-}
-
 /* After an event was processed: the first event on a CPU says who runs there, and the
  * guest's first event on a vCPU (or its first after a gap) which thread is current on it. */
 static inline void occ_event_after(struct an_sm *sm, uint32_t m,
@@ -380,7 +406,8 @@ static inline void occ_event_after(struct an_sm *sm, uint32_t m,
 		struct sm_cpu *c = host_cpu(sm, m, ev->cpu);
 		if (c) {
 			if (__builtin_expect(!c->occ_known, 0) && ev->tid >= 0 &&
-			    ev->kind != VMS_K_XEN_VMEXIT && ev->kind != VMS_K_XEN_VMENTRY) {
+			    ev->kind != VMS_K_XEN_VMEXIT && ev->kind != VMS_K_XEN_VMENTRY &&
+			    !sm->mach[m].unscheduled) {
 				occ_set(sm, m, c, ev->tid, NULL);
 				occ_refresh(sm, m, ev->cpu, c, t);
 			}
@@ -400,6 +427,12 @@ static inline void occ_event_after(struct an_sm *sm, uint32_t m,
 void an_sm_follow_occupants(struct an_sm *sm, bool on)
 {
 	sm->occ = on;
+}
+
+void an_sm_host_unscheduled(struct an_sm *sm, uint32_t m)
+{
+	if (m < sm->L->nr_mach)
+		sm->mach[m].unscheduled = true;
 }
 
 static enum vms_vcpu_state shown_state(const struct sm_vcpu *v)
@@ -732,8 +765,11 @@ SM_HOT void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 		.vidx = vn ? (int32_t)vn->vidx : -1,
 	};
 	PUBLISH(sm, cpu_run, &o);
-	if (occ && c)
+	if (occ && c) {
 		occ_switch(sm, h, ev->cpu, c, next_tid, o.comm, t);
+		if (vn)
+			occ_here(sm, vn, h, ev->cpu, next_tid, t);
+	}
 	if (vp && vp != vn) {
 		left_detach(sm, vp);
 		vp->preempted = true;
@@ -782,8 +818,9 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 	/* lost events: the ring buffer said so, or the thread is on another CPU than the last
 	 * sched_switch put it on */
 	if ((ev->flags & VMS_EVF_LOST_BEFORE) ||
-	    (v->sched_seen && v->run_cpu >= 0 && (uint32_t)v->run_cpu != ev->cpu))
+	    (v->sched_seen && v->run_cpu >= 0 && (uint32_t)v->run_cpu != ev->cpu)) {
 		exit_close(sm, v, h, t, VMS_EXIT_LOST);
+	}
 	v->run_cpu = (int32_t)ev->cpu;
 	if (ev->kind == VMS_K_KVM_EXIT) {
 		/* an exit without its entry: events were lost in between */
@@ -895,7 +932,7 @@ SM_HOT void sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t, c
 		if (occ && lm->host && (ev->flags & VMS_EVF_LOST_BEFORE)) {
 			struct sm_cpu *c = host_cpu(sm, m, ev->cpu);
 			if (c)
-				occ_gap(sm, m, ev->cpu, c, t);
+				occ_forget(sm, m, ev->cpu, c, t);
 		}
 		if (lm->guest && ev->cpu < lm->nr_vcpus) {
 			sm->v[lm->vcpu_base + ev->cpu].last_stream = (int32_t)ev->stream;

@@ -262,6 +262,11 @@ static void pcpu_row(void *ctx, const struct vms_pcpu_interval *iv)
 	struct xback *x = ctx;
 	if (iv->host >= x->nr_mach || !vms_filter_pcpu(&x->f, iv->host, iv->guest, iv->vcpu))
 		return;
+	/* who ran is not known (docs/vm-analysis.md §7): no slice, so that the track shows a
+	 * gap, as before the CPU's first event, rather than an "unknown" slice that Perfetto's
+	 * slice tables would count as an occupant */
+	if (iv->guest < 0 && iv->tid < 0)
+		return;
 	struct xcpu *c = cpu_track(x, iv->host, iv->cpu);
 	if (!c)
 		return;

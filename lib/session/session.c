@@ -215,6 +215,14 @@ static bool has_wanted_type(const struct vms_source *src, const bool *wanted)
 	return false;
 }
 
+/* Can this source hold sched_switch events (a type of that kind)? A reader that cannot say
+ * is taken as able to. */
+static bool may_schedule(const struct vms_source *src)
+{
+	bool sched[VMS_K_COUNT] = { [VMS_K_SCHED_SWITCH] = true };
+	return has_wanted_type(src, sched);
+}
+
 /* Does it hold anything that links machines (the reason to make a model pass at all)? With
  * two traces or more, network events do: their matched pairs synchronize the clocks. */
 static bool has_linking_type(const struct vms_session *s, const struct vms_source *src)
@@ -701,6 +709,9 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 			vms_analysis_free(s->an);
 			s->an = NULL;
 		}
+	for (uint32_t i = 0; s->an && i < s->nr_src; i++)
+		if (!may_schedule(s->src[i]))
+			vms_analysis_host_unscheduled(s->an, i);
 	for (uint32_t i = 0; s->an && i < s->nr_src; i++) {
 		vms_xen_model_free(s->xen[i]);
 		s->xen[i] = NULL;

@@ -150,6 +150,7 @@ static void check(const struct vms_pcpu_interval *iv, uint32_t cpu, uint64_t s, 
  *   170 an event of thread 60 with events lost before it: the idle interval ends at 108,
  *       nothing is known of [108,170), thread 60 (no name) runs from 170
  *                                                     -> [105,108) host 0 idle
+ *                                                     -> [108,170) unknown (-1, -1, -1, "")
  *   finish 180                                        -> [170,180) host 60 "" */
 static void test_by_hand(void **state)
 {
@@ -168,7 +169,7 @@ static void test_by_hand(void **state)
 	gswitch(&fx, 160, 0, 0, 7, "worker");
 	raw(&fx, 170, 0, 1, 60, VMS_EVF_LOST_BEFORE);
 	vms_analysis_finish(fx.an, 180);
-	assert_int_equal(fx.r.n, 8);
+	assert_int_equal(fx.r.n, 9);
 	qsort(fx.r.iv, fx.r.n, sizeof fx.r.iv[0], by_cpu_start);
 	check(&fx.r.iv[0], 0, 100, 110, -1, -1, 50, "bash");
 	check(&fx.r.iv[1], 0, 110, 120, -1, -1, 10, "CPU 0/KVM");
@@ -177,8 +178,96 @@ static void test_by_hand(void **state)
 	check(&fx.r.iv[4], 0, 140, 160, 1, 0, 0, "idle");
 	check(&fx.r.iv[5], 0, 160, 180, 1, 0, 7, "worker");
 	check(&fx.r.iv[6], 1, 105, 108, -1, -1, 0, "idle");
-	check(&fx.r.iv[7], 1, 170, 180, -1, -1, 60, "");
+	check(&fx.r.iv[7], 1, 108, 170, -1, -1, -1, "");
+	check(&fx.r.iv[8], 1, 170, 180, -1, -1, 60, "");
 	free_fx(&fx);
+}
+
+/* vCPU 0's thread (10) moves from CPU 0 to CPU 1 and back, and no switch says so: the events
+ * of test_moved. unscheduled: the host records no sched_switch (vms_analysis_host_unscheduled).
+ *   100 an event of host thread 50 on CPU 0           (proves 50 there at 100 only)
+ *   110 kvm_entry of vCPU 0 on CPU 0                  guest mode, guest thread not known
+ *   120 the guest's first event on vCPU 0, thread 7   -> CPU 0 [110,120) g/0 -1
+ *   130 kvm_exit on CPU 0                             -> CPU 0 [120,130) g/0 7 worker
+ *   140 an event of thread 10 on CPU 0                (proves 10 there at 140)
+ *   150 kvm_entry of vCPU 0 on CPU 1                  (10 left CPU 0 between 140 and 150)
+ *   160 kvm_exit on CPU 1                             -> CPU 1 [150,160) g/0 7 worker
+ *   170 kvm_entry of vCPU 0 on CPU 0 again            (10 left CPU 1 after 160)
+ *   finish 200                                        -> CPU 0 [170,200) g/0 7 worker
+ * Without sched_switch only the guest-mode windows are known: CPU 0 [130,170) and CPU 1
+ * [160,200) are unknown. With sched_switch recorded (but its switches here lost), what CPU 0
+ * showed from the kvm_exit at 130, thread 10 in host mode, is carried to its last event
+ * there (140), then unknown until 170, since 10 was seen on CPU 1 at 150; CPU 1 shows 10 in
+ * host mode from 160 until its last event there (160), so [160,200) is unknown. In neither
+ * is thread 10 or vCPU 0 on two CPUs at once. */
+static void moved_and_check(bool unscheduled)
+{
+	struct fixture fx;
+	setup_fx(&fx);
+	if (unscheduled)
+		vms_analysis_host_unscheduled(fx.an, 0);
+	raw(&fx, 100, 0, 0, 50, 0);
+	mode(&fx, 110, 0, 0, true);
+	raw(&fx, 120, 1, 0, 7, 0);
+	mode(&fx, 130, 0, 0, false);
+	raw(&fx, 140, 0, 0, 10, 0);
+	mode(&fx, 150, 0, 1, true);
+	mode(&fx, 160, 0, 1, false);
+	mode(&fx, 170, 0, 0, true);
+	vms_analysis_finish(fx.an, 200);
+	qsort(fx.r.iv, fx.r.n, sizeof fx.r.iv[0], by_cpu_start);
+	uint32_t i = 0;
+	if (!unscheduled)   /* (the first event on CPU 0: thread 50 runs there until 110) */
+		check(&fx.r.iv[i++], 0, 100, 110, -1, -1, 50, "bash");
+	check(&fx.r.iv[i++], 0, 110, 120, 1, 0, -1, "");
+	check(&fx.r.iv[i++], 0, 120, 130, 1, 0, 7, "worker");
+	if (unscheduled) {
+		check(&fx.r.iv[i++], 0, 130, 170, -1, -1, -1, "");
+	} else {
+		check(&fx.r.iv[i++], 0, 130, 140, -1, -1, 10, "");
+		check(&fx.r.iv[i++], 0, 140, 170, -1, -1, -1, "");
+	}
+	check(&fx.r.iv[i++], 0, 170, 200, 1, 0, 7, "worker");
+	check(&fx.r.iv[i++], 1, 150, 160, 1, 0, 7, "worker");
+	check(&fx.r.iv[i++], 1, 160, 200, -1, -1, -1, "");
+	assert_int_equal(fx.r.n, i);
+	free_fx(&fx);
+}
+
+/* With sched_switch recorded, vCPU 0's kvm_exit on CPU 0 and its thread's switches lost:
+ *   110 kvm_entry of vCPU 0 on CPU 0, 120 the guest's first event (thread 7)
+ *   150 kvm_exit of vCPU 0 on CPU 1                   (10 left CPU 0 by 150)
+ *   finish 200
+ * CPU 0: [110,120) g/0 -1, [120,150) g/0 7 worker, then [150,200) unknown (not thread 10 in
+ * host mode: it is on CPU 1); CPU 1: thread 10 in host mode from 150. */
+static void test_exit_elsewhere(void **state)
+{
+	(void)state;
+	struct fixture fx;
+	setup_fx(&fx);
+	mode(&fx, 110, 0, 0, true);
+	raw(&fx, 120, 1, 0, 7, 0);
+	mode(&fx, 150, 0, 1, false);
+	vms_analysis_finish(fx.an, 200);
+	qsort(fx.r.iv, fx.r.n, sizeof fx.r.iv[0], by_cpu_start);
+	assert_int_equal(fx.r.n, 4);
+	check(&fx.r.iv[0], 0, 110, 120, 1, 0, -1, "");
+	check(&fx.r.iv[1], 0, 120, 150, 1, 0, 7, "worker");
+	check(&fx.r.iv[2], 0, 150, 200, -1, -1, -1, "");
+	check(&fx.r.iv[3], 1, 150, 200, -1, -1, 10, "");
+	free_fx(&fx);
+}
+
+static void test_moved_unscheduled(void **state)
+{
+	(void)state;
+	moved_and_check(true);
+}
+
+static void test_moved_scheduled(void **state)
+{
+	(void)state;
+	moved_and_check(false);
 }
 
 /* The events of test_migration and test_window, played into fx, and the intervals both
@@ -307,6 +396,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_by_hand),
+		cmocka_unit_test(test_moved_unscheduled),
+		cmocka_unit_test(test_moved_scheduled),
+		cmocka_unit_test(test_exit_elsewhere),
 		cmocka_unit_test(test_migration),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_onequemukvm),

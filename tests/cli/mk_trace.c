@@ -18,7 +18,18 @@
  *                       5000000; entry 5001000, exit IO_INSTRUCTION 10000000, entry 10001000.
  *                       The vCPU's span is 10001000 - 1000 = 10 M ticks, 77 stole 2 M of them
  *                       (20%), from tick 2999000 to 4999000 after the first event: a steal
- *                       finding, in cycles. */
+ *                       finding, in cycles.
+ *   mk_trace moving FILE  the "local" clock (ns), two CPUs, no sched_switch format at all
+ *                       (kvm_entry and kvm_exit only, as kvm-hip24's host): vCPU 0's thread
+ *                       2001 ("CPU 0/KVM") enters on CPU 0 at 1000, exits 5000, enters 7000,
+ *                       exits 10000; then, with no switch recorded, enters on CPU 1 at 16000,
+ *                       exits 20000, enters 21000, exits 25000; back on CPU 0, enters 30000,
+ *                       exits 32000 (the last event). What is known (tests/views/test_pcpus.sh):
+ *                       CPU 0 guest mode [1000,5000) [7000,10000) [30000,32000), unknown
+ *                       [5000,7000) [10000,30000); CPU 1 guest mode [16000,20000)
+ *                       [21000,25000), unknown [20000,21000) [25000,32000). Unknown:
+ *                       22000 of CPU 0's 31000 ns, 8000 of CPU 1's 16000, 30000 of 47000
+ *                       (63.83%). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,17 +45,18 @@ static int fmt(struct vms_tdw *w, const char *sys, const char *name, unsigned id
 	return vms_tdw_add_event_format(w, sys, buf, err);
 }
 
-static int entry(struct vms_tdw *w, uint64_t ts, struct vms_error *err)
+static int entry_on(struct vms_tdw *w, uint32_t cpu, uint64_t ts, struct vms_error *err)
 {
 	struct vms_ev_kvm_entry e;
 	memset(&e, 0, sizeof e);
 	e.c.type = 115;
 	e.c.pid = 2001;
 	e.vcpu_id = 0;
-	return vms_tdw_event(w, 0, ts, &e, sizeof e, err);
+	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
 }
 
-static int vmexit(struct vms_tdw *w, uint64_t ts, uint32_t reason, struct vms_error *err)
+static int vmexit_on(struct vms_tdw *w, uint32_t cpu, uint64_t ts, uint32_t reason,
+		     struct vms_error *err)
 {
 	struct vms_ev_kvm_exit e;
 	memset(&e, 0, sizeof e);
@@ -53,7 +65,17 @@ static int vmexit(struct vms_tdw *w, uint64_t ts, uint32_t reason, struct vms_er
 	e.exit_reason = reason;
 	e.isa = 1;
 	e.vcpu_id = 0;
-	return vms_tdw_event(w, 0, ts, &e, sizeof e, err);
+	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
+}
+
+static int entry(struct vms_tdw *w, uint64_t ts, struct vms_error *err)
+{
+	return entry_on(w, 0, ts, err);
+}
+
+static int vmexit(struct vms_tdw *w, uint64_t ts, uint32_t reason, struct vms_error *err)
+{
+	return vmexit_on(w, 0, ts, reason, err);
 }
 
 static int sw(struct vms_tdw *w, uint64_t ts, int prev, int next, struct vms_error *err)
@@ -74,14 +96,14 @@ static int sw(struct vms_tdw *w, uint64_t ts, int prev, int next, struct vms_err
 int main(int argc, char **argv)
 {
 	if (argc != 3 || (strcmp(argv[1], "tsc") && strcmp(argv[1], "ns") && strcmp(argv[1], "nokvm") &&
-			  strcmp(argv[1], "tscsteal"))) {
-		fprintf(stderr, "usage: mk_trace tsc|ns|nokvm|tscsteal FILE\n");
+			  strcmp(argv[1], "tscsteal") && strcmp(argv[1], "moving"))) {
+		fprintf(stderr, "usage: mk_trace tsc|ns|nokvm|tscsteal|moving FILE\n");
 		return 2;
 	}
-	bool steal = !strcmp(argv[1], "tscsteal");
+	bool steal = !strcmp(argv[1], "tscsteal"), moving = !strcmp(argv[1], "moving");
 	bool tsc = steal || !strcmp(argv[1], "tsc"), kvm = strcmp(argv[1], "nokvm") != 0;
 	struct vms_tdw_config c = {
-		.path = argv[2], .compression = VMS_TDW_NONE, .nr_cpus = 1,
+		.path = argv[2], .compression = VMS_TDW_NONE, .nr_cpus = moving ? 2 : 1,
 		.header_page = vms_synth_header_page, .header_event = vms_synth_header_event,
 		.buffer_clock = tsc ? "x86-tsc" : "local",
 		.trace_clock = tsc ? "local global counter uptime perf mono mono_raw boot [x86-tsc]\n"
@@ -92,13 +114,20 @@ int main(int argc, char **argv)
 	struct vms_error err = { 0 };
 	if (vms_tdw_open(&w, &c, &err))
 		goto fail;
-	if (fmt(w, "sched", "sched_switch", 372, vms_synth_fmt_sched_switch, &err) ||
+	if ((!moving && fmt(w, "sched", "sched_switch", 372, vms_synth_fmt_sched_switch, &err)) ||
 	    fmt(w, "kvm", "kvm_entry", 115, vms_synth_fmt_kvm_entry, &err) ||
 	    fmt(w, "kvm", "kvm_exit", 103, vms_synth_fmt_kvm_exit, &err))
 		goto fail_w;
 	if (!tsc && vms_tdw_add_cmdline(w, 2001, "CPU 0/KVM", &err))
 		goto fail_w;
-	if (steal) {
+	if (moving) {
+		if (entry_on(w, 0, 1000, &err) || vmexit_on(w, 0, 5000, 30, &err) ||
+		    entry_on(w, 0, 7000, &err) || vmexit_on(w, 0, 10000, 1, &err) ||
+		    entry_on(w, 1, 16000, &err) || vmexit_on(w, 1, 20000, 30, &err) ||
+		    entry_on(w, 1, 21000, &err) || vmexit_on(w, 1, 25000, 1, &err) ||
+		    entry_on(w, 0, 30000, &err) || vmexit_on(w, 0, 32000, 30, &err))
+			goto fail_w;
+	} else if (steal) {
 		if (entry(w, 1000, &err) || vmexit(w, 2999000, 1, &err) || sw(w, 3000000, 2001, 77, &err) ||
 		    sw(w, 5000000, 77, 2001, &err) || entry(w, 5001000, &err) ||
 		    vmexit(w, 10000000, 30, &err) || entry(w, 10001000, &err))

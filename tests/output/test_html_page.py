@@ -192,24 +192,29 @@ def check(name, traces, opts=(), compare=True):
     for pr in prows:
         lv, shares = decode_row(blob, pr["off"], pr["len"], levels)
         got, tols = state_times(shares, w)
-        want = {"guest": 0, "idle": 0, "host": 0}
+        want = {"guest": 0, "idle": 0, "host": 0, "unknown": 0}
         for r in prow:
             if r["host"] != pr["machine"] or int(r["cpu"]) != pr["id"]:
                 continue
             s = int(next(v for k, v in r.items() if k.startswith("start")))
             e = int(next(v for k, v in r.items() if k.startswith("end")))
-            if r["machine"] != r["host"]:
+            if r["machine"] == "unknown" and r["vcpu"] == "" and r["tid"] == "":
+                want["unknown"] += e - s   # who ran is not known: the page's unknown shade
+            elif r["machine"] != r["host"]:
                 want["guest"] += e - s
             elif int(r["tid"] or -1) == 0:
                 want["idle"] += e - s
             elif int(r["tid"] or -1) > 0:
                 want["host"] += e - s
-        page = {"guest": got[4] + got[5], "idle": got[1], "host": got[2] + got[3]}
-        tol = {"guest": tols[4] + tols[5], "idle": tols[1], "host": tols[2] + tols[3]}
+        page = {"guest": got[4] + got[5], "idle": got[1], "host": got[2] + got[3],
+                "unknown": got[0]}
+        tol = {"guest": tols[4] + tols[5], "idle": tols[1], "host": tols[2] + tols[3],
+               "unknown": tols[0]}
         for k in want:
             if abs(page[k] - want[k]) > tol[k]:
                 bad.append(f"{pr['label']} {k}: page {page[k]:.0f} ns, csv {want[k]} ns, tolerance {tol[k]:.0f}")
-    ok(not bad, f"{name}: per physical CPU, guest/idle/host time as in pcpus --csv", "\n".join(bad))
+    ok(not bad, f"{name}: per physical CPU, guest/idle/host/unknown time as in pcpus --csv",
+       "\n".join(bad))
     # the guest threads against `vmscope threads --csv` (the overlays: when a thread its
     # guest thought running was stopped, and why): per thread row, its time in vmm,
     # preempted and halted

@@ -4,8 +4,9 @@
 # pair, an independent check of the host CPU rows against `vmscope vcpus` (the vCPU state
 # machine's own intervals): a vCPU is in guest mode on at most one host CPU at a time, and
 # from the first moment the host's CPUs are known, the guest-mode time of each vCPU in
-# `pcpus` is exactly its idle/running/unknown time in `vcpus` (not vmm, preempted, halted).
-# Speaks TAP.
+# `pcpus` is exactly its idle/running/unknown time in `vcpus` (not vmm, preempted, halted);
+# and, since that host recorded no sched_switch, from its raw events: no vCPU or thread on
+# two CPUs at once, and the unknown share (below). Speaks TAP.
 set -u
 VMS=${VMS_BUILD_DIR:?}/tools/vmscope/vmscope
 SHARED=${VMS_SHARED_DIR:?}/traces
@@ -15,6 +16,41 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+# A host trace with no sched_switch, whose vCPU thread moves from CPU 0 to CPU 1 and back
+# with no switch recorded (tests/cli/mk_trace.c "moving": its events and, derived by hand
+# from them, these rows): each CPU shows the vCPU in its kvm_entry..kvm_exit windows only,
+# and unknown between them and after the last, never the thread carried forward.
+MK=${VMS_MK_TRACE:?}
+if "$MK" moving "$TMP/moving.dat" 2>"$TMP/mv.err"; then
+  "$VMS" pcpus --csv "$TMP/moving.dat" > "$TMP/mv.csv" 2>>"$TMP/mv.err"; st=$?
+  cat > "$TMP/mv.want" <<'CSV'
+host,cpu,start_ns,end_ns,machine,vcpu,tid,comm
+moving,0,1000,5000,tid-2001,0,,
+moving,0,5000,7000,unknown,,,
+moving,0,7000,10000,tid-2001,0,,
+moving,0,10000,30000,unknown,,,
+moving,0,30000,32000,tid-2001,0,,
+moving,1,16000,20000,tid-2001,0,,
+moving,1,20000,21000,unknown,,,
+moving,1,21000,25000,tid-2001,0,,
+moving,1,25000,32000,unknown,,,
+CSV
+  # (the rows of each CPU in time order; the CPUs' rows interleave as intervals close)
+  { head -1 "$TMP/mv.csv"; tail -n +2 "$TMP/mv.csv" | sort -t, -k2,2n -k3,3n; } > "$TMP/mv.sorted"
+  if [ $st -eq 0 ] && diff "$TMP/mv.want" "$TMP/mv.sorted" > "$TMP/mv.diff" &&
+     grep -q "not known for 63.83% of their time (30.00 us of 47.00 us" "$TMP/mv.err"; then
+    ok "a vCPU thread moving CPUs without sched_switch: the rows derived by hand, 63.83% unknown"
+  else notok "a vCPU thread moving CPUs without sched_switch" "status $st: $(head -5 "$TMP/mv.diff") $(cat "$TMP/mv.err")"; fi
+  "$VMS" pcpus --json "$TMP/moving.dat" 2>/dev/null | tail -1 > "$TMP/mv.last"
+  want='{"unknown":{"covered_ns":47000,"unknown_ns":30000,"cpus":[{"host":"moving","cpu":0,"covered_ns":31000,"unknown_ns":22000},{"host":"moving","cpu":1,"covered_ns":16000,"unknown_ns":8000}]}}'
+  if [ "$(cat "$TMP/mv.last")" = "$want" ]; then
+    ok "the same, --json: the unknown share per CPU and in all, by hand"
+  else notok "the same, --json: the unknown share" "$(cat "$TMP/mv.last")"; fi
+else
+  notok "mk_trace moving" "$(cat "$TMP/mv.err")"
+  notok "the same, --json"
+fi
 
 OQK=$SHARED/tracecompass-vm/OneQemuKvm
 if [ -r "$OQK/host.xml" ]; then
@@ -75,7 +111,9 @@ if [ -r "$HOST" ]; then
   "$VMS" pcpus --csv "$HOST" "$GUEST" > "$TMP/p.csv" 2>"$TMP/p.err"; st=$?
   "$VMS" vcpus --csv "$HOST" "$GUEST" > "$TMP/v.csv" 2>>"$TMP/p.err"
   if [ $st -eq 0 ] && python3 - "$TMP/p.csv" "$TMP/v.csv" <<'PY'
-import csv, sys
+import csv, os, sys
+sys.path.insert(0, os.path.join(os.environ["VMS_SOURCE_DIR"], "tests", "views"))
+from pcpus_rows import merged
 P = list(csv.DictReader(open(sys.argv[1])))
 V = list(csv.DictReader(open(sys.argv[2])))
 for r in P:  # pcpus --csv names its time columns with their unit too
@@ -94,14 +132,6 @@ for rows in by_cpu.values():
             assert (a["machine"], a["vcpu"], a["tid"]) != (b["machine"], b["vcpu"], b["tid"]), (a, b)
 first = min(int(r["start"]) for r in P)
 last = max(int(r["end"]) for r in P)
-def merged(iv):
-    out = []
-    for s, e in sorted(iv):
-        if out and out[-1][1] == s:
-            out[-1][1] = e
-        else:
-            out.append([s, e])
-    return out
 g = "guest-Salamander4"
 vcpus = sorted({r["vcpu"] for r in V if r["machine"] == g})
 assert vcpus == ["0"], vcpus
@@ -121,5 +151,89 @@ PY
   then ok "kvm-hip24 pcpus: host CPU rows agree with the vCPU rows"; else notok "kvm-hip24 pcpus" "$(cat "$TMP/p.err")"; fi
 else
   skip "kvm-hip24 pcpus" "shared traces missing"
+fi
+
+# kvm-hip24's host recorded kvm_entry/kvm_exit and no sched_switch: what is known of its
+# CPUs is the [kvm_entry, next kvm event of that thread) windows, nothing else (spec §7).
+# Checked independently of the analysis, from the host's raw events (`vmscope dump --raw`:
+# the TSC of each event; ns = tsc * mult >> shift, the TSC2NSEC option that info prints):
+# every vCPU and every host thread on at most one CPU at any instant, each CPU's known rows
+# exactly those windows, and the unknown share (per CPU from its first row, i.e. its first
+# kvm_entry, to the end of the traces; in all) as the JSON's last object and the warning say.
+if [ -r "$HOST" ]; then
+  "$VMS" pcpus --json "$HOST" "$GUEST" > "$TMP/p.jsonl" 2>"$TMP/pj.err"; st=$?
+  "$VMS" dump --raw "$HOST" > "$TMP/raw.txt" 2>>"$TMP/pj.err"
+  "$VMS" info --json "$HOST" "$GUEST" > "$TMP/info.json" 2>>"$TMP/pj.err"
+  if [ $st -eq 0 ] && python3 - "$TMP/p.csv" "$TMP/p.jsonl" "$TMP/raw.txt" "$TMP/info.json" "$TMP/p.err" <<'PY'
+import collections, csv, json, os, re, sys
+sys.path.insert(0, os.path.join(os.environ["VMS_SOURCE_DIR"], "tests", "views"))
+from pcpus_rows import merged
+P = list(csv.DictReader(open(sys.argv[1])))
+J = [json.loads(l) for l in open(sys.argv[2])]
+info = json.load(open(sys.argv[4]))
+host = next(t for t in info["traces"] if t["path"].endswith("host.dat"))
+mult, shift = host["tsc2nsec"]["mult"], host["tsc2nsec"]["shift"]
+t_end = max(t["last_ns"] for t in info["traces"])
+# the windows, from the raw events alone
+windows = collections.defaultdict(list)   # cpu -> [(s, e)]
+open_at = {}                              # tid -> (cpu, s)
+for line in open(sys.argv[3]):
+    m = re.match(r"(\d+) cpu=(\d+) tid=(\d+) (kvm_entry|kvm_exit):", line)
+    if not m:
+        continue
+    t, cpu, tid = (int(m.group(1)) * mult) >> shift, int(m.group(2)), int(m.group(3))
+    if tid in open_at:
+        c, s = open_at.pop(tid)
+        if t > s:
+            windows[c].append((s, t))
+    if m.group(4) == "kvm_entry":
+        open_at[tid] = (cpu, t)
+for tid, (c, s) in open_at.items():
+    if t_end > s:
+        windows[c].append((s, t_end))
+unknown = lambda r: r["machine"] == "unknown" and r["vcpu"] == "" and r["tid"] == ""
+# no vCPU and no host thread on two CPUs at once
+who = collections.defaultdict(list)
+for r in P:
+    if unknown(r):
+        continue
+    key = (r["machine"], r["vcpu"]) if r["vcpu"] != "" else ("host thread", r["tid"])
+    who[key].append((int(r["start_ns"]), int(r["end_ns"]), r["cpu"]))
+for key, iv in who.items():
+    iv.sort()
+    for a, b in zip(iv, iv[1:]):
+        assert a[1] <= b[0] or a[2] == b[2], ("on two CPUs at once", key, a, b)
+assert ("guest-Salamander4", "0") in who, sorted(who)
+# per CPU: the known rows are the windows; the unknown rows the rest from the first row
+cov = unk = 0
+share = {}
+for cpu in sorted(windows):
+    rows = [r for r in P if r["cpu"] == str(cpu)]
+    known = merged((int(r["start_ns"]), int(r["end_ns"])) for r in rows if not unknown(r))
+    assert known == merged(windows[cpu]), (cpu, known[:3], merged(windows[cpu])[:3])
+    first = min(s for s, e in windows[cpu])
+    assert min(int(r["start_ns"]) for r in rows) == first, cpu
+    k = sum(e - s for s, e in known)
+    u = sum(int(r["end_ns"]) - int(r["start_ns"]) for r in rows if unknown(r))
+    assert u == (t_end - first) - k, (cpu, u, t_end - first, k)
+    share[cpu] = (t_end - first, u)
+    cov += t_end - first
+    unk += u
+assert {int(r["cpu"]) for r in P} == set(windows)
+tail = J[-1]["unknown"]
+assert tail["covered_ns"] == cov and tail["unknown_ns"] == unk, (tail, cov, unk)
+assert {c["cpu"]: (c["covered_ns"], c["unknown_ns"]) for c in tail["cpus"]} == share
+rows = [r for r in J[1:-1]]
+assert len(rows) == len(P) and sum(1 for r in rows if r["machine"] == "unknown" and r["tid"] is None) == sum(1 for r in P if unknown(r))
+pct = "%.2f%%" % (100.0 * unk / cov)
+err = open(sys.argv[5]).read()
+assert "not known for " + pct in err, err
+print("# kvm-hip24: %d CPUs, %d of %d ns unknown (%s); vCPU 0's thread on one CPU at a time"
+      % (len(windows), unk, cov, pct))
+PY
+  then ok "kvm-hip24 pcpus without sched_switch: one CPU at a time, known = the kvm_entry..kvm_exit windows, the unknown share stated"
+  else notok "kvm-hip24 pcpus without sched_switch" "$(cat "$TMP/pj.err")"; fi
+else
+  skip "kvm-hip24 pcpus without sched_switch" "shared traces missing"
 fi
 echo "1..$n"

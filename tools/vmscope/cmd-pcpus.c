@@ -1,7 +1,12 @@
 /* vmscope pcpus: the fused physical-CPU view (spec §7), streamed as intervals close.
  * CSV header (a contract): host,cpu,start_ns,end_ns,machine,vcpu,tid,comm (_cycles for a
- * counter clock without its rate). --json: JSON Lines, a header object then the rows. */
+ * counter clock without its rate). --json: JSON Lines, a header object then the rows.
+ * A stretch where who ran is not known is a row too (machine "unknown", vcpu, tid and comm
+ * empty / null); when there is any, its share per CPU and in all follows the rows (text: a
+ * table; JSON: a last object, "unknown"; every format: a warning on stderr). */
+#include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "cmds.h"
@@ -19,27 +24,131 @@ static const char usage[] =
 	"not yet recorded anything on that vCPU). start/end are integer ns in the reference\n"
 	"(first host) timebase, end exclusive. A CPU's rows begin at the first event recorded\n"
 	"on it; around lost events nothing is claimed (cycles instead of ns when a trace counts\n"
-	"cycles with no rate: see --tsc-hz).\n"
+	"cycles with no rate: see --tsc-hz). Where who ran is not known (after lost events,\n"
+	"and on a host that recorded no sched_switch everywhere outside kvm_entry..kvm_exit:\n"
+	"a thread is on one CPU at a time, and nothing else proves where it was), the row says\n"
+	"so: machine \"unknown\", vcpu, tid and comm empty (null in JSON); the unknown share of\n"
+	"each CPU's time (from its first row to the end) and of all follows the rows.\n"
 	"\n"
 	"  --csv               CSV: host,cpu,start_ns,end_ns,machine,vcpu,tid,comm\n"
 	"  --json              JSON Lines: a header object (schema_version, time_unit), then\n"
 	"                      one object per interval, written as it closes\n"
 	CLI_HELP_OUTPUT CLI_HELP_ROLES CLI_HELP_WINDOW;
 
+/* A CPU's time from its first row, and how much of it is unknown */
+struct share {
+	uint64_t covered, unknown;
+};
+struct share_host {
+	struct share *cpu;
+	uint32_t n;
+};
+
 struct out {
 	FILE *f;
 	struct vms_model *m;
 	struct cli *c;
 	const struct vms_filter *filter;
+	struct share_host *share;   /* [machines] */
+	uint32_t nr_share;
+	bool oom;
 };
+
+static void share_add(struct out *o, const struct vms_pcpu_interval *iv, bool unknown)
+{
+	if (!o->share || iv->host >= o->nr_share)
+		return;
+	struct share_host *h = &o->share[iv->host];
+	if (iv->cpu >= h->n) {
+		uint32_t n = h->n ? h->n : 8;
+		while (n <= iv->cpu)
+			n *= 2;
+		struct share *nc = realloc(h->cpu, (size_t)n * sizeof *nc);
+		if (!nc) {
+			o->oom = true;
+			return;
+		}
+		memset(nc + h->n, 0, (size_t)(n - h->n) * sizeof *nc);
+		h->cpu = nc;
+		h->n = n;
+	}
+	h->cpu[iv->cpu].covered += iv->end - iv->start;
+	if (unknown)
+		h->cpu[iv->cpu].unknown += iv->end - iv->start;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* After the rows: the unknown share per CPU and in all, when any time is unknown. */
+static void share_report(struct out *o)
+{
+	uint64_t cov = 0, unk = 0;
+	for (uint32_t h = 0; o->share && h < o->nr_share; h++)
+		for (uint32_t c = 0; c < o->share[h].n; c++) {
+			cov += o->share[h].cpu[c].covered;
+			unk += o->share[h].cpu[c].unknown;
+		}
+	if (!unk)
+		return;
+	struct vms_json j;
+	char d[32], e[32];
+	if (o->c->json) {
+		vms_json_init(&j, o->f, false);
+		vms_json_begin_object(&j, NULL);
+		vms_json_begin_object(&j, "unknown");
+		vms_json_uint(&j, cli_key("covered"), cov);
+		vms_json_uint(&j, cli_key("unknown"), unk);
+		vms_json_begin_array(&j, "cpus");
+	} else if (!o->c->csv) {
+		fprintf(o->f, "\nunknown: who ran is not known for %s of %s of CPU time (%.2f%%)\n",
+			cli_ns(unk, d, sizeof d), cli_ns(cov, e, sizeof e), pct(unk, cov));
+		fprintf(o->f, "%-12s %4s %12s %12s %8s\n", "host", "cpu", "covered", "unknown",
+			"share");
+	}
+	for (uint32_t h = 0; o->share && h < o->nr_share; h++)
+		for (uint32_t c = 0; c < o->share[h].n; c++) {
+			const struct share *s = &o->share[h].cpu[c];
+			if (!s->covered)
+				continue;
+			const char *host = cli_machine_name(o->m, h);
+			if (o->c->json) {
+				vms_json_begin_object(&j, NULL);
+				vms_json_string(&j, "host", host);
+				vms_json_uint(&j, "cpu", c);
+				vms_json_uint(&j, cli_key("covered"), s->covered);
+				vms_json_uint(&j, cli_key("unknown"), s->unknown);
+				vms_json_end_object(&j);
+			} else if (!o->c->csv) {
+				fprintf(o->f, "%-12s %4u %12s %12s %7.2f%%\n", cli_text(host), c,
+					cli_ns(s->covered, d, sizeof d),
+					cli_ns(s->unknown, e, sizeof e), pct(s->unknown, s->covered));
+			}
+		}
+	if (o->c->json) {
+		vms_json_end_array(&j);
+		vms_json_end_object(&j);
+		vms_json_end_object(&j);
+		vms_json_finish(&j);
+	}
+	fprintf(stderr, "vmscope %s: warning: who ran on the host CPUs is not known for %.2f%% of "
+			"their time (%s of %s, from each CPU's first row: lost events, or a host "
+			"that recorded no sched_switch); the rows say where\n", o->c->cmd,
+		pct(unk, cov), cli_ns(unk, d, sizeof d), cli_ns(cov, e, sizeof e));
+}
 
 static void row(void *ctx, const struct vms_pcpu_interval *iv)
 {
 	struct out *o = ctx;
 	if (!vms_filter_pcpu(o->filter, iv->host, iv->guest, iv->vcpu))
 		return;
+	bool unknown = iv->guest < 0 && iv->tid < 0;
+	share_add(o, iv, unknown);
 	const char *host = cli_machine_name(o->m, iv->host);
-	const char *mach = iv->guest >= 0 ? cli_machine_name(o->m, (uint32_t)iv->guest) : host;
+	const char *mach = unknown ? "unknown"
+			 : iv->guest >= 0 ? cli_machine_name(o->m, (uint32_t)iv->guest) : host;
 	if (o->c->json) {
 		struct vms_json j;
 		vms_json_init(&j, o->f, false);
@@ -86,8 +195,8 @@ static void row(void *ctx, const struct vms_pcpu_interval *iv)
 			snprintf(t, sizeof t, "%d", iv->tid);
 		fprintf(o->f, "%-12s %4u %20llu %20llu %10s  %-16s %4s %8s %s\n", cli_text(host), iv->cpu,
 			(unsigned long long)iv->start, (unsigned long long)iv->end,
-			cli_ns(iv->end - iv->start, d, sizeof d), cli_text(mach), v, t,
-			cli_text(iv->comm));
+			cli_ns(iv->end - iv->start, d, sizeof d), unknown ? "(unknown)" : cli_text(mach),
+			v, t, cli_text(iv->comm));
 	}
 }
 
@@ -103,14 +212,17 @@ int cmd_pcpus(int argc, char **argv)
 		return cli_end(&c, cli_fail(&c, &err));
 	struct out o = { .f = c.f, .m = vms_session_model(c.s), .c = &c,
 			 .filter = vms_session_filter(c.s) };
+	o.nr_share = vms_model_nr_machines(o.m);
+	o.share = calloc(o.nr_share ? o.nr_share : 1, sizeof *o.share);
 	if (!o.filter) {
 		fprintf(stderr, "vmscope %s: --machine %s: no such machine\n", c.cmd, c.sopts.machine);
 		return cli_end(&c, VMS_EXIT_USAGE);
 	}
 	struct vms_pcpu_view *pv = vms_pcpu_view_new(o.m, row, &o);
 	struct vms_observer obs = pv ? vms_pcpu_view_observer(pv) : (struct vms_observer){ 0 };
-	if (!pv || vms_session_observe(c.s, &obs) != 0) {
+	if (!pv || !o.share || vms_session_observe(c.s, &obs) != 0) {
 		vms_pcpu_view_free(pv);
+		free(o.share);
 		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
 		return cli_end(&c, VMS_EXIT_FAIL);
 	}
@@ -133,7 +245,17 @@ int cmd_pcpus(int argc, char **argv)
 		fprintf(stderr, "vmscope %s: no trace is a host's (no KVM events, no --host): no "
 			"physical CPU to show\n", c.cmd);
 	st = cli_run(&c, NULL);
+	if (st == VMS_EXIT_OK) {
+		if (o.oom)
+			fprintf(stderr, "vmscope %s: out of memory: the unknown share is not stated\n",
+				c.cmd);
+		else
+			share_report(&o);
+	}
 	st = cli_end(&c, st);
 	vms_pcpu_view_free(pv);
+	for (uint32_t h = 0; h < o.nr_share; h++)
+		free(o.share[h].cpu);
+	free(o.share);
 	return st;
 }

@@ -1,0 +1,95 @@
+/* What the analysis stage's files share and none owns: the layout of the vCPUs (which
+ * machine has which), who subscribed to which callback, and an observer as subscribed for a
+ * layout. analysis.c drives the stage; the consumers (overlays.c makes a layout of its own)
+ * use these without calling into analysis.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+int an_subs_build(struct an_subs *s, const struct vms_observer *obs, uint32_t nr)
+{
+	if (nr > s->cap) {
+		const struct vms_observer **all = realloc(s->all, (size_t)AN_CB_COUNT * nr * sizeof *all);
+		if (!all)
+			return -1;
+		s->all = all;
+		s->cap = nr;
+	}
+	for (int k = 0; k < AN_CB_COUNT; k++) {
+		s->by[k] = s->all + (size_t)k * s->cap;
+		s->n[k] = 0;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct vms_observer *o = &obs[i];
+		const bool has[AN_CB_COUNT] = {
+			[AN_CB_vcpu_state] = o->vcpu_state, [AN_CB_guest_switch] = o->guest_switch,
+			[AN_CB_exit_begin] = o->exit_begin, [AN_CB_exit_end] = o->exit_end,
+			[AN_CB_cpu_run] = o->cpu_run, [AN_CB_vcpu_mode] = o->vcpu_mode,
+			[AN_CB_vcpu_wakeup] = o->vcpu_wakeup, [AN_CB_vcpu_instead] = o->vcpu_instead,
+			[AN_CB_guest_wakeup] = o->guest_wakeup,
+			[AN_CB_cpu_occupant] = o->cpu_occupant, [AN_CB_event] = o->event,
+			[AN_CB_start] = o->start, [AN_CB_finish] = o->finish,
+		};
+		for (int k = 0; k < AN_CB_COUNT; k++)
+			if (has[k])
+				s->by[k][s->n[k]++] = o;
+	}
+	return 0;
+}
+
+void an_subs_free(struct an_subs *s)
+{
+	free(s->all);
+	memset(s, 0, sizeof *s);
+}
+
+void an_observer_for(struct vms_observer *o, const struct an_layout *L)
+{
+	if (o->traced_guests_only && !L->traced_guest) {
+		o->vcpu_state = NULL;
+		o->vcpu_instead = NULL;
+		o->exit_begin = o->exit_end = NULL;
+		o->guest_switch = NULL;
+		o->guest_wakeup = NULL;
+	}
+}
+
+int an_layout_init(struct an_layout *L, struct vms_model *model)
+{
+	L->model = model;
+	L->nr_mach = vms_model_nr_machines(model);
+	L->mach = calloc(L->nr_mach ? L->nr_mach : 1, sizeof *L->mach);
+	if (!L->mach)
+		return -1;
+	for (uint32_t m = 0; m < L->nr_mach; m++) {
+		const struct vms_machine *mc = vms_model_machine_c(model, m);
+		struct an_layout_machine *lm = &L->mach[m];
+		lm->host = (mc->role & VMS_ROLE_HOST) != 0;
+		lm->guest = (mc->role & VMS_ROLE_GUEST) != 0;
+		lm->vcpu_base = L->nr_v;
+		lm->nr_vcpus = lm->guest ? mc->nr_vcpus : 0;
+		L->nr_v += lm->nr_vcpus;
+		L->traced_guest |= lm->guest && mc->source >= 0;
+	}
+	L->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *L->v);
+	if (!L->v)
+		return -1;
+	for (uint32_t m = 0; m < L->nr_mach; m++) {
+		const struct vms_machine *mc = vms_model_machine_c(model, m);
+		for (uint32_t n = 0; n < L->mach[m].nr_vcpus; n++) {
+			struct an_layout_vcpu *v = &L->v[L->mach[m].vcpu_base + n];
+			v->machine = m;
+			v->vcpu = n;
+			v->host = mc->host;
+			v->host_tid = n < mc->nr_vcpus ? mc->vcpus[n].host_tid : -1;
+		}
+	}
+	return 0;
+}
+
+void an_layout_free(struct an_layout *L)
+{
+	free(L->mach);
+	free(L->v);
+}
