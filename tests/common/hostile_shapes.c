@@ -764,6 +764,29 @@ static int xen_lost_markers(const char *path, uint64_t n)
 	return fclose(f) ? -1 : 0;
 }
 
+/* issue 20.8: n domains (1..n) on CPU 0, each running only its vCPU 4095 (runnable ->
+ * running, running -> blocked) and naming vCPU 4094 in a wake-up (blocked -> runnable)
+ * that never runs: 48 bytes per domain. Sized by the highest vCPU named, each domain had
+ * 4,096 vCPUs with a name, a model thread and a report line (100 domains, 4.8 KB: 409,600
+ * vCPUs); by those seen running, one each. */
+static int xen_high_vcpus(const char *path, uint64_t n)
+{
+	if (n > 32766)
+		n = 32766;
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	uint64_t t = 1000;
+	xt_block(f, 0, (uint32_t)n * 3 * 16);
+	for (uint32_t d = 1; d <= n; d++) {
+		uint32_t run = d << 16 | 4095u, named = d << 16 | 4094u;
+		xt_rec(f, 0x00021001u | 1u << 8 | 0u << 4, t++, 1, &run);   /* runnable -> running */
+		xt_rec(f, 0x00021001u | 0u << 8 | 2u << 4, t++, 1, &run);   /* running -> blocked */
+		xt_rec(f, 0x00021001u | 2u << 8 | 1u << 4, t++, 1, &named); /* blocked -> runnable */
+	}
+	return fclose(f) ? -1 : 0;
+}
+
 /* ---- CTF (LTTng kernel layout) ---- */
 
 static const char ctf_metadata[] =
@@ -981,6 +1004,8 @@ const struct hostile_shape hostile_shapes[] = {
 	 * 0.56 / 101 (N 1,000: 0.40 / 82, the 30,000 vCPUs) */
 	{"xen-lost-markers", "xentrace: 30,000 vCPUs blocked, then N lost-records markers",
 	 xen_lost_markers, 1000, 100000},
+	{"xen-high-vcpus", "xentrace: N domains, each running vCPU 4095 and waking vCPU 4094",
+	 xen_high_vcpus, 100, 32000},
 	{"st-big-ids", "QEMU simpletrace: N mapped ids >= 65536, 10 N events", st_big_ids, 1000,
 	 100000},
 	{"offset-overflow", "two OFFSET options of INT64_MAX", offset_overflow, 1, 1},
