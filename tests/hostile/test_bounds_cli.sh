@@ -75,4 +75,43 @@ assert [(x["id"], x["vcpus"]) for x in doms] == [(i, 1) for i in range(1, 101)],
 ' "$TMP/xhv-info.json"; then ok "xentrace: info counts 1 vCPU per domain (the one seen running)"
 else notok "xentrace: info vCPUs per domain" "status $st"; fi
 
+# ---- messages that name the cause ----
+# Trace Compass XML: an attribute value of 12 MiB (past libxml2's 10,000,000-byte limit on
+# one lookup, no XML_PARSE_HUGE) in the second <event>. libxml2 halts its parser and then
+# says it consumed 0 bytes: the message said "at byte offset 0". By hand: the second
+# <event> starts after "<trace>\n" (8 bytes) and the first event's line (90 bytes): 98.
+X=$TMP/huge-attr.xml
+python3 - "$X" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write('<trace>\n<event timestamp="1" name="sched_switch"><field name="cpu" value="0" type="int"/></event>\n')
+    f.write('<event timestamp="2" name="' + "a" * (12 << 20) + '"/>\n</trace>\n')
+PY
+"$VMS" info "$X" > /dev/null 2>"$TMP/huge-attr.err"; st=$?
+if grep -q 'needs libxml2' "$TMP/huge-attr.err"; then ok "XML: a 12 MiB attribute # SKIP no libxml2"
+elif [ $st -eq 2 ] && [ "$(wc -l < "$TMP/huge-attr.err")" -eq 1 ] &&
+     grep -qE "^vmscope info: $X: malformed XML: .+ \(line 3\) at byte offset 98$" "$TMP/huge-attr.err"; then
+  ok "XML: a 12 MiB attribute: one line naming line 3, byte offset 98 (the <event> that holds it), exit 2"
+else notok "XML: a 12 MiB attribute" "status $st: $(head -c 300 "$TMP/huge-attr.err")"; fi
+
+# CTF from the tracer: its .vmst-threads names one thread per line; past 1,000,000 names the
+# file is refused, and the message names the cap, not "bad line". Lines "1 t\n" of 4 bytes:
+# the 1,000,001st starts at byte 4,000,000. One line fewer is read (it was read one realloc
+# a line: a million lines took more than 10 minutes in the sanitized build).
+D=$TMP/ctf-threads
+DEMO=${VMS_BUILD_DIR}/examples/vmm-demo
+if [ ! -x "$DEMO" ]; then ok "CTF: the thread-name cap # SKIP no examples/vmm-demo in the build"
+else
+  VMSCOPE_TRACE="enable=*,file=$D,bufsize=16k,subbufs=4" "$DEMO" 1 1 >/dev/null 2>&1
+  python3 -c 'import sys; open(sys.argv[1], "w").write("1 t\n" * 1000001)' "$D/.vmst-threads"
+  "$VMS" info "$D" > /dev/null 2>"$TMP/ctf-threads.err"; st=$?
+  python3 -c 'import sys; open(sys.argv[1], "w").write("1 t\n" * 1000000)' "$D/.vmst-threads"
+  read -r st2 kb < <(run /dev/null "$TMP/ctf-threads2.err" "$VMS" info "$D")
+  if [ $st -eq 2 ] && [ "$(wc -l < "$TMP/ctf-threads.err")" -eq 1 ] &&
+     grep -qxF "vmscope info: $D/.vmst-threads: more than 1000000 thread names (the cap) at byte offset 4000000" "$TMP/ctf-threads.err" &&
+     [ "$st2" -eq 0 ]; then
+    ok "CTF: 1,000,001 thread names: the cap named at byte offset 4000000, exit 2; 1,000,000 read ($kb kB peak)"
+  else notok "CTF: the thread-name cap" "status $st, $st2: $(head -c 300 "$TMP/ctf-threads.err") $(head -c 300 "$TMP/ctf-threads2.err")"; fi
+fi
+
 echo "1..$n"

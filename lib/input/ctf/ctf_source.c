@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "ctf_kinds.h"
 #include "plan.h"
 #include "tsdl_lex.h"
@@ -1151,7 +1152,10 @@ static const struct vms_source_ops ctf_ops = {
 /* ---- opening ---- */
 
 /* DIR/.vmst-threads: "TID NAME" lines written by the tracer when a thread's stream file is
- * created. Optional; a line that does not parse is damage. */
+ * created. Optional; a line that does not parse is damage, and so are names past the cap (a
+ * name per thread that had a stream file: a million is far beyond any tracer's run). */
+#define VMS_CTF_MAX_THREAD_NAMES 1000000u
+
 static int read_thread_names(struct vms_source *src, const char *path)
 {
 	char p[PATH_MAX];
@@ -1162,26 +1166,42 @@ static int read_thread_names(struct vms_source *src, const char *path)
 	struct vms_trace_meta *m = &src->meta;
 	char line[256];
 	uint64_t off = 0;
+	uint32_t cap = m->nr_comms; /* (the arrays hold nr_comms: none before this) */
 	int rc = 0;
 	while (fgets(line, sizeof line, f)) {
 		size_t len = strlen(line);
 		int tid, name_at = 0;
 		if (len == 0 || line[len - 1] != '\n' || sscanf(line, "%d %n", &tid, &name_at) != 1 ||
-		    name_at == 0 || m->nr_comms >= 1000000) {
+		    name_at == 0) {
 			rc = vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: bad line at byte offset "
 					   "%llu", p, (unsigned long long)off);
 			break;
 		}
+		if (m->nr_comms >= VMS_CTF_MAX_THREAD_NAMES) {
+			/* (a line that parses: the cause is the cap, not the line) */
+			rc = vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: more than %u thread names "
+					   "(the cap) at byte offset %llu", p, VMS_CTF_MAX_THREAD_NAMES,
+					   (unsigned long long)off);
+			break;
+		}
 		off += len;
 		line[len - 1] = 0;
-		int32_t *t = realloc(m->comm_tid, (m->nr_comms + 1) * sizeof *t);
-		if (t)
-			m->comm_tid = t;
-		char **n = realloc(m->comm_name, (m->nr_comms + 1) * sizeof *n);
-		if (n)
-			m->comm_name = n;
-		char *name = strdup(line + name_at);
-		if (!t || !n || !name) {
+		/* (doubling: grown by one a line, a million lines took more than 10 minutes) */
+		bool room = m->nr_comms < cap;
+		if (!room) {
+			uint32_t c1 = cap, c2 = cap;
+			int32_t *t = vms_grow(m->comm_tid, &c1, sizeof *t, 64);
+			if (t)
+				m->comm_tid = t;
+			char **n = vms_grow(m->comm_name, &c2, sizeof *n, 64);
+			if (n)
+				m->comm_name = n;
+			room = t && n;
+			if (room)
+				cap = c1;
+		}
+		char *name = room ? strdup(line + name_at) : NULL;
+		if (!name) {
 			free(name);
 			rc = vms_error_nomem_at(&src->err, p, off - len); /* (the line) */
 			break;
