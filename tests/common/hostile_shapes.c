@@ -828,7 +828,9 @@ static const char ctf_metadata[] =
 /* issue 7.6: a CTF trace directory of 16 stream files that are one file (hard links): one
  * packet of n MiB of sched_switch events (60 bytes each: a 4-byte compact header, 56 of
  * fields). The reader walked each stream's packet keeping every page it touched: 16 x
- * 64 MiB = 1 GB. Events per stream: hostile_ctf_events(n). */
+ * 64 MiB = 1 GB. Events per stream: hostile_ctf_events(n). Issue 20.8: and 2,000 symlinks
+ * to it; each name was a stream decoded in full (past 60 s at 64 MiB); now the file is one
+ * stream, read once. */
 uint64_t hostile_ctf_events(uint64_t n)
 {
 	return ((n << 20) - 24 - 44) / 60;
@@ -877,6 +879,13 @@ static int ctf_shared_packet(const char *path, uint64_t n)
 		snprintf(q, sizeof q, "%s/channel0_%d", path, s);
 		unlink(q);
 		r = link(p, q) != 0;
+	}
+	/* and symlinks (issue 20.8: 2,000 links to one 64 MiB packet were each decoded) */
+	for (int s = 0; !r && s < HOSTILE_CTF_SYMLINKS; s++) {
+		char q[600];
+		snprintf(q, sizeof q, "%s/link%d", path, s);
+		unlink(q);
+		r = symlink("channel0_0", q) != 0;
 	}
 	return r ? -1 : 0;
 }
@@ -997,7 +1006,8 @@ const struct hostile_shape hostile_shapes[] = {
 	{"xml-exit-reasons", "Trace Compass XML: one vCPU exiting with N distinct reasons",
 	 xml_exit_reasons, 200, 200000},
 	{"print-big", "N ftrace print events of 1 MiB each", print_big, 2, 20},
-	{"ctf-shared-packet", "CTF: 16 stream files sharing one packet of N MiB (a directory)",
+	{"ctf-shared-packet", "CTF: 16 hard links and 2,000 symlinks to one stream file of one "
+	 "packet of N MiB (a directory)",
 	 ctf_shared_packet, 32, 64},
 	/* release, report, CPU s / peak MiB: N 10,000 was 5.5 / 81, N 100,000 52.8 / 83 (the
 	 * loop over every vCPU at every marker); now N 100,000 0.30-0.44 / 84, N 1,000,000

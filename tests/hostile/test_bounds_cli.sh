@@ -75,6 +75,19 @@ assert [(x["id"], x["vcpus"]) for x in doms] == [(i, 1) for i in range(1, 101)],
 ' "$TMP/xhv-info.json"; then ok "xentrace: info counts 1 vCPU per domain (the one seen running)"
 else notok "xentrace: info vCPUs per domain" "status $st"; fi
 
+# ---- CTF: a file named by many links is read once ----
+# ctf-shared-packet 1: one stream file of one 1 MiB packet, channel0_0, with 15 hard links
+# (channel0_1..15) and 2,000 symlinks (link0..1999) to it: 2,015 names beyond the first. By
+# hand: one stream, (2^20 - 68) / 60 = 17,475 events (68 bytes of packet header and context,
+# 60 a sched_switch event); each name was a stream: 2,016 x 17,475 events decoded.
+D=$TMP/ctf-links
+"$GEN" ctf-shared-packet 1 "$D" || { echo "Bail out! hostile_gen ctf-shared-packet failed"; exit 1; }
+"$VMS" info "$D" > "$TMP/ctf-links.txt" 2>"$TMP/ctf-links.err"; st=$?
+if [ $st -eq 0 ] && grep -qE '^  streams +1$' "$TMP/ctf-links.txt" && grep -qE '^  events +17475$' "$TMP/ctf-links.txt" &&
+   grep -qxF "vmscope: warning: $D: 2015 stream file names are links to a file named already: each file is read once" "$TMP/ctf-links.err"; then
+  ok "CTF: 2,016 names of one stream file: one stream of 17,475 events, the links warned"
+else notok "CTF: links read once" "status $st: $(head -c 300 "$TMP/ctf-links.err") $(grep -E 'streams|events ' "$TMP/ctf-links.txt")"; fi
+
 # ---- messages that name the cause ----
 # Trace Compass XML: an attribute value of 12 MiB (past libxml2's 10,000,000-byte limit on
 # one lookup, no XML_PARSE_HUGE) in the second <event>. libxml2 halts its parser and then
