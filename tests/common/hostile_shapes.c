@@ -892,6 +892,23 @@ static int ctf_shared_packet(const char *path, uint64_t n)
 
 /* ---- Trace Compass XML stubs ---- */
 
+/* issue 20.8: an attribute value of n MiB in the second <event> (libxml2 refuses one past
+ * 10,000,000 bytes; the message said byte offset 0, now 98: where that <event> starts) */
+static int xml_huge_attr(const char *path, uint64_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	fputs("<trace>\n<event timestamp=\"1\" name=\"sched_switch\"><field name=\"cpu\" "
+	      "value=\"0\" type=\"int\"/></event>\n<event timestamp=\"2\" name=\"", f);
+	static char a[1 << 16];
+	memset(a, 'a', sizeof a);
+	for (uint64_t i = 0; i < n * 16; i++)
+		fwrite(a, 1, sizeof a, f);
+	fputs("\"/>\n</trace>\n", f);
+	return fclose(f) ? -1 : 0;
+}
+
 static void xml_event(FILE *f, uint64_t ts, const char *name, uint64_t cpu)
 {
 	fprintf(f, "<event timestamp=\"%llu\" name=\"%s\"><field name=\"cpu\" value=\"%llu\" "
@@ -1003,6 +1020,7 @@ const struct hostile_shape hostile_shapes[] = {
 	 200, 200000},
 	/* release, report: N 5,000 0.13 s, 20,000 1.83 s (quadratic); now 20,000 0.4 s, 80,000
 	 * 2.1 s / 143 MB, 200,000 4.7 s / 336 MB */
+	{"xml-huge-attr", "Trace Compass XML: an attribute of N MiB", xml_huge_attr, 12, 100},
 	{"xml-exit-reasons", "Trace Compass XML: one vCPU exiting with N distinct reasons",
 	 xml_exit_reasons, 200, 200000},
 	{"print-big", "N ftrace print events of 1 MiB each", print_big, 2, 20},

@@ -75,6 +75,33 @@ assert [(x["id"], x["vcpus"]) for x in doms] == [(i, 1) for i in range(1, 101)],
 ' "$TMP/xhv-info.json"; then ok "xentrace: info counts 1 vCPU per domain (the one seen running)"
 else notok "xentrace: info vCPUs per domain" "status $st"; fi
 
+# ---- trace.dat: untraced guests past VMS_MODEL_MAX_UNTRACED (4096) are counted ----
+# entry-tids 100000: kvm_entry (vcpu_id 0) from threads 1000..100999, one each, unnamed: each
+# a lone thread, an untraced guest of its own. By hand: the first 4096 (tid-1000 ..
+# tid-5095, one vCPU each, host thread = the number) are guests; 95,904 guests of one
+# thread each are counted. Each was a machine (~2.5 KiB, report ~1.5 KB of JSON): now under
+# 150 MB peak (sanitized build) and 8 MB of JSON.
+X=$TMP/entry-tids.dat
+"$GEN" entry-tids 100000 "$X" || { echo "Bail out! hostile_gen entry-tids failed"; exit 1; }
+read -r st kb < <(run "$TMP/et.json" "$TMP/et.err" "$VMS" report --json "$X")
+size=$(wc -c < "$TMP/et.json")
+if [ "$st" -eq 0 ] && [ "$kb" -lt 153600 ] && [ "$size" -lt 8388608 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["machines"]
+assert m[0]["untraced_guests_omitted"] == {"after": 4096, "guests": 95904, "vcpu_threads": 95904}, m[0]
+assert sorted(g["name"] for g in m[1:]) == sorted("tid-%d" % t for t in range(1000, 5096))
+assert sorted(v["host_tid"] for g in m[1:] for v in g["vcpus"]) == list(range(1000, 5096))
+' "$TMP/et.json" && [ "$(wc -l < "$TMP/et.err")" -eq 1 ] &&
+   grep -qxF "vmscope report: warning: entry-tids: 95904 untraced guests (95904 vCPU threads) beyond the first 4096 are not modelled: their threads count as host threads" "$TMP/et.err"; then
+  ok "trace.dat: 100,000 kvm_entry threads: 4,096 untraced guests, 95,904 counted ($kb kB peak, $size bytes of JSON), warned"
+else notok "trace.dat: 100,000 kvm_entry threads" "status $st, $kb kB, $size bytes: $(head -c 300 "$TMP/et.err")"; fi
+"$VMS" report "$X" > "$TMP/et.txt" 2>/dev/null; st=$?
+if [ $st -eq 0 ] && grep -qxF "  untraced guests beyond the first 4096: 95904 more (95904 vCPU threads), not shown one by one: their threads count as host threads" "$TMP/et.txt" &&
+   [ "$(grep -c '^tid-' "$TMP/et.txt")" -eq 4096 ]; then
+  ok "trace.dat: report's text lists 4,096 untraced guests and summarises the 95,904 others"
+else notok "trace.dat: report's text summary" "status $st"; fi
+
 # ---- CTF: a file named by many links is read once ----
 # ctf-shared-packet 1: one stream file of one 1 MiB packet, channel0_0, with 15 hard links
 # (channel0_1..15) and 2,000 symlinks (link0..1999) to it: 2,015 names beyond the first. By
@@ -94,12 +121,7 @@ else notok "CTF: links read once" "status $st: $(head -c 300 "$TMP/ctf-links.err
 # says it consumed 0 bytes: the message said "at byte offset 0". By hand: the second
 # <event> starts after "<trace>\n" (8 bytes) and the first event's line (90 bytes): 98.
 X=$TMP/huge-attr.xml
-python3 - "$X" <<'PY'
-import sys
-with open(sys.argv[1], "w") as f:
-    f.write('<trace>\n<event timestamp="1" name="sched_switch"><field name="cpu" value="0" type="int"/></event>\n')
-    f.write('<event timestamp="2" name="' + "a" * (12 << 20) + '"/>\n</trace>\n')
-PY
+"$GEN" xml-huge-attr 12 "$X" || { echo "Bail out! hostile_gen xml-huge-attr failed"; exit 1; }
 "$VMS" info "$X" > /dev/null 2>"$TMP/huge-attr.err"; st=$?
 if grep -q 'needs libxml2' "$TMP/huge-attr.err"; then ok "XML: a 12 MiB attribute # SKIP no libxml2"
 elif [ $st -eq 2 ] && [ "$(wc -l < "$TMP/huge-attr.err")" -eq 1 ] &&
