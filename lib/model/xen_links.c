@@ -23,14 +23,15 @@ static const char *user_name_of(const struct vms_model *m, uint32_t dom)
 
 /* One line per trace, whatever the number of domains (the model may be built twice in a
  * session: the checked single pass) */
-static void warn_renumbered(const char *path, uint32_t n, const struct vms_xen_domain *d)
+static void warn_renumbered(const struct vms_trace_meta *key, const char *path, uint32_t n,
+			    const struct vms_xen_domain *d)
 {
-	static const char *warned[8];
+	static const void *warned[8]; /* (by the source's meta: each model has its own paths) */
 	static unsigned nwarned;
 	for (unsigned k = 0; k < 8; k++)
-		if (warned[k] == path)
+		if (warned[k] == key)
 			return;
-	warned[nwarned++ % 8] = path;
+	warned[nwarned++ % 8] = key;
 	fprintf(stderr, "vmscope: warning: %s: %u Xen domain%s ran vCPUs other than 0..n-1 "
 		"(d%u: %u vCPU%s, the highest %u): their vCPUs are numbered in a row, the host "
 		"thread d<N>v<M> says Xen's number\n", path, n, n == 1 ? "" : "s", d->id,
@@ -83,7 +84,7 @@ static int link_domains(struct vms_model *m, uint32_t h, struct vms_error *err)
 			first = d;
 	}
 	if (renumbered)
-		warn_renumbered(m->priv[h].path, renumbered, first);
+		warn_renumbered(hm, m->priv[h].path, renumbered, first);
 	return 0;
 }
 
