@@ -207,6 +207,13 @@ void vms_model_observe(struct vms_model *m, const struct vms_event *ev);
 /* Resolve roles and links; create untraced guests ("pid-N"); set clocks from metadata
  * (TIME_SHIFT + TSC2NSEC). Call once after the first pass. */
 int vms_model_finish(struct vms_model *m, struct vms_error *err);
+/* A host shows at most VMS_MODEL_MAX_UNTRACED untraced guests (the first in their order:
+ * known processes by pid, then lone threads by tid); the vCPU threads of the others stay
+ * host threads. What was left out of host machine `host`: 0 with *guests and *threads set
+ * (both 0: nothing). */
+#define VMS_MODEL_MAX_UNTRACED 4096u
+int vms_model_untraced_omitted(const struct vms_model *m, uint32_t host, uint64_t *guests,
+			       uint64_t *threads);
 
 /* Lookups used on the hot path of the analyses (O(1) amortized). */
 /* The (guest machine, vcpu) that host thread `tid` of host machine `host` runs: 0 and

@@ -94,7 +94,10 @@ const char *vms_xen_class_name(uint32_t cls); /* "gen", "sched", ..., "unknown" 
 /* What the reader learnt at open (one walk over every record, which also checks the file). */
 struct vms_xen_domain {
 	uint32_t id;
-	uint32_t nr_vcpus;        /* highest vCPU seen + 1 */
+	uint32_t nr_vcpus;        /* vCPUs seen running (the new state of a runstate change to
+	                             running, or a runstate continue): a vCPU only named in
+	                             other records is not one */
+	const uint32_t *vcpus;    /* their Xen numbers, ascending */
 	bool hvm;                 /* VMEXIT/VMENTRY records were seen while one of its vCPUs ran */
 };
 

@@ -33,6 +33,8 @@ struct vms_machine_priv {
 	struct vms_sync_host *sync;
 	uint32_t nr_sync;
 	struct vms_keymap vcpu_of; /* host: tid -> guest machine << 32 | vcpu (after finish) */
+	/* host: untraced guests past VMS_MODEL_MAX_UNTRACED, and their vCPU threads */
+	uint64_t untraced_omitted, untraced_omitted_threads;
 	struct vms_clock own;      /* the trace's own clock (raw -> its ns), for matching */
 };
 

@@ -21,9 +21,28 @@ static const char *user_name_of(const struct vms_model *m, uint32_t dom)
 	return name;
 }
 
+/* One line per trace, whatever the number of domains (the model may be built twice in a
+ * session: the checked single pass) */
+static void warn_renumbered(const struct vms_trace_meta *key, const char *path, uint32_t n,
+			    const struct vms_xen_domain *d)
+{
+	static const void *warned[8]; /* (by the source's meta: each model has its own paths) */
+	static unsigned nwarned;
+	for (unsigned k = 0; k < 8; k++)
+		if (warned[k] == key)
+			return;
+	warned[nwarned++ % 8] = key;
+	fprintf(stderr, "vmscope: warning: %s: %u Xen domain%s ran vCPUs other than 0..n-1 "
+		"(d%u: %u vCPU%s, the highest %u): their vCPUs are numbered in a row, the host "
+		"thread d<N>v<M> says Xen's number\n", path, n, n == 1 ? "" : "s", d->id,
+		d->nr_vcpus, d->nr_vcpus == 1 ? "" : "s", d->vcpus[d->nr_vcpus - 1]);
+}
+
 static int link_domains(struct vms_model *m, uint32_t h, struct vms_error *err)
 {
 	const struct vms_trace_meta *hm = m->priv[h].meta;
+	uint32_t renumbered = 0;
+	const struct vms_xen_domain *first = NULL;
 	for (uint32_t i = 0; i < hm->nr_xen_domains; i++) {
 		const struct vms_xen_domain *d = &hm->xen_domains[i];
 		if (d->id >= VMS_XEN_IDLE_DOMAIN)
@@ -43,15 +62,29 @@ static int link_domains(struct vms_model *m, uint32_t h, struct vms_error *err)
 		G->host = (int32_t)h;
 		G->host_pid = -1;
 		G->host_how = how;
-		for (uint32_t v = 0; v < d->nr_vcpus && v < VMS_MODEL_MAX_VCPUS; v++) {
-			int32_t tid = VMS_XEN_TID(d->id, v);
+		/* the domain's vCPUs are those seen running (d->vcpus): a guest trace's CPU v is
+		 * the domain's vCPU v, so there the numbers are Xen's; a domain of its own has
+		 * them in a row, the k-th running vCPU its vCPU k (Xen's numbers but where the
+		 * records show vCPUs 0..n-1 without a gap; the host thread's name d<N>v<M> keeps
+		 * Xen's), so that one record running vCPU 4095 makes one vCPU, not 4096 */
+		bool traced = how == VMS_LINK_USER;
+		for (uint32_t k = 0; k < d->nr_vcpus; k++) {
+			uint32_t v = traced ? d->vcpus[k] : k;
+			int32_t tid = VMS_XEN_TID(d->id, d->vcpus[k]);
+			if (v >= VMS_MODEL_MAX_VCPUS)
+				break;
 			if (vms_model_set_vcpu(G, v, tid, how) != 0 ||
 			    vms_model_claim(m, h, tid, (uint32_t)g, v) != 0)
 				return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 			G->vcpus[v].host_tid = tid;
 			G->vcpus[v].how = how;
 		}
+		if (!traced && d->nr_vcpus && d->vcpus[d->nr_vcpus - 1] != d->nr_vcpus - 1 &&
+		    !renumbered++)
+			first = d;
 	}
+	if (renumbered)
+		warn_renumbered(hm, m->priv[h].path, renumbered, first);
 	return 0;
 }
 

@@ -764,6 +764,29 @@ static int xen_lost_markers(const char *path, uint64_t n)
 	return fclose(f) ? -1 : 0;
 }
 
+/* issue 20.8: n domains (1..n) on CPU 0, each running only its vCPU 4095 (runnable ->
+ * running, running -> blocked) and naming vCPU 4094 in a wake-up (blocked -> runnable)
+ * that never runs: 48 bytes per domain. Sized by the highest vCPU named, each domain had
+ * 4,096 vCPUs with a name, a model thread and a report line (100 domains, 4.8 KB: 409,600
+ * vCPUs); by those seen running, one each. */
+static int xen_high_vcpus(const char *path, uint64_t n)
+{
+	if (n > 32766)
+		n = 32766;
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	uint64_t t = 1000;
+	xt_block(f, 0, (uint32_t)n * 3 * 16);
+	for (uint32_t d = 1; d <= n; d++) {
+		uint32_t run = d << 16 | 4095u, named = d << 16 | 4094u;
+		xt_rec(f, 0x00021001u | 1u << 8 | 0u << 4, t++, 1, &run);   /* runnable -> running */
+		xt_rec(f, 0x00021001u | 0u << 8 | 2u << 4, t++, 1, &run);   /* running -> blocked */
+		xt_rec(f, 0x00021001u | 2u << 8 | 1u << 4, t++, 1, &named); /* blocked -> runnable */
+	}
+	return fclose(f) ? -1 : 0;
+}
+
 /* ---- CTF (LTTng kernel layout) ---- */
 
 static const char ctf_metadata[] =
@@ -805,7 +828,9 @@ static const char ctf_metadata[] =
 /* issue 7.6: a CTF trace directory of 16 stream files that are one file (hard links): one
  * packet of n MiB of sched_switch events (60 bytes each: a 4-byte compact header, 56 of
  * fields). The reader walked each stream's packet keeping every page it touched: 16 x
- * 64 MiB = 1 GB. Events per stream: hostile_ctf_events(n). */
+ * 64 MiB = 1 GB. Events per stream: hostile_ctf_events(n). Issue 20.8: and 2,000 symlinks
+ * to it; each name was a stream decoded in full (past 60 s at 64 MiB); now the file is one
+ * stream, read once. */
 uint64_t hostile_ctf_events(uint64_t n)
 {
 	return ((n << 20) - 24 - 44) / 60;
@@ -855,10 +880,34 @@ static int ctf_shared_packet(const char *path, uint64_t n)
 		unlink(q);
 		r = link(p, q) != 0;
 	}
+	/* and symlinks (issue 20.8: 2,000 links to one 64 MiB packet were each decoded) */
+	for (int s = 0; !r && s < HOSTILE_CTF_SYMLINKS; s++) {
+		char q[600];
+		snprintf(q, sizeof q, "%s/link%d", path, s);
+		unlink(q);
+		r = symlink("channel0_0", q) != 0;
+	}
 	return r ? -1 : 0;
 }
 
 /* ---- Trace Compass XML stubs ---- */
+
+/* issue 20.8: an attribute value of n MiB in the second <event> (libxml2 refuses one past
+ * 10,000,000 bytes; the message said byte offset 0, now 98: where that <event> starts) */
+static int xml_huge_attr(const char *path, uint64_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	fputs("<trace>\n<event timestamp=\"1\" name=\"sched_switch\"><field name=\"cpu\" "
+	      "value=\"0\" type=\"int\"/></event>\n<event timestamp=\"2\" name=\"", f);
+	static char a[1 << 16];
+	memset(a, 'a', sizeof a);
+	for (uint64_t i = 0; i < n * 16; i++)
+		fwrite(a, 1, sizeof a, f);
+	fputs("\"/>\n</trace>\n", f);
+	return fclose(f) ? -1 : 0;
+}
 
 static void xml_event(FILE *f, uint64_t ts, const char *name, uint64_t cpu)
 {
@@ -971,16 +1020,20 @@ const struct hostile_shape hostile_shapes[] = {
 	 200, 200000},
 	/* release, report: N 5,000 0.13 s, 20,000 1.83 s (quadratic); now 20,000 0.4 s, 80,000
 	 * 2.1 s / 143 MB, 200,000 4.7 s / 336 MB */
+	{"xml-huge-attr", "Trace Compass XML: an attribute of N MiB", xml_huge_attr, 12, 100},
 	{"xml-exit-reasons", "Trace Compass XML: one vCPU exiting with N distinct reasons",
 	 xml_exit_reasons, 200, 200000},
 	{"print-big", "N ftrace print events of 1 MiB each", print_big, 2, 20},
-	{"ctf-shared-packet", "CTF: 16 stream files sharing one packet of N MiB (a directory)",
+	{"ctf-shared-packet", "CTF: 16 hard links and 2,000 symlinks to one stream file of one "
+	 "packet of N MiB (a directory)",
 	 ctf_shared_packet, 32, 64},
 	/* release, report, CPU s / peak MiB: N 10,000 was 5.5 / 81, N 100,000 52.8 / 83 (the
 	 * loop over every vCPU at every marker); now N 100,000 0.30-0.44 / 84, N 1,000,000
 	 * 0.56 / 101 (N 1,000: 0.40 / 82, the 30,000 vCPUs) */
 	{"xen-lost-markers", "xentrace: 30,000 vCPUs blocked, then N lost-records markers",
 	 xen_lost_markers, 1000, 100000},
+	{"xen-high-vcpus", "xentrace: N domains, each running vCPU 4095 and waking vCPU 4094",
+	 xen_high_vcpus, 100, 32000},
 	{"st-big-ids", "QEMU simpletrace: N mapped ids >= 65536, 10 N events", st_big_ids, 1000,
 	 100000},
 	{"offset-overflow", "two OFFSET options of INT64_MAX", offset_overflow, 1, 1},

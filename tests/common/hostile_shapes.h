@@ -21,7 +21,9 @@ struct hostile_shape {
 extern const struct hostile_shape hostile_shapes[];
 extern const unsigned hostile_nr_shapes;
 const struct hostile_shape *hostile_shape(const char *name);
-/* ctf-shared-packet: the events in each of its 16 streams at n MiB */
+/* ctf-shared-packet: the events of its one stream file at n MiB (named by 16 hard links
+ * channel0_0..15 and HOSTILE_CTF_SYMLINKS symlinks link0..) */
 uint64_t hostile_ctf_events(uint64_t n);
+#define HOSTILE_CTF_SYMLINKS 2000
 
 #endif

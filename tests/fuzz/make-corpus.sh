@@ -181,4 +181,23 @@ if [ -f "$shared/xen/xentrace.bin" ]; then
 	head -c 48688 "$shared/xen/xentrace.bin" >"$out/xentrace/shared-first-blocks.bin"
 	head -c 20000 "$shared/xen/xentrace.bin" >"$out/xentrace/shared-cut.bin"
 fi
+# xentrace: records naming large vCPU ids (issue 20.8: a domain was sized by the highest one
+# named): vCPU 4095 running, 4094 only woken, in three domains, on two CPUs
+python3 - "$out/xentrace/high-vcpu-ids.bin" <<'PY'
+import struct, sys
+def rec(ev, tsc, words):
+    return struct.pack('<IQ', ev | len(words) << 28 | 1 << 31, tsc) + b''.join(struct.pack('<I', w) for w in words)
+def block(cpu, recs):
+    return struct.pack('<III', 0x0001f003 | 2 << 28, cpu, len(recs)) + recs
+rs = lambda old, new: 0x00021001 | old << 8 | new << 4
+out = b''
+for cpu in (0, 1):
+    recs = b''
+    for d in (1, 2, 3):
+        t = 1000 + 10 * d + cpu
+        recs += rec(rs(1, 0), t, [d << 16 | 4095]) + rec(0x00081001, t + 1, [])
+        recs += rec(rs(0, 2), t + 2, [d << 16 | 4095]) + rec(rs(2, 1), t + 3, [d << 16 | 4094])
+    out += block(cpu, recs)
+open(sys.argv[1], 'wb').write(out)
+PY
 for f in "$out"/*; do echo "$(basename "$f"): $(ls "$f" | wc -l) inputs, $(du -sk "$f" | cut -f1) KiB"; done

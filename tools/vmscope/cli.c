@@ -638,6 +638,15 @@ void cli_warn_model(const struct cli *c)
 	if (!strcmp(av[VMS_AV_PREEMPTION].missing, "sched_switch"))
 		warn_avail(c, VMS_AV_PREEMPTION, &av[VMS_AV_PREEMPTION]);
 	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
+		uint64_t og = 0, ot = 0;
+		if (vms_model_untraced_omitted(m, i, &og, &ot) == 0 && og)
+			fprintf(stderr, "vmscope %s: warning: %s: %llu untraced guests (%llu vCPU "
+					"threads) beyond the first %u are not modelled: their threads "
+					"count as host threads\n", c->cmd,
+				cli_text(vms_model_machine_c(m, i)->name), (unsigned long long)og,
+				(unsigned long long)ot, VMS_MODEL_MAX_UNTRACED);
+	}
+	for (uint32_t i = 0; i < vms_model_nr_machines(m); i++) {
 		const struct vms_machine *mc = vms_model_machine_c(m, i);
 		const struct vms_sync_info *si = &mc->sync;
 		if (mc->source >= 0 && vms_model_nr_machines(m) > 1 &&

@@ -438,6 +438,11 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 				(unsigned long long)src->meta.lost_events);
 		if (src && src->meta.ended_abruptly)
 			fprintf(f, "  WARNING: the trace ended abruptly (its writer was killed or crashed)\n");
+		uint64_t og = 0, ot = 0;
+		if (vms_model_untraced_omitted(m, i, &og, &ot) == 0 && og)
+			fprintf(f, "  untraced guests beyond the first %u: %llu more (%llu vCPU threads), "
+				"not shown one by one: their threads count as host threads\n",
+				VMS_MODEL_MAX_UNTRACED, (unsigned long long)og, (unsigned long long)ot);
 		if (mc->role & VMS_ROLE_GUEST || mc->source < 0) {
 			if (mc->host >= 0) {
 				char proc[192];
@@ -648,6 +653,15 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 			vms_json_uint(&j, "cpus", src->meta.nr_cpus);
 			vms_json_uint(&j, "lost_events", src->meta.lost_events);
 			vms_json_bool(&j, "ended_abruptly", src->meta.ended_abruptly);
+			uint64_t og = 0, ot = 0;
+			if (vms_model_untraced_omitted(m, i, &og, &ot) == 0 && og) {
+				/* (only then: other outputs stay as they were) */
+				vms_json_begin_object(&j, "untraced_guests_omitted");
+				vms_json_uint(&j, "after", VMS_MODEL_MAX_UNTRACED);
+				vms_json_uint(&j, "guests", og);
+				vms_json_uint(&j, "vcpu_threads", ot);
+				vms_json_end_object(&j);
+			}
 			cli_xen_json(&j, s, (uint32_t)mc->source);
 		}
 		if (mc->host >= 0) {

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "ctf_kinds.h"
 #include "plan.h"
 #include "tsdl_lex.h"
@@ -593,9 +594,50 @@ static int read_packet(struct vms_source *src, struct ctf *c, struct cstream *s,
 	return 1;
 }
 
+/* A number from a /proc or /sys file of one line, 0 when it cannot be read */
+static uint64_t proc_number(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	unsigned long long v = 0;
+	if (f && fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* The process's memory mappings (the lines of /proc/self/maps), 0 when unknown */
+static uint64_t mappings_now(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return 0;
+	uint64_t n = 0;
+	int ch;
+	while ((ch = getc(f)) != EOF)
+		n += ch == '\n';
+	fclose(f);
+	return n;
+}
+
+/* mmap said ENOMEM: the kernel's limit on a process's mappings (vm.max_map_count, 65,530 by
+ * default: a directory of 65,536 stream files reaches it) is named as the cause when the
+ * process is at it, else it is out of memory */
+static int map_failed_nomem(struct vms_source *src, const struct cstream *s, uint32_t streams)
+{
+	uint64_t max = proc_number("/proc/sys/vm/max_map_count"), now = mappings_now();
+	if (max && now + 16 >= max)
+		return vms_error_set(&src->err, VMS_ERR_NOMEM, "%s: too many stream files (%u "
+				     "mapped): the kernel's limit on memory mappings "
+				     "(vm.max_map_count %llu) at byte offset 0", s->path, streams,
+				     (unsigned long long)max);
+	return vms_error_open(&src->err, s->path, ENOMEM, 0);
+}
+
 /* The stream file mapped, its descriptor closed: a trace of thousands of stream files (one
- * per CPU or thread) must not need as many descriptors (issue 7.7). */
-static int map_stream(struct vms_source *src, struct cstream *s)
+ * per CPU or thread) must not need as many descriptors (issue 7.7). `streams`: those mapped
+ * before it. */
+static int map_stream(struct vms_source *src, struct cstream *s, uint32_t streams)
 {
 	int fd = open(s->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -607,7 +649,7 @@ static int map_stream(struct vms_source *src, struct cstream *s)
 	} else if ((s->size = (uint64_t)st.st_size) != 0) {
 		void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED)
-			rc = errno == ENOMEM ? vms_error_open(&src->err, s->path, ENOMEM, 0)
+			rc = errno == ENOMEM ? map_failed_nomem(src, s, streams)
 					     : vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot map: %s",
 							     s->path, strerror(errno));
 		else
@@ -1151,7 +1193,10 @@ static const struct vms_source_ops ctf_ops = {
 /* ---- opening ---- */
 
 /* DIR/.vmst-threads: "TID NAME" lines written by the tracer when a thread's stream file is
- * created. Optional; a line that does not parse is damage. */
+ * created. Optional; a line that does not parse is damage, and so are names past the cap (a
+ * name per thread that had a stream file: a million is far beyond any tracer's run). */
+#define VMS_CTF_MAX_THREAD_NAMES 1000000u
+
 static int read_thread_names(struct vms_source *src, const char *path)
 {
 	char p[PATH_MAX];
@@ -1162,26 +1207,42 @@ static int read_thread_names(struct vms_source *src, const char *path)
 	struct vms_trace_meta *m = &src->meta;
 	char line[256];
 	uint64_t off = 0;
+	uint32_t cap = m->nr_comms; /* (the arrays hold nr_comms: none before this) */
 	int rc = 0;
 	while (fgets(line, sizeof line, f)) {
 		size_t len = strlen(line);
 		int tid, name_at = 0;
 		if (len == 0 || line[len - 1] != '\n' || sscanf(line, "%d %n", &tid, &name_at) != 1 ||
-		    name_at == 0 || m->nr_comms >= 1000000) {
+		    name_at == 0) {
 			rc = vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: bad line at byte offset "
 					   "%llu", p, (unsigned long long)off);
 			break;
 		}
+		if (m->nr_comms >= VMS_CTF_MAX_THREAD_NAMES) {
+			/* (a line that parses: the cause is the cap, not the line) */
+			rc = vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: more than %u thread names "
+					   "(the cap) at byte offset %llu", p, VMS_CTF_MAX_THREAD_NAMES,
+					   (unsigned long long)off);
+			break;
+		}
 		off += len;
 		line[len - 1] = 0;
-		int32_t *t = realloc(m->comm_tid, (m->nr_comms + 1) * sizeof *t);
-		if (t)
-			m->comm_tid = t;
-		char **n = realloc(m->comm_name, (m->nr_comms + 1) * sizeof *n);
-		if (n)
-			m->comm_name = n;
-		char *name = strdup(line + name_at);
-		if (!t || !n || !name) {
+		/* (doubling: grown by one a line, a million lines took more than 10 minutes) */
+		bool room = m->nr_comms < cap;
+		if (!room) {
+			uint32_t c1 = cap, c2 = cap;
+			int32_t *t = vms_grow(m->comm_tid, &c1, sizeof *t, 64);
+			if (t)
+				m->comm_tid = t;
+			char **n = vms_grow(m->comm_name, &c2, sizeof *n, 64);
+			if (n)
+				m->comm_name = n;
+			room = t && n;
+			if (room)
+				cap = c1;
+		}
+		char *name = room ? strdup(line + name_at) : NULL;
+		if (!name) {
 			free(name);
 			rc = vms_error_nomem_at(&src->err, p, off - len); /* (the line) */
 			break;
@@ -1268,8 +1329,48 @@ static int find_traces(const char *dir, int depth, struct names *out)
 	return rc;
 }
 
+/* A stream file's identity: names that are links to one file (symlinks, hard links) are one
+ * stream, read once (2,000 links to one 64 MiB packet were each decoded in full: past 60 s) */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	size_t name;                   /* index in the names */
+};
+
+static int by_file_then_name(const void *a, const void *b, void *arg)
+{
+	const struct file_id *x = a, *y = b;
+	char *const *v = arg;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return strcmp(v[x->name], v[y->name]);
+}
+
+/* Of the names out->v[first..] (ids in the same order), each file's first name in name order
+ * is kept, the others freed; how many were dropped. */
+static size_t drop_links(struct names *out, size_t first, struct file_id *ids)
+{
+	size_t n = out->n - first;
+	qsort_r(ids, n, sizeof *ids, by_file_then_name, out->v);
+	size_t dropped = 0;
+	for (size_t i = 1; i < n; i++)
+		if (ids[i].dev == ids[i - 1].dev && ids[i].ino == ids[i - 1].ino) {
+			free(out->v[ids[i].name]);
+			out->v[ids[i].name] = NULL;
+			dropped++;
+		}
+	size_t k = first;
+	for (size_t i = first; i < out->n; i++)
+		if (out->v[i])
+			out->v[k++] = out->v[i];
+	out->n = k;
+	return dropped;
+}
+
 /* The stream files of a trace directory: every regular file but the metadata and hidden
- * files (LTTng's index/ is a directory), in name order. */
+ * files (LTTng's index/ is a directory), each file once, in name order. */
 static int list_streams(struct vms_source *src, const char *dir, struct names *out)
 {
 	DIR *d = opendir(dir);
@@ -1278,7 +1379,8 @@ static int list_streams(struct vms_source *src, const char *dir, struct names *o
 	if (!d)
 		return vms_error_set(&src->err, VMS_ERR_IO, "%s: cannot open the directory", dir);
 	struct dirent *e;
-	size_t first = out->n;
+	size_t first = out->n, nids = 0, cap = 0;
+	struct file_id *ids = NULL;
 	int rc = 0;
 	while ((e = readdir(d)) && !rc) {
 		if (e->d_name[0] == '.' || !strcmp(e->d_name, "metadata"))
@@ -1288,13 +1390,29 @@ static int list_streams(struct vms_source *src, const char *dir, struct names *o
 		if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p ||
 		    stat(p, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
+		if (nids == cap) {
+			struct file_id *ni = realloc(ids, (cap = cap ? 2 * cap : 64) * sizeof *ni);
+			if (!ni) {
+				rc = vms_error_nomem_at(&src->err, p, 0);
+				break;
+			}
+			ids = ni;
+		}
 		if (out->n >= MAX_STREAMS)
 			rc = vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: more than %d stream files",
 					   dir, MAX_STREAMS);
 		else if (names_add(out, p))
 			rc = vms_error_nomem_at(&src->err, p, 0);
+		else
+			ids[nids++] = (struct file_id){ st.st_dev, st.st_ino, out->n - 1 };
 	}
 	closedir(d);
+	size_t dropped = rc || out->n == first ? 0 : drop_links(out, first, ids);
+	free(ids);
+	if (dropped)
+		fprintf(stderr, "vmscope: warning: %s: %zu stream file %s to a file named "
+			"already: each file is read once\n", dir, dropped,
+			dropped == 1 ? "name is a link" : "names are links");
 	if (out->n > first)
 		qsort(out->v + first, out->n - first, sizeof *out->v, by_name);
 	return rc;
@@ -1495,7 +1613,7 @@ static int open_all(struct vms_source *src, struct ctf *c, const struct names *d
 			rc = vms_error_nomem_at(&src->err, files.v[i], 0);
 			break;
 		}
-		if (!(rc = map_stream(src, s)))
+		if (!(rc = map_stream(src, s, c->n - 1)))
 			rc = scan_stream(src, c, s);
 	}
 	free(owner);

@@ -38,7 +38,8 @@ static void silent(void *ctx, const char *msg, ...)
 
 long tcxml_parser_offset(const struct tcxml_parser *p)
 {
-	return p->r ? xmlTextReaderByteConsumed(p->r) : 0;
+	long off = p->r ? xmlTextReaderByteConsumed(p->r) : 0;
+	return off > p->last_off ? off : p->last_off;
 }
 
 static int fail(struct tcxml_parser *p, struct vms_error *err, const char *what)
@@ -185,6 +186,7 @@ int tcxml_parser_next(struct tcxml_parser *p, struct tcxml_raw *ev, struct vms_e
 		int rc = xmlTextReaderRead(p->r);
 		if (rc < 0 || p->error_seen)
 			return fail(p, err, "malformed XML");
+		p->last_off = tcxml_parser_offset(p);
 		if (rc == 0) {
 			if (!p->in_trace)
 				return fail(p, err, "no <trace> element");

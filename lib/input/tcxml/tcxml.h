@@ -45,6 +45,9 @@ struct tcxml_parser {
 	bool nomem;               /* ... and it was libxml2 running out of memory */
 	char xml_msg[256];
 	int xml_line;
+	/* where the last node read at the top level ended: libxml2 halts its parser on a fatal
+	 * error and then says it consumed 0 bytes (a 100 MB attribute was "at byte offset 0") */
+	long last_off;
 };
 
 /* Open the parser on path (no network, no entity substitution, no DTD loading, and a

@@ -191,6 +191,7 @@ struct xt_reader {
 	struct vms_xen_info info;
 	uint32_t *pcpu;
 	struct vms_xen_domain *dom;
+	uint32_t *vcpu_ids;      /* the domains' vcpus lists, one after the other */
 	/* skip_unread: on when counts is set; records left out are counted here by type */
 	uint64_t *skip_counts, *skip_total;
 };
