@@ -4,7 +4,7 @@
 # page in the tree has the section man/commands.py makes from the table; the page the build
 # installs (build/man/vmscope.1) lists, as troff, the same names and summaries that
 # `vmscope help` prints, in its order; every command has its page and every page a command;
-# the page and the README no longer call xentrace unsupported.
+# the page and the README no longer call xentrace unsupported; export's usage line is whole.
 set -u
 VMS=${VMS_BUILD_DIR:?}/tools/vmscope/vmscope
 SRC=${VMS_SOURCE_DIR:?}
@@ -52,4 +52,10 @@ if [ -z "$bad" ]; then ok "a page per command, a command per page"; else notok "
 if ! grep -qi "xentrace[^.]*not supported" "$SRC/man/vmscope.1" "$SRC/README.md" && grep -q "xentrace" "$SRC/man/vmscope.1"; then
   ok "vmscope(1) and the README name xentrace as read, not as unsupported"
 else notok "xentrace in the docs" "$(grep -n -i "not supported" "$SRC/man/vmscope.1" "$SRC/README.md")"; fi
+# export's usage line names every option its --help describes (it used to stop at --map)
+h=$("$VMS" export --help)
+missing=$(comm -13 <(sed '/^$/q' <<<"$h" | grep -o -- '--[a-z][a-z-]*' | sort -u) \
+  <(sed '1,/^$/d' <<<"$h" | grep -oE -- '^ +(-[a-z], )?--[a-z][a-z-]*|, --[a-z][a-z-]*' | grep -o -- '--[a-z][a-z-]*' | grep -vx -- --help | sort -u))
+if [ -z "$missing" ] && grep -q -- "-o FILE" <<<"$(sed '/^$/q' <<<"$h")"; then ok "export's usage line names all its options"
+else notok "export usage line" "missing:$(tr '\n' ' ' <<<"$missing")"; fi
 echo "1..$n"
