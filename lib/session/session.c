@@ -642,20 +642,20 @@ static int check_map_threads(struct vms_session *s, struct vms_error *err)
 {
 	for (uint32_t i = 0; s->maps_unseen && i < s->opts.nr_maps; i++)
 		if (!s->map_seen[i])
-			return vms_error_set(err, VMS_ERR_USAGE, "--map %s:%u=%d: no event of %s%s shows "
+			return vms_error_set(err, VMS_ERR_USAGE, "--map %s:%u=%d: no event of %s shows "
 					     "thread %d", s->opts.map_guest[i], s->opts.map_vcpu[i],
 					     s->opts.map_tid[i],
 					     vms_model_machine_c(s->model, (uint32_t)s->map_host[i])->name,
-					     s->win_end ? " before --to" : "", s->opts.map_tid[i]);
+					     s->opts.map_tid[i]);
 	return 0;
 }
 
-/* Before a streamed run, whose rows cannot be taken back: the --map hosts read once for
- * their threads (their ids and the sched events' fields only), so that a map to a thread
- * they never show is refused before any output. */
-static int prescan_map_threads(struct vms_session *s, struct vms_error *err)
+/* The hosts of the --map entries not seen yet, read whole for their threads (their ids and
+ * the sched events' fields only): before a streamed run, whose rows cannot be taken back, so
+ * that a map to a thread they never show is refused before any output; after a pass that
+ * stopped at --to, so that a thread is looked for in the whole trace whatever the window. */
+static int scan_map_hosts(struct vms_session *s, struct vms_error *err)
 {
-	watch_map_threads(s);
 	bool wanted[VMS_K_COUNT] = { false };
 	wanted[VMS_K_SCHED_SWITCH] = wanted[VMS_K_SCHED_WAKEUP] = true;
 	for (uint32_t h = 0; h < s->nr_src && s->maps_unseen; h++) {
@@ -877,7 +877,9 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 	}
 	r = merged_pass(s, clocks, s->an, observer, on_event, on_event_ctx, err);
 	free(clocks);
-	if (r >= 0)
+	if (r >= 0 && s->maps_unseen && s->win_end)
+		r = scan_map_hosts(s, err);
+	else if (r >= 0)
 		r = check_map_threads(s, err);
 	if (r < 0)
 		return r;
@@ -913,8 +915,10 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 	}
 	if (!given) {
 		int r = vms_session_build_model(s, err);
-		if (r >= 0 && streaming && s->opts.nr_maps)
-			r = prescan_map_threads(s, err);
+		if (r >= 0 && streaming && s->opts.nr_maps) {
+			watch_map_threads(s);
+			r = scan_map_hosts(s, err);
+		}
 		if (r < 0)
 			return r;
 		return analyse(s, sinks, NULL, on_event, on_event_ctx, err);

@@ -69,6 +69,14 @@ if [ -r "$H" ] && [ -r "$G" ]; then
   st2=0; "$VMS" report --map guest-Salamander4:0=483882 "$H" "$G" >/dev/null 2>&1 || st2=$?
   if [ $st -eq 0 ] && [ $st2 -eq 0 ]; then ok "report --vcpu 1 (tid-453724 has 2) and --map to the real thread 483882: accepted"
   else notok "valid selectors" "status $st, $st2"; fi
+  # thread 453724's first event is at 22149.954372, 6 ms after the first one (dump): a
+  # window that ends before it still maps a thread the trace shows
+  bad=""
+  for c in report vcpus; do
+    "$VMS" $c --to +0.001s --map guest-Salamander4:0=453724 "$H" "$G" >/dev/null 2>&1 || bad="$bad $c:$?"
+  done
+  if [ -z "$bad" ]; then ok "--map to a thread that appears only after --to: accepted (report, vcpus)"
+  else notok "--map after --to" "$bad"; fi
 else skip "bad windows and selectors on kvm-hip24" "shared traces missing"; fi
 
 if [ -s "$TMP/syn/host.dat" ]; then

@@ -48,7 +48,8 @@ enum cli_allow {
 #define CLI_HELP_WINDOW                                                                  \
 	CLI_HELP_TIMES                                                                   \
 	"  --machine NAME      only the rows of this machine (a host: its CPUs)\n"         \
-	"  --vcpu N            only the rows of vCPU N\n"
+	"  --vcpu N            only the rows of vCPU N (one that no machine kept has is a\n" \
+	"                      usage error)\n"
 
 /* The window's lines of --help (dump's too) */
 #define CLI_HELP_TIMES                                                                   \
