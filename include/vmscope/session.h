@@ -95,7 +95,11 @@ const struct vms_xen_model *vms_session_xen_model(const struct vms_session *s, u
 /* The analysis of the last run (results valid until the session is freed). */
 struct vms_analysis *vms_session_analysis(struct vms_session *s);
 
-/* Counts of the last run */
+/* Counts of the last run; with a window (--from, --to), of the window's events only (those
+ * before it, read for the state at its start, are not counted), and first/last are the
+ * window's first and last events. A window that holds no time of the traces, --vcpu N that
+ * no kept machine has, a --map to a thread no event of its host shows: the run fails with
+ * VMS_ERR_USAGE (vmscope/filter.h), before any interval reaches a sink. */
 uint64_t vms_session_events(const struct vms_session *s);               /* all events */
 uint64_t vms_session_type_count(const struct vms_session *s, uint32_t source, uint32_t type);
 uint64_t vms_session_backwards(const struct vms_session *s);            /* time inversions */

@@ -36,7 +36,14 @@ struct vms_session {
 	uint64_t passes;         /* merged and model passes made (for tests and benchmarks) */
 	struct vms_analysis *an;
 	uint64_t **type_counts;  /* [source][type] */
-	uint64_t events, backwards, first, last;
+	uint64_t events, backwards, first, last; /* of the window's events, when a window is set */
+	uint64_t pass_last;      /* the last event the last pass gave the analysis */
+	/* --map's threads: the host each entry maps into (-1: none) and whether an event of the
+	 * last pass showed that thread there (a map to a thread the trace never shows is a
+	 * usage error, not a vCPU of zeros) */
+	int32_t *map_host;
+	bool *map_seen;
+	uint32_t maps_unseen;
 	struct vms_observer *obs;  /* vms_session_observe: subscribed to every analysis run */
 	uint32_t nr_obs;
 	struct vms_xen_model **xen; /* per source: the Xen model of a xentrace host, else NULL */
@@ -110,9 +117,12 @@ struct vms_session *vms_session_open(const char *const *paths, uint32_t nr_paths
 	s->forced_guest = calloc(cap, sizeof *s->forced_guest);
 	s->type_counts = calloc(cap, sizeof *s->type_counts);
 	s->xen = calloc(cap, sizeof *s->xen);
+	s->map_host = calloc(opts->nr_maps + 1, sizeof *s->map_host);
+	s->map_seen = calloc(opts->nr_maps + 1, sizeof *s->map_seen);
 	s->host_index = -1;
 	s->opts = *opts;
-	if (!s->src || !s->names || !s->forced_guest || !s->type_counts || !s->xen) {
+	if (!s->src || !s->names || !s->forced_guest || !s->type_counts || !s->xen ||
+	    !s->map_host || !s->map_seen) {
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
@@ -154,6 +164,8 @@ void vms_session_free(struct vms_session *s)
 			vms_xen_model_free(s->xen[i]);
 	}
 	free(s->xen);
+	free(s->map_host);
+	free(s->map_seen);
 	free(s->src);
 	free(s->names);
 	free(s->forced_guest);
@@ -586,6 +598,132 @@ static void filtered_thread(void *ctx, const struct vms_thread_interval *iv)
 		s->user_sinks->thread_interval(s->user_sinks->ctx, iv);
 }
 
+/* Does a trace count clock cycles of no known rate (no TSC2NSEC, no --tsc-hz)? Its times
+ * are then cycles, which the window's messages say. */
+static bool counts_cycles(const struct vms_session *s)
+{
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		if (!s->src[i]->meta.ts_in_ns && !s->src[i]->meta.has_tsc2nsec)
+			return true;
+	return false;
+}
+
+/* An event of a --map's host that shows its thread: the thread's own event, or a switch or
+ * a wake-up naming it. */
+static void note_map_thread(struct vms_session *s, const struct vms_event *ev)
+{
+	for (uint32_t i = 0; i < s->opts.nr_maps; i++) {
+		int32_t tid = s->opts.map_tid[i];
+		if (s->map_seen[i] || s->map_host[i] != (int32_t)ev->machine)
+			continue;
+		if (ev->tid == tid ||
+		    (ev->kind == VMS_K_SCHED_SWITCH &&
+		     ((int32_t)ev->f[0] == tid || (int32_t)ev->f[2] == tid)) ||
+		    (ev->kind == VMS_K_SCHED_WAKEUP && (int32_t)ev->f[0] == tid)) {
+			s->map_seen[i] = true;
+			s->maps_unseen--;
+		}
+	}
+}
+
+/* Before a pass: the host of each --map entry in the session's model (the guest whose vCPU
+ * the entry linked: a machine may be named by its trace's name or the user's). */
+static void watch_map_threads(struct vms_session *s)
+{
+	s->maps_unseen = 0;
+	for (uint32_t i = 0; i < s->opts.nr_maps; i++) {
+		s->map_host[i] = -1;
+		for (uint32_t g = 0; g < vms_model_nr_machines(s->model) && s->map_host[i] < 0; g++) {
+			const struct vms_machine *G = vms_model_machine_c(s->model, g);
+			uint32_t v = s->opts.map_vcpu[i];
+			if (v < G->nr_vcpus && G->vcpus[v].how == VMS_LINK_USER &&
+			    G->vcpus[v].host_tid == s->opts.map_tid[i])
+				s->map_host[i] = G->host;
+		}
+		s->map_seen[i] = s->map_host[i] < 0;
+		s->maps_unseen += !s->map_seen[i];
+	}
+}
+
+/* After a pass: a --map entry whose thread no event showed on its host. */
+static int check_map_threads(struct vms_session *s, struct vms_error *err)
+{
+	for (uint32_t i = 0; s->maps_unseen && i < s->opts.nr_maps; i++)
+		if (!s->map_seen[i])
+			return vms_error_set(err, VMS_ERR_USAGE, "--map %s:%u=%d: no event of %s shows "
+					     "thread %d", s->opts.map_guest[i], s->opts.map_vcpu[i],
+					     s->opts.map_tid[i],
+					     vms_model_machine_c(s->model, (uint32_t)s->map_host[i])->name,
+					     s->opts.map_tid[i]);
+	return 0;
+}
+
+/* The hosts of the --map entries not seen yet, read whole for their threads (their ids and
+ * the sched events' fields only): before a streamed run, whose rows cannot be taken back, so
+ * that a map to a thread they never show is refused before any output; after a pass that
+ * stopped at --to, so that a thread is looked for in the whole trace whatever the window. */
+static int scan_map_hosts(struct vms_session *s, struct vms_error *err)
+{
+	bool wanted[VMS_K_COUNT] = { false };
+	wanted[VMS_K_SCHED_SWITCH] = wanted[VMS_K_SCHED_WAKEUP] = true;
+	for (uint32_t h = 0; h < s->nr_src && s->maps_unseen; h++) {
+		bool hosts = false;
+		for (uint32_t i = 0; i < s->opts.nr_maps; i++)
+			hosts |= !s->map_seen[i] && s->map_host[i] == (int32_t)h;
+		if (!hosts)
+			continue;
+		struct vms_source *src = s->src[h];
+		if (src->ops->set_wanted)
+			src->ops->set_wanted(src, wanted);
+		int r = 0;
+		for (uint32_t j = 0; r >= 0 && s->maps_unseen && j < src->ops->nr_streams(src); j++) {
+			struct vms_event ev;
+			while (s->maps_unseen && (r = src->ops->next(src, j, &ev)) > 0) {
+				ev.machine = h;
+				note_map_thread(s, &ev);
+			}
+		}
+		if (src->ops->set_wanted)
+			src->ops->set_wanted(src, NULL);
+		if (r < 0)
+			return vms_error_set(err, src->err.status ? src->err.status : VMS_ERR_FORMAT,
+					     "%s", src->err.msg);
+		if (src->ops->rewind(src) < 0)
+			return vms_error_set(err, VMS_ERR_IO, "%s", src->err.msg);
+	}
+	return check_map_threads(s, err);
+}
+
+/* --vcpu N names a vCPU of the machines kept (--machine's, else any guest's); the filter is
+ * resolved. */
+static int check_vcpu(struct vms_session *s, struct vms_error *err)
+{
+	if (!s->opts.has_vcpu)
+		return 0;
+	uint32_t most = 0;
+	for (uint32_t i = 0; i < vms_model_nr_machines(s->model); i++) {
+		uint32_t nr = vms_model_machine_c(s->model, i)->nr_vcpus;
+		if ((s->filter.machine < 0 || (uint32_t)s->filter.machine == i) && nr > most)
+			most = nr;
+	}
+	if (s->opts.vcpu < most)
+		return 0;
+	if (s->filter.machine >= 0 && most == 0)
+		return vms_error_set(err, VMS_ERR_USAGE, "--vcpu %u: %s has no vCPUs (it is no guest)",
+				     s->opts.vcpu, s->opts.machine);
+	if (s->filter.machine >= 0 && most == 1)
+		return vms_error_set(err, VMS_ERR_USAGE, "--vcpu %u: %s has only vCPU 0", s->opts.vcpu,
+				     s->opts.machine);
+	if (s->filter.machine >= 0)
+		return vms_error_set(err, VMS_ERR_USAGE, "--vcpu %u: %s has vCPUs 0-%u", s->opts.vcpu,
+				     s->opts.machine, most - 1);
+	if (most == 0)
+		return vms_error_set(err, VMS_ERR_USAGE, "--vcpu %u: no machine of the traces is a "
+				     "guest with vCPUs", s->opts.vcpu);
+	return vms_error_set(err, VMS_ERR_USAGE, "--vcpu %u: no guest has it (the largest has "
+			     "vCPUs 0-%u)", s->opts.vcpu, most - 1);
+}
+
 /* One merged pass. With an analysis, every event also goes to it; the window's start is
  * given to the analysis at the first event, and the pass stops at its end. */
 static int merged_pass(struct vms_session *s, const struct vms_clock *const *clocks,
@@ -610,7 +748,8 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	/* An analysis pass over the whole traces with no one asking for every event: the readers
 	 * that can leave out what no analysis reads do (counted, so the totals stay those of
 	 * the traces). */
-	bool skip = an && !fn && !s->opts.from.set && !s->opts.to.set;
+	bool windowed = s->opts.from.set || s->opts.to.set;
+	bool skip = an && !fn && !windowed;
 	for (uint32_t i = 0; skip && i < s->nr_obs; i++)
 		if (s->obs[i].event && !s->obs[i].event_kinds_only)
 			skip = false;
@@ -621,27 +760,38 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	struct vms_progress prog;
 	vms_progress_start(&prog, s->opts.progress, an ? "analysis" : "reading");
 	const struct vms_event *ev;
-	uint64_t t, n = 0, first = 0, last = 0;
+	/* n events went to the analysis (those before the window too: they give the state
+	 * known at its start); win_n of them are the window's, from win_first to win_last */
+	uint64_t t, n = 0, first = 0, last = 0, win_n = 0, win_first = 0, win_last = 0;
+	uint64_t lo = 0, hi = UINT64_MAX;
+	bool cycles = counts_cycles(s);
 	s->stop = false;
 	s->win_end = 0;
-	uint64_t to = UINT64_MAX;
 	while (!s->stop && (r = vms_merge_next(&m, &ev, &t)) > 0) {
 		if (n == 0) {
 			first = t;
-			if (an && s->opts.to.set)
-				to = vms_time_bound_at(&s->opts.to, t);
-			if (an && s->opts.from.set &&
-			    vms_analysis_window(an, vms_time_bound_at(&s->opts.from, t)) < 0) {
+			if (windowed && (r = vms_window_resolve(&s->opts.from, &s->opts.to, t, cycles,
+								&lo, &hi, err)) < 0)
+				break;
+			if (an && s->opts.from.set && vms_analysis_window(an, lo) < 0) {
 				r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 				break;
 			}
 		}
-		if (t >= to) {
-			s->win_end = to;
+		if (t >= hi) {
+			s->win_end = hi;
 			break;
 		}
 		last = t;
 		n++;
+		bool in = t >= lo;
+		if (in) {
+			if (win_n++ == 0)
+				win_first = t;
+			win_last = t;
+		}
+		if (s->maps_unseen)
+			note_map_thread(s, ev);
 		if (ev->type < s->src[ev->machine]->meta.nr_types)
 			s->type_counts[ev->machine][ev->type]++;
 		if (an) {
@@ -651,17 +801,21 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 		}
 		if (observer && wanted[ev->kind])
 			vms_model_observe(observer, ev);
-		if (fn)
+		if (fn && in)
 			fn(ctx, ev, t);
 		vms_progress_maybe(&prog, n);
 	}
 	vms_progress_end(&prog, n);
+	/* a window wholly after the traces: known only once they have ended */
+	if (r >= 0 && windowed && n && !s->win_end && !s->stop)
+		r = vms_window_check_end(&s->opts.from, lo, last, cycles, err);
 	for (uint32_t i = 0; skip && i < s->nr_src; i++)
 		if (s->src[i]->ops->skip_unread)
 			s->src[i]->ops->skip_unread(s->src[i], NULL, NULL);
-	s->events = n + skipped;
-	s->first = first;
-	s->last = last;
+	s->events = windowed ? win_n : n + skipped;
+	s->first = windowed ? (win_n ? win_first : lo) : first;
+	s->last = windowed ? (win_n ? win_last : lo) : last;
+	s->pass_last = last;
 	s->backwards = m.backwards;
 	vms_merge_free(&m);
 	return r < 0 ? r : 0;
@@ -694,6 +848,13 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 		return vms_error_set(err, VMS_ERR_USAGE, "--machine %s: no such machine",
 				     s->opts.machine);
 	}
+	/* (with an observer the model may still grow: vms_session_run checks after the pass) */
+	int r = observer ? 0 : check_vcpu(s, err);
+	if (r < 0) {
+		free(clocks);
+		return r;
+	}
+	watch_map_threads(s);
 	struct vms_sinks fs;
 	if (sinks && (s->filter.machine >= 0 || s->filter.vcpu >= 0)) {
 		s->user_sinks = sinks;
@@ -725,15 +886,19 @@ static int analyse(struct vms_session *s, const struct vms_sinks *sinks, struct 
 		free(clocks);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
-	int r = merged_pass(s, clocks, s->an, observer, on_event, on_event_ctx, err);
+	r = merged_pass(s, clocks, s->an, observer, on_event, on_event_ctx, err);
 	free(clocks);
+	if (r >= 0 && s->maps_unseen && s->win_end)
+		r = scan_map_hosts(s, err);
+	else if (r >= 0)
+		r = check_map_threads(s, err);
 	if (r < 0)
 		return r;
 	for (uint32_t i = 0; i < s->nr_src; i++)
 		if (s->xen[i])
 			vms_xen_model_finish(s->xen[i]);
 	/* (vms_analysis_finish also writes the containment check into each guest's sync info) */
-	vms_analysis_finish(s->an, s->win_end ? s->win_end : s->last);
+	vms_analysis_finish(s->an, s->win_end ? s->win_end : s->pass_last);
 	return rewind_all(s, err);
 }
 
@@ -761,6 +926,10 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 	}
 	if (!given) {
 		int r = vms_session_build_model(s, err);
+		if (r >= 0 && streaming && s->opts.nr_maps) {
+			watch_map_threads(s);
+			r = scan_map_hosts(s, err);
+		}
 		if (r < 0)
 			return r;
 		return analyse(s, sinks, NULL, on_event, on_event_ctx, err);
@@ -784,7 +953,7 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 	if (same_links(given, seen)) {
 		take_pids(given, seen);
 		vms_model_free(seen);
-		return 0;
+		return check_vcpu(s, err);
 	}
 	/* the events linked more than the metadata said: analyse again with what they said */
 	vms_analysis_free(s->an);

@@ -90,7 +90,10 @@ PY
 then ok "report --from 50 --to 200: time per state inside the window"; else notok "report window" "$(cat "$TMP/err")"; fi
 
 printf 'machine,vcpu,start_ns,end_ns,status,state\n' > "$TMP/none.want"
-same "vcpus --vcpu 1: no such vCPU, no rows" "$TMP/none.want" "$VMS" vcpus --csv --vcpu 1 "${X[@]}"
+# the guest has one vCPU: --vcpu 1 selects nothing, a usage error (not an empty table)
+st=0; "$VMS" vcpus --csv --vcpu 1 "${X[@]}" >"$TMP/got" 2>"$TMP/err" || st=$?
+if [ $st -eq 2 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && grep -q -- "--vcpu 1" "$TMP/err" && [ ! -s "$TMP/got" ]; then
+  ok "vcpus --vcpu 1: no such vCPU, exit 2 and one line"; else notok "vcpus --vcpu 1" "status $st: $(cat "$TMP/err")"; fi
 same "vcpus --machine host: a host has no vCPU rows" "$TMP/none.want" "$VMS" vcpus --csv --machine host "${X[@]}"
 st=0; "$VMS" vcpus --csv --machine nosuch "${X[@]}" >/dev/null 2>"$TMP/err" || st=$?
 if [ $st -eq 2 ] && grep -q nosuch "$TMP/err"; then ok "--machine nosuch: exit 2, named"; else notok "--machine nosuch" "status $st"; fi

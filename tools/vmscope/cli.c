@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -304,12 +305,8 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 			struct vms_time_bound *b = o == O_FROM ? &c->sopts.from : &c->sopts.to;
 			if (!(allow & CLI_WINDOW))
 				bad = o == O_FROM ? "--from" : "--to";
-			else if (vms_time_bound_parse(optarg, b) < 0) {
-				fprintf(stderr, "vmscope %s: %s wants reference ns (22149949585938) or a time "
-					"after the trace's start (+1.5s, +250ms, +10us), not '%s'\n", c->cmd,
-					o == O_FROM ? "--from" : "--to", optarg);
+			else if (!cli_time_bound(c->cmd, o == O_FROM ? "--from" : "--to", optarg, b))
 				return 1002;
-			}
 			break;
 		}
 		case O_MACHINE:
@@ -381,6 +378,16 @@ void cli_free(struct cli *c)
 	free(c->sopts.offset_ns);
 }
 
+bool cli_time_bound(const char *cmd, const char *opt, const char *arg, struct vms_time_bound *b)
+{
+	if (vms_time_bound_parse(arg, b) == 0)
+		return true;
+	fprintf(stderr, "vmscope %s: %s wants a reference time in seconds as info and dump print it "
+		"(22150.5), in ns (22150500000000), or after the traces' start (+1.5s, +250ms, "
+		"+10us), not '%s'\n", cmd, opt, arg);
+	return false;
+}
+
 int cli_open_exit(int errnum)
 {
 	return errnum == ENAMETOOLONG || errnum == ENOENT || errnum == ENOTDIR ? VMS_EXIT_USAGE
@@ -424,6 +431,7 @@ FILE *cli_output(const struct cli *c)
 {
 	if (!c->out || !strcmp(c->out, "-"))
 		return stdout;
+	vms_output_is_stdout = 0;
 	FILE *f = fopen(c->out, "w");
 	if (!f) {
 		int e = errno;
@@ -544,9 +552,10 @@ bool cli_parse_hz(const char *s, double *hz)
 
 int cli_write_failed(const char *cmd, int err)
 {
-	if (err != EPIPE)
-		fprintf(stderr, "vmscope %s: cannot write the output: %s\n", cmd,
-			err ? strerror(err) : "write error");
+	if (err == EPIPE)
+		return VMS_EXIT_OK;   /* the reader has what it wanted (main.c's rule) */
+	fprintf(stderr, "vmscope %s: cannot write the output: %s\n", cmd,
+		err ? strerror(err) : "write error");
 	return VMS_EXIT_FAIL;
 }
 
@@ -774,8 +783,18 @@ int cli_end(struct cli *c, int status)
 			fprintf(stderr, "vmscope %s: cannot write %s\n", c->cmd, c->out);
 			status = VMS_EXIT_FAIL;
 		}
+		/* bad input or usage (a window or selector found wrong once the traces are read)
+		 * produced nothing: its -o file is not left behind as if it were a result (only a
+		 * regular file, never a FIFO or a device) */
+		struct stat sb;
+		if (status == VMS_EXIT_USAGE && stat(c->out, &sb) == 0 && S_ISREG(sb.st_mode))
+			unlink(c->out);
 	}
 	if (c->f == stdout) {
+		/* the same for what is still buffered (a header written before the run found the
+		 * usage error) */
+		if (status == VMS_EXIT_USAGE)
+			__fpurge(stdout);
 		errno = 0;
 		if ((fflush(stdout) != 0 || ferror(stdout)) && status == 0)
 			status = cli_write_failed(c->cmd, errno);

@@ -46,10 +46,17 @@ enum cli_allow {
 	"                      250us, 2s), when no shared clock or matched events sync it\n"
 
 #define CLI_HELP_WINDOW                                                                  \
-	"  --from T, --to T    only the time from T / up to T: reference ns, or after the\n" \
-	"                      trace's start (+1.5s, +250ms, +10us)\n"                     \
+	CLI_HELP_TIMES                                                                   \
 	"  --machine NAME      only the rows of this machine (a host: its CPUs)\n"         \
-	"  --vcpu N            only the rows of vCPU N\n"
+	"  --vcpu N            only the rows of vCPU N (one that no machine kept has is a\n" \
+	"                      usage error)\n"
+
+/* The window's lines of --help (dump's too) */
+#define CLI_HELP_TIMES                                                                   \
+	"  --from T, --to T    only the time from T / up to T: reference seconds as info and\n" \
+	"                      dump print them (22150.5), ns (22150500000000), or after the\n" \
+	"                      traces' start (+1.5s, +250ms, +10us); a window that holds no\n" \
+	"                      time of the traces is a usage error\n"
 
 struct cli {
 	const char *cmd;
@@ -82,6 +89,8 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 void cli_free(struct cli *c);
 /* Open the session; prints the error and sets *status on failure. */
 struct vms_session *cli_session(struct cli *c, int *status);
+/* --from/--to's value into b; false after printing the usage error (one line). */
+bool cli_time_bound(const char *cmd, const char *opt, const char *arg, struct vms_time_bound *b);
 /* Print "vmscope CMD: message" and return the exit status for the error. */
 int cli_fail(const struct cli *c, const struct vms_error *err);
 /* The option getopt_long just refused (unknown, or without its value), as the user wrote it:
@@ -150,8 +159,8 @@ void cli_vmm_json(struct vms_json *j, struct vms_model *m, const struct vms_mach
 
 /* Parse a time rate such as 2.1e9, 2100000000 or 2.1G (Hz); false when not one. */
 bool cli_parse_hz(const char *s, double *hz);
-/* Report a failed write of the output: quiet for a closed pipe (EPIPE), else one line.
- * Returns VMS_EXIT_FAIL. */
+/* Report a failed write of the output: one line and VMS_EXIT_FAIL; a closed pipe (EPIPE) is
+ * quiet and VMS_EXIT_OK, the rule of main.c. */
 int cli_write_failed(const char *cmd, int err);
 /* The same file named twice (positionally, or also by --host/--guest) is read once, with a
  * warning on stderr (cli_begin calls it). */

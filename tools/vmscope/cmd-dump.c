@@ -27,7 +27,8 @@
 #define OUT_MIN_ROOM (64u << 10)   /* below this, flush before formatting a line */
 
 static const char usage[] =
-	"usage: vmscope dump [--events FILE] [--limit N] [--raw] [--tsc-hz HZ | --cpu-hz HZ] TRACE...\n"
+	"usage: vmscope dump [--events FILE] [--limit N] [--raw] [--from T] [--to T]\n"
+	"                    [--tsc-hz HZ | --cpu-hz HZ] TRACE...\n"
 	"\n"
 	"Print the events of the traces as text, one per line, merged in time order.\n"
 	"\n"
@@ -38,6 +39,7 @@ static const char usage[] =
 	"                  the reference time\n"
 	"  --tsc-hz HZ     the TSC rate of a trace that counts cycles without TSC2NSEC\n"
 	"  --cpu-hz HZ     the same, under xenalyze's name (a xentrace file counts CPU cycles)\n"
+	CLI_HELP_TIMES
 	"\n"
 	"Times are the reference timebase of the analyses (the first host's clock, guests\n"
 	"brought onto it), in seconds as trace-cmd prints them (22149.948193); with several\n"
@@ -255,6 +257,8 @@ int cmd_dump(int argc, char **argv)
 		{ "raw", no_argument, NULL, 'r' },
 		{ "tsc-hz", required_argument, NULL, 'z' },
 		{ "cpu-hz", required_argument, NULL, 'Z' }, /* xenalyze's name, as in cli.c */
+		{ "from", required_argument, NULL, 'F' },
+		{ "to", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -276,6 +280,12 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'r':
 			raw = true;
+			break;
+		case 'F':
+		case 'T':
+			if (!cli_time_bound("dump", c == 'F' ? "--from" : "--to", optarg,
+					    c == 'F' ? &sopts.from : &sopts.to))
+				return VMS_EXIT_USAGE;
 			break;
 		case 'z':
 		case 'Z':
@@ -314,7 +324,7 @@ int cmd_dump(int argc, char **argv)
 		return VMS_EXIT_USAGE;
 	}
 	struct vms_error err = { 0 };
-	if (nr == 1 && !raw) {
+	if (nr == 1 && !raw && !sopts.from.set && !sopts.to.set) {
 		/* a missing file (the trace or --events) is bad input, as in every command */
 		struct stat st;
 		for (int k = 0; k < 2; k++) {

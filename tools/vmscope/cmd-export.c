@@ -8,8 +8,10 @@
 #include "vmscope/export.h"
 
 static const char usage[] =
-	"usage: vmscope export -o FILE [--format perfetto|json] [--deflate] [--host FILE]\n"
-	"                      [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
+	"usage: vmscope export -o FILE [--format perfetto|json] [--deflate] [--from T] [--to T]\n"
+	"                      [--machine NAME] [--vcpu N] [--tsc-hz HZ | --cpu-hz HZ]\n"
+	"                      [--host FILE] [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
+	"                      [--offset NAME=NS] TRACE...\n"
 	"\n"
 	"Write the timeline: per host, one track per physical CPU (what really ran there); per\n"
 	"guest, per vCPU its states, its VM exits (named by reason, with guest RIP, info and\n"
@@ -21,7 +23,10 @@ static const char usage[] =
 	"  --format F          perfetto or json, whatever FILE's name\n"
 	"  --deflate           Perfetto: packets in deflated blocks (about a fifth of the size;\n"
 	"                      the UI and trace_processor read them as they are)\n"
-	CLI_HELP_WINDOW;
+	"  -o FILE             the file to write (needed)\n"
+	"  --tsc-hz HZ         the TSC rate of a trace that counts cycles without TSC2NSEC\n"
+	"  --cpu-hz HZ         the same (xenalyze's name: a xentrace host's CPU frequency)\n"
+	CLI_HELP_ROLES CLI_HELP_WINDOW;
 
 int cmd_export(int argc, char **argv)
 {

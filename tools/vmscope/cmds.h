@@ -1,11 +1,17 @@
 /* vmscope CLI: one file per subcommand (git's builtin/ style); each returns the exit status:
- * 0 success, 1 failure, 2 bad input or usage. */
+ * 0 success, 1 failure, 2 bad input or usage. A closed pipe on stdout ends the command with
+ * 0 (main.c). */
 #ifndef VMSCOPE_CMDS_H
 #define VMSCOPE_CMDS_H
 
 #define VMS_EXIT_OK 0
 #define VMS_EXIT_FAIL 1
 #define VMS_EXIT_USAGE 2
+
+#include <signal.h>
+/* Whether the command's output is stdout (main.c's rule for a closed pipe: exit 0 at once);
+ * cleared by a command that writes to -o FILE. */
+extern volatile sig_atomic_t vms_output_is_stdout;
 
 int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -1,7 +1,10 @@
 /* vmscope: the command dispatcher. Thin on purpose: every command lives in its own
  * cmd-<name>.c and talks to libvmscope. */
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
 
@@ -12,21 +15,26 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "demo", cmd_demo, "synthesize a host + guest pair and report on it (no files needed)" },
-	{ "info", cmd_info, "what a trace is: format, role, clock, CPUs, events, options" },
-	{ "report", cmd_report, "the truth per guest and vCPU: run, VMM, preempted, exits, steal" },
-	{ "html", cmd_html, "the report as one self-contained HTML page with a timeline" },
-	{ "vcpus", cmd_vcpus, "vCPU state intervals (text, CSV or JSON Lines)" },
-	{ "pcpus", cmd_pcpus, "what really ran on each physical CPU: host thread or guest thread" },
-	{ "threads", cmd_threads, "when a guest thread its guest thought running was stopped" },
-	{ "export", cmd_export, "the timeline for Perfetto UI (.pftrace) or as Chrome JSON" },
-	{ "latency", cmd_latency, "why guest threads were late: each wake-up split into causes" },
-	{ "exits", cmd_exits, "VM exits per guest, vCPU and reason with cost percentiles" },
-	{ "sync", cmd_sync, "how each machine's clock was brought to the reference" },
-	{ "synth", cmd_synth, "write a realistic simulated host + guest trace.dat pair" },
-	{ "dump", cmd_dump, "print the events of a trace as text" },
-	{ "ctl", cmd_ctl, "talk to a traced program's control socket" },
+#define VMS_COMMAND(name, summary) { #name, cmd_##name, summary },
+#include "commands.h"
+#undef VMS_COMMAND
 };
+
+volatile sig_atomic_t vms_output_is_stdout = 1;
+
+/* The reader of the output went away (`vmscope dump big | head -1`): it has what it wanted,
+ * so the command ends at once with status 0, as the documentation says, instead of being
+ * killed by SIGPIPE (status 141). Only when stdout is the output and its pipe is the one
+ * closed (poll: POLLERR on a pipe with no reader); a SIGPIPE of any other descriptor (the
+ * reader of stderr gone, a control socket, stdout while -o FILE is the output) is left to
+ * the write, which fails with EPIPE and is handled where it is made. */
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+	if (vms_output_is_stdout && poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+		_exit(VMS_EXIT_OK);
+}
 
 static void usage(FILE *f)
 {
@@ -36,7 +44,8 @@ static void usage(FILE *f)
 	fprintf(f, "\nOptions may come before or after the traces; --opt=value and --opt value are "
 		   "alike.\n'vmscope help <command>' tells more, 'man vmscope-<command>' tells all;\n"
 		   "'vmscope --version' (on any command) prints the version.\n"
-		   "Exit status: 0 success, 1 failure, 2 bad input or usage.\n");
+		   "Exit status: 0 success (also when the reader of the output closes the pipe, as\n"
+		   "`| head` does), 1 failure, 2 bad input or usage.\n");
 }
 
 static const struct command *find(const char *name)
@@ -50,6 +59,9 @@ static const struct command *find(const char *name)
 
 int main(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = on_sigpipe };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
 	if (argc < 2) {
 		usage(stderr);
 		return VMS_EXIT_USAGE;
