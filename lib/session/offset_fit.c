@@ -4,13 +4,13 @@
  * inside a guest-mode window (kvm_entry -> kvm_exit) of their vCPU's host thread; ties: the
  * middle of the widest run of such integer offsets (of the one nearest the interval's middle
  * when several are as wide), a half ns when the run has an even number of them (times are
- * rounded half up, so every time then lands where an offset of the run puts it).
+ * rounded half up: each then lands where the upper of the two middle offsets puts it).
  *
  * How: one pass over the host's KVM events and all the guest's events, merged by reference
  * time with the guest placed at the interval's low end lo (a shift of its reference times,
  * exact: an integer added to the transform's integer part). A guest event at t could be at
  * t + k for every integer k in [0, W], W = hi - lo; it is inside a window [s, e) for the k in
- * [s - t, e - 1 - t]. Each event waits until the merge has passed t + W (every window that
+ * [s - t, e - t]. Each event waits until the merge has passed t + W (every window that
  * can hold it is then known), adds +1 / -1 at the ends of its range of k for each such
  * window to a difference array over [0, W + 1], and the windows that end before the oldest
  * waiting event are forgotten. A prefix sum then gives the count at every offset.
@@ -20,10 +20,15 @@
  * kept windows together; beyond either the interval's middle is kept and the report says
  * why. Time: the events once, plus for each guest event the windows within W of it.
  *
- * The merge orders events of equal time by source index (core/merge.h): when the host's
- * source comes first, an event at a window's kvm_entry is inside it and one at its kvm_exit
- * is not; when the guest's comes first, the other way round. Windows are stored shifted so
- * that [s, e) holds in both cases. */
+ * A window holds both its ends here, [s, e]: the containment check's windows are half-open,
+ * and which end holds an event of the same time depends on the order of the traces (the
+ * merge puts the lower source first at equal times, core/merge.h); closed, the search's
+ * answer does not, and since the middle of a run is taken, an end is never chosen unless the
+ * run is a single offset.
+ *
+ * With a slope of exactly 1 the offsets searched are whole ns of offset_ns (its fraction is
+ * first rounded the way the transform rounds every time, which maps no time elsewhere), so
+ * the answer does not depend on where in a nanosecond the interval's middle fell. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -64,7 +69,6 @@ struct of_state {
 	struct of_wait *wait;    /* waiting guest events, in merged order: wait[head .. n) */
 	uint32_t wait_head, wait_n, wait_cap;
 	uint64_t kept;           /* windows kept + events waiting */
-	bool host_first;         /* ties: the host's events come first */
 	bool too_dense;
 	bool nomem;
 };
@@ -112,7 +116,7 @@ static void settle(struct of_state *st, const struct of_wait *w)
 {
 	struct of_vcpu *v = &st->v[w->vcpu];
 	uint64_t t = w->t, W = st->W;
-	while (v->head < v->n && v->w[v->head].e <= t) {
+	while (v->head < v->n && v->w[v->head].e < t) {
 		v->head++;
 		st->kept--;
 	}
@@ -120,7 +124,9 @@ static void settle(struct of_state *st, const struct of_wait *w)
 		const struct of_win *x = &v->w[i];
 		if (x->s > t + W)
 			break;
-		uint64_t k0 = x->s > t ? x->s - t : 0, k1 = x->e - 1 - t;
+		if (x->e < t)
+			continue; /* (out of order: a host stream that went backwards) */
+		uint64_t k0 = x->s > t ? x->s - t : 0, k1 = x->e - t;
 		if (k1 > W)
 			k1 = W;
 		st->diff[k0]++;
@@ -149,21 +155,20 @@ static void host_event(struct of_state *st, const struct vms_event *ev, uint64_t
 	if (!m)
 		return;
 	struct of_vcpu *v = &st->v[m->vcpu];
-	uint64_t at = st->host_first || t == UINT64_MAX ? t : t + 1;
 	if (ev->kind == VMS_K_KVM_ENTRY) {
 		if (!v->open)
-			v->open_s = at; /* (an entry after an entry: the first one opened it) */
+			v->open_s = t; /* (an entry after an entry: the first one opened it) */
 		v->open = true;
 		return;
 	}
 	if (!v->open)
 		return;
 	v->open = false;
-	if (at <= v->open_s)
-		return;
+	if (t <= v->open_s)
+		return; /* empty: the containment check finds no event inside either */
 	if (!room(st, (void **)&v->w, &v->head, &v->n, &v->cap, sizeof *v->w))
 		return;
-	v->w[v->n++] = (struct of_win){ v->open_s, at };
+	v->w[v->n++] = (struct of_win){ v->open_s, t };
 	st->kept++;
 }
 
@@ -227,7 +232,6 @@ static int search(struct vms_source *const *src, struct vms_model *m, uint32_t g
 	struct vms_machine *mc = vms_model_machine(m, g);
 	uint32_t h = (uint32_t)mc->host;
 	st->W = W;
-	st->host_first = h < g;
 	st->nr_v = mc->nr_vcpus;
 	st->diff = calloc(W + 2, sizeof *st->diff);
 	st->v = calloc(st->nr_v ? st->nr_v : 1, sizeof *st->v);
@@ -291,6 +295,18 @@ int vms_offset_fit(struct vms_source *const *src, uint32_t nr_src, struct vms_mo
 		    !si->has_range || !mc->clock.linear || mc->host < 0 ||
 		    (uint32_t)mc->host >= nr_src || !mc->nr_vcpus)
 			continue;
+		struct vms_linear *l = &mc->clock.lin;
+		if (l->num == l->den && l->frac) {
+			/* slope 1: the fraction rounded as vms_linear_apply rounds it (half up) */
+			bool up = l->frac >= l->den - l->den / 2;
+			long double delta = (up ? 1.0L : 0.0L) - (long double)l->frac / (long double)l->den;
+			if (up && __builtin_add_overflow(l->out0, 1, &l->out0))
+				continue;
+			l->frac = 0;
+			si->range_lo_ns = (double)((long double)si->range_lo_ns - delta);
+			si->range_hi_ns = (double)((long double)si->range_hi_ns - delta);
+			si->offset_ns = (double)vms_linear_offset(l);
+		}
 		/* the integer shifts of the guest's reference times that stay feasible */
 		double lo_d = ceil(si->range_lo_ns), hi_d = floor(si->range_hi_ns);
 		if (!(lo_d <= hi_d) || lo_d < -9e18 || hi_d > 9e18)
@@ -322,7 +338,7 @@ int vms_offset_fit(struct vms_source *const *src, uint32_t nr_src, struct vms_mo
 		 * the fraction when its unit (1 / den) halves (den is a power of two but for a
 		 * slope of an integer ratio; else the lower of the two middle ns) */
 		int64_t shift = lo + (int64_t)(a + (b - a) / 2);
-		struct vms_linear *l = &mc->clock.lin, nl = *l;
+		struct vms_linear nl = *l;
 		bool half = (b - a) % 2 == 1 && nl.den % 2 == 0;
 		if (half && (nl.frac += nl.den / 2) >= nl.den) {
 			nl.frac -= nl.den;

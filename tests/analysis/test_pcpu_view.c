@@ -250,10 +250,10 @@ static void test_window(void **state)
  *   the pairs (guest -> host 40->50, 190->200, 240->250; host -> guest 55->65, 205->215,
  *   255->265) to [max(h_send - g_recv), min(h_recv - g_send)] = [-10, 10]. The guest's 13
  *   events (switches at 10 35 75 175 225 275 375, vmsync at 40 65 190 215 240 265) are all
- *   inside the host thread's guest-mode windows [5,45) [60,95) [155,195) [210,245) [260,295)
- *   [355,..) exactly for d in [-5, 4] (10 -> 5 needs d >= -5, 40 -> 45 needs d <= 4; the
- *   other events allow more); the middle is d = -0.5, and rounded half up every guest time
- *   maps to itself. With --clock-model linear (Trace Compass's convex hull, accurate):
+ *   inside the host thread's guest-mode windows [5,45] [60,95] [155,195] [210,245] [260,295]
+ *   [355,..) (the search counts both ends: lib/session/offset_fit.c) exactly for d in
+ *   [-5, 5] (10 -> 5 needs d >= -5, 40 -> 45 needs d <= 5; the other events allow more);
+ *   the middle is d = 0: every guest time maps to itself. With --clock-model linear (Trace Compass's convex hull, accurate):
  *   t_ref = 1.0025078369905955 t - 0.3824 (vmscope sync), rounded to the nearest ns; it moves
  *   only the guest's switch at 375 (-> 375.56 -> 376); every other guest time maps to itself.
  * So CPU 0 of the host shows (guest rows: machine "guest" = 1, vCPU 0; the last row ends at

@@ -311,8 +311,8 @@ def test_offset_rule(hp, gp, K):
     -1 ms + 2 us: the feasible interval is [-1,030,000, -998,000] ns. With u = d + 1 ms the
     guest's events of window k are at E_k + 5..8 us + u; the window is [E_k, E_k + 40 us) and
     its neighbours are 60 us away, so all of them are inside exactly when u >= -5 us (the
-    5 us event at E_k itself is inside: the host's trace is first in the merge, its entry
-    comes first). The most inside: d in [-1,005,000, -998,000]; 7,001 offsets, the middle
+    5 us event then at E_k itself: the search counts a window's ends as inside). The most
+    inside: d in [-1,005,000, -998,000]; 7,001 offsets, the middle
     -1,001,500 ns. Every guest event is then inside (4 per window, 199 windows)."""
     p, js, pairs = run_sync([hp, gp])
     if not ok(p.returncode == 0 and last_doc.get('clock_model') == 'auto',

@@ -20,8 +20,7 @@ OQK=$SHARED/tracecompass-vm/OneQemuKvm
 if [ -r "$OQK/host.xml" ]; then
   "$VMS" pcpus --csv "$OQK/host.xml" "$OQK/guest.xml" > "$TMP/oqk.csv" 2>"$TMP/oqk.err"; st=$?
   # by hand (see test_pcpu_view.c): CPU 0 of the host from its first event at t=1; the
-  # guest's clock is the host's (--clock-model auto: slope 1, offset -0.5 ns, so every guest
-  # time maps to itself; see test_pcpu_view.c)
+  # guest's clock is the host's (--clock-model auto: slope 1, offset 0; see test_pcpu_view.c)
   cat > "$TMP/oqk.want" <<'CSV'
 host,cpu,start_ns,end_ns,machine,vcpu,tid,comm
 host,0,1,5,host,,31,qemucpu1
