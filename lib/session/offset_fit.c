@@ -9,8 +9,8 @@
  * How: one pass over the host's KVM events and all the guest's events, merged by reference
  * time with the guest placed at the interval's low end lo (a shift of its reference times,
  * exact: an integer added to the transform's integer part). A guest event at t could be at
- * t + k for every integer k in [0, W], W = hi - lo; it is inside a window [s, e) for the k in
- * [s - t, e - t]. Each event waits until the merge has passed t + W (every window that
+ * t + k for every integer k in [0, W], W = hi - lo; it is inside a window [s, e] (see below)
+ * for the k in [s - t, e - t]. Each event waits until the merge has passed t + W (every window that
  * can hold it is then known), adds +1 / -1 at the ends of its range of k for each such
  * window to a difference array over [0, W + 1], and the windows that end before the oldest
  * waiting event are forgotten. A prefix sum then gives the count at every offset.
@@ -29,7 +29,6 @@
  * With a slope of exactly 1 the offsets searched are whole ns of offset_ns (its fraction is
  * first rounded the way the transform rounds every time, which maps no time elsewhere), so
  * the answer does not depend on where in a nanosecond the interval's middle fell. */
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +294,15 @@ int vms_offset_fit(struct vms_source *const *src, uint32_t nr_src, struct vms_mo
 		    !si->has_range || !mc->clock.linear || mc->host < 0 ||
 		    (uint32_t)mc->host >= nr_src || !mc->nr_vcpus)
 			continue;
+		/* a machine reached through this guest in the tree has its transform composed
+		 * with the guest's as it is: moving the guest alone would leave it behind (not
+		 * searched then; the middle stays) */
+		bool parent_of_other = false;
+		for (uint32_t j = 0; j < vms_model_nr_machines(m); j++)
+			parent_of_other |= j != g && vms_model_machine_c(m, j)->sync.parent == (int32_t)g &&
+					   vms_model_machine_c(m, j)->clock.linear;
+		if (parent_of_other)
+			continue;
 		struct vms_linear *l = &mc->clock.lin;
 		if (l->num == l->den && l->frac) {
 			/* slope 1: the fraction rounded as vms_linear_apply rounds it (half up) */
@@ -311,12 +319,12 @@ int vms_offset_fit(struct vms_source *const *src, uint32_t nr_src, struct vms_mo
 		double lo_d = ceil(si->range_lo_ns), hi_d = floor(si->range_hi_ns);
 		if (!(lo_d <= hi_d) || lo_d < -9e18 || hi_d > 9e18)
 			continue;
-		int64_t lo = (int64_t)lo_d;
-		uint64_t W = (uint64_t)((int64_t)hi_d - lo);
-		if (W > VMS_OFFSET_FIT_MAX_WIDTH) {
+		if (hi_d - lo_d > VMS_OFFSET_FIT_MAX_WIDTH) {
 			si->offset_how = VMS_OFFSET_TOO_WIDE;
 			continue;
 		}
+		int64_t lo = (int64_t)lo_d;
+		uint64_t W = (uint64_t)((int64_t)hi_d - lo);
 		struct of_state st = { 0 };
 		int r = search(src, m, g, lo, W, err, &st);
 		++*passes;

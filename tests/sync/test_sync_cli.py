@@ -338,6 +338,47 @@ def test_offset_rule(hp, gp, K):
     c = m['containment'] or {}
     ok(c.get('inside') == c.get('total') == 4 * (K - 1),
        'KVM stubs auto: containment 796 of 796 (the hull\'s bisector had less than half)', json.dumps(c))
+    # a session option: every command that reads traces takes it; a bad value is a usage error
+    bad = subprocess.run([VMS, 'report', '--clock-model', 'hull', hp, gp], capture_output=True, text=True)
+    ok(bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and '--clock-model' in bad.stderr,
+       '--clock-model hull: one line, exit 2', bad.stderr)
+    out = os.path.join(os.path.dirname(hp), 'clock-model-out')
+    failed = []
+    for cmd in (['info'], ['report'], ['vcpus'], ['pcpus'], ['threads'], ['exits'], ['latency'],
+                ['html', '-o', out + '.html'], ['export', '-o', out + '.json'], ['sync']):
+        r = subprocess.run([VMS, *cmd, '--clock-model', 'linear', hp, gp], capture_output=True, text=True)
+        if r.returncode != 0:
+            failed.append(f'{cmd[0]}: {r.returncode} {r.stderr.strip()[:100]}')
+    ok(not failed, '--clock-model linear taken by info report vcpus pcpus threads exits latency html '
+       'export sync', '; '.join(failed))
+
+
+def test_offset_too_wide(tmp):
+    """The search's bound: host -> guest messages that take 1.2 ms (guest -> host 2 us) allow
+    offsets over 1,207,000 ns, more than the 1,048,576 the search covers: the middle of the
+    feasible interval [-1 ms - 1,205,000, -1 ms + 2,000] is kept, -1,601,500 ns, and a
+    warning says so."""
+    us = 1000
+    h = [(1, 'sched_switch', {'prev_comm': 'idle', 'prev_tid': 30, 'prev_prio': 20, 'prev_state': 0,
+                              'next_comm': 'CPU 0/KVM', 'next_tid': 31, 'next_prio': 20})]
+    g = []
+    for k in range(1, 40):
+        E = 10_000_000 + 2000 * us * k
+        h += [(E, 'kvm_entry', {'vcpu_id': 0}), (E + 40 * us, 'kvm_exit', {'exit_reason': 32, 'isa': 1}),
+              (E - 1200 * us, 'vmsync_hg_host', {'vm_uid': 43, 'cnt': 2 * k}),
+              (E + 10 * us, 'vmsync_gh_host', {'vm_uid': 43, 'cnt': 2 * k + 1})]
+        g += [(E + 5 * us + 1_000_000, 'vmsync_hg_guest', {'vm_uid': 43, 'cnt': 2 * k}),
+              (E + 8 * us + 1_000_000, 'vmsync_gh_guest', {'vm_uid': 43, 'cnt': 2 * k + 1})]
+    hp, gp = os.path.join(tmp, 'widehost.xml'), os.path.join(tmp, 'wideguest.xml')
+    write_xml(hp, h)
+    write_xml(gp, g)
+    p, js, pairs = run_sync([hp, gp])
+    m = (js or [{}, {}])[1]
+    ok(p.returncode == 0 and m.get('feasible_offset_ns') == {'min': -2_205_000.0, 'max': -998_000.0} and
+       m.get('offset_chosen_by') == 'middle (interval too wide)' and m.get('offset_ns') == -1_601_500.0 and
+       'wider than 1,048,576 ns' in p.stderr,
+       'a feasible interval of 1,207,000 ns: beyond the search, its middle (-1,601,500 ns), warned',
+       (p.stderr + json.dumps(m)[:500]).replace('\n', ' | '))
 
 
 def test_drift_bound(tmp):
@@ -434,6 +475,7 @@ def main():
         test_tcp(tmp)
         test_refine(tmp)
         test_drift_bound(tmp)
+        test_offset_too_wide(tmp)
     test_scp()
     print(f'1..{n_test}')  # a trailing plan: a check that bails out early shows as one failure
 
