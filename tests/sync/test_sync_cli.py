@@ -15,6 +15,9 @@
   That is with --clock-model linear; by default (auto) the same pair, a guest and its own
   host, has slope 1 and the offset its messages and its containment give, derived by hand
   (test_offset_rule).
+  Every command that reads traces takes --clock-model; a bad value is a usage error.
+- A guest whose messages allow 1,207,000 ns of offsets, beyond the search's 1,048,576: the
+  middle, warned.
 - Two hosts by TCP 2,000 ppm apart: auto refuses the hull (beyond 1,000 ppm), linear takes it.
 - The real LTTng scp traces (../shared/traces/tcp-sync), when vmscope reads them: ACCURATE,
   the same independent computation from the same matched pairs, and causality; the same 46
