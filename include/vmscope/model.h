@@ -108,7 +108,8 @@ struct vms_sync_info {
 	/* --clock-model (vmscope/sync.h): with auto, a guest and the host that runs it have a
 	 * known slope and only the offset is fitted: [feasible_lo_ns, feasible_hi_ns] are the
 	 * offsets (offset_ns) every message allows, and the search for the most guest events
-	 * inside guest mode (lib/session/offset_fit.c) chose offset_ns within them */
+	 * inside guest mode (lib/session/offset_fit.c) chose offset_ns within them (for the
+	 * host, when the guest is the reference, likewise) */
 	bool offset_only;
 	bool refused;            /* auto: a hull beyond VMS_SYNC_MAX_DRIFT_PPM, not used */
 	double feasible_lo_ns, feasible_hi_ns;

@@ -6,6 +6,10 @@
  * when several are as wide), a half ns when the run has an even number of them (times are
  * rounded half up: each then lands where the upper of the two middle offsets puts it).
  *
+ * The machine fitted is the guest (to its host), or the host when the guest is the reference
+ * (to its guest): a shift of the host by s is one of the guest by -s, so the search is the
+ * same, read the other way round.
+ *
  * How: one pass over the host's KVM events and all the guest's events, merged by reference
  * time with the guest placed at the interval's low end lo (a shift of its reference times,
  * exact: an integer added to the transform's integer part). A guest event at t could be at
@@ -225,11 +229,13 @@ static void best_run(const int64_t *diff, uint64_t W, uint64_t *a, uint64_t *b, 
 	*best = max > 0 ? (uint64_t)max : 0;
 }
 
-static int search(struct vms_source *const *src, struct vms_model *m, uint32_t g, int64_t lo,
-		  uint64_t W, struct vms_error *err, struct of_state *st)
+/* Guest g and host h, the moved machine's clock shifted by `shift` ns so that the guest sits
+ * at the low end of its offsets relative to the host. */
+static int search(struct vms_source *const *src, struct vms_model *m, uint32_t g, uint32_t h,
+		  bool move_host, int64_t shift, uint64_t W, struct vms_error *err,
+		  struct of_state *st)
 {
 	struct vms_machine *mc = vms_model_machine(m, g);
-	uint32_t h = (uint32_t)mc->host;
 	st->W = W;
 	st->nr_v = mc->nr_vcpus;
 	st->diff = calloc(W + 2, sizeof *st->diff);
@@ -242,13 +248,13 @@ static int search(struct vms_source *const *src, struct vms_model *m, uint32_t g
 			st->tids[st->nr_tids++] = (struct of_tid){ mc->vcpus[i].host_tid, mc->vcpus[i].vcpu };
 	qsort(st->tids, st->nr_tids, sizeof *st->tids, cmp_tid);
 
-	struct vms_clock gc = mc->clock;
-	if (__builtin_add_overflow(gc.lin.out0, lo, &gc.lin.out0))
+	struct vms_clock gc = mc->clock, hc = vms_model_machine(m, h)->clock;
+	struct vms_clock *moved = move_host ? &hc : &gc;
+	if (__builtin_add_overflow(moved->lin.out0, shift, &moved->lin.out0))
 		return 0; /* (not searched: the middle stays) */
 	uint32_t first = h < g ? h : g, second = h < g ? g : h;
 	struct vms_source *srcs[2] = { src[first], src[second] };
-	const struct vms_clock *clocks[2] = { first == h ? &vms_model_machine(m, h)->clock : &gc,
-					      second == h ? &vms_model_machine(m, h)->clock : &gc };
+	const struct vms_clock *clocks[2] = { first == h ? &hc : &gc, second == h ? &hc : &gc };
 	bool wanted[VMS_K_COUNT] = { false };
 	wanted[VMS_K_KVM_ENTRY] = wanted[VMS_K_KVM_EXIT] = true;
 	struct vms_source *hs = src[h];
@@ -287,19 +293,26 @@ static int search(struct vms_source *const *src, struct vms_model *m, uint32_t g
 int vms_offset_fit(struct vms_source *const *src, uint32_t nr_src, struct vms_model *m,
 		   uint32_t *passes, struct vms_error *err)
 {
-	for (uint32_t g = 0; g < nr_src && g < vms_model_nr_machines(m); g++) {
-		struct vms_machine *mc = vms_model_machine(m, g);
+	for (uint32_t x = 0; x < nr_src && x < vms_model_nr_machines(m); x++) {
+		/* x, the machine whose clock was fitted to its parent: a guest to its host, or (the
+		 * guest being the reference) a host to its guest */
+		struct vms_machine *mc = vms_model_machine(m, x);
 		struct vms_sync_info *si = &mc->sync;
 		if (si->method != VMS_SYNC_HULL || !si->offset_only || !si->applied ||
-		    !si->has_range || !mc->clock.linear || mc->host < 0 ||
-		    (uint32_t)mc->host >= nr_src || !mc->nr_vcpus)
+		    !si->has_range || !mc->clock.linear || si->parent < 0 ||
+		    (uint32_t)si->parent >= nr_src)
 			continue;
-		/* a machine reached through this guest in the tree has its transform composed
-		 * with the guest's as it is: moving the guest alone would leave it behind (not
-		 * searched then; the middle stays) */
+		uint32_t p = (uint32_t)si->parent;
+		bool move_host = mc->host != (int32_t)p;
+		uint32_t g = move_host ? p : x, h = move_host ? x : p;
+		if (vms_model_machine_c(m, g)->host != (int32_t)h || !vms_model_machine_c(m, g)->nr_vcpus)
+			continue;
+		/* a machine reached through x in the tree has its transform composed with x's as
+		 * it is: moving x alone would leave it behind (not searched then; the middle
+		 * stays) */
 		bool parent_of_other = false;
 		for (uint32_t j = 0; j < vms_model_nr_machines(m); j++)
-			parent_of_other |= j != g && vms_model_machine_c(m, j)->sync.parent == (int32_t)g &&
+			parent_of_other |= j != x && vms_model_machine_c(m, j)->sync.parent == (int32_t)x &&
 					   vms_model_machine_c(m, j)->clock.linear;
 		if (parent_of_other)
 			continue;
@@ -315,7 +328,7 @@ int vms_offset_fit(struct vms_source *const *src, uint32_t nr_src, struct vms_mo
 			si->range_hi_ns = (double)((long double)si->range_hi_ns - delta);
 			si->offset_ns = (double)vms_linear_offset(l);
 		}
-		/* the integer shifts of the guest's reference times that stay feasible */
+		/* the integer shifts of x's reference times that stay feasible */
 		double lo_d = ceil(si->range_lo_ns), hi_d = floor(si->range_hi_ns);
 		if (!(lo_d <= hi_d) || lo_d < -9e18 || hi_d > 9e18)
 			continue;
@@ -325,8 +338,12 @@ int vms_offset_fit(struct vms_source *const *src, uint32_t nr_src, struct vms_mo
 		}
 		int64_t lo = (int64_t)lo_d;
 		uint64_t W = (uint64_t)((int64_t)hi_d - lo);
+		/* the guest at the low end of its offsets to the host: x = the guest shifted by lo;
+		 * x = the host shifted by hi (a shift s of the host is one of -s of the guest), so
+		 * that offset k of the search is a shift of lo + k (guest) or hi - k (host) */
+		int64_t hi = (int64_t)hi_d;
 		struct of_state st = { 0 };
-		int r = search(src, m, g, lo, W, err, &st);
+		int r = search(src, m, g, h, move_host, move_host ? hi : lo, W, err, &st);
 		++*passes;
 		if (r < 0) {
 			state_free(&st);
@@ -345,7 +362,8 @@ int vms_offset_fit(struct vms_source *const *src, uint32_t nr_src, struct vms_mo
 		/* the middle of the run, (a + b) / 2: with an odd width, half a ns more, exact in
 		 * the fraction when its unit (1 / den) halves (den is a power of two but for a
 		 * slope of an integer ratio; else the lower of the two middle ns) */
-		int64_t shift = lo + (int64_t)(a + (b - a) / 2);
+		int64_t run_lo = move_host ? hi - (int64_t)b : lo + (int64_t)a;
+		int64_t shift = run_lo + (int64_t)((b - a) / 2);
 		struct vms_linear nl = *l;
 		bool half = (b - a) % 2 == 1 && nl.den % 2 == 0;
 		if (half && (nl.frac += nl.den / 2) >= nl.den) {
@@ -360,8 +378,8 @@ int vms_offset_fit(struct vms_source *const *src, uint32_t nr_src, struct vms_mo
 		double base = si->offset_ns;
 		si->offset_how = VMS_OFFSET_SEARCHED;
 		si->search_inside = best;
-		si->search_lo_ns = base + (double)lo + (double)a;
-		si->search_hi_ns = base + (double)lo + (double)b;
+		si->search_lo_ns = base + (double)run_lo;
+		si->search_hi_ns = base + (double)run_lo + (double)(b - a);
 		si->offset_ns = (double)vms_linear_offset(l);
 		si->range_lo_ns -= moved;
 		si->range_hi_ns -= moved;

@@ -341,6 +341,16 @@ def test_offset_rule(hp, gp, K):
     c = m['containment'] or {}
     ok(c.get('inside') == c.get('total') == 4 * (K - 1),
        'KVM stubs auto: containment 796 of 796 (the hull\'s bisector had less than half)', json.dumps(c))
+    # the guest as the reference: the host is fitted to it, the same rule seen from the other
+    # side (t_G = t_H - d): offsets [998,000, 1,030,000], the best [998,000, 1,005,000]
+    p, js, pairs = run_sync([hp, gp], '--reference', js[1]['machine'])
+    h = (js or [{}])[0]
+    ok(p.returncode == 0 and h.get('fit') == 'offset' and
+       h.get('feasible_offset_ns') == {'min': 998_000.0, 'max': 1_030_000.0} and
+       h.get('best_offsets_ns') == {'min': 998_000.0, 'max': 1_005_000.0} and
+       h.get('offset_ns') == 1_001_500.0 and js[1]['containment'] == c,
+       'KVM stubs auto, --reference the guest: the host fitted by the same rule (+1,001,500 ns), '
+       'the same containment', json.dumps(h)[:500])
     # a session option: every command that reads traces takes it; a bad value is a usage error
     bad = subprocess.run([VMS, 'report', '--clock-model', 'hull', hp, gp], capture_output=True, text=True)
     ok(bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and '--clock-model' in bad.stderr,
