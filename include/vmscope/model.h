@@ -74,6 +74,14 @@ enum vms_sync_quality {
 };
 const char *vms_sync_quality_name(enum vms_sync_quality q);
 
+/* How an offset-only fit's offset was chosen within its feasible interval. */
+enum vms_offset_how {
+	VMS_OFFSET_MIDDLE = 0,   /* the middle: no search was made (no containment to search) */
+	VMS_OFFSET_SEARCHED,     /* the most guest events inside guest mode (ties: the middle) */
+	VMS_OFFSET_TOO_WIDE,     /* the middle: the interval is wider than the search's bound */
+	VMS_OFFSET_TOO_DENSE,    /* the middle: more events within the interval than its bound */
+};
+
 struct vms_sync_info {
 	enum vms_sync_method method;
 	enum vms_sync_quality quality;
@@ -97,6 +105,17 @@ struct vms_sync_info {
 	bool has_range;          /* the offsets the hull allows at that slope, as a shift of
 	                            this machine's reference times: [range_lo_ns, range_hi_ns] */
 	double range_lo_ns, range_hi_ns;
+	/* --clock-model (vmscope/sync.h): with auto, a guest and the host that runs it have a
+	 * known slope and only the offset is fitted: [feasible_lo_ns, feasible_hi_ns] are the
+	 * offsets (offset_ns) every message allows, and the search for the most guest events
+	 * inside guest mode (lib/session/offset_fit.c) chose offset_ns within them (for the
+	 * host, when the guest is the reference, likewise) */
+	bool offset_only;
+	bool refused;            /* auto: a hull beyond VMS_SYNC_MAX_DRIFT_PPM, not used */
+	double feasible_lo_ns, feasible_hi_ns;
+	enum vms_offset_how offset_how;
+	uint64_t search_inside;  /* VMS_OFFSET_SEARCHED: guest events inside at the best offsets */
+	double search_lo_ns, search_hi_ns; /* ... the widest run of best offsets (offset_ns) */
 	/* --refine: the shift within that range that maximises containment */
 	bool refined;
 	double refine_shift_ns;
@@ -192,6 +211,9 @@ void vms_model_set_reference(struct vms_model *m, const char *name);
 void vms_model_set_hull(struct vms_model *m, bool enabled);
 /* The matcher's bound (unmatched events per direction; 0 = VMS_MATCH_DEFAULT_CAP). */
 void vms_model_set_match_cap(struct vms_model *m, uint32_t cap);
+/* --clock-model (vmscope/sync.h): how matched pairs make each edge's fit (default auto). */
+void vms_model_set_clock_model(struct vms_model *m, int model);
+int vms_model_clock_model(const struct vms_model *m);
 struct vms_sync_pair;
 void vms_model_on_pair(struct vms_model *m, void (*fn)(void *ctx, const struct vms_sync_pair *p),
 		       void *ctx);

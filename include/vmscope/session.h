@@ -37,6 +37,8 @@ struct vms_session_opts {
 	int64_t *offset_ns;
 	bool progress;               /* progress on stderr (the CLI sets it when it is a tty) */
 	bool no_hull;                /* no clock sync from matched events (vms_model_set_hull) */
+	int clock_model;             /* --clock-model: enum vms_clock_model (vmscope/sync.h),
+	                                0 = auto */
 	uint32_t match_cap;          /* unmatched events remembered per direction (0: the
 	                                default, VMS_MATCH_DEFAULT_CAP; tests set it small) */
 	const char *reference;       /* --reference NAME: the reference timebase, else the first

@@ -111,9 +111,20 @@ struct vms_hull_fit {
 	long double beta_lo, beta_hi;
 	uint64_t pairs;
 	uint32_t hull_above, hull_below;   /* points kept on each hull */
+	/* --clock-model auto (vms_sync_rules): */
+	bool offset_only;   /* the slope was known (a guest and its own host): alpha is that
+	                       slope, [beta_lo, beta_hi] the offsets every message allows */
+	bool refused;       /* a hull whose slope drifts more than the bound: not used */
 };
 /* swap = false: x is the hull's x machine (a); true: x is b. */
 void vms_hull_solve(const struct vms_hull *h, bool swap, struct vms_hull_fit *fit);
+/* The fit at a known slope alpha (y per x in the orientation `swap` asks for): only the
+ * offset is fitted. The messages bound it to [beta_lo, beta_hi] = [max over the messages
+ * y -> x of (y - alpha x), min over the messages x -> y of (y - alpha x)] (the hulls'
+ * vertices hold both extremes); beta is the middle. ACCURATE when both directions bound it,
+ * INCOMPLETE with one, FAIL when the bounds cross (the messages contradict that slope). */
+void vms_hull_solve_slope(const struct vms_hull *h, bool swap, long double alpha,
+			  struct vms_hull_fit *fit);
 /* The child -> parent transform of a fit of quality ACCURATE or APPROXIMATE (else -1):
  * t_parent = x0 + (t - y0 - beta) / alpha, exact in application (vms_linear). */
 int vms_hull_fit_linear(const struct vms_hull_fit *fit, struct vms_linear *l);
@@ -132,6 +143,30 @@ const struct vms_hull *vms_sync_set_hull(const struct vms_sync_set *s, uint32_t 
 const struct vms_match_stats *vms_sync_set_stats(const struct vms_sync_set *s);
 uint32_t vms_sync_set_size(const struct vms_sync_set *s);
 
+/* How an edge's fit is found (docs/vm-analysis.md §8, "What the clocks may do").
+ * VMS_CLOCK_MODEL_AUTO: between a guest and the host that runs it (guest_host[g] == h) the
+ * slope is known, guest ns per host ns = guest_slope[g], and only the offset is fitted
+ * (vms_hull_solve_slope); between any other two machines the hull, refused when its slope
+ * is more than VMS_SYNC_MAX_DRIFT_PPM from 1. VMS_CLOCK_MODEL_LINEAR: the unbounded hull for
+ * every edge, as Trace Compass computes it. */
+enum vms_clock_model { VMS_CLOCK_MODEL_AUTO = 0, VMS_CLOCK_MODEL_LINEAR };
+#define VMS_SYNC_MAX_DRIFT_PPM 1000 /* NTP-disciplined crystals drift far less (<= 500 ppm
+                                       is NTP's own limit on the frequency it corrects) */
+struct vms_sync_rules {
+	enum vms_clock_model model;
+	const int32_t *guest_host;        /* per machine: its host's index, or -1 */
+	const long double *guest_slope;   /* per machine: its ns per its host's ns */
+};
+const char *vms_clock_model_name(enum vms_clock_model model);
+/* "auto" or "linear" -> 0 and *model; else -1 */
+int vms_clock_model_parse(const char *s, enum vms_clock_model *model);
+/* One edge's fit in the tree's orientation (x = parent p, y = child c) under the rules
+ * (NULL: linear). Used by the tree and by the report of machines it does not reach. */
+void vms_sync_edge_fit(const struct vms_sync_set *s, const struct vms_sync_rules *rules,
+		       uint32_t p, uint32_t c, struct vms_hull_fit *fit);
+/* Can an edge of this fit be used (ACCURATE or APPROXIMATE, not refused)? */
+bool vms_sync_edge_usable(const struct vms_hull_fit *fit);
+
 /* The spanning tree from `reference` over the edges of quality ACCURATE (preferred) and
  * APPROXIMATE; machines with fixed[i] (the reference, TIME_SHIFT guests) are not reached
  * through. For each machine i: parent[i] (-1 for the reference and unreached machines),
@@ -149,6 +184,9 @@ struct vms_sync_tree {
 };
 int vms_sync_tree_build(const struct vms_sync_set *s, uint32_t reference, const bool *fixed,
 			struct vms_sync_tree *t);
+/* The same under the rules of a clock model (NULL: linear, as vms_sync_tree_build). */
+int vms_sync_tree_build_rules(const struct vms_sync_set *s, uint32_t reference, const bool *fixed,
+			      const struct vms_sync_rules *rules, struct vms_sync_tree *t);
 void vms_sync_tree_free(struct vms_sync_tree *t);
 
 #ifdef __cplusplus

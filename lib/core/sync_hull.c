@@ -355,3 +355,48 @@ int vms_hull_fit_linear(const struct vms_hull_fit *fit, struct vms_linear *l)
 	return vms_linear_set_base(l, 1.0L / fit->alpha, fit->y0, (int64_t)fit->x0,
 				   -fit->beta / fit->alpha);
 }
+
+void vms_hull_solve_slope(const struct vms_hull *h, bool swap, long double alpha,
+			  struct vms_hull_fit *fit)
+{
+	memset(fit, 0, sizeof *fit);
+	fit->quality = VMS_SYNC_Q_ABSENT;
+	fit->alpha = fit->alpha_max = fit->alpha_min = alpha;
+	fit->offset_only = true;
+	fit->x0 = swap ? h->y0 : h->x0;
+	fit->y0 = swap ? h->x0 : h->y0;
+	fit->pairs = h->above + h->below;
+	fit->hull_above = swap ? h->nup : h->nlo;
+	fit->hull_below = swap ? h->nlo : h->nup;
+	if (h->nlo + h->nup == 0)
+		return;
+	/* lo: the messages y -> x (below the line), hi: the messages x -> y (above); in the
+	 * swapped frame a point (x, y) is (y, x) and the two directions trade places */
+	long double lo = -1e300L, hi = 1e300L;
+	for (uint32_t i = 0; i < h->nup; i++) { /* own below: (x, -up.y) */
+		long double v = swap ? (long double)h->up[i].x + alpha * (long double)h->up[i].y
+				     : -(long double)h->up[i].y - alpha * (long double)h->up[i].x;
+		if (swap && v < hi)
+			hi = v;
+		else if (!swap && v > lo)
+			lo = v;
+	}
+	for (uint32_t i = 0; i < h->nlo; i++) { /* own above */
+		long double v = swap ? (long double)h->lo[i].x - alpha * (long double)h->lo[i].y
+				     : (long double)h->lo[i].y - alpha * (long double)h->lo[i].x;
+		if (swap && v > lo)
+			lo = v;
+		else if (!swap && v < hi)
+			hi = v;
+	}
+	fit->beta_lo = fit->beta_min = lo;
+	fit->beta_hi = fit->beta_max = hi;
+	if (h->nlo == 0 || h->nup == 0) {
+		fit->quality = VMS_SYNC_Q_INCOMPLETE; /* a bound on one side only */
+		fit->beta = h->nlo ? (swap ? lo : hi) : (swap ? hi : lo);
+		return;
+	}
+	fit->beta = (lo + hi) / 2;
+	fit->has_range = lo <= hi;
+	fit->quality = lo <= hi ? VMS_SYNC_Q_ACCURATE : VMS_SYNC_Q_FAIL;
+}

@@ -87,6 +87,53 @@ int vms_sync_set_event(struct vms_sync_set *s, uint32_t machine, enum vms_kind k
 	return 1;
 }
 
+const char *vms_clock_model_name(enum vms_clock_model model)
+{
+	return model == VMS_CLOCK_MODEL_LINEAR ? "linear" : "auto";
+}
+
+int vms_clock_model_parse(const char *s, enum vms_clock_model *model)
+{
+	if (!strcmp(s, "auto"))
+		*model = VMS_CLOCK_MODEL_AUTO;
+	else if (!strcmp(s, "linear"))
+		*model = VMS_CLOCK_MODEL_LINEAR;
+	else
+		return -1;
+	return 0;
+}
+
+bool vms_sync_edge_usable(const struct vms_hull_fit *fit)
+{
+	return (fit->quality == VMS_SYNC_Q_ACCURATE || fit->quality == VMS_SYNC_Q_APPROXIMATE) &&
+	       !fit->refused;
+}
+
+void vms_sync_edge_fit(const struct vms_sync_set *s, const struct vms_sync_rules *rules,
+		       uint32_t p, uint32_t c, struct vms_hull_fit *fit)
+{
+	const struct vms_hull *h = vms_sync_set_hull(s, p, c);
+	bool swap = p > c;
+	if (!rules || rules->model == VMS_CLOCK_MODEL_LINEAR) {
+		vms_hull_solve(h, swap, fit);
+		return;
+	}
+	/* a guest and the host that runs it: the slope is known (y per x: the child's ns per
+	 * the parent's) */
+	if (rules->guest_host[c] == (int32_t)p) {
+		vms_hull_solve_slope(h, swap, rules->guest_slope[c], fit);
+		return;
+	}
+	if (rules->guest_host[p] == (int32_t)c) {
+		vms_hull_solve_slope(h, swap, 1.0L / rules->guest_slope[p], fit);
+		return;
+	}
+	vms_hull_solve(h, swap, fit);
+	long double drift = fit->alpha - 1.0L;
+	if (vms_sync_edge_usable(fit) && (drift < 0 ? -drift : drift) * 1e6L > VMS_SYNC_MAX_DRIFT_PPM)
+		fit->refused = true;
+}
+
 void vms_sync_tree_free(struct vms_sync_tree *t)
 {
 	free(t->parent);
@@ -100,6 +147,12 @@ void vms_sync_tree_free(struct vms_sync_tree *t)
 
 int vms_sync_tree_build(const struct vms_sync_set *s, uint32_t reference, const bool *fixed,
 			struct vms_sync_tree *t)
+{
+	return vms_sync_tree_build_rules(s, reference, fixed, NULL, t);
+}
+
+int vms_sync_tree_build_rules(const struct vms_sync_set *s, uint32_t reference, const bool *fixed,
+			      const struct vms_sync_rules *rules, struct vms_sync_tree *t)
 {
 	uint32_t n = s->n;
 	memset(t, 0, sizeof *t);
@@ -125,8 +178,10 @@ int vms_sync_tree_build(const struct vms_sync_set *s, uint32_t reference, const 
 	for (uint32_t a = 0; a < n; a++)
 		for (uint32_t b = a + 1; b < n; b++) {
 			struct vms_hull_fit f;
-			vms_hull_solve(vms_sync_set_hull(s, a, b), false, &f);
-			q[(size_t)a * n + b] = q[(size_t)b * n + a] = f.quality;
+			vms_sync_edge_fit(s, rules, a, b, &f);
+			/* a refused fit is no edge (FAIL for the tree's weights) */
+			q[(size_t)a * n + b] = q[(size_t)b * n + a] =
+				f.refused ? VMS_SYNC_Q_FAIL : f.quality;
 		}
 	for (uint32_t i = 0; i < n; i++) {
 		t->parent[i] = -1;
@@ -150,7 +205,7 @@ int vms_sync_tree_build(const struct vms_sync_set *s, uint32_t reference, const 
 			/* the edge from its parent, in the tree's orientation */
 			uint32_t p = (uint32_t)t->parent[u];
 			struct vms_linear edge;
-			vms_hull_solve(vms_sync_set_hull(s, p, u), p > u, &t->fit[u]);
+			vms_sync_edge_fit(s, rules, p, u, &t->fit[u]);
 			t->has_fit[u] = true;
 			if (vms_hull_fit_linear(&t->fit[u], &edge) == 0 &&
 			    vms_linear_compose(&t->lin[u], &t->lin[p], &edge) == 0) {
@@ -191,7 +246,7 @@ int vms_sync_tree_build(const struct vms_sync_set *s, uint32_t reference, const 
 			uint64_t np = h->above + h->below;
 			if (np > best) {
 				best = np;
-				vms_hull_solve(h, u > v, &t->fit[v]);
+				vms_sync_edge_fit(s, rules, u, v, &t->fit[v]);
 				t->has_fit[v] = true;
 			}
 		}

@@ -7,6 +7,7 @@
  * its path, exact in application (vms_linear). A machine the tree does not reach keeps its own
  * clock, and its report says why (quality INCOMPLETE, FAIL or ABSENT). Untraced guests have
  * no events of their own, only their host's: they share its timebase. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,51 @@ void vms_model_set_hull(struct vms_model *m, bool enabled)
 void vms_model_set_match_cap(struct vms_model *m, uint32_t cap)
 {
 	m->match_cap = cap;
+}
+
+void vms_model_set_clock_model(struct vms_model *m, int model)
+{
+	m->clock_model = model == VMS_CLOCK_MODEL_LINEAR ? VMS_CLOCK_MODEL_LINEAR : VMS_CLOCK_MODEL_AUTO;
+}
+
+int vms_model_clock_model(const struct vms_model *m) { return (int)m->clock_model; }
+
+/* A guest's ns per its host's ns: its TSC runs at scaling / 2^frac of the host's (TIME_SHIFT's
+ * first sample) and each TSC2NSEC turns its own TSC to ns; without both TSC2NSEC and a
+ * scaling, both clocks are ns of the same crystal: 1. */
+static long double guest_slope(const struct vms_trace_meta *g, const struct vms_trace_meta *h)
+{
+	if (!g || !h || !g->has_tsc2nsec || !h->has_tsc2nsec || !g->tsc_mult || !h->tsc_mult ||
+	    !g->timeshift || !g->timeshift->nr_cpus || !g->timeshift->cpu[0].n ||
+	    !g->timeshift->cpu[0].scaling[0] || g->timeshift->cpu[0].frac[0] > 63 ||
+	    g->tsc_shift > 63 || h->tsc_shift > 63)
+		return 1.0L;
+	long double ratio = ldexpl((long double)g->timeshift->cpu[0].scaling[0],
+				   -(int)g->timeshift->cpu[0].frac[0]);
+	long double gns = ldexpl((long double)g->tsc_mult, -(int)g->tsc_shift);
+	long double hns = ldexpl((long double)h->tsc_mult, -(int)h->tsc_shift);
+	return ratio * gns / hns;
+}
+
+/* The rules of the clock model: which machine is a traced guest of which traced host. */
+static int build_rules(const struct vms_model *m, struct vms_sync_rules *r, int32_t **host,
+		       long double **slope)
+{
+	size_t n = m->nr_sources ? m->nr_sources : 1;
+	*host = malloc(n * sizeof **host);
+	*slope = malloc(n * sizeof **slope);
+	if (!*host || !*slope)
+		return -1;
+	for (uint32_t i = 0; i < m->nr_sources; i++) {
+		const struct vms_machine *mc = &m->mach[i];
+		bool guest = (mc->role & VMS_ROLE_GUEST) && mc->host >= 0 &&
+			     (uint32_t)mc->host < m->nr_sources && (uint32_t)mc->host != i;
+		(*host)[i] = guest ? mc->host : -1;
+		(*slope)[i] = guest ? guest_slope(m->priv[i].meta, m->priv[mc->host].meta) : 1.0L;
+	}
+	*r = (struct vms_sync_rules){ .model = m->clock_model, .guest_host = *host,
+				      .guest_slope = *slope };
+	return 0;
 }
 
 void vms_model_on_pair(struct vms_model *m, void (*fn)(void *ctx, const struct vms_sync_pair *p),
@@ -88,6 +134,8 @@ static void set_hull(struct vms_model *m, uint32_t i)
 	si->y0 = f->y0;
 	si->parent = t->parent[i];
 	si->depth = t->depth[i];
+	si->offset_only = f->offset_only;
+	si->refused = f->refused;
 	if (!t->has_lin[i])
 		return; /* not used: the raw clock stays, the report says why */
 	si->applied = true;
@@ -102,6 +150,8 @@ static void set_hull(struct vms_model *m, uint32_t i)
 		si->has_range = true;
 		si->range_lo_ns = (double)(-(f->beta_hi - f->beta) / f->alpha * ps);
 		si->range_hi_ns = (double)((f->beta - f->beta_lo) / f->alpha * ps);
+		si->feasible_lo_ns = si->offset_ns + si->range_lo_ns;
+		si->feasible_hi_ns = si->offset_ns + si->range_hi_ns;
 	}
 }
 
@@ -149,7 +199,17 @@ int vms_model_set_clocks(struct vms_model *m, struct vms_error *err)
 			si->quality = VMS_SYNC_Q_ABSENT;
 		}
 	}
-	if (m->sync_set && vms_sync_tree_build(m->sync_set, m->reference, fixed, &m->tree) == 0) {
+	struct vms_sync_rules rules;
+	int32_t *rhost = NULL;
+	long double *rslope = NULL;
+	if (build_rules(m, &rules, &rhost, &rslope) < 0) {
+		free(fixed);
+		free(rhost);
+		free(rslope);
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	if (m->sync_set &&
+	    vms_sync_tree_build_rules(m->sync_set, m->reference, fixed, &rules, &m->tree) == 0) {
 		m->has_tree = true;
 		for (uint32_t i = 0; i < m->nr_sources; i++)
 			if (m->mach[i].sync.method == VMS_SYNC_NONE)
@@ -165,6 +225,8 @@ int vms_model_set_clocks(struct vms_model *m, struct vms_error *err)
 		}
 	}
 	free(fixed);
+	free(rhost);
+	free(rslope);
 	int rc = vms_model_apply_user_offsets(m, err);
 	if (rc < 0)
 		return rc;

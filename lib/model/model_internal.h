@@ -73,6 +73,7 @@ struct vms_model {
 	char *reference_name;          /* --reference, NULL when none */
 	bool no_hull;                  /* vms_model_set_hull(m, false) */
 	uint32_t match_cap;            /* 0: VMS_MATCH_DEFAULT_CAP */
+	enum vms_clock_model clock_model; /* vms_model_set_clock_model */
 	vms_sync_pair_fn on_pair;
 	void *on_pair_ctx;
 	struct vms_sync_tree tree;

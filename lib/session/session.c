@@ -20,6 +20,7 @@
 #include "vmscope/xen_model.h"
 #include "vmscope/xentrace.h"
 #include "vmscope/session.h"
+#include "offset_fit.h"
 #include "vmscope/sync.h"
 #include "core/merge.h"
 #include "core/progress.h"
@@ -478,6 +479,7 @@ static struct vms_model *new_model(struct vms_session *s, struct vms_error *err)
 		vms_model_set_reference(m, s->opts.reference);
 	vms_model_set_hull(m, !s->opts.no_hull);
 	vms_model_set_match_cap(m, s->opts.match_cap);
+	vms_model_set_clock_model(m, s->opts.clock_model);
 	vms_model_on_pair(m, s->opts.on_pair, s->opts.on_pair_ctx);
 	return m;
 fail:
@@ -517,6 +519,12 @@ int vms_session_build_model(struct vms_session *s, struct vms_error *err)
 	if (any_linking_source(s))
 		s->passes++;
 	r = finish_model(s, m, err);
+	if (r < 0)
+		return r;
+	/* --clock-model auto: a guest's offset to its host, by the containment it gives */
+	uint32_t searched = 0;
+	r = vms_offset_fit(s->src, s->nr_src, m, &searched, err);
+	s->passes += searched;
 	if (r < 0)
 		return r;
 	s->model_built = true;

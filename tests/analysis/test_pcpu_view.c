@@ -10,6 +10,7 @@
 
 #include "vmscope/pcpu_view.h"
 #include "vmscope/session.h"
+#include "vmscope/sync.h"
 
 #define PV_MAX 64
 
@@ -333,10 +334,19 @@ static void test_window(void **state)
  *   t=275 guest 131 -> 130          t=295 kvm_exit            t=300 host 31 -> 30
  *   t=350 host 30 -> 31             t=355 kvm_entry (130)     t=375 guest 130 -> 131, the
  *   last event: the trace ends at 375 (the switch at 375 makes only an empty interval).
- *   The guest's clock comes from its 6 vmsync pairs (convex hull, accurate):
+ *   The guest's clock comes from its 6 vmsync pairs. By default (--clock-model auto) the
+ *   guest runs on this host's clock: slope 1, and the offset d (t_ref = t + d) is bounded by
+ *   the pairs (guest -> host 40->50, 190->200, 240->250; host -> guest 55->65, 205->215,
+ *   255->265) to [max(h_send - g_recv), min(h_recv - g_send)] = [-10, 10]. The guest's 13
+ *   events (switches at 10 35 75 175 225 275 375, vmsync at 40 65 190 215 240 265) are all
+ *   inside the host thread's guest-mode windows [5,45] [60,95] [155,195] [210,245] [260,295]
+ *   [355,..) (the search counts both ends: lib/session/offset_fit.c) exactly for d in
+ *   [-5, 5] (10 -> 5 needs d >= -5, 40 -> 45 needs d <= 5; the other events allow more);
+ *   the middle is d = 0: every guest time maps to itself. With --clock-model linear (Trace Compass's convex hull, accurate):
  *   t_ref = 1.0025078369905955 t - 0.3824 (vmscope sync), rounded to the nearest ns; it moves
  *   only the guest's switch at 375 (-> 375.56 -> 376); every other guest time maps to itself.
- * So CPU 0 of the host shows (guest rows: machine "guest" = 1, vCPU 0): */
+ * So CPU 0 of the host shows (guest rows: machine "guest" = 1, vCPU 0; the last row ends at
+ * 375, and at 376 with --clock-model linear): */
 static const struct { uint64_t s, e; int32_t guest, tid; const char *comm; } want_oqk[] = {
 	{1, 5, -1, 31, "qemucpu1"},
 	{5, 10, 1, -1, ""},
@@ -359,18 +369,18 @@ static const struct { uint64_t s, e; int32_t guest, tid; const char *comm; } wan
 	{295, 300, -1, 31, "qemucpu1"},
 	{300, 350, -1, 30, "any"},
 	{350, 355, -1, 31, "qemucpu1"},
-	{355, 376, 1, 130, "any"},
+	{355, 375, 1, 130, "any"},
 };
 
-static void test_onequemukvm(void **state)
+static void run_onequemukvm(enum vms_clock_model model, uint64_t last_end)
 {
-	(void)state;
 	const char *paths[2] = {vms_test_trace("tracecompass-vm/OneQemuKvm/host.xml"),
 				vms_test_trace("tracecompass-vm/OneQemuKvm/guest.xml")};
 	VMS_REQUIRE_TRACE(paths[0]);
 	VMS_REQUIRE_TRACE(paths[1]);
 	struct vms_error err = {0};
-	struct vms_session *s = vms_session_open(paths, 2, NULL, &err);
+	struct vms_session_opts opts = { .clock_model = (int)model };
+	struct vms_session *s = vms_session_open(paths, 2, &opts, &err);
 	if (!s)
 		fail_msg("%s", err.msg);
 	assert_int_equal(vms_session_build_model(s, &err), 0);
@@ -385,11 +395,24 @@ static void test_onequemukvm(void **state)
 	assert_int_equal(r.n, sizeof want_oqk / sizeof want_oqk[0]);
 	for (uint32_t i = 0; i < r.n; i++) {
 		int32_t g = want_oqk[i].guest;
-		check(&r.iv[i], 0, want_oqk[i].s, want_oqk[i].e, g, g < 0 ? -1 : 0, want_oqk[i].tid,
-		      want_oqk[i].comm);
+		bool last = i + 1 == r.n;
+		check(&r.iv[i], 0, want_oqk[i].s, last ? last_end : want_oqk[i].e, g, g < 0 ? -1 : 0,
+		      want_oqk[i].tid, want_oqk[i].comm);
 	}
 	vms_pcpu_view_free(pv);
 	vms_session_free(s);
+}
+
+static void test_onequemukvm(void **state)
+{
+	(void)state;
+	run_onequemukvm(VMS_CLOCK_MODEL_AUTO, 375);
+}
+
+static void test_onequemukvm_linear(void **state)
+{
+	(void)state;
+	run_onequemukvm(VMS_CLOCK_MODEL_LINEAR, 376);
 }
 
 int main(void)
@@ -402,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_migration),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_onequemukvm),
+		cmocka_unit_test(test_onequemukvm_linear),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* Clock sync from matched events (vmscope/sync.h): the hull on hand-made point sets (each
  * quality, FAIL), the hull against a brute force over every point written here, insertion
- * order, the matcher's rules and bound, the spanning tree.
+ * order, the matcher's rules and bound, the spanning tree; the clock model's known-slope fit
+ * and drift bound.
  *
  * Points are (x, y): x the time on machine a, y on machine b. "above" = a message a -> b
  * (send on a at x, receipt on b at y), "below" = b -> a (receipt on a at x, send on b at y). */
@@ -27,14 +28,15 @@ static void add_all(struct vms_hull *h, const int64_t (*p)[3], size_t n)
  *   alpha_min = max over (a left of b) = slope((55,65),(250,240)) = 175/195 = 35/39
  *   beta_min = 40 - 50 * 45/41, beta_max = 65 - 55 * 35/39 (absolute coordinates)
  * The fit's betas are relative to the origin (x0, y0) = the first point, (50, 40). */
+static const int64_t oqk_points[][3] = { { 50, 40, 0 },   { 55, 65, 1 },   { 200, 190, 0 },
+					 { 205, 215, 1 }, { 250, 240, 0 }, { 255, 265, 1 } };
+
 static void test_hull_accurate(void **state)
 {
 	(void)state;
-	static const int64_t p[][3] = { { 50, 40, 0 },   { 55, 65, 1 },   { 200, 190, 0 },
-					{ 205, 215, 1 }, { 250, 240, 0 }, { 255, 265, 1 } };
 	struct vms_hull h;
 	vms_hull_init(&h);
-	add_all(&h, p, 6);
+	add_all(&h, oqk_points, 6);
 	struct vms_hull_fit f;
 	vms_hull_solve(&h, false, &f);
 	assert_int_equal(f.quality, VMS_SYNC_Q_ACCURATE);
@@ -382,6 +384,134 @@ static void test_tree(void **state)
 	vms_sync_set_free(s);
 }
 
+/* A known slope (--clock-model auto: a guest and its own host), only the offset fitted.
+ * The OneQemuKvm messages again (x = host, y = guest): at slope 1, y - x is -10 for every
+ * message guest -> host (below) and +10 for every message host -> guest (above), so the
+ * offset beta (y = x + beta) is in [max below, min above] = [-10, 10], absolute; relative to
+ * the origin (50, 40), beta_rel = beta + 1 * 50 - 40: [0, 20]. The middle, 0 absolute, maps
+ * every guest time to itself. Swapped (x = guest, y = host): host = guest + [-10, 10],
+ * relative to (40, 50): [-20, 0]. */
+static void test_hull_known_slope(void **state)
+{
+	(void)state;
+	struct vms_hull h;
+	vms_hull_init(&h);
+	add_all(&h, oqk_points, 6);
+	struct vms_hull_fit f;
+	vms_hull_solve_slope(&h, false, 1.0L, &f);
+	assert_int_equal(f.quality, VMS_SYNC_Q_ACCURATE);
+	assert_true(f.offset_only && f.has_range);
+	NEAR(f.alpha, 1);
+	NEAR(f.beta_lo, 0);
+	NEAR(f.beta_hi, 20);
+	NEAR(f.beta, 10);
+	struct vms_linear l;
+	assert_int_equal(vms_hull_fit_linear(&f, &l), 0);
+	for (uint64_t t = 0; t < 400; t += 5)
+		assert_int_equal(vms_linear_apply(&l, t), t);
+	vms_hull_solve_slope(&h, true, 1.0L, &f);
+	assert_int_equal(f.quality, VMS_SYNC_Q_ACCURATE);
+	assert_int_equal(f.x0, 40);
+	assert_int_equal(f.y0, 50);
+	NEAR(f.beta_lo, -20);
+	NEAR(f.beta_hi, 0);
+	vms_hull_free(&h);
+
+	/* slope 2 (y = 2 x + beta): a -> b sent at x = 10, received at y = 2 * 11 = 22 (y - 2x =
+	 * 2); b -> a sent at y = 40 (x 20), received at x = 21 (y - 2x = -2): beta in [-2, 2],
+	 * relative to (10, 22) beta + 2 * 10 - 22: [-4, 0]. Swapped at slope 1/2 (x = b): the
+	 * message b -> a is (40, 21), 21 - 40 / 2 = 1; a -> b (22, 10), 10 - 22 / 2 = -1: [-1, 1],
+	 * relative to (22, 10) beta + 22 / 2 - 10: [0, 2]. */
+	vms_hull_init(&h);
+	vms_hull_add(&h, 10, 22, true);
+	vms_hull_add(&h, 21, 40, false);
+	vms_hull_solve_slope(&h, false, 2.0L, &f);
+	assert_int_equal(f.quality, VMS_SYNC_Q_ACCURATE);
+	NEAR(f.beta_lo, -4);
+	NEAR(f.beta_hi, 0);
+	vms_hull_solve_slope(&h, true, 0.5L, &f);
+	assert_int_equal(f.quality, VMS_SYNC_Q_ACCURATE);
+	NEAR(f.beta_lo, 0);
+	NEAR(f.beta_hi, 2);
+	vms_hull_free(&h);
+
+	/* messages that contradict slope 1 (received 5 before sent, both ways): y - x is -5
+	 * above and +5 below, lo 5 > hi -5: FAIL, no transform; one direction: INCOMPLETE */
+	vms_hull_init(&h);
+	vms_hull_add(&h, 100, 95, true);
+	vms_hull_solve_slope(&h, false, 1.0L, &f);
+	assert_int_equal(f.quality, VMS_SYNC_Q_INCOMPLETE);
+	assert_int_equal(vms_hull_fit_linear(&f, &l), -1);
+	vms_hull_add(&h, 200, 205, false);
+	vms_hull_solve_slope(&h, false, 1.0L, &f);
+	assert_int_equal(f.quality, VMS_SYNC_Q_FAIL);
+	assert_false(f.has_range);
+	assert_int_equal(vms_hull_fit_linear(&f, &l), -1);
+	vms_hull_free(&h);
+}
+
+/* The clock model's rules on an edge. Two machines whose clocks run 2,000 ppm apart
+ * (t_1 = 1.002 t_0, latency 1,000 ns of 0's time each way): as two hosts, auto refuses the
+ * hull (beyond 1,000 ppm) and the tree does not use it; linear takes it (slope ~1.002);
+ * with machine 1 a guest of machine 0 at a known slope of 1 the messages contradict
+ * each other (FAIL: y - x grows by 2 ns per us, 20 us over the 10 ms the messages span,
+ * more than the 2 us of the two latencies); at the true slope 1.002 the offset is bounded
+ * (y - 1.002 x within +-1,002 ns). */
+static void test_clock_model_rules(void **state)
+{
+	(void)state;
+	struct vms_sync_set *s = vms_sync_set_new(2, 64);
+	assert_non_null(s);
+	for (uint64_t t = 1000000; t < 11000000; t += 500000) {
+		uint64_t r = t + 1000;
+		vms_sync_set_pair(s, &(struct vms_sync_pair){ 0, 1, t, r + r / 500 });
+		uint64_t u = t + 20000;
+		vms_sync_set_pair(s, &(struct vms_sync_pair){ 1, 0, u + u / 500, u + 1000 });
+	}
+	int32_t host[2] = { -1, -1 };
+	long double slope[2] = { 1, 1 };
+	struct vms_sync_rules rules = { VMS_CLOCK_MODEL_AUTO, host, slope };
+	struct vms_hull_fit f;
+	vms_sync_edge_fit(s, &rules, 0, 1, &f);
+	assert_int_equal(f.quality, VMS_SYNC_Q_ACCURATE);
+	assert_true(f.refused && !vms_sync_edge_usable(&f));
+	assert_true(fabsl(f.alpha - 1.002L) < 1e-4L);
+	struct vms_sync_tree t;
+	assert_int_equal(vms_sync_tree_build_rules(s, 0, NULL, &rules, &t), 0);
+	assert_false(t.has_lin[1]);
+	assert_true(t.has_fit[1] && t.fit[1].refused);
+	vms_sync_tree_free(&t);
+	rules.model = VMS_CLOCK_MODEL_LINEAR;
+	vms_sync_edge_fit(s, &rules, 0, 1, &f);
+	assert_false(f.refused);
+	assert_true(vms_sync_edge_usable(&f));
+	assert_int_equal(vms_sync_tree_build_rules(s, 0, NULL, &rules, &t), 0);
+	assert_true(t.has_lin[1]);
+	vms_sync_tree_free(&t);
+	rules.model = VMS_CLOCK_MODEL_AUTO;
+	host[1] = 0;
+	vms_sync_edge_fit(s, &rules, 0, 1, &f);
+	assert_true(f.offset_only);
+	assert_int_equal(f.quality, VMS_SYNC_Q_FAIL);
+	/* at the true slope the offset is bounded: 1.002 is the guest's ns per the host's */
+	slope[1] = 1.002L;
+	vms_sync_edge_fit(s, &rules, 0, 1, &f);
+	assert_int_equal(f.quality, VMS_SYNC_Q_ACCURATE);
+	assert_true(f.beta_hi - f.beta_lo > 2003 && f.beta_hi - f.beta_lo < 2005);
+	/* from the guest as parent the slope is inverted */
+	vms_sync_edge_fit(s, &rules, 1, 0, &f);
+	assert_int_equal(f.quality, VMS_SYNC_Q_ACCURATE);
+	NEAR(f.alpha, 1 / 1.002L);
+	vms_sync_set_free(s);
+	enum vms_clock_model cm;
+	assert_int_equal(vms_clock_model_parse("linear", &cm), 0);
+	assert_int_equal(cm, VMS_CLOCK_MODEL_LINEAR);
+	assert_int_equal(vms_clock_model_parse("auto", &cm), 0);
+	assert_int_equal(cm, VMS_CLOCK_MODEL_AUTO);
+	assert_int_equal(vms_clock_model_parse("hull", &cm), -1);
+	assert_string_equal(vms_clock_model_name(VMS_CLOCK_MODEL_LINEAR), "linear");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +524,8 @@ int main(void)
 		cmocka_unit_test(test_matcher_rules),
 		cmocka_unit_test(test_matcher_bound),
 		cmocka_unit_test(test_tree),
+		cmocka_unit_test(test_hull_known_slope),
+		cmocka_unit_test(test_clock_model_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,14 +12,23 @@
 - A KVM host + guest whose vmsync latencies are asymmetric (2 us one way, 30 us the other):
   the bisector is then 14 us off, the containment check shows it, and --refine finds an offset
   within the hull's range that puts every guest event inside a guest-mode window.
+  That is with --clock-model linear; by default (auto) the same pair, a guest and its own
+  host, has slope 1 and the offset its messages and its containment give, derived by hand
+  (test_offset_rule).
+  Every command that reads traces takes --clock-model; a bad value is a usage error.
+- A guest whose messages allow 1,207,000 ns of offsets, beyond the search's 1,048,576: the
+  middle, warned.
+- Two hosts by TCP 2,000 ppm apart: auto refuses the hull (beyond 1,000 ppm), linear takes it.
 - The real LTTng scp traces (../shared/traces/tcp-sync), when vmscope reads them: ACCURATE,
-  the same independent computation from the same matched pairs, and causality.
+  the same independent computation from the same matched pairs, and causality; the same 46
+  matches and transform under both clock models.
 
 Usage: test_sync_cli.py VMSCOPE. TAP output."""
 import csv
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -268,7 +277,9 @@ def test_refine(tmp):
     hp, gp = os.path.join(tmp, 'kvmhost.xml'), os.path.join(tmp, 'kvmguest.xml')
     write_xml(hp, h)
     write_xml(gp, g)
-    p, js, pairs = run_sync([hp, gp])
+    test_offset_rule(hp, gp, K)
+    # the hull (what the default was until the clock model, and Trace Compass's)
+    p, js, pairs = run_sync([hp, gp], '--clock-model', 'linear')
     if not ok(p.returncode == 0, 'KVM stubs: sync exits 0', p.stderr.strip()):
         return
     m = js[1]
@@ -283,7 +294,7 @@ def test_refine(tmp):
     ok(abs(rng.get('min', 0) + 16 * us) < 50 and abs(rng.get('max', 0) - 16 * us) < 50,
        'KVM stubs: the hull allows moving the guest by -16 .. +16 us (half of 2 + 30 us each way)',
        json.dumps(rng))
-    p, js, pairs = run_sync([hp, gp], '--refine')
+    p, js, pairs = run_sync([hp, gp], '--refine', '--clock-model', 'linear')
     if not ok(p.returncode == 0, 'KVM stubs: sync --refine exits 0', p.stderr.strip()):
         return
     r = js[1].get('refine') or {}
@@ -293,6 +304,125 @@ def test_refine(tmp):
        9 * us - 2 <= r.get('moved_ns', 0) <= 16 * us,
        'KVM stubs --refine: moved within the hull range to a full containment', json.dumps(r))
     ok(js[1]['containment'] == m['containment'], 'KVM stubs --refine: the hull\'s own containment still reported')
+
+
+def test_offset_rule(hp, gp, K):
+    """--clock-model auto on test_refine's pair, by hand. A guest and the host that runs it:
+    slope 1, only the offset d (t_H = t_G + d) is fitted. Host -> guest (sent at E - 25 us,
+    received at G(E + 5 us) = E + 5 us + 1 ms) gives d >= h_send - g_recv = -1 ms - 30 us;
+    guest -> host (sent at G(E + 8 us), received at E + 10 us) d <= h_recv - g_send =
+    -1 ms + 2 us: the feasible interval is [-1,030,000, -998,000] ns. With u = d + 1 ms the
+    guest's events of window k are at E_k + 5..8 us + u; the window is [E_k, E_k + 40 us) and
+    its neighbours are 60 us away, so all of them are inside exactly when u >= -5 us (the
+    5 us event then at E_k itself: the search counts a window's ends as inside). The most
+    inside: d in [-1,005,000, -998,000]; 7,001 offsets, the middle
+    -1,001,500 ns. Every guest event is then inside (4 per window, 199 windows)."""
+    p, js, pairs = run_sync([hp, gp])
+    if not ok(p.returncode == 0 and last_doc.get('clock_model') == 'auto',
+              'KVM stubs, clock model auto (the default): sync exits 0 and says its model',
+              p.stderr.strip()):
+        return
+    m = js[1]
+    ok(m['method'] == 'convex-hull' and m['quality'] == 'accurate' and m.get('fit') == 'offset' and
+       m['slope'] == 1.0, 'KVM stubs auto: a guest and its host: slope 1, only the offset fitted',
+       json.dumps(m)[:400])
+    ok(m.get('feasible_offset_ns') == {'min': -1_030_000.0, 'max': -998_000.0},
+       'KVM stubs auto: feasible offsets [max(h_send - g_recv), min(h_recv - g_send)] = '
+       '[-1,030,000, -998,000] ns', json.dumps(m.get('feasible_offset_ns')))
+    ok(m.get('offset_chosen_by') == 'containment' and m.get('best_inside') == 4 * (K - 1) and
+       m.get('best_offsets_ns') == {'min': -1_005_000.0, 'max': -998_000.0},
+       'KVM stubs auto: the most guest events inside guest mode (all 796) for offsets '
+       '-1,005,000 .. -998,000 ns', json.dumps(m)[:600])
+    tr = m['transform']
+    ok(m['offset_ns'] == -1_001_500.0 and all(apply(tr, t) == t - 1_001_500 for t, _, _ in
+                                              [(2_000_000, 0, 0), (21_000_000, 0, 0)]),
+       'KVM stubs auto: the offset taken is the middle of those, -1,001,500 ns (exact transform)',
+       json.dumps(m)[:600])
+    c = m['containment'] or {}
+    ok(c.get('inside') == c.get('total') == 4 * (K - 1),
+       'KVM stubs auto: containment 796 of 796 (the hull\'s bisector had less than half)', json.dumps(c))
+    # the guest as the reference: the host is fitted to it, the same rule seen from the other
+    # side (t_G = t_H - d): offsets [998,000, 1,030,000], the best [998,000, 1,005,000]
+    p, js, pairs = run_sync([hp, gp], '--reference', js[1]['machine'])
+    h = (js or [{}])[0]
+    ok(p.returncode == 0 and h.get('fit') == 'offset' and
+       h.get('feasible_offset_ns') == {'min': 998_000.0, 'max': 1_030_000.0} and
+       h.get('best_offsets_ns') == {'min': 998_000.0, 'max': 1_005_000.0} and
+       h.get('offset_ns') == 1_001_500.0 and js[1]['containment'] == c,
+       'KVM stubs auto, --reference the guest: the host fitted by the same rule (+1,001,500 ns), '
+       'the same containment', json.dumps(h)[:500])
+    # a session option: every command that reads traces takes it; a bad value is a usage error
+    bad = subprocess.run([VMS, 'report', '--clock-model', 'hull', hp, gp], capture_output=True, text=True)
+    ok(bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and '--clock-model' in bad.stderr,
+       '--clock-model hull: one line, exit 2', bad.stderr)
+    out = os.path.join(os.path.dirname(hp), 'clock-model-out')
+    failed = []
+    for cmd in (['info'], ['report'], ['vcpus'], ['pcpus'], ['threads'], ['exits'], ['latency'],
+                ['html', '-o', out + '.html'], ['export', '-o', out + '.json'], ['sync']):
+        r = subprocess.run([VMS, *cmd, '--clock-model', 'linear', hp, gp], capture_output=True, text=True)
+        if r.returncode != 0:
+            failed.append(f'{cmd[0]}: {r.returncode} {r.stderr.strip()[:100]}')
+    ok(not failed, '--clock-model linear taken by info report vcpus pcpus threads exits latency html '
+       'export sync', '; '.join(failed))
+
+
+def test_offset_too_wide(tmp):
+    """The search's bound: host -> guest messages that take 1.2 ms (guest -> host 2 us) allow
+    offsets over 1,207,000 ns, more than the 1,048,576 the search covers: the middle of the
+    feasible interval [-1 ms - 1,205,000, -1 ms + 2,000] is kept, -1,601,500 ns, and a
+    warning says so."""
+    us = 1000
+    h = [(1, 'sched_switch', {'prev_comm': 'idle', 'prev_tid': 30, 'prev_prio': 20, 'prev_state': 0,
+                              'next_comm': 'CPU 0/KVM', 'next_tid': 31, 'next_prio': 20})]
+    g = []
+    for k in range(1, 40):
+        E = 10_000_000 + 2000 * us * k
+        h += [(E, 'kvm_entry', {'vcpu_id': 0}), (E + 40 * us, 'kvm_exit', {'exit_reason': 32, 'isa': 1}),
+              (E - 1200 * us, 'vmsync_hg_host', {'vm_uid': 43, 'cnt': 2 * k}),
+              (E + 10 * us, 'vmsync_gh_host', {'vm_uid': 43, 'cnt': 2 * k + 1})]
+        g += [(E + 5 * us + 1_000_000, 'vmsync_hg_guest', {'vm_uid': 43, 'cnt': 2 * k}),
+              (E + 8 * us + 1_000_000, 'vmsync_gh_guest', {'vm_uid': 43, 'cnt': 2 * k + 1})]
+    hp, gp = os.path.join(tmp, 'widehost.xml'), os.path.join(tmp, 'wideguest.xml')
+    write_xml(hp, h)
+    write_xml(gp, g)
+    p, js, pairs = run_sync([hp, gp])
+    m = (js or [{}, {}])[1]
+    ok(p.returncode == 0 and m.get('feasible_offset_ns') == {'min': -2_205_000.0, 'max': -998_000.0} and
+       m.get('offset_chosen_by') == 'middle (interval too wide)' and m.get('offset_ns') == -1_601_500.0 and
+       'wider than 1,048,576 ns' in p.stderr,
+       'a feasible interval of 1,207,000 ns: beyond the search, its middle (-1,601,500 ns), warned',
+       (p.stderr + json.dumps(m)[:500]).replace('\n', ' | '))
+
+
+def test_drift_bound(tmp):
+    """Two hosts by TCP whose clocks drift 2,000 ppm apart (t_F = 1.002 t_A + 1 s): beyond
+    the 1,000 ppm NTP-disciplined clocks can drift, so --clock-model auto refuses the hull
+    (not applied, a warning); --clock-model linear takes it (the bisector, as computed here)."""
+    rnd = random.Random(11)
+    ev = {'A': [], 'F': []}
+    F = lambda t: t + t // 500 + 1_000_000_000
+    for k in range(100):
+        t = 1_000_000_000 + k * 20_000_000 + rnd.randrange(1_000_000)
+        a, b = ('A', 'F') if k % 2 else ('F', 'A')
+        key = {'seq': 5000 + k, 'ack_seq': 7, 'flags': 0x18}
+        lat = rnd.randrange(20_000, 100_000)
+        ev[a].append(((F if a == 'F' else int)(t), 'inet_sock_local_out', key))
+        ev[b].append(((F if b == 'F' else int)(t + lat), 'inet_sock_local_in', key))
+    paths = []
+    for name in 'AF':
+        paths.append(os.path.join(tmp, f'drift-{name}.xml'))
+        write_xml(paths[-1], ev[name])
+    p, js, pairs = run_sync(paths)
+    f = (js or [{}, {}])[1]
+    ok(p.returncode == 0 and f.get('method') == 'convex-hull' and f.get('quality') == 'accurate' and
+       not f.get('applied') and f.get('max_drift_ppm') == 1000 and
+       re.search(r'drift-F: the convex hull.s slope 1\.002\d* is 200\d ppm from 1.*refused', p.stderr),
+       'TCP, 2,000 ppm apart, auto: the hull refused (not used), with a warning',
+       (p.stderr + json.dumps(f)[:300]).replace('\n', ' | '))
+    p, js, pairs = run_sync(paths, '--clock-model', 'linear')
+    if ok(p.returncode == 0 and last_doc.get('clock_model') == 'linear' and 'refused' not in p.stderr,
+          'TCP, 2,000 ppm apart, --clock-model linear: no refusal', p.stderr):
+        check_fit('TCP 2,000 ppm linear', js, pairs, 0, 1)
 
 
 def match_dumps(paths):
@@ -329,12 +459,12 @@ def test_scp():
     src = os.path.join(SHARED, 'traces/tcp-sync/scp_src')
     dst = os.path.join(SHARED, 'traces/tcp-sync/scp_dest')
     if not (SHARED and os.path.isdir(src) and os.path.isdir(dst)):
-        for _ in range(4):
+        for _ in range(5):
             skip('scp traces', 'shared traces missing')
         return
     p, js, pairs = run_sync([src, dst])
     if p.returncode != 0:
-        for _ in range(4):
+        for _ in range(5):
             skip('scp traces', 'vmscope cannot read LTTng CTF yet: ' + (p.stderr.strip().splitlines() or [''])[0])
         return
     want = match_dumps([src, dst])
@@ -345,12 +475,20 @@ def test_scp():
        f'scp: the {len(pairs)} matched TCP messages are those a matching written here finds in '
        f'`vmscope dump` of each trace (times to the microsecond)', f'{len(want)} expected')
     check_fit('scp', js, pairs, 0, 1)
+    # two hosts, 51 ppm apart: the clock model changes nothing (Trace Compass's transform)
+    pl, jl, pairs_l = run_sync([src, dst], '--clock-model', 'linear')
+    ok(pl.returncode == 0 and len(pairs) == len(pairs_l) == 46 and jl == js and
+       js[1].get('fit') == 'slope and offset',
+       'scp: the same 46 matches and the same transform with --clock-model auto and linear',
+       json.dumps(js)[:300])
 
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_tcp(tmp)
         test_refine(tmp)
+        test_drift_bound(tmp)
+        test_offset_too_wide(tmp)
     test_scp()
     print(f'1..{n_test}')  # a trailing plan: a check that bails out early shows as one failure
 

@@ -3,7 +3,12 @@
  * may keep only 16 unmatched events. Read in their own clocks' order, every message's two
  * events would be two hours apart and all but 16 forgotten; the model pass reads them aligned
  * on their starts, so all 400 pair up (none expired) and the hull is accurate, with the
- * offset the messages were written with (within the 10-50 us latencies). */
+ * offset the messages were written with (within the 10-50 us latencies).
+ *
+ * Then the clock model on OneQemuKvm (../shared/traces/tracecompass-vm), through the session:
+ * its guest and host, by hand (the derivation is in tests/analysis/test_pcpu_view.c):
+ * feasible offsets [-10, 10] ns, all 13 guest events inside guest mode for [-5, 5], offset
+ * 0, found by one pass of its own after the model pass. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -79,10 +84,55 @@ static void test_offset_clocks(void **state)
 	rmdir(dir);
 }
 
+static void test_onequemukvm_offset(void **state)
+{
+	(void)state;
+	const char *paths[2] = { vms_test_trace("tracecompass-vm/OneQemuKvm/host.xml"),
+				 vms_test_trace("tracecompass-vm/OneQemuKvm/guest.xml") };
+	VMS_REQUIRE_TRACE(paths[0]);
+	VMS_REQUIRE_TRACE(paths[1]);
+	struct vms_error err = { 0 };
+	struct vms_session *s = vms_session_open(paths, 2, NULL, &err);
+	if (!s)
+		fail_msg("%s", err.msg);
+	if (vms_session_build_model(s, &err) < 0)
+		fail_msg("%s", err.msg);
+	/* the model pass, then the offset search's own */
+	assert_int_equal(vms_session_passes(s), 2);
+	struct vms_model *m = vms_session_model(s);
+	const struct vms_machine *g = vms_model_machine_c(m, 1);
+	const struct vms_sync_info *si = &g->sync;
+	assert_int_equal(si->method, VMS_SYNC_HULL);
+	assert_true(si->offset_only && si->applied);
+	assert_int_equal(si->offset_how, VMS_OFFSET_SEARCHED);
+	assert_true(si->feasible_lo_ns == -10.0 && si->feasible_hi_ns == 10.0);
+	assert_true(si->search_lo_ns == -5.0 && si->search_hi_ns == 5.0);
+	assert_int_equal(si->search_inside, 13);
+	assert_true(si->offset_ns == 0.0 && si->slope == 1.0);
+	for (uint64_t t = 0; t < 400; t++)
+		assert_int_equal(vms_clock_to_ref(&g->clock, 0, t), t);
+	if (vms_session_run(s, NULL, NULL, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(si->contained, 13);
+	assert_int_equal(si->contain_total, 13);
+	vms_session_free(s);
+	/* --clock-model linear: the hull, as Trace Compass (no search pass) */
+	struct vms_session_opts o = { .clock_model = VMS_CLOCK_MODEL_LINEAR };
+	s = vms_session_open(paths, 2, &o, &err);
+	if (!s || vms_session_build_model(s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(vms_session_passes(s), 1);
+	g = vms_model_machine_c(vms_session_model(s), 1);
+	assert_false(g->sync.offset_only);
+	assert_int_equal(vms_clock_to_ref(&g->clock, 0, 375), 376);
+	vms_session_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_offset_clocks),
+		cmocka_unit_test(test_onequemukvm_offset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,7 +56,7 @@ OQK=$SHARED/tracecompass-vm/OneQemuKvm
 if [ -r "$OQK/host.xml" ]; then
   "$VMS" pcpus --csv "$OQK/host.xml" "$OQK/guest.xml" > "$TMP/oqk.csv" 2>"$TMP/oqk.err"; st=$?
   # by hand (see test_pcpu_view.c): CPU 0 of the host from its first event at t=1; the
-  # guest's last event (375) is at 376 in host time (vmsync hull, see test_pcpu_view.c)
+  # guest's clock is the host's (--clock-model auto: slope 1, offset 0; see test_pcpu_view.c)
   cat > "$TMP/oqk.want" <<'CSV'
 host,cpu,start_ns,end_ns,machine,vcpu,tid,comm
 host,0,1,5,host,,31,qemucpu1
@@ -80,11 +80,18 @@ host,0,275,295,guest,0,130,any
 host,0,295,300,host,,31,qemucpu1
 host,0,300,350,host,,30,any
 host,0,350,355,host,,31,qemucpu1
-host,0,355,376,guest,0,130,any
+host,0,355,375,guest,0,130,any
 CSV
   if [ $st -eq 0 ] && diff "$TMP/oqk.want" "$TMP/oqk.csv" >"$TMP/oqk.diff"; then
     ok "OneQemuKvm pcpus --csv: the rows derived by hand"
   else notok "OneQemuKvm pcpus --csv" "status $st: $(head -5 "$TMP/oqk.diff") $(cat "$TMP/oqk.err")"; fi
+  # --clock-model linear: Trace Compass's hull, t_ref = 1.0025078369905955 t - 0.3824, moves
+  # only the guest's last event (375 -> 375.56 -> 376): the last row ends at 376
+  "$VMS" pcpus --csv --clock-model linear "$OQK/host.xml" "$OQK/guest.xml" > "$TMP/oqk-lin.csv" 2>>"$TMP/oqk.err"; st=$?
+  sed -e '$s/,375,guest,/,376,guest,/' "$TMP/oqk.want" > "$TMP/oqk-lin.want"
+  if [ $st -eq 0 ] && diff "$TMP/oqk-lin.want" "$TMP/oqk-lin.csv" >"$TMP/oqk.diff"; then
+    ok "OneQemuKvm pcpus --csv --clock-model linear: the hull's rows (the last ends at 376)"
+  else notok "OneQemuKvm pcpus --clock-model linear" "status $st: $(head -5 "$TMP/oqk.diff")"; fi
   "$VMS" pcpus --json "$OQK/host.xml" "$OQK/guest.xml" > "$TMP/oqk.jsonl" 2>>"$TMP/oqk.err"
   if python3 - "$TMP/oqk.jsonl" "$TMP/oqk.csv" <<'PY'
 import csv, json, sys
@@ -102,6 +109,7 @@ PY
   then ok "OneQemuKvm pcpus --json: JSON Lines, the same rows"; else notok "OneQemuKvm pcpus --json"; fi
 else
   skip "OneQemuKvm pcpus --csv" "shared traces missing"
+  skip "OneQemuKvm pcpus --clock-model linear" "shared traces missing"
   skip "OneQemuKvm pcpus --json" "shared traces missing"
 fi
 

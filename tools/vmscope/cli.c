@@ -160,7 +160,8 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	c->top = 10;
 	c->sopts.progress = isatty(STDERR_FILENO);
 	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_TSC_HZ, O_RAW, O_FROM, O_TO,
-	       O_MACHINE, O_VCPU, O_THREAD, O_BY, O_KALLSYMS, O_CPU_HZ, O_OFFSET };
+	       O_MACHINE, O_VCPU, O_THREAD, O_BY, O_KALLSYMS, O_CPU_HZ, O_OFFSET,
+	       O_CLOCK_MODEL };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
@@ -174,6 +175,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		{ "output", required_argument, NULL, 'o' },
 		{ "tsc-hz", required_argument, NULL, O_TSC_HZ },
 		{ "cpu-hz", required_argument, NULL, O_CPU_HZ }, /* xenalyze's name, for xentrace */
+		{ "clock-model", required_argument, NULL, O_CLOCK_MODEL },
 		{ "raw", no_argument, NULL, O_RAW },
 		{ "from", required_argument, NULL, O_FROM },
 		{ "to", required_argument, NULL, O_TO },
@@ -238,6 +240,16 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 				return 1002;
 			}
 			break;
+		case O_CLOCK_MODEL: {
+			enum vms_clock_model cm;
+			if (vms_clock_model_parse(optarg, &cm) < 0) {
+				fprintf(stderr, "vmscope %s: --clock-model wants auto or linear, not '%s'\n",
+					c->cmd, optarg);
+				return 1002;
+			}
+			c->sopts.clock_model = (int)cm;
+			break;
+		}
 		case 'j':
 			if (!(allow & CLI_JSON))
 				bad = "--json";
@@ -672,6 +684,22 @@ void cli_warn_model(const struct cli *c)
 				none ? "no events that can be matched across the traces for the convex hull"
 				     : "no usable matched pairs: see vmscope sync", cli_text(mc->name));
 		}
+		if (si->method == VMS_SYNC_HULL && si->refused)
+			fprintf(stderr, "vmscope %s: warning: %s: the convex hull's slope %.9Lg is %.0Lf ppm "
+					"from 1, more than the %d ppm two NTP-disciplined clocks can drift: "
+					"refused (--clock-model linear takes it)\n", c->cmd, cli_text(mc->name),
+				si->alpha, (si->alpha - 1.0L) * 1e6L, VMS_SYNC_MAX_DRIFT_PPM);
+		if (si->method == VMS_SYNC_HULL && si->offset_only && si->quality == VMS_SYNC_Q_FAIL)
+			fprintf(stderr, "vmscope %s: warning: %s: its messages contradict the known slope "
+					"to its host (no offset satisfies them all): not used "
+					"(--clock-model linear fits a slope)\n", c->cmd, cli_text(mc->name));
+		if (si->offset_how == VMS_OFFSET_TOO_WIDE || si->offset_how == VMS_OFFSET_TOO_DENSE)
+			fprintf(stderr, "vmscope %s: warning: %s: the offset is the middle of the feasible "
+					"interval (%.0f .. %.0f ns): %s, beyond the containment search's "
+					"bound\n", c->cmd, cli_text(mc->name), si->feasible_lo_ns,
+				si->feasible_hi_ns, si->offset_how == VMS_OFFSET_TOO_WIDE
+				? "the interval is wider than 1,048,576 ns"
+				: "more than 1,048,576 guest events and windows within it at once");
 		if (si->has_containment && si->contain_total &&
 		    (double)si->contained < 0.9 * (double)si->contain_total)
 			fprintf(stderr, "vmscope %s: warning: %s: only %.2f%% of %" PRIu64 " guest events "

@@ -33,7 +33,10 @@ enum cli_allow {
 #define CLI_HELP_OUTPUT                                                                  \
 	"  -o, --output FILE   write to FILE instead of stdout\n"                           \
 	"  --tsc-hz HZ         the TSC rate of a trace that counts cycles without TSC2NSEC\n"   \
-	"  --cpu-hz HZ         the same (xenalyze's name: a xentrace host's CPU frequency)\n"
+	"  --cpu-hz HZ         the same (xenalyze's name: a xentrace host's CPU frequency)\n"   \
+	"  --clock-model M     auto (default): a guest's slope to its own host is known, the\n" \
+	"                      offset is fitted; two hosts: the hull, within 1000 ppm of 1;\n" \
+	"                      linear: the unbounded convex hull (as Trace Compass)\n"
 #define CLI_HELP_HOST_GUEST                                                              \
 	"  --host FILE         this trace is the host (the reference timebase)\n"           \
 	"  --guest NAME=FILE   this trace is a guest named NAME\n"

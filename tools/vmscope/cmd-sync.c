@@ -2,7 +2,8 @@
  * the result can be trusted (the containment check). --json is one object: the header and
  * "machines", one object per machine: machine, reference, method, slope, offset_ns, quality,
  * pairs, containment; for the convex hull also accuracy, applied, hull sizes, the path in the
- * tree, the exact transform and (--refine) the refinement. The text shows slope and offset
+ * tree, the exact transform, the clock model's fit (the feasible offsets of a guest and its
+ * host, how one was chosen) and (--refine) the refinement. The text shows slope and offset
  * exactly (%.17g: they read back to the same doubles).
  *
  * The options of this command alone (--reference, --refine, --pairs) are taken out of argv
@@ -20,7 +21,8 @@
 
 static const char usage[] =
 	"usage: vmscope sync [--json] [-o FILE] [--reference NAME] [--refine] [--pairs FILE]\n"
-	"                    [--tsc-hz HZ] [--host FILE] [--guest NAME=FILE]\n"
+	"                    [--clock-model auto|linear] [--tsc-hz HZ] [--host FILE]\n"
+	"                    [--guest NAME=FILE]\n"
 	"                    [--map NAME:VCPU=TID,...]\n"
 	"                    [--map NAME:dom=N] TRACE...\n"
 	"\n"
@@ -214,6 +216,26 @@ static void json_hull(struct vms_json *j, struct vms_model *m, const struct vms_
 	} else {
 		vms_json_null(j, "transform");
 	}
+	/* --clock-model: what was fitted, the offsets the messages allow, and how one was taken */
+	vms_json_string(j, "fit", si->offset_only ? "offset" : "slope and offset");
+	if (si->offset_only && si->has_range) {
+		vms_json_begin_object(j, cli_key("feasible_offset"));
+		vms_json_double(j, "min", si->feasible_lo_ns);
+		vms_json_double(j, "max", si->feasible_hi_ns);
+		vms_json_end_object(j);
+		static const char *const how[] = { "middle", "containment", "middle (interval too wide)",
+						   "middle (too many events within the interval)" };
+		vms_json_string(j, "offset_chosen_by", how[si->offset_how]);
+		if (si->offset_how == VMS_OFFSET_SEARCHED) {
+			vms_json_uint(j, "best_inside", si->search_inside);
+			vms_json_begin_object(j, cli_key("best_offsets"));
+			vms_json_double(j, "min", si->search_lo_ns);
+			vms_json_double(j, "max", si->search_hi_ns);
+			vms_json_end_object(j);
+		}
+	}
+	if (si->refused)
+		vms_json_uint(j, "max_drift_ppm", VMS_SYNC_MAX_DRIFT_PPM);
 	if (si->has_range) {
 		vms_json_begin_object(j, cli_key("range"));
 		vms_json_double(j, "min", si->range_lo_ns);
@@ -248,6 +270,13 @@ static void text_line(FILE *f, struct vms_model *m, const struct vms_machine *mc
 	if (si->method == VMS_SYNC_HULL) {
 		fprintf(f, ", accuracy %.3g, hulls %u/%u points", si->accuracy, si->hull_above,
 			si->hull_below);
+		if (si->offset_only && si->has_range)
+			fprintf(f, ", offset only (feasible %.17g .. %.17g %s, %s)", si->feasible_lo_ns,
+				si->feasible_hi_ns, cli_unit(),
+				si->offset_how == VMS_OFFSET_SEARCHED ? "the most events inside guest mode"
+								      : "the middle");
+		if (si->refused)
+			fprintf(f, ", slope beyond %d ppm: refused", VMS_SYNC_MAX_DRIFT_PPM);
 		if (si->parent >= 0 && si->parent != (int32_t)si->reference)
 			fprintf(f, ", via %s", cli_text(cli_machine_name(m, (uint32_t)si->parent)));
 		if (!si->applied)
@@ -331,6 +360,8 @@ int cmd_sync(int argc, char **argv)
 		vms_json_init(&j, f, true);
 		vms_json_begin_object(&j, NULL);
 		cli_json_header(&j, "sync");
+		vms_json_string(&j, "clock_model", vms_clock_model_name(
+			(enum vms_clock_model)vms_model_clock_model(m)));
 		if (ms) {
 			/* what the matching of the first pass saw (vmscope/sync.h) */
 			vms_json_begin_object(&j, "matching");
