@@ -101,7 +101,7 @@ else
   # trace can be matched for the hull: the warning says so and names --offset)
   G=${VMS_SHARED_DIR}/traces/kvm-hip24/guest-Salamander4.dat
   out=$("$VMS" report --cpu-hz 2.4G --guest web="$G" --map web:dom=14 "$XT" 2>&1)
-  if grep -q "^web (guest, .*guest-Salamander4.dat" <<<"$out" && grep -q "runs on xentrace .*(d14v0).*(linked by user)" <<<"$out" &&
+  if grep -q "^web (guest, .*guest-Salamander4.dat" <<<"$out" && grep -q "runs on xentrace as Xen domain 14 (linked by user)" <<<"$out" &&
      grep -q "warning: web shares no clock with xentrace (no TIME_SHIFT, no events that can be matched across the traces for the convex hull).*--offset web=NS" <<<"$out" && ! grep -q "^d14 " <<<"$out"; then
     ok "--guest web=FILE --map web:dom=14: the guest trace is domain 14"; else notok "guest link" "$(head -c 2000 <<<"$out")"; fi
   # --offset NAME=NS (sync method "user"): the guest trace shares no clock with xentrace and has

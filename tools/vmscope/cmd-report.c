@@ -136,7 +136,7 @@ static void text_vcpu(FILE *f, struct vms_session *s, const struct vms_vcpu_stat
 	const struct vms_thread_info *ht =
 		(host >= 0 && v->host_tid >= 0) ? vms_model_thread(m, (uint32_t)host, v->host_tid) : NULL;
 	/* a Xen domain's vCPU is no host thread: it is said in Xen's words (dNvM) */
-	bool xen = cli_xen_domain(g) >= 0;
+	bool xen = cli_xen_domain(s, g) >= 0;
 	fprintf(f, "  vCPU %u", v->vcpu);
 	if (v->host_tid >= 0 && xen)
 		fprintf(f, "  Xen vCPU %s", ht && ht->comm[0] ? cli_text(ht->comm) : "?");
@@ -445,7 +445,7 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 			fprintf(f, ", %s, %s, %u CPUs, clock %s)", cli_text(src->path),
 				cli_text(src->meta.format), src->meta.nr_cpus,
 				src->meta.clock[0] ? cli_text(src->meta.clock) : "?");
-		else if (cli_xen_domain(mc) >= 0)
+		else if (cli_xen_domain(s, mc) >= 0)
 			fprintf(f, ", not traced: seen from its Xen host's records of its vCPUs)");
 		else
 			fprintf(f, ", not traced: seen from its host's vCPU threads)");
@@ -459,9 +459,12 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 		if (mc->role & VMS_ROLE_GUEST || mc->source < 0) {
 			if (mc->host >= 0) {
 				char proc[192];
+				int32_t dom = cli_xen_domain(s, mc);
+				if (dom >= 0)   /* a Xen domain: no process, no pid */
+					snprintf(proc, sizeof proc, "Xen domain %d", dom);
 				fprintf(f, "  runs on %s as %s (linked by %s)\n",
 					cli_text(cli_machine_name(m, (uint32_t)mc->host)),
-					cli_vmm_text(m, mc, proc, sizeof proc),
+					dom >= 0 ? proc : cli_vmm_text(m, mc, proc, sizeof proc),
 					vms_link_how_name(mc->host_how));
 			} else
 				fprintf(f, "  its host is not in the traces given\n");

@@ -89,9 +89,13 @@ void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source)
 	}
 }
 
-int32_t cli_xen_domain(const struct vms_machine *g)
+int32_t cli_xen_domain(struct vms_session *s, const struct vms_machine *g)
 {
-	if (!g || g->host_how != VMS_LINK_XENTRACE)
+	/* a domain of a xentrace host: linked by xentrace, or by the user (--map NAME:dom=N) */
+	struct vms_model *m = vms_session_model(s);
+	const struct vms_machine *h = g && g->host >= 0 ? vms_model_machine_c(m, (uint32_t)g->host)
+						       : NULL;
+	if (!h || h->source < 0 || !vms_xentrace_info(vms_session_source(s, (uint32_t)h->source)))
 		return -1;
 	for (uint32_t v = 0; v < g->nr_vcpus; v++)
 		if (g->vcpus[v].host_tid > 0)
@@ -107,12 +111,10 @@ int32_t cli_xen_domain(const struct vms_machine *g)
 void cli_xen_exit_rule(FILE *f, struct vms_session *s, const struct vms_machine *g, int32_t vcpu,
 		       const char *in, const struct vms_exit_stats *ex, uint32_t nr)
 {
-	int32_t dom = cli_xen_domain(g);
-	struct vms_model *m = vms_session_model(s);
-	const struct vms_machine *h = dom >= 0 && g->host >= 0 ?
-		vms_model_machine_c(m, (uint32_t)g->host) : NULL;
-	const struct vms_xen_model *x = h && h->source >= 0 ?
-		vms_session_xen_model(s, (uint32_t)h->source) : NULL;
+	int32_t dom = cli_xen_domain(s, g);
+	const struct vms_machine *h = dom >= 0 ?
+		vms_model_machine_c(vms_session_model(s), (uint32_t)g->host) : NULL;
+	const struct vms_xen_model *x = h ? vms_session_xen_model(s, (uint32_t)h->source) : NULL;
 	const struct vms_xen_info *xi = x ? vms_xentrace_info(vms_session_source(s, (uint32_t)h->source)) : NULL;
 	if (!xi || !nr)
 		return;
