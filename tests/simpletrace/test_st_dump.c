@@ -106,6 +106,56 @@ static void test_dump_truncated(void **state)
 	assert_non_null(strstr(err, "cut.st"));
 }
 
+/* A string longer than dump's 1 MiB output buffer (3 MiB, a tab at its end) prints whole:
+ * name_pair a=<3 MiB of 'x' then \x09> b=end, each string byte once (the tab escaped), the
+ * second event 1 us after the first (simpletrace.py's delta). */
+static void test_dump_long_string(void **state)
+{
+	(void)state;
+	enum { LONG = 3u << 20 };
+	char *big = malloc(LONG + 2);
+	assert_non_null(big);
+	memset(big, 'x', LONG);
+	big[LONG] = '\t';
+	big[LONG + 1] = '\0';
+	struct stw w;
+	memset(&w, 0, sizeof w);
+	stw_header(&w);
+	stw_mapping(&w, 3, "name_pair");
+	struct stw_arg a[] = { { big, 0 }, { "end", 0 } };
+	stw_event(&w, 3, 1000, 7, a, 2);
+	stw_event(&w, 3, 2000, 7, a, 2);
+	assert_int_equal(stw_save(&w, tmp_path("long.st"), w.len), 0);
+	free(w.buf);
+	char cmd[20000];
+	snprintf(cmd, sizeof cmd, "'%s' dump --events '%s' '%s'", vmscope, tmp_path("trace-events"),
+		 tmp_path("long.st"));
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	static const char *const head[2] = { "name_pair 0.000 pid=7 a=", "name_pair 1.000 pid=7 a=" };
+	static const char tail[] = "\\x09 b=end\n";
+	for (int line = 0; line < 2; line++) {
+		char h[32];
+		size_t hl = strlen(head[line]);
+		assert_int_equal(fread(h, 1, hl, p), hl);
+		h[hl] = '\0';
+		assert_string_equal(h, head[line]);
+		size_t xs = 0;
+		int c;
+		while ((c = fgetc(p)) == 'x')
+			xs++;
+		assert_int_equal(xs, LONG);
+		char t[sizeof tail];
+		t[0] = (char)c;
+		assert_int_equal(fread(t + 1, 1, sizeof tail - 2, p), sizeof tail - 2);
+		t[sizeof tail - 1] = '\0';
+		assert_string_equal(t, tail);
+	}
+	assert_int_equal(fgetc(p), EOF);
+	assert_int_equal(pclose(p), 0);
+	free(big);
+}
+
 static void test_dump_usage(void **state)
 {
 	(void)state;
@@ -158,6 +208,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dump_sample),
 		cmocka_unit_test(test_dump_truncated),
+		cmocka_unit_test(test_dump_long_string),
 		cmocka_unit_test(test_dump_usage),
 		cmocka_unit_test(test_dump_other_format),
 	};

@@ -503,6 +503,48 @@ static void test_real_one_pass(void **state)
 /* A damaged block header can put a stream's position past the file; giving back the pages
  * below it must stay inside the mapping (madvise(MADV_DONTNEED) past it zeroed the fuzzer's
  * TLS). The "file" is one page of a region of our own; the page after it holds a sentinel. */
+/* dump's names and fields of records (xentrace_names.c), each line derived by hand from the
+ * words given: bit fields, a packed and a two-word vCPU, a 64-bit value from two words, a
+ * signed word, a record with fewer words than its layout, padding, an unknown id. */
+static void format_words(uint32_t event, const uint32_t *w, uint32_t n, const char *want)
+{
+	uint8_t data[4 * 8];
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(data + 4 * i, &w[i], 4);
+	struct xt_rec rec = { .event = event, .extra = n, .data = data };
+	char buf[256];
+	int len = vms_xt_format_record(&rec, buf, sizeof buf);
+	assert_string_equal(buf, want);
+	assert_int_equal(len, (int)strlen(want));
+}
+
+static void test_record_names(void **state)
+{
+	(void)state;
+	assert_true(vms_xt_names_sorted());
+	format_words(0x22215, (uint32_t[]){ 0x10006, 0x01010100 }, 2,
+		     "csched2:schedule cpu=6 rq=1 tasklet=0 idle=1 smt_idle=1 tickled=1");
+	format_words(0x22214, (uint32_t[]){ 0x7fff0000, 0xffffffff, 0xff67697f }, 3,
+		     "csched2:runq_candidate vcpu=d32767v0 tickled_cpu=-1 credit=-10000001");
+	format_words(0x2800a, (uint32_t[]){ 0, 2, 0x7fff, 0 }, 4,
+		     "sched_switch prev=d0v2 next=d32767v0");
+	format_words(0x81102, (uint32_t[]){ 1, 0x67783d61, 0x55ef }, 3,
+		     "vmexit exit_reason=1 rip=0x55ef67783d61");
+	/* 6 words, the 6th padding: not shown; a 7th, past the layout: shown raw */
+	format_words(0x2220c, (uint32_t[]){ 119313, 0, 119313, 0, 0x12000002, 0xffff8301 }, 6,
+		     "csched2:update_rq_load avgload=119313 b_avgload=119313 load=2 rq=0 shift=18");
+	format_words(0x2220c, (uint32_t[]){ 1, 0, 2, 0, 3, 4, 5 }, 7,
+		     "csched2:update_rq_load avgload=1 b_avgload=2 load=3 rq=0 shift=0 0x5");
+	format_words(0x82016, (uint32_t[]){ 0x1f0 }, 1, "io_read port=0x1f0");
+	format_words(0x82016, (uint32_t[]){ 0 }, 0, "io_read");
+	format_words(0x84099, (uint32_t[]){ 5 }, 1, "hvm event=0x0084099 0x5");
+	format_words(0x1f002, (uint32_t[]){ 7, 8 }, 2, "wrap_buffer 0x7 0x8");
+	char small[8];   /* cut like snprintf, NUL-terminated, the length it needed */
+	struct xt_rec rec = { .event = 0x82025, .extra = 0, .data = NULL };
+	assert_int_equal(vms_xt_format_record(&rec, small, sizeof small), 6);
+	assert_string_equal(small, "vlapic");
+}
+
 static void test_give_back_stays_in_mapping(void **state)
 {
 	(void)state;
@@ -530,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_model_scenario),
 		cmocka_unit_test(test_lost_markers_by_hand),
 		cmocka_unit_test(test_real_one_pass),
+		cmocka_unit_test(test_record_names),
 		cmocka_unit_test(test_give_back_stays_in_mapping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -140,6 +140,11 @@ void cli_warn_model(const struct cli *c);
 
 /* xen_report.c: the Xen model's tables of a xentrace source (nothing for other sources) */
 void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source);
+/* A Xen guest's domain (a guest of a xentrace host), else -1; under a Xen guest's exit
+ * table: its rule, and how its counts and time come from xenalyze's table (vcpu -1: all) */
+int32_t cli_xen_domain(struct vms_session *s, const struct vms_machine *g);
+void cli_xen_exit_rule(FILE *f, struct vms_session *s, const struct vms_machine *g, int32_t vcpu,
+		       const char *in, const struct vms_exit_stats *ex, uint32_t nr);
 void cli_xen_json(struct vms_json *j, struct vms_session *s, uint32_t source);
 void cli_xen_info_text(FILE *f, const struct vms_source *src);
 void cli_xen_info_json(struct vms_json *j, const struct vms_source *src);

@@ -51,6 +51,8 @@ struct out {
 	char *buf;
 	size_t len;
 	int failed;
+	char *line;         /* a line that needs escaping or is longer than buf: its own copy */
+	size_t line_cap;
 	struct vms_source *nomem;  /* a reader ran out of memory rendering an event (its err) */
 };
 
@@ -127,27 +129,88 @@ static int render(struct vms_source *src, uint32_t stream, const struct vms_even
 	return generic_line(src, ev, buf, len, prefix);
 }
 
-/* Names, comms and string arguments come from the trace: a line holding a control character,
- * an escape sequence or bytes that are not UTF-8 is shown escaped (vms_text_escape), so that
- * a trace can neither fake lines nor drive the terminal. At most `max` bytes are kept. */
-static size_t escape_line(char *line, size_t n, size_t max)
+/* A line that does not fit the output buffer is rendered again into a larger one of its own
+ * (every field is printed whole, never cut); past this size, which no reader's record
+ * reaches (a CTF packet is at most 64 MiB), it is cut and says so. */
+#define LINE_MAX_BYTES (1u << 30)
+#define ESCAPE_PIECE 4096u   /* bytes escaped at a time: at most 4x that written */
+
+static bool line_is_plain(const char *line, size_t n)
 {
-	size_t i = 0;
-	while (i < n && (unsigned char)line[i] >= 0x20 && (unsigned char)line[i] < 0x7f &&
-	       line[i] != '\\')
-		i++;
-	if (i == n)
-		return n;
-	line[n] = '\0';
-	char *tmp = malloc(4 * n + 1);
-	if (!tmp)
-		return i;   /* no room to escape: keep the safe part only */
-	size_t e = vms_text_escape(tmp, 4 * n + 1, line);
-	if (e > max)
-		e = max;
-	memcpy(line, tmp, e);
-	free(tmp);
-	return e;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] >= 0x7f || line[i] == '\\')
+			return false;
+	return true;
+}
+
+/* Room for at least `need` more bytes in o->buf (flushing); false once writing failed. */
+static bool out_room(struct out *o, size_t need)
+{
+	if (OUT_CAP - o->len < need)
+		out_flush(o);
+	return !o->failed;
+}
+
+/* Append n bytes of a line (NUL-terminated at n, writable) to the output. Names, comms and
+ * string arguments come from the trace: a line holding a control character, an escape
+ * sequence or bytes that are not UTF-8 is shown escaped (vms_text_escape: \xHH, and \\ for
+ * a backslash), so that a trace can neither fake lines nor drive the terminal. The escaping
+ * goes piece by piece of whole characters, so a line of any length is written whole. */
+static void out_line(struct out *o, char *line, size_t n, bool escape)
+{
+	if (!escape || line_is_plain(line, n)) {
+		for (size_t off = 0; off < n && out_room(o, 1);) {
+			size_t k = n - off < OUT_CAP - o->len ? n - off : OUT_CAP - o->len;
+			memcpy(o->buf + o->len, line + off, k);
+			o->len += k;
+			off += k;
+		}
+	} else {
+		for (size_t off = 0; off < n && out_room(o, 4 * ESCAPE_PIECE + 32);) {
+			size_t k = 0;
+			uint32_t cp;
+			while (off + k < n && k < ESCAPE_PIECE) {
+				int l = vms_utf8_seq((const unsigned char *)line + off + k, &cp);
+				k += l > 0 ? (size_t)l : 1;
+			}
+			char keep = line[off + k];
+			line[off + k] = '\0';
+			o->len += vms_text_escape(o->buf + o->len, OUT_CAP - o->len, line + off);
+			line[off + k] = keep;
+			off += k;
+		}
+	}
+	if (out_room(o, 1))
+		o->buf[o->len++] = '\n';
+}
+
+/* The event's line rendered alone into o->line, grown until the line fits; its length, or
+ * a negative status. */
+static int render_whole(struct out *o, struct vms_source *src, uint32_t stream,
+			const struct vms_event *ev, bool complete, const char *prefix, size_t cap)
+{
+	for (;;) {
+		if (cap > o->line_cap) {
+			char *p = realloc(o->line, cap);
+			if (!p) {
+				vms_error_nomem_at(&src->err, src->path, 0);
+				return VMS_ERR_NOMEM;
+			}
+			o->line = p;
+			o->line_cap = cap;
+		}
+		int n = render(src, stream, ev, o->line, cap, complete, prefix);
+		if (n < 0 || (size_t)n < cap - 1)
+			return n;
+		if (cap >= LINE_MAX_BYTES) {
+			static const char note[] = " [cut: line longer than 1 GiB]";
+			memcpy(o->line + cap - sizeof note, note, sizeof note);
+			return (int)(cap - 1);
+		}
+		/* simpletrace returns the length it needs; the others filled the buffer */
+		size_t want = complete && (size_t)n + 2 > cap ? (size_t)n + 2 : 2 * cap;
+		cap = want < LINE_MAX_BYTES ? want : LINE_MAX_BYTES;
+	}
 }
 
 /* Append one event's line (with its newline). */
@@ -157,23 +220,37 @@ static void emit(struct out *o, struct vms_source *src, uint32_t stream, const s
 	if (OUT_CAP - o->len < OUT_MIN_ROOM)
 		out_flush(o);
 	size_t room = OUT_CAP - o->len;
-	int n = render(src, stream, ev, o->buf + o->len, room, complete, prefix);
-	if (n >= 0 && (size_t)n >= room - 1 && o->len > 0) {
-		/* a very long line (maybe cut): start it in an empty buffer */
-		out_flush(o);
-		room = OUT_CAP;
-		n = render(src, stream, ev, o->buf, room, complete, prefix);
+	char *at = o->buf + o->len;
+	int n = render(src, stream, ev, at, room - 1, complete, prefix);
+	if (n >= 0 && (size_t)n < room - 2) {
+		/* the usual case: the line fits, rendered in place */
+		if (complete || line_is_plain(at, (size_t)n)) {
+			o->len += (size_t)n;
+			o->buf[o->len++] = '\n';
+			return;
+		}
+		if ((size_t)n + 1 > o->line_cap) {
+			char *p = realloc(o->line, (size_t)n + 1);
+			if (!p) {
+				vms_error_nomem_at(&src->err, src->path, 0);
+				n = VMS_ERR_NOMEM;
+			} else {
+				o->line = p;
+				o->line_cap = (size_t)n + 1;
+			}
+		}
+		if (n >= 0)
+			memcpy(o->line, at, (size_t)n + 1);
+	} else if (n >= 0) {
+		/* a long line (maybe cut): rendered again, whole, on its own */
+		n = render_whole(o, src, stream, ev, complete, prefix, 2 * OUT_CAP);
 	}
 	if (n == VMS_ERR_NOMEM)
 		o->nomem = src;   /* said by the caller, which stops */
 	if (n < 0)
 		return;
-	if ((size_t)n >= room - 1)
-		n = (int)(room - 2);   /* cut at OUT_CAP */
-	if (!complete)   /* simpletrace escapes its strings itself (as simpletrace.py) */
-		n = (int)escape_line(o->buf + o->len, (size_t)n, room - 2);
-	o->len += (size_t)n;
-	o->buf[o->len++] = '\n';
+	/* simpletrace escapes its strings itself (as simpletrace.py) */
+	out_line(o, o->line, (size_t)n, !complete);
 }
 
 static int exit_for(int status)
@@ -215,6 +292,7 @@ static int dump_simpletrace(struct vms_source *src, uint64_t limit)
 				"everything flushed before is shown\n", src->path);
 	}
 	free(o.buf);
+	free(o.line);
 	vms_source_close(src);
 	return rc;
 }
@@ -389,6 +467,7 @@ int cmd_dump(int argc, char **argv)
 					vms_session_source(d.s, i)->path);
 	}
 	free(d.o.buf);
+	free(d.o.line);
 	/* after reading: a reader may find a format it cannot read on its first event */
 	cli_warn_formats("dump", d.s);
 	vms_session_free(d.s);

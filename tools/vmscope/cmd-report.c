@@ -127,15 +127,20 @@ static void text_exits(FILE *f, const char *in, const struct vms_exit_stats *ex,
 			unfinished == 1 ? "exit has" : "exits have");
 }
 
-static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats *v, unsigned top)
+static void text_vcpu(FILE *f, struct vms_session *s, const struct vms_vcpu_stats *v, unsigned top)
 {
 	char b[8][32];
+	struct vms_model *m = vms_session_model(s);
 	const struct vms_machine *g = vms_model_machine_c(m, v->machine);
 	int32_t host = g ? g->host : -1;
 	const struct vms_thread_info *ht =
 		(host >= 0 && v->host_tid >= 0) ? vms_model_thread(m, (uint32_t)host, v->host_tid) : NULL;
+	/* a Xen domain's vCPU is no host thread: it is said in Xen's words (dNvM) */
+	bool xen = cli_xen_domain(s, g) >= 0;
 	fprintf(f, "  vCPU %u", v->vcpu);
-	if (v->host_tid >= 0)
+	if (v->host_tid >= 0 && xen)
+		fprintf(f, "  Xen vCPU %s", ht && ht->comm[0] ? cli_text(ht->comm) : "?");
+	else if (v->host_tid >= 0)
 		fprintf(f, "  host thread %d%s%s%s", v->host_tid, ht && ht->comm[0] ? " (" : "",
 			ht && ht->comm[0] ? cli_text(ht->comm) : "", ht && ht->comm[0] ? ")" : "");
 	if (g && v->vcpu < g->nr_vcpus)
@@ -172,8 +177,14 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 		fprintf(f, "    preemption cannot be seen: the host recorded no sched_switch "
 			"(record it with: trace-cmd record -e kvm -e sched)\n");
 	text_exits(f, "    ", v->exits, v->nr_exits, top, v->hypervisor_ns);
-	if (v->nr_steal) {
+	if (xen)
+		cli_xen_exit_rule(f, s, g, (int32_t)v->vcpu, "    ", v->exits, v->nr_exits);
+	if (v->nr_steal && xen)
+		fprintf(f, "    while it was preempted (%s), its physical CPU ran:\n",
+			cli_ns(v->ns[VMS_STATE_PREEMPTED], b[0], 32));
+	else if (v->nr_steal)
 		fprintf(f, "    the CPU was taken by:\n");
+	if (v->nr_steal) {
 		for (uint32_t k = 0, shown = 0; k < v->nr_steal; k++) {
 			const struct vms_steal_entry *e = &v->steal[k];
 			/* the buckets (after the threads) are shown always: they say what the
@@ -188,18 +199,23 @@ static void text_vcpu(FILE *f, struct vms_model *m, const struct vms_vcpu_stats 
 				snprintf(who, sizeof who, "(%s%llu distinct)",
 					 e->threads_at_least ? "at least " : "",
 					 (unsigned long long)e->threads);
+			else if (xen)   /* a Xen vCPU: its name says it all (dNvM; tid 0: the idle) */
+				who[0] = '\0';
 			else if (e->host_pid >= 0)
 				snprintf(who, sizeof who, "pid %d tid %d", e->host_pid, e->host_tid);
 			else
 				snprintf(who, sizeof who, "tid %d", e->host_tid);
-			fprintf(f, "      %-20s %-22s %12s  %.1f%% of the time\n",
-				e->comm[0] ? cli_text(e->comm) : "(no name)", who, cli_ns(e->ns, b[0], 32),
-				pct(e->ns, span));
+			const char *name = e->comm[0] ? cli_text(e->comm) : "(no name)";
+			if (xen && e->kind == VMS_STEAL_THREAD && e->host_tid == 0)
+				name = "Xen's idle vCPU";
+			fprintf(f, "      %-20s %-22s %12s  %.1f%% of the time\n", name, who,
+				cli_ns(e->ns, b[0], 32), pct(e->ns, span));
 		}
 	}
 	if (v->runq_latency && vms_dist_count(v->runq_latency)) {
 		const struct vms_dist *d = v->runq_latency;
-		fprintf(f, "    run-queue latency of the vCPU thread: p50 %s  p99 %s  max %s  (%llu wake-ups)\n",
+		fprintf(f, "    run-queue latency of the vCPU%s: p50 %s  p99 %s  max %s  (%llu wake-ups)\n",
+			xen ? " (wake-up to running)" : " thread",
 			cli_ns(vms_dist_percentile(d, 50), b[0], 32),
 			cli_ns(vms_dist_percentile(d, 99), b[1], 32), cli_ns(vms_dist_max(d), b[2], 32),
 			(unsigned long long)vms_dist_count(d));
@@ -429,6 +445,8 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 			fprintf(f, ", %s, %s, %u CPUs, clock %s)", cli_text(src->path),
 				cli_text(src->meta.format), src->meta.nr_cpus,
 				src->meta.clock[0] ? cli_text(src->meta.clock) : "?");
+		else if (cli_xen_domain(s, mc) >= 0)
+			fprintf(f, ", not traced: seen from its Xen host's records of its vCPUs)");
 		else
 			fprintf(f, ", not traced: seen from its host's vCPU threads)");
 		fputc('\n', f);
@@ -446,9 +464,12 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 		if (mc->role & VMS_ROLE_GUEST || mc->source < 0) {
 			if (mc->host >= 0) {
 				char proc[192];
+				int32_t dom = cli_xen_domain(s, mc);
+				if (dom >= 0)   /* a Xen domain: no process, no pid */
+					snprintf(proc, sizeof proc, "Xen domain %d", dom);
 				fprintf(f, "  runs on %s as %s (linked by %s)\n",
 					cli_text(cli_machine_name(m, (uint32_t)mc->host)),
-					cli_vmm_text(m, mc, proc, sizeof proc),
+					dom >= 0 ? proc : cli_vmm_text(m, mc, proc, sizeof proc),
 					vms_link_how_name(mc->host_how));
 			} else
 				fprintf(f, "  its host is not in the traces given\n");
@@ -464,11 +485,12 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 		if (nv > 1 && nr_gx) {
 			fprintf(f, "  all %u vCPUs together:\n", nv);
 			text_exits(f, "    ", gx, nr_gx, top, hyp);
+			cli_xen_exit_rule(f, s, mc, -1, "    ", gx, nr_gx);
 		}
 		for (uint32_t k = rows.vstart[i]; k < rows.vstart[i + 1]; k++) {
 			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, rows.vidx[k]);
 			if (vms_filter_vcpu(flt, i, v->vcpu))
-				text_vcpu(f, m, v, top);
+				text_vcpu(f, s, v, top);
 		}
 		text_threads(f, a, &rows, i, top);
 	}

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "vmscope/writers.h"
+#include "vmscope/xentrace.h"
 
 /* how the pid was learnt, as a reader checks it against the trace */
 static const char *pid_source_text(enum vms_pid_how how)
@@ -39,6 +40,11 @@ static const char *comm_of(struct vms_model *m, int32_t host, int32_t tid)
 const char *cli_vmm_text(struct vms_model *m, const struct vms_machine *g, char *buf, size_t len)
 {
 	int32_t tid = first_vcpu_tid(g);
+	if (g->host_how == VMS_LINK_XENTRACE && tid > 0) {
+		/* a Xen domain: no process and no pid to record */
+		snprintf(buf, len, "Xen domain %u", vms_xen_tid_dom(tid));
+		return buf;
+	}
 	if (g->host_pid >= 0) {
 		const char *name = comm_of(m, g->host, g->host_pid);
 		if (name)

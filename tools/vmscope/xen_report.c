@@ -6,6 +6,8 @@
 
 #include "cli.h"
 #include "vmscope/analysis.h"
+#include "vmscope/model.h"
+#include "vmscope/session.h"
 #include "vmscope/writers.h"
 #include "vmscope/xen_model.h"
 #include "vmscope/xentrace.h"
@@ -70,7 +72,10 @@ void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source)
 			}
 		}
 	}
-	fprintf(f, "  Xen HVM exits per vCPU (VMEXIT to VMENTRY, or to the vCPU becoming runnable):\n");
+	/* xenalyze's rule, said on the table: the guests' exit tables below use another one */
+	fprintf(f, "  Xen HVM exits per vCPU, xenalyze's rule: from VMEXIT to VMENTRY, or to the vCPU "
+		"becoming runnable;\n    an exit with no end is not counted (the guests' exit tables "
+		"below time each exit to its VMENTRY)\n");
 	fprintf(f, "    %-9s %-22s %8s %16s %14s\n", "vCPU", "reason", "count", "time",
 		"mean cycles");
 	for (uint32_t i = 0; i < vms_xen_model_nr_vcpus(x); i++) {
@@ -82,6 +87,66 @@ void cli_xen_text(FILE *f, struct vms_session *s, uint32_t source)
 			text_row(f, who, name, &v->exits[k].c, v->exits[k].c.events, hz);
 		}
 	}
+}
+
+int32_t cli_xen_domain(struct vms_session *s, const struct vms_machine *g)
+{
+	/* a domain of a xentrace host: linked by xentrace, or by the user (--map NAME:dom=N) */
+	struct vms_model *m = vms_session_model(s);
+	const struct vms_machine *h = g && g->host >= 0 ? vms_model_machine_c(m, (uint32_t)g->host)
+						       : NULL;
+	if (!h || h->source < 0 || !vms_xentrace_info(vms_session_source(s, (uint32_t)h->source)))
+		return -1;
+	for (uint32_t v = 0; v < g->nr_vcpus; v++)
+		if (g->vcpus[v].host_tid > 0)
+			return (int32_t)vms_xen_tid_dom(g->vcpus[v].host_tid);
+	return -1;
+}
+
+/* Two rules give two exit tables for a Xen guest: the common one (lib/analysis/exits.c, as
+ * for KVM: VMEXIT to VMENTRY; an exit with no known end counted, not timed) and xenalyze's
+ * (the Xen model: an exit also ends when its vCPU becomes runnable, so the wait for a CPU
+ * after a wake-up or a preemption inside the exit is not charged to it; an exit with no end
+ * not counted). Said under the common table, with how its totals come from xenalyze's. */
+void cli_xen_exit_rule(FILE *f, struct vms_session *s, const struct vms_machine *g, int32_t vcpu,
+		       const char *in, const struct vms_exit_stats *ex, uint32_t nr)
+{
+	int32_t dom = cli_xen_domain(s, g);
+	const struct vms_machine *h = dom >= 0 ?
+		vms_model_machine_c(vms_session_model(s), (uint32_t)g->host) : NULL;
+	const struct vms_xen_model *x = h ? vms_session_xen_model(s, (uint32_t)h->source) : NULL;
+	const struct vms_xen_info *xi = x ? vms_xentrace_info(vms_session_source(s, (uint32_t)h->source)) : NULL;
+	if (!xi || !nr)
+		return;
+	uint64_t n = 0, t = 0, unfinished = 0, xn = 0, xc = 0;
+	for (uint32_t k = 0; k < nr; k++) {
+		n += ex[k].count;
+		t += vms_dist_sum(ex[k].dist);
+		unfinished += ex[k].unfinished;
+	}
+	for (uint32_t i = 0; i < vms_xen_model_nr_vcpus(x); i++) {
+		const struct vms_xen_vcpu_acct *v = vms_xen_model_vcpu(x, i);
+		if (v->dom != (uint32_t)dom || (vcpu >= 0 && v->vcpu != (uint32_t)vcpu))
+			continue;
+		for (uint32_t k = 0; k < v->nr_exits; k++) {
+			xn += v->exits[k].c.events;
+			xc += v->exits[k].c.cycles;
+		}
+	}
+	uint64_t xt = xi->cpu_hz ? vms_xen_cycles_to_ns(xc, xi->cpu_hz) : xc;
+	char b[3][32];
+	fprintf(f, "%s  rule: each exit from VMEXIT to its VMENTRY (vmscope's rule on every "
+		"hypervisor); xenalyze's table above\n%s    also ends an exit when its vCPU becomes "
+		"runnable, and counts no exit without an end\n", in, in);
+	int64_t dn = (int64_t)(n - unfinished - xn);
+	fprintf(f, "%s  so: %llu exits = %llu in xenalyze's table + %llu with no known end", in,
+		(unsigned long long)n, (unsigned long long)xn, (unsigned long long)unfinished);
+	if (dn)
+		fprintf(f, " %s %lld other", dn > 0 ? "+" : "-", (long long)(dn > 0 ? dn : -dn));
+	bool more = t >= xt;
+	fprintf(f, "; %s = %s in xenalyze's %s %s from becoming runnable to VMENTRY\n",
+		cli_ns(t, b[0], 32), cli_ns(xt, b[1], 32), more ? "+" : "-",
+		cli_ns(more ? t - xt : xt - t, b[2], 32));
 }
 
 static void json_cycles(struct vms_json *j, const char *key, const struct vms_xen_cycles *c,

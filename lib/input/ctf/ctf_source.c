@@ -1089,11 +1089,14 @@ static int ctf_format(struct vms_source *src, uint32_t stream, char *buf, size_t
 		uint64_t v = rf->val[r];
 		if (t->kind == TSDL_STRING || ((t->kind == TSDL_ARRAY || t->kind == TSDL_SEQ) &&
 					       t->elem->text)) {
-			char tmp[64];
-			size_t k = rf->aux[r] < sizeof tmp - 1 ? rf->aux[r] : sizeof tmp - 1;
-			memcpy(tmp, s->map + s->pkt_off + v, k);
-			tmp[k] = 0;
-			n += (size_t)snprintf(buf + n, len - n, " %s=\"%s\"", g->name, tmp);
+			/* whole, as babeltrace2 prints it (a char array up to its first NUL); a
+			 * text that does not fit fills buf, and dump renders it again larger */
+			const char *p = (const char *)s->map + s->pkt_off + v;
+			const char *nul = memchr(p, 0, rf->aux[r]);
+			size_t k = nul ? (size_t)(nul - p) : rf->aux[r];
+			if (k > INT_MAX)
+				k = INT_MAX;
+			n += (size_t)snprintf(buf + n, len - n,  " %s=\"%.*s\"", g->name, (int)k, p);
 		} else if (t->kind == TSDL_ARRAY || t->kind == TSDL_SEQ) {
 			n += (size_t)snprintf(buf + n, len - n, " %s=[%u bytes]", g->name, rf->aux[r]);
 		} else if (t->kind == TSDL_FLOAT) {

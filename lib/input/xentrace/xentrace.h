@@ -196,4 +196,10 @@ struct xt_reader {
 	uint64_t *skip_counts, *skip_total;
 };
 
+/* xentrace_names.c: a record as `dump` shows it, named as xenalyze (or the formats file)
+ * names it, with its fields ("csched2:schedule cpu=6 rq=0 ..."); like snprintf. Whether the
+ * table of layouts is in ascending order of event (it is looked up by bisection). */
+int vms_xt_format_record(const struct xt_rec *rec, char *buf, size_t len);
+bool vms_xt_names_sorted(void);
+
 #endif

@@ -428,11 +428,11 @@ static int xt_format_event(struct vms_source *src, uint32_t stream, char *buf, s
 		n = snprintf(buf, len, "runstate_change d%uv%u %s->%s", w0 >> 16, w0 & 0xffff,
 			     vms_xen_runstate_name((ev >> 8) & 0xf),
 			     vms_xen_runstate_name((ev >> 4) & 0xf));
-	else if (ev == VMS_XEN_TRC_RUNSTATE_CONTINUE && rec.extra >= 1)
-		n = snprintf(buf, len, "runstate_continue d%uv%u", w0 >> 16, w0 & 0xffff);
-	else
-		n = snprintf(buf, len, "event=0x%07x", ev);
-	for (uint32_t i = 0; i < rec.extra && n >= 0 && (size_t)n < len; i++)
+	else   /* every other record by its name and fields (xentrace_names.c) */
+		n = vms_xt_format_record(&rec, buf, len);
+	/* words past the dom:vcpu word of a runstate change (none in Xen 4.17's) */
+	for (uint32_t i = 1; xt_is_runstate_change(ev) && i < rec.extra && n >= 0 && (size_t)n < len;
+	     i++)
 		n += snprintf(buf + n, len - (size_t)n, " 0x%x", xt_rd32(rec.data + 4 * i));
 	return 0;
 }
