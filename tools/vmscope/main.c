@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "export", cmd_export, "the timeline for Perfetto UI (.pftrace) or as Chrome JSON" },
 	{ "latency", cmd_latency, "why guest threads were late: each wake-up split into causes" },
 	{ "exits", cmd_exits, "VM exits per guest, vCPU and reason with cost percentiles" },
+	{ "db", cmd_db, "the results as SQL tables in SQLite or ClickHouse; fleet queries" },
 	{ "sync", cmd_sync, "how each machine's clock was brought to the reference" },
 	{ "synth", cmd_synth, "write a realistic simulated host + guest trace.dat pair" },
 	{ "dump", cmd_dump, "print the events of a trace as text" },
