@@ -97,7 +97,7 @@ static const struct vms_db_column exits[] = {
 	I("vcpu", NULL, "the vCPU"),
 	I("start_ns", "time_unit", "the kvm_exit"),
 	IN("duration_ns", "time_unit", "to its kvm_entry (NULL: unfinished or lost)"),
-	T("end", "ended, unfinished (the trace ended) or lost (a gap closed it)"),
+	T("outcome", "ended, unfinished (the trace ended) or lost (a gap closed it)"),
 	I("isa", NULL, "1 VMX, 2 SVM, 0 unknown"),
 	I("reason", NULL, "the exit reason's code"),
 	T("name", "its name (the code when unknown)"),

@@ -354,9 +354,13 @@ oom:
 db_failed: {
 	char rows[600];
 	rows_text(db, rows, sizeof rows);
-	fprintf(stderr, "vmscope db: %s; capture %s not committed (rows written before the failure: "
-		"%s; the rest not written); a rerun deletes them and writes it whole\n",
-		cli_text(vms_db_error(db)), id, rows);
+	if (o->sqlite)
+		fprintf(stderr, "vmscope db: %s; capture %s not written: its transaction was rolled "
+			"back, the file holds what it held before\n", cli_text(vms_db_error(db)), id);
+	else
+		fprintf(stderr, "vmscope db: %s; capture %s not committed (rows sent before the "
+			"failure: %s; the rest not written); a rerun deletes them and writes it whole\n",
+			cli_text(vms_db_error(db)), id, rows);
 	vms_db_abort(db);
 	st = VMS_EXIT_FAIL;
 }
