@@ -251,7 +251,7 @@ struct vms_db *vms_db_open_sqlite(const char *path, char *err, size_t len)
 	    SQLITE_OK) {
 		fail(db, "cannot open");
 	} else {
-		sqlite3_busy_timeout(l->h, 10000);
+		sqlite3_busy_timeout(l->h, 600000);   /* another load holds the write lock: wait for it */
 		for (int t = 0; t < VMS_DB_NR_TABLES && !db->err[0]; t++)
 			if (create(db, vms_db_table(t)) == 0)
 				check(db, vms_db_table(t));

@@ -3,7 +3,7 @@ expected values come from report --json, vcpus/threads/pcpus/exits/latency --csv
 independently of the database; the database is read back with the backend's own client
 (Python's sqlite3 module, or clickhouse over HTTP) through a `fetch(sql) -> rows` function.
 Shared by test_db_sqlite.py and test_db_clickhouse.py."""
-import csv, io, json, subprocess
+import csv, io, json, os, re, subprocess
 
 n = 0
 failed = 0
@@ -130,3 +130,80 @@ def capture_of(load_stdout):
     """the id in `capture ID (host H) written to ...`"""
     words = load_stdout.decode().split()
     return words[1] if len(words) > 1 and words[0] == "capture" else None
+
+
+def fleet_expected(vmscope, fleet_dir, truth):
+    """what the fleet queries must answer, from the commands on each host's pair"""
+    exp = {"steal": {}, "storms": {}, "p99": {}, "kernel": {}}
+    lat_by_kernel = {}
+    for h in truth["hosts"]:
+        inputs = [os.path.join(fleet_dir, h["dir"], f) for f in ("host.dat", "guest.dat")]
+        rep = json.loads(run(vmscope, "report", "--json", *inputs).stdout)
+        steal = sum(s["ns"] for m in rep["machines"] for v in m["vcpus"] for s in v["steal"])
+        if steal:
+            exp["steal"][h["name"]] = steal
+        _, rips = csv_rows(vmscope, "exits", ["--by", "rip"] + inputs)
+        if h["storm"]:
+            top = max((r for r in rips if r[3] == "EPT_MISCONFIG"), key=lambda r: int(r[6]))
+            exp["storms"][h["name"]] = (top[0], top[3], top[5], int(top[6]))
+        _, lat = csv_rows(vmscope, "latency", inputs)
+        by_guest = {}
+        for r in lat:
+            by_guest.setdefault(r[0], []).append(int(r[5]))
+            lat_by_kernel.setdefault(h["kernel"], []).append(int(r[5]))
+        for g, v in by_guest.items():
+            exp["p99"][(h["name"], g)] = (len(v), p99(v))
+    for k, v in lat_by_kernel.items():
+        exp["kernel"][k] = (sum(1 for h in truth["hosts"] if h["kernel"] == k), len(v), p99(v))
+    return exp
+
+
+def p99(values):
+    """nearest rank: the sample of rank ceil(0.99 n)"""
+    v = sorted(values)
+    return v[-(-len(v) * 99 // 100) - 1]
+
+
+def fleet_checks(query, truth, exp, label):
+    """query(name) -> rows (lists of text, no header) of vmscope db --query NAME --csv"""
+    rows = query("top-steal")
+    got = {r[0]: int(r[1]) for r in rows}
+    ok(got == exp["steal"], "%s: top-steal: each host's steal = report --json's sum" % label,
+       (got, exp["steal"]))
+    noisy = sorted(r[0] for r in rows if int(r[3]) >= 100)
+    ok(noisy == sorted(truth["noisy"]) and noisy,
+       "%s: top-steal: the hosts above 1%% are exactly the planted noisy ones %s" %
+       (label, noisy), (rows, truth["noisy"]))
+    ok([r[0] for r in rows[:len(truth["noisy"])]] == [r[0] for r in rows if int(r[3]) >= 100],
+       "%s: top-steal: the noisy hosts first" % label, rows)
+    rows = query("exit-storms")
+    storms = sorted({r[0] for r in rows})
+    ok(storms == sorted(truth["storms"]), "%s: exit-storms: exactly the planted storm hosts %s" %
+       (label, storms), (rows, truth["storms"]))
+    first = {}
+    for r in rows:
+        first.setdefault(r[0], (r[1], r[2], r[3], int(r[4])))
+    ok(first == exp["storms"], "%s: exit-storms: guest, reason, symbol and count of each storm "
+       "= exits --by rip's top EPT_MISCONFIG row" % label, (first, exp["storms"]))
+    rows = query("wakeup-p99")
+    got = {(r[0], r[1]): (int(r[2]), int(r[3])) for r in rows}
+    ok(got == exp["p99"], "%s: wakeup-p99: per host and guest, count and nearest-rank p99 of "
+       "latency --csv (%d guests)" % (label, len(got)), (got, exp["p99"]))
+    rows = query("wakeup-p99-kernel")
+    got = {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows}
+    ok(got == exp["kernel"], "%s: wakeup-p99-kernel: per kernel, hosts, count and p99 of the "
+       "hosts' latency --csv" % label, (got, exp["kernel"]))
+
+
+def doc_blocks(source_dir):
+    """docs/fleet.md's SQL: {(name, "SQLite" | "ClickHouse"): sql}"""
+    text = open(os.path.join(source_dir, "docs", "fleet.md")).read()
+    out, name = {}, None
+    for part in re.split(r"(?m)^## ([a-z0-9-]+):.*$", text)[1:]:
+        if name is None:
+            name = part
+            continue
+        for backend, sql in re.findall(r"(SQLite|ClickHouse):\n\n```sql\n(.*?)\n```", part, re.S):
+            out[(name, backend)] = sql
+        name = None
+    return out

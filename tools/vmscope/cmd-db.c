@@ -21,7 +21,8 @@ static const char usage[] =
 	"usage: vmscope db (--sqlite FILE | --clickhouse URL[,URL...] [--cluster NAME])\n"
 	"                  [--host-name NAME] [--kernel LABEL] [--replace] [--batch-rows N]\n"
 	"                  [--tsc-hz HZ] [--host FILE] [--guest NAME=FILE] [--map ...] TRACE...\n"
-	"       vmscope db --query NAME (--sqlite FILE | --clickhouse URL [--cluster NAME]) [--csv]\n"
+	"       vmscope db --query NAME (--sqlite FILE | --clickhouse URL [--cluster NAME])\n"
+	"                  [--csv | --print-sql]\n"
 	"       vmscope db --schema\n"
 	"\n"
 	"Writes what vmscope computes for one host's traces (a capture) into a database: the\n"
@@ -45,12 +46,13 @@ static const char usage[] =
 	"  --query NAME        run a fleet query and print its table: top-steal, exit-storms,\n"
 	"                      wakeup-p99, wakeup-p99-kernel (docs/fleet.md)\n"
 	"  --csv               --query: CSV\n"
+	"  --print-sql         --query: print the query's SQL for the backend, do not run it\n"
 	"  --schema            print the schema (docs/schema.md)\n"
 	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 struct dbopts {
 	const char *sqlite, *clickhouse, *cluster, *query, *host_name, *kernel;
-	bool replace, csv, schema, help;
+	bool replace, csv, schema, help, print_sql;
 	uint32_t batch_rows;
 };
 
@@ -74,15 +76,18 @@ static int take_options(int *argc, char **argv, struct dbopts *o)
 				argv[w++] = argv[i++];
 			break;
 		}
-		if (!strcmp(a, "--replace") || !strcmp(a, "--schema") || !strcmp(a, "--csv")) {
-			if (a[2] == 'r')
-				o->replace = true;
-			else if (a[2] == 's')
-				o->schema = true;
-			else
-				o->csv = true;
+		static const struct { const char *name; size_t off; } flags[] = {
+			{ "--replace", offsetof(struct dbopts, replace) },
+			{ "--schema", offsetof(struct dbopts, schema) },
+			{ "--csv", offsetof(struct dbopts, csv) },
+			{ "--print-sql", offsetof(struct dbopts, print_sql) },
+		};
+		bool flag = false;
+		for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+			if (!strcmp(a, flags[k].name))
+				flag = *(bool *)((char *)o + flags[k].off) = true;
+		if (flag)
 			continue;
-		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
 			o->help = true;
 		bool taken = false;
@@ -241,11 +246,18 @@ static int run_query(const struct dbopts *o)
 		fprintf(stderr, ")\n");
 		return VMS_EXIT_USAGE;
 	}
-	struct vms_db *db = open_db(o);
-	if (!db)
-		return VMS_EXIT_FAIL;
 	char *sql = o->sqlite ? strdup(q->sqlite) : o->cluster ? cluster_sql(q->clickhouse)
 							    : strdup(q->clickhouse);
+	if (o->print_sql) {
+		printf("%s\n", sql ? sql : "");
+		free(sql);
+		return fflush(stdout) ? cli_write_failed("db", errno) : sql ? VMS_EXIT_OK : VMS_EXIT_FAIL;
+	}
+	struct vms_db *db = open_db(o);
+	if (!db) {
+		free(sql);
+		return VMS_EXIT_FAIL;
+	}
 	int st = sql && vms_db_query(db, sql, stdout, o->csv) == 0 ? VMS_EXIT_OK : VMS_EXIT_FAIL;
 	if (st)
 		fprintf(stderr, "vmscope db: --query %s: %s\n", q->name,
@@ -343,8 +355,8 @@ static int load(struct cli *c, const struct dbopts *o)
 		goto db_failed;
 	char rows[600];
 	rows_text(db, rows, sizeof rows);
-	printf("capture %s (host %s) written to %s: %s rows\n", id, cli_text(host), cli_text(where),
-	       rows);
+	fprintf(c->f, "capture %s (host %s) written to %s: %s rows\n", id, cli_text(host),
+		cli_text(where), rows);
 	goto done;
 oom:
 	fprintf(stderr, "vmscope db: out of memory\n");
@@ -399,12 +411,12 @@ int cmd_db(int argc, char **argv)
 	} else if (o.query) {
 		st = ac > 1 ? (fprintf(stderr, "vmscope db: --query reads no traces\n"), VMS_EXIT_USAGE)
 			    : run_query(&o);
-	} else if (o.csv) {
-		fprintf(stderr, "vmscope db: --csv is for --query\n");
+	} else if (o.csv || o.print_sql) {
+		fprintf(stderr, "vmscope db: %s is for --query\n", o.csv ? "--csv" : "--print-sql");
 		st = VMS_EXIT_USAGE;
 	} else {
 		struct cli c;
-		st = cli_begin(&c, ac, av, CLI_ROLES, usage);
+		st = cli_begin(&c, ac, av, CLI_ROLES | CLI_OUT, usage);
 		if (st == CLI_GO)
 			st = cli_end(&c, load(&c, &o));
 	}
