@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "db_backend.h"
 
@@ -203,6 +204,29 @@ static long long count_of(struct vms_db *db, uint32_t shard, const char *sql)
 	return h->reply.n ? strtoll(h->reply.p, NULL, 10) : -1;
 }
 
+/* Mutations run in the background: wait until the deletions are done on every shard, so that
+ * the capture's new rows never meet its old ones (at most 10 minutes). */
+static int wait_mutations(struct vms_db *db)
+{
+	struct house *h = db->impl;
+	for (uint32_t s = 0; s < h->nr_urls; s++)
+		for (int tries = 0;; tries++) {
+			long long n = count_of(db, s, "SELECT count() FROM system.mutations WHERE "
+						      "database = currentDatabase() AND is_done = 0");
+			if (n < 0)
+				return -1;
+			if (!n)
+				break;
+			if (tries == 6000) {
+				vms_db_fail(db, "ClickHouse at %s: the deletion of an earlier load's rows "
+					    "is not done after 10 minutes (system.mutations)", h->url[s]);
+				return -1;
+			}
+			nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+		}
+	return 0;
+}
+
 static enum vms_db_begin house_begin(struct vms_db *db, const char *id, bool replace)
 {
 	struct house *h = db->impl;
@@ -231,7 +255,7 @@ static enum vms_db_begin house_begin(struct vms_db *db, const char *id, bool rep
 			if (n > 0 && statement(db, s, sql) != 0)
 				return VMS_DB_FAILED;
 		}
-	return VMS_DB_BEGUN;
+	return wait_mutations(db) ? VMS_DB_FAILED : VMS_DB_BEGUN;
 }
 
 static int house_commit(struct vms_db *db, const struct vms_db_value *capture_row)
