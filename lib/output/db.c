@@ -15,7 +15,7 @@ struct vms_db *vms_db_new(const struct vms_db_ops *ops, void *impl)
 	db->ops = ops;
 	db->impl = impl;
 	db->batch_rows = 65536;
-	db->batch_bytes = 8u << 20;
+	db->batch_bytes = 4u << 20;
 	return db;
 }
 

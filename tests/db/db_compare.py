@@ -126,6 +126,19 @@ def compare(vmscope, inputs, capture, fetch, label):
        (got[:3], multiset(exp)[:3]))
 
 
+def input_sets(vmscope, shared, tmp):
+    """[(label, inputs)]: a synthesized pair (noisy neighbour: steal) written in tmp, the
+    shared kvm-hip24 pair and Trace Compass's OneQemuKvm"""
+    syn = os.path.join(tmp, "syn")
+    run(vmscope, "synth", "--out", syn, "--seed", "7", "--events", "60k")
+    traces = os.path.join(shared, "traces")
+    return [("synth noisy-neighbour", [os.path.join(syn, f) for f in ("host.dat", "guest.dat")]),
+            ("kvm-hip24", [os.path.join(traces, "kvm-hip24", f)
+                           for f in ("host.dat", "guest-Salamander4.dat")]),
+            ("OneQemuKvm", [os.path.join(traces, "tracecompass-vm/OneQemuKvm", f)
+                            for f in ("host.xml", "guest.xml")])]
+
+
 def capture_of(load_stdout):
     """the id in `capture ID (host H) written to ...`"""
     words = load_stdout.decode().split()

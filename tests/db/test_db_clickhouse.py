@@ -41,13 +41,7 @@ def querier(url, *extra):
     return query
 
 
-syn = os.path.join(tmp, "syn")
-run(vmscope, "synth", "--out", syn, "--seed", "7", "--events", "60k")
-sets = [("synth noisy-neighbour", [os.path.join(syn, "host.dat"), os.path.join(syn, "guest.dat")]),
-        ("kvm-hip24", [os.path.join(shared, "traces/kvm-hip24/host.dat"),
-                       os.path.join(shared, "traces/kvm-hip24/guest-Salamander4.dat")]),
-        ("OneQemuKvm", [os.path.join(shared, "traces/tracecompass-vm/OneQemuKvm/host.xml"),
-                        os.path.join(shared, "traces/tracecompass-vm/OneQemuKvm/guest.xml")])]
+sets = dc.input_sets(vmscope, shared, tmp)
 
 srv = chs.Server(os.path.join(tmp, "one"))
 try:

@@ -42,14 +42,7 @@ schema = run(vmscope, "db", "--schema").stdout.decode()
 with open(os.path.join(source, "docs", "schema.md")) as f:
     ok(f.read() == schema, "docs/schema.md is what vmscope db --schema prints")
 
-# a synthesized pair (noisy neighbour: steal), written here
-syn = os.path.join(tmp, "syn")
-run(vmscope, "synth", "--out", syn, "--seed", "7", "--events", "60k")
-sets = [("synth noisy-neighbour", [os.path.join(syn, "host.dat"), os.path.join(syn, "guest.dat")]),
-        ("kvm-hip24", [os.path.join(shared, "traces/kvm-hip24/host.dat"),
-                       os.path.join(shared, "traces/kvm-hip24/guest-Salamander4.dat")]),
-        ("OneQemuKvm", [os.path.join(shared, "traces/tracecompass-vm/OneQemuKvm/host.xml"),
-                        os.path.join(shared, "traces/tracecompass-vm/OneQemuKvm/guest.xml")])]
+sets = dc.input_sets(vmscope, shared, tmp)
 db = os.path.join(tmp, "all.db")
 loaded = []
 for label, inputs in sets:

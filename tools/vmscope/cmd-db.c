@@ -42,7 +42,7 @@ static const char usage[] =
 	"  --host-name NAME    the host's name in captures (default: the host machine's name)\n"
 	"  --kernel LABEL      the host's kernel, for the fleet queries (default: NULL)\n"
 	"  --replace           write a capture that is already there again\n"
-	"  --batch-rows N      ClickHouse: rows per INSERT (default 65536; 8 MiB at most)\n"
+	"  --batch-rows N      ClickHouse: rows per INSERT (default 65536; 4 MiB at most)\n"
 	"  --query NAME        run a fleet query and print its table: top-steal, exit-storms,\n"
 	"                      wakeup-p99, wakeup-p99-kernel (docs/fleet.md)\n"
 	"  --csv               --query: CSV\n"

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# vmscope db: rows per second into SQLite and into ClickHouse, the load of a synthesized
+# fleet (hosts in parallel), the fleet queries' latency, and db against the CSV commands that
+# print the same rows. Wall-clock times (the user's measure) with CPU time beside them; one
+# run each (the machine's load only adds). Needs an optimized build (meson setup build) and,
+# for ClickHouse, clickhouse-server (a server is started on loopback in a temp dir and stopped).
+# usage: bench/bench_db.sh [VMSCOPE]   HOSTS=100 (fleet size) HOST_EVENTS=20k PAIR_EVENTS=500k
+#        JOBS=2 (hosts loaded at once)
+# Not in CI (speed goals live here). Results: at the end of this header, newest first.
+set -euo pipefail
+V=${1:-build/tools/vmscope/vmscope}
+V=$(readlink -f "$V")
+HOSTS=${HOSTS:-100} HOST_EVENTS=${HOST_EVENTS:-20k} PAIR_EVENTS=${PAIR_EVENTS:-500k} JOBS=${JOBS:-2}
+T=$(mktemp -d /tmp/vmscope-bench-db.XXXXXX)
+CH_PID=
+cleanup() { [ -n "$CH_PID" ] && kill "$CH_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+# seconds (wall) and CPU seconds of a command, its output to $T/out
+timed() { /usr/bin/time -f '%e %U %S %M' -o "$T/time" "$@" > "$T/out" 2> "$T/err" || { cat "$T/err" >&2; return 1; }
+          read -r wall u s rss < "$T/time"; cpu=$(echo "$u + $s" | bc); }
+rows_of() { grep -o '[a-z_]* [0-9]*' "$T/out" | awk '{n += $2} END {print n}'; }
+
+echo "vmscope db bench: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+"$V" synth --out "$T/pair" --events "$PAIR_EVENTS" --seed 7 2>/dev/null
+P=("$T/pair/host.dat" "$T/pair/guest.dat")
+
+# 1. one pair: db --sqlite, and the CSV commands that print the same interval rows
+timed "$V" db --sqlite "$T/pair.db" "${P[@]}"
+rows=$(rows_of)
+printf 'sqlite     %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s  peak RSS %d KiB\n' "$rows" "$wall" \
+  "$cpu" "$(echo "$rows / $wall" | bc -l)" "$rss"
+sqlite_wall=$wall
+csv_sum=0 csv_rows=0
+for c in vcpus threads pcpus latency; do
+  timed "$V" $c --csv "${P[@]}"
+  n=$(($(wc -l < "$T/out") - 1))
+  csv_rows=$((csv_rows + n))
+  csv_sum=$(echo "$csv_sum + $wall" | bc)
+  printf '%-10s %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s\n' "$c --csv" "$n" "$wall" "$cpu" \
+    "$(echo "$n / $wall" | bc -l)"
+done
+printf 'the four CSV commands together: %d rows in %.2f s; db --sqlite writes all tables in %.2f s (%.2fx their time)\n' \
+  "$csv_rows" "$csv_sum" "$sqlite_wall" "$(echo "$sqlite_wall / $csv_sum" | bc -l)"
+
+# 2. ClickHouse: the same pair, a server of our own
+if command -v clickhouse-server > /dev/null; then
+  port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+  H=$(port) TP=$(port) IP=$(port)
+  mkdir -p "$T/ch/log" "$T/ch/data" "$T/ch/tmp"
+  cat > "$T/ch/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex><logger><level>warning</level><log>$T/ch/log/s.log</log><errorlog>$T/ch/log/e.log</errorlog></logger>
+<http_port>$H</http_port><tcp_port>$TP</tcp_port><interserver_http_port>$IP</interserver_http_port>
+<listen_host>127.0.0.1</listen_host><path>$T/ch/data/</path><tmp_path>$T/ch/tmp/</tmp_path>
+<users_config>/etc/clickhouse-server/users.xml</users_config><default_profile>default</default_profile>
+<default_database>default</default_database><mark_cache_size>5368709</mark_cache_size></yandex>
+XML
+  clickhouse-server --config-file="$T/ch/config.xml" > /dev/null 2>&1 & CH_PID=$!
+  for _ in $(seq 60); do curl -sf "http://127.0.0.1:$H/?query=SELECT%201" > /dev/null && break; sleep 0.5; done
+  URL=http://127.0.0.1:$H
+  timed "$V" db --clickhouse "$URL" "${P[@]}"
+  rows=$(rows_of)
+  printf 'clickhouse %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s  peak RSS %d KiB\n' "$rows" \
+    "$wall" "$cpu" "$(echo "$rows / $wall" | bc -l)" "$rss"
+fi
+
+# 3. a fleet of HOSTS pairs, loaded JOBS at a time, then the fleet queries
+"$V" synth --hosts "$HOSTS" --out "$T/fleet" --events "$HOST_EVENTS" 2>/dev/null
+load_fleet() {  # backend args...
+  ls -d "$T"/fleet/host-* | xargs -P "$JOBS" -I{} sh -c \
+    'h={}; "$0" db "$@" --host-name "${h##*/}" --kernel "6.$(( ${h##*-} % 2 ))" "$h/host.dat" "$h/guest.dat" > /dev/null' "$V" "$@"
+}
+timed load_fleet --sqlite "$T/fleet.db"
+printf 'fleet of %d hosts (%s events each) into SQLite, %d at a time: %.2f s wall\n' "$HOSTS" "$HOST_EVENTS" "$JOBS" "$wall"
+backends=("--sqlite $T/fleet.db")
+if [ -n "$CH_PID" ]; then
+  curl -sf "$URL/" --data-binary 'CREATE DATABASE fleet' > /dev/null
+  timed load_fleet --clickhouse "$URL/?database=fleet"
+  printf 'fleet of %d hosts into ClickHouse, %d at a time: %.2f s wall\n' "$HOSTS" "$JOBS" "$wall"
+  backends+=("--clickhouse $URL/?database=fleet")
+fi
+for b in "${backends[@]}"; do
+  for q in top-steal exit-storms wakeup-p99 wakeup-p99-kernel; do
+    # shellcheck disable=SC2086
+    timed "$V" db --query "$q" $b
+    printf '  query %-18s %-10s %6.3f s wall  (%d rows)\n' "$q" "${b%% *}" "$wall" $(($(wc -l < "$T/out") - 1))
+  done
+done
