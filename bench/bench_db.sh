@@ -70,12 +70,13 @@ load_fleet() {  # backend args...
   ls -d "$T"/fleet/host-* | xargs -P "$JOBS" -I{} sh -c \
     'h={}; "$0" db "$@" --host-name "${h##*/}" --kernel "6.$(( ${h##*-} % 2 ))" "$h/host.dat" "$h/guest.dat" > /dev/null' "$V" "$@"
 }
-timed load_fleet --sqlite "$T/fleet.db"
+wall_of() { local t0; t0=$(date +%s.%N); "$@"; wall=$(echo "$(date +%s.%N) - $t0" | bc); }
+wall_of load_fleet --sqlite "$T/fleet.db"
 printf 'fleet of %d hosts (%s events each) into SQLite, %d at a time: %.2f s wall\n' "$HOSTS" "$HOST_EVENTS" "$JOBS" "$wall"
 backends=("--sqlite $T/fleet.db")
 if [ -n "$CH_PID" ]; then
   curl -sf "$URL/" --data-binary 'CREATE DATABASE fleet' > /dev/null
-  timed load_fleet --clickhouse "$URL/?database=fleet"
+  wall_of load_fleet --clickhouse "$URL/?database=fleet"
   printf 'fleet of %d hosts into ClickHouse, %d at a time: %.2f s wall\n' "$HOSTS" "$JOBS" "$wall"
   backends+=("--clickhouse $URL/?database=fleet")
 fi

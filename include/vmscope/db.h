@@ -43,7 +43,7 @@ struct vms_db_table {
 	const char *doc;
 	const struct vms_db_column *cols;
 	uint32_t nr_cols;
-	const char *key;        /* the sort key (ClickHouse ORDER BY, SQLite index): columns */
+	const char *key;        /* the sort key: ClickHouse ORDER BY (columns) */
 };
 
 const struct vms_db_table *vms_db_table(enum vms_db_table_id id);

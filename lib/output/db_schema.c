@@ -224,7 +224,8 @@ void vms_db_schema_markdown(FILE *f)
 	      "ClickHouse.\n", f);
 	for (int t = 0; t < VMS_DB_NR_TABLES; t++) {
 		const struct vms_db_table *tb = &tables[t];
-		fprintf(f, "\n## %s\n\n%s. Key: (%s).\n\n", tb->name, tb->doc, tb->key);
+		fprintf(f, "\n## %s\n\n%s. Sort key (ClickHouse ORDER BY): (%s).\n\n", tb->name,
+			tb->doc, tb->key);
 		fputs("| column | type | unit | null | meaning |\n|---|---|---|---|---|\n", f);
 		for (uint32_t c = 0; c < tb->nr_cols; c++) {
 			const struct vms_db_column *col = &tb->cols[c];
