@@ -29,18 +29,20 @@ timed "$V" db --sqlite "$T/pair.db" "${P[@]}"
 rows=$(rows_of)
 printf 'sqlite     %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s  peak RSS %d KiB\n' "$rows" "$wall" \
   "$cpu" "$(echo "$rows / $wall" | bc -l)" "$rss"
-sqlite_wall=$wall
-csv_sum=0 csv_rows=0
+sqlite_wall=$wall sqlite_cpu=$cpu
+csv_sum=0 csv_cpu=0 csv_rows=0
 for c in vcpus threads pcpus latency; do
   timed "$V" $c --csv "${P[@]}"
   n=$(($(wc -l < "$T/out") - 1))
   csv_rows=$((csv_rows + n))
   csv_sum=$(echo "$csv_sum + $wall" | bc)
+  csv_cpu=$(echo "$csv_cpu + $cpu" | bc)
   printf '%-10s %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s\n' "$c --csv" "$n" "$wall" "$cpu" \
     "$(echo "$n / $wall" | bc -l)"
 done
-printf 'the four CSV commands together: %d rows in %.2f s; db --sqlite writes all tables in %.2f s (%.2fx their time)\n' \
-  "$csv_rows" "$csv_sum" "$sqlite_wall" "$(echo "$sqlite_wall / $csv_sum" | bc -l)"
+printf 'the four CSV commands together: %d rows in %.2f s wall, %.2f s CPU; db --sqlite writes all tables in %.2f s wall (%.2fx), %.2f s CPU (%.2fx)\n' \
+  "$csv_rows" "$csv_sum" "$csv_cpu" "$sqlite_wall" "$(echo "$sqlite_wall / $csv_sum" | bc -l)" \
+  "$sqlite_cpu" "$(echo "$sqlite_cpu / $csv_cpu" | bc -l)"
 
 # 2. ClickHouse: the same pair, a server of our own
 if command -v clickhouse-server > /dev/null; then
@@ -66,9 +68,11 @@ fi
 
 # 3. a fleet of HOSTS pairs, loaded JOBS at a time, then the fleet queries
 "$V" synth --hosts "$HOSTS" --out "$T/fleet" --events "$HOST_EVENTS" 2>/dev/null
-load_fleet() {  # backend args...
-  ls -d "$T"/fleet/host-* | xargs -P "$JOBS" -I{} sh -c \
-    'h={}; "$0" db "$@" --host-name "${h##*/}" --kernel "6.$(( ${h##*-} % 2 ))" "$h/host.dat" "$h/guest.dat" > /dev/null' "$V" "$@"
+export F=$T/fleet
+load_fleet() {  # backend args (no spaces); each host's name and kernel label from fleet.json
+  python3 -c 'import json, sys; [print(h["dir"], h["name"], h["kernel"]) for h in json.load(open(sys.argv[1]))["hosts"]]' \
+    "$T/fleet/fleet.json" | BACKEND="$*" xargs -P "$JOBS" -L 1 sh -c \
+    '"$0" db $BACKEND --host-name "$2" --kernel "$3" "$F/$1/host.dat" "$F/$1/guest.dat" > /dev/null' "$V"
 }
 wall_of() { local t0; t0=$(date +%s.%N); "$@"; wall=$(echo "$(date +%s.%N) - $t0" | bc); }
 wall_of load_fleet --sqlite "$T/fleet.db"
