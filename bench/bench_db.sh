@@ -6,7 +6,30 @@
 # for ClickHouse, clickhouse-server (a server is started on loopback in a temp dir and stopped).
 # usage: bench/bench_db.sh [VMSCOPE]   HOSTS=100 (fleet size) HOST_EVENTS=20k PAIR_EVENTS=500k
 #        JOBS=2 (hosts loaded at once)
-# Not in CI (speed goals live here). Results: at the end of this header, newest first.
+# Not in CI (speed goals live here). Results below, newest first.
+#
+# c5f9916 + query rewrites, 2026-12-02 10:17-10:28 UTC, debugoptimized build, load 16-25 on
+# the 2 vCPUs (other helpers building): wall times are ~4-8x the CPU times, so CPU is the
+# figure to compare.
+#   500 k-event pair (synth --seed 7), 1,529,879 rows in all tables:
+#     SQLite      6.27 s wall, 1.50 s CPU (0.98 us CPU per row), peak RSS 18.7 MiB
+#     ClickHouse  9.62 s wall, 1.16 s CPU in vmscope (the server's own not counted),
+#                 peak RSS 37.4 MiB (a batch of up to 4 MiB per table)
+#     vcpus/threads/pcpus/latency --csv: 1,019,782 rows, 3.99 s wall, 1.04 s CPU together
+#     (1.02 us CPU per row, each command running the analysis again). db --sqlite: 1.44x their
+#     CPU for 1.5x the rows (the exits, totals and findings on top): per row as fast, not
+#     faster in total. Without an index on each table's key (c5f9916) and without SQLite's
+#     mutexes; with the indexes it was 3.46 s user (3.3x).
+#   2 M-event pair, 4.7 M rows into SQLite: 6.30 s user, peak RSS 23.0 MiB (memory flat: 18.7
+#     MiB at a quarter of the rows).
+#   fleet of 100 hosts, 20 k events each, 2 loads at a time: SQLite 33.6 s wall, ClickHouse
+#     97.3 s wall (one server on the same 2 vCPUs: its merges compete with the loads).
+#   fleet queries on those 100 hosts (wall; CPU in vmscope for SQLite):
+#     top-steal          SQLite 0.04-0.11 s           ClickHouse 0.30 s
+#     exit-storms        SQLite 12.2 s (1.58 s CPU)   ClickHouse 1.39 s (first form: 15.9 s)
+#     wakeup-p99         SQLite 1.8-2.1 s (0.30 s)    ClickHouse 0.20 s
+#     wakeup-p99-kernel  SQLite 2.5 s (0.32 s CPU)    ClickHouse 0.23 s (first form, a
+#                        correlated subquery per wake-up: 10.1 s)
 set -euo pipefail
 V=${1:-build/tools/vmscope/vmscope}
 V=$(readlink -f "$V")

@@ -227,7 +227,7 @@ void vms_synth_config_init(struct vms_synth_config *cfg);
  * a host stress-ng steals from the guest), every fourth from the fourth (3, 7, ...) an exit
  * storm (scenario exit-storm: EPT_MISCONFIG from one guest RIP); the others are quiet. Each
  * host's kernel label alternates "6.1" (even hosts) and "6.6" (odd), for the fleet queries
- * per kernel. */
+ * per kernel (every planted host is odd, so the 6.6 hosts are the worse ones). */
 struct vms_synth_fleet_host {
 	char name[32];                  /* "host-007", also its directory under the fleet's */
 	uint64_t seed;                  /* the fleet's seed + i */

@@ -66,6 +66,21 @@ try:
     ok(p.returncode == 0 and b"already in" in p.stderr and table_counts(srv, cap) == before[cap],
        "a rerun of a committed capture writes nothing", p.stderr.decode())
 
+    p = run(vmscope, "db", "--clickhouse", srv.url, "--replace", *inputs, check=False)
+    ok(p.returncode == 0 and dc.capture_of(p.stdout) == cap and table_counts(srv, cap) == before[cap],
+       "--replace: the capture deleted (ALTER DELETE, waited for) and written again, no "
+       "duplicates", (p.stderr.decode(), table_counts(srv, cap), before[cap]))
+    # hostile names, in TabSeparated bodies: data, never SQL or a broken row
+    hostile = b"h'\t); DROP TABLE captures; --\\\xff\n"
+    p = subprocess.run([vmscope.encode(), b"db", b"--clickhouse", srv.url.encode(), b"--host-name",
+                        hostile, b"--kernel", b"k'\\N"] + [a.encode() for a in inputs],
+                       capture_output=True)
+    got = srv.rows("SELECT host, kernel FROM captures WHERE kernel LIKE 'k%'")
+    ok(p.returncode == 0 and got == [["h'\\x09); DROP TABLE captures; --\\\\\\xff\\x0a", "k'\\\\N"]],
+       "hostile names (quote, tab, newline, backslash, invalid UTF-8) stored as data, escaped",
+       (got, p.stderr))
+    ok({c: table_counts(srv, c) for c in before} == before, "the other captures untouched")
+
     # the server killed in the middle of a load (of a capture not there yet: another host name)
     srv.query("SELECT 1")
     load = subprocess.Popen([vmscope, "db", "--clickhouse", srv.url, "--batch-rows", "200",

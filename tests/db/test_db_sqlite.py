@@ -99,6 +99,23 @@ if loaded:
     ok(p.returncode == 0 and got == [["g'\\xfe;DROP TABLE exits"]],
        "a hostile guest name (--guest) is a machine name like any other", (got, p.stderr))
 
+# usage errors: exit 2, one line
+for args, what in [(["db", "x.dat"], "no backend"),
+                   (["db", "--sqlite", db, "--clickhouse", "http://127.0.0.1:1", "x.dat"], "two backends"),
+                   (["db", "--query", "nonesuch", "--sqlite", db], "an unknown query"),
+                   (["db", "--csv", "--sqlite", db, "x.dat"], "--csv without --query"),
+                   (["db", "--query", "top-steal", "--sqlite", db, "x.dat"], "--query with traces"),
+                   (["db", "--batch-rows", "0", "--sqlite", db, "x.dat"], "--batch-rows 0")]:
+    p = run(vmscope, *args, check=False)
+    ok(p.returncode == 2 and len(p.stderr.decode().splitlines()) == 1,
+       "usage error, exit 2, one line: %s" % what, (p.returncode, p.stderr))
+notdb = os.path.join(tmp, "not.db")
+with open(notdb, "w") as f:
+    f.write("this is not a database\n" * 100)
+p = run(vmscope, "db", "--sqlite", notdb, *sets[0][1], check=False)
+ok(p.returncode == 1 and len(p.stderr.decode().splitlines()) == 1 and b"not.db" in p.stderr,
+   "a file that is not a database: exit 1, one line naming it", p.stderr)
+
 # a full disk: the load fails with one line, the file is as it was (needs a small tmpfs)
 full = os.path.join(tmp, "full")
 os.makedirs(full)
