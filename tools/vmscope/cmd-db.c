@@ -147,7 +147,8 @@ static uint64_t file_identity(const char *path, off_t size)
 	ssize_t n = pread(fd, buf, sizeof buf, 0);
 	if (n > 0)
 		h = fnv(h, buf, (size_t)n);
-	if (size > (off_t)(2 * sizeof buf) && (n = pread(fd, buf, sizeof buf, size - (off_t)sizeof buf)) > 0)
+	off_t tail = size - (off_t)sizeof buf;
+	if (size > (off_t)(2 * sizeof buf) && (n = pread(fd, buf, sizeof buf, tail)) > 0)
 		h = fnv(h, buf, (size_t)n);
 	close(fd);
 	return h;

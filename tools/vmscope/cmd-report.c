@@ -533,7 +533,8 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	vms_json_begin_object(j, cli_unit());
 	for (int k = 0; k < VMS_STATE_COUNT; k++) {
 		const char *name = vms_vcpu_state_name((enum vms_vcpu_state)k);
-		if (vms_vcpu_state_unseen(traced, v->host_visible, v->preempt_visible, (enum vms_vcpu_state)k))
+		if (vms_vcpu_state_unseen(traced, v->host_visible, v->preempt_visible,
+					  (enum vms_vcpu_state)k))
 			vms_json_null(j, name);
 		else
 			vms_json_uint(j, name, v->ns[k]);
@@ -547,7 +548,8 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	vms_json_begin_object(j, "share"); /* null where ns is: unknown is not a 0 % share */
 	for (int k = 0; k < VMS_STATE_COUNT; k++) {
 		const char *name = vms_vcpu_state_name((enum vms_vcpu_state)k);
-		if (vms_vcpu_state_unseen(traced, v->host_visible, v->preempt_visible, (enum vms_vcpu_state)k))
+		if (vms_vcpu_state_unseen(traced, v->host_visible, v->preempt_visible,
+					  (enum vms_vcpu_state)k))
 			vms_json_null(j, name);
 		else
 			vms_json_double(j, name, span ? (double)v->ns[k] / (double)span : 0.0);
