@@ -128,7 +128,8 @@ def compare(vmscope, inputs, capture, fetch, label):
 
 def input_sets(vmscope, shared, tmp):
     """[(label, inputs)]: a synthesized pair (noisy neighbour: steal) written in tmp, the
-    shared kvm-hip24 pair and Trace Compass's OneQemuKvm"""
+    shared kvm-hip24 pair, Trace Compass's OneQemuKvm and the Xen host xentrace.bin (its CPU
+    rate given, so that times are ns)"""
     syn = os.path.join(tmp, "syn")
     run(vmscope, "synth", "--out", syn, "--seed", "7", "--events", "60k")
     traces = os.path.join(shared, "traces")
@@ -136,7 +137,8 @@ def input_sets(vmscope, shared, tmp):
             ("kvm-hip24", [os.path.join(traces, "kvm-hip24", f)
                            for f in ("host.dat", "guest-Salamander4.dat")]),
             ("OneQemuKvm", [os.path.join(traces, "tracecompass-vm/OneQemuKvm", f)
-                            for f in ("host.xml", "guest.xml")])]
+                            for f in ("host.xml", "guest.xml")]),
+            ("xentrace.bin", ["--cpu-hz", "2.4G", os.path.join(traces, "xen", "xentrace.bin")])]
 
 
 def capture_of(load_stdout):
