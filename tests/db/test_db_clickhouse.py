@@ -83,7 +83,7 @@ try:
 
     # the server killed in the middle of a load (of a capture not there yet: another host name)
     srv.query("SELECT 1")
-    load = subprocess.Popen([vmscope, "db", "--clickhouse", srv.url, "--batch-rows", "200",
+    load = subprocess.Popen([vmscope, "db", "--clickhouse", srv.url, "--batch-rows", "100",
                              "--host-name", "cut-short", *inputs],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     cut = None
@@ -94,7 +94,7 @@ try:
                               "(SELECT capture FROM captures)"))
         except OSError:
             n = 0
-        if n >= 2000:
+        if n >= 500:
             srv.kill()
             cut = n
             break
