@@ -221,7 +221,9 @@ void vms_db_schema_markdown(FILE *f)
 	      "vmscope's text writers escape it (bytes that are not UTF-8 and control characters\n"
 	      "as \\xHH, a backslash doubled). Types: integer is SQLite INTEGER / ClickHouse Int64,\n"
 	      "text TEXT / String, real REAL / Float64; nullable columns are Nullable(...) in\n"
-	      "ClickHouse.\n", f);
+	      "ClickHouse. On a ClickHouse cluster (`db --cluster NAME`), each shard holds these\n"
+	      "tables and the first server the Distributed tables <t>_all over them: write and\n"
+	      "query <t>_all.\n", f);
 	for (int t = 0; t < VMS_DB_NR_TABLES; t++) {
 		const struct vms_db_table *tb = &tables[t];
 		fprintf(f, "\n## %s\n\n%s. Sort key (ClickHouse ORDER BY): (%s).\n\n", tb->name,
