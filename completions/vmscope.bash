@@ -29,6 +29,7 @@ _vmscope()
 	--compression) COMPREPLY=($(compgen -W "zstd zlib none" -- "$cur")); return ;;
 	--scenario) COMPREPLY=($(compgen -W "noisy-neighbour quiet" -- "$cur")); return ;;
 	--clock-model) COMPREPLY=($(compgen -W "auto linear" -- "$cur")); return ;;
+	--query) COMPREPLY=($(compgen -W "top-steal exit-storms wakeup-p99 wakeup-p99-kernel" -- "$cur")); return ;;
 	--top|--limit|--seed|--events|--level|--tsc-hz|--cpu-hz|--map|--offset) return ;;
 	esac
 	if [[ $cur == -* ]]; then

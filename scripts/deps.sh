@@ -4,7 +4,7 @@
 set -euo pipefail
 what=${1:-build}
 pkgs=(gcc meson ninja-build pkg-config libtraceevent-dev libzstd-dev zlib1g-dev
-      libxml2-dev libcmocka-dev)
+      libxml2-dev libcmocka-dev libsqlite3-dev libcurl4-openssl-dev)
 if [ "$what" = test ]; then
   # peers and reference readers used by tests and benchmarks
   pkgs+=(trace-cmd libtracecmd-dev babeltrace2 liblttng-ust-dev lttng-tools protobuf-compiler
@@ -13,6 +13,9 @@ if [ "$what" = test ]; then
   # /usr/sbin/xentrace is a wrapper that needs a hypervisor), and setpriv (util-linux) to
   # run a private lttng-sessiond as nobody in that test
   pkgs+=(xen-utils-4.17 util-linux)
+  # vmscope db: the sqlite3 program runs docs/fleet.md's SQL; the ClickHouse tests start
+  # their own servers (skipped without the package)
+  pkgs+=(sqlite3 clickhouse-server clickhouse-client)
   # the HTML report's browser test: headless Chromium driven by playwright-core, which
   # tests/browser/setup.sh installs with npm (a node and npm already on PATH will do)
   pkgs+=(chromium)

@@ -32,6 +32,12 @@ enum vms_vcpu_state {
 	VMS_STATE_PREEMPTED, VMS_STATE_HALTED, VMS_STATE_COUNT
 };
 const char *vms_vcpu_state_name(enum vms_vcpu_state s);
+/* What cannot be seen is not a 0: a vCPU's time in state st is unknown with no host trace
+ * (vmm, preempted, halted), a host that recorded no sched_switch (preempted), or a guest
+ * that was not traced (idle, running: its time in guest mode is all that is known, and
+ * counts as unknown). report --json writes null for it, the db NULL. */
+bool vms_vcpu_state_unseen(bool traced, bool host_visible, bool preempt_visible,
+			   enum vms_vcpu_state st);
 
 /* Why a guest thread was not really running (spec §4) */
 enum vms_overlay_reason { VMS_OVERLAY_VMM = 1, VMS_OVERLAY_PREEMPTED, VMS_OVERLAY_HALTED };

@@ -220,6 +220,25 @@ struct vms_synth_truth {
 };
 
 void vms_synth_config_init(struct vms_synth_config *cfg);
+
+/* A synthesized fleet (vmscope synth --hosts N, lib/synth/fleet.c): N host + guest pairs
+ * with distinct seeds and host names, and a known subset with something to find: every
+ * fourth host from the second (1, 5, 9, ...) has a noisy neighbour (scenario noisy-neighbour:
+ * a host stress-ng steals from the guest), every fourth from the fourth (3, 7, ...) an exit
+ * storm (scenario exit-storm: EPT_MISCONFIG from one guest RIP); the others are quiet. Each
+ * host's kernel label alternates "6.1" (even hosts) and "6.6" (odd), for the fleet queries
+ * per kernel (every planted host is odd, so the 6.6 hosts are the worse ones). */
+struct vms_synth_fleet_host {
+	char name[32];                  /* "host-007", also its directory under the fleet's */
+	uint64_t seed;                  /* the fleet's seed + i */
+	const char *scenario;           /* noisy-neighbour, exit-storm or quiet */
+	const char *kernel;
+	bool noisy, storm;
+};
+void vms_synth_fleet_host(uint32_t i, uint64_t seed, struct vms_synth_fleet_host *h);
+/* The fleet's truth as JSON: {"hosts": [{name, dir, seed, scenario, kernel, noisy, storm}],
+ * "noisy": [names], "storms": [names]}. Returns 0, or -1 when the write failed. */
+int vms_synth_fleet_truth_json(uint32_t n, uint64_t seed, FILE *f);
 /* Known scenario names, NULL-terminated: all, and the wake-up scenarios among them. */
 extern const char *const vms_synth_scenarios[];
 extern const char *const vms_synth_wakeup_scenarios[];

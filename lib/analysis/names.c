@@ -15,6 +15,15 @@ const char *vms_vcpu_state_name(enum vms_vcpu_state s)
 	return "invalid";
 }
 
+bool vms_vcpu_state_unseen(bool traced, bool host_visible, bool preempt_visible,
+			   enum vms_vcpu_state st)
+{
+	return (!host_visible && (st == VMS_STATE_VMM || st == VMS_STATE_PREEMPTED ||
+				  st == VMS_STATE_HALTED)) ||
+	       (st == VMS_STATE_PREEMPTED && !preempt_visible) ||
+	       (!traced && (st == VMS_STATE_IDLE || st == VMS_STATE_RUNNING));
+}
+
 const char *vms_overlay_reason_name(enum vms_overlay_reason r)
 {
 	switch (r) {

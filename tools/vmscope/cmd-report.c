@@ -37,18 +37,6 @@ static uint64_t span_of(const struct vms_vcpu_stats *v)
 	return t;
 }
 
-/* What cannot be seen is not a 0: no host trace (vmm, preempted, halted), a host that
- * recorded no sched_switch (preempted), or a guest that was not traced (idle, running: its
- * time in guest mode is all that is known, and counts as unknown). */
-static bool state_unseen(bool traced, bool host_visible, bool preempt_visible,
-			 enum vms_vcpu_state st)
-{
-	return (!host_visible && (st == VMS_STATE_VMM || st == VMS_STATE_PREEMPTED ||
-				  st == VMS_STATE_HALTED)) ||
-	       (st == VMS_STATE_PREEMPTED && !preempt_visible) ||
-	       (!traced && (st == VMS_STATE_IDLE || st == VMS_STATE_RUNNING));
-}
-
 static void json_uint_seen(struct vms_json *j, const char *key, uint64_t v, bool seen)
 {
 	if (seen)
@@ -155,7 +143,7 @@ static void text_vcpu(FILE *f, struct vms_session *s, const struct vms_vcpu_stat
 		/* say what cannot be seen instead of a confident zero */
 		if (!traced && (st == VMS_STATE_RUNNING || st == VMS_STATE_IDLE))
 			continue; /* its guest was not traced: guest mode is all that is known */
-		if (state_unseen(traced, v->host_visible, v->preempt_visible, st)) {
+		if (vms_vcpu_state_unseen(traced, v->host_visible, v->preempt_visible, st)) {
 			fprintf(f, "  %s unknown", vms_vcpu_state_name(st));
 			continue;
 		}
@@ -572,7 +560,8 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	vms_json_begin_object(j, cli_unit());
 	for (int k = 0; k < VMS_STATE_COUNT; k++) {
 		const char *name = vms_vcpu_state_name((enum vms_vcpu_state)k);
-		if (state_unseen(traced, v->host_visible, v->preempt_visible, (enum vms_vcpu_state)k))
+		if (vms_vcpu_state_unseen(traced, v->host_visible, v->preempt_visible,
+					  (enum vms_vcpu_state)k))
 			vms_json_null(j, name);
 		else
 			vms_json_uint(j, name, v->ns[k]);
@@ -586,7 +575,8 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 	vms_json_begin_object(j, "share"); /* null where ns is: unknown is not a 0 % share */
 	for (int k = 0; k < VMS_STATE_COUNT; k++) {
 		const char *name = vms_vcpu_state_name((enum vms_vcpu_state)k);
-		if (state_unseen(traced, v->host_visible, v->preempt_visible, (enum vms_vcpu_state)k))
+		if (vms_vcpu_state_unseen(traced, v->host_visible, v->preempt_visible,
+					  (enum vms_vcpu_state)k))
 			vms_json_null(j, name);
 		else
 			vms_json_double(j, name, span ? (double)v->ns[k] / (double)span : 0.0);

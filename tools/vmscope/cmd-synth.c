@@ -23,6 +23,7 @@ static void usage(FILE *f)
 		"                     [--compression zstd|zlib|none] [--level N]\n"
 		"                     [--no-tsc-scaling] [--format tracedat|lttng]\n"
 		"                     [--clock-error NS]\n"
+		"       vmscope synth --hosts N [--seed N] [--events N] [--out DIR]\n"
 		"\n"
 		"Writes DIR/host.dat and DIR/guest.dat, a SIMULATED KVM host and guest recorded the\n"
 		"way trace-cmd records them (trace.dat v7, TSC clock with TSC2NSEC, GUEST and\n"
@@ -37,6 +38,11 @@ static void usage(FILE *f)
 		"                      trace carries kallsyms), halted-wakeup (nginx woken onto a\n"
 		"                      halted vCPU), oversubscribed (more runnable guest threads\n"
 		"                      than vCPUs), cross-vcpu (the waker on the other vCPU)\n"
+		"  --hosts N           a fleet: DIR/host-000 ... DIR/host-(N-1), each a pair with\n"
+		"                      seed N+i; every 4th host from host-001 has a noisy neighbour,\n"
+		"                      every 4th from host-003 an exit storm, the rest are quiet;\n"
+		"                      kernel labels 6.1 (even) and 6.6 (odd); what was planted in\n"
+		"                      DIR/fleet.json (--events is per host, default 50000)\n"
 		"  --seed N            PRNG seed (default 1)\n"
 		"  --events N          about N events in the two files together (default 200000;\n"
 		"                      k, M, G suffixes accepted)\n"
@@ -117,6 +123,67 @@ static long long file_size(const char *path)
 	return stat(path, &st) ? -1 : (long long)st.st_size;
 }
 
+/* --hosts N: the pairs of a fleet, one directory each, and its truth (vmscope/synth.h) */
+static int fleet(const struct vms_synth_config *base, const char *out, uint32_t n)
+{
+	if (mkdir(out, 0777) && errno != EEXIST) {
+		int e = errno;
+		fprintf(stderr, "vmscope synth: cannot create %s: %s\n", out, strerror(e));
+		return cli_open_exit(e);
+	}
+	size_t len = strlen(out) + 64;
+	char *dir = malloc(len), *host = malloc(len), *guest = malloc(len);
+	struct vms_synth_truth *truth = calloc(1, sizeof *truth);
+	int status = VMS_EXIT_OK;
+	if (!dir || !host || !guest || !truth) {
+		fprintf(stderr, "vmscope synth: out of memory\n");
+		status = VMS_EXIT_FAIL;
+	}
+	uint64_t events = 0;
+	for (uint32_t i = 0; i < n && !status; i++) {
+		struct vms_synth_fleet_host h;
+		vms_synth_fleet_host(i, base->seed, &h);
+		snprintf(dir, len, "%s/%s", out, h.name);
+		snprintf(host, len, "%s/host.dat", dir);
+		snprintf(guest, len, "%s/guest.dat", dir);
+		if (mkdir(dir, 0777) && errno != EEXIST) {
+			int e = errno;
+			fprintf(stderr, "vmscope synth: cannot create %s: %s\n", dir, strerror(e));
+			status = cli_open_exit(e);
+			break;
+		}
+		struct vms_synth_config cfg = *base;
+		cfg.scenario = h.scenario;
+		cfg.seed = h.seed;
+		cfg.host_path = host;
+		cfg.guest_path = guest;
+		struct vms_error err = { 0 };
+		int rc = vms_synth_run(&cfg, truth, &err);
+		if (rc) {
+			fprintf(stderr, "vmscope synth: %s: %s\n", h.name, err.msg);
+			status = rc == VMS_ERR_USAGE ? VMS_EXIT_USAGE : VMS_EXIT_FAIL;
+		}
+		events += truth->host.total + truth->guest.total;
+	}
+	if (!status) {
+		snprintf(dir, len, "%s/fleet.json", out);
+		FILE *f = open_out(dir);
+		if (!f || vms_synth_fleet_truth_json(n, base->seed, f) || fclose(f)) {
+			int e = errno;
+			fprintf(stderr, "vmscope synth: cannot write %s: %s\n", dir, strerror(e));
+			status = f ? VMS_EXIT_FAIL : cli_open_exit(e);
+		} else {
+			fprintf(stderr, "vmscope synth: SIMULATED fleet: %u hosts in %s (%llu events), "
+				"what was planted in %s\n", n, out, (unsigned long long)events, dir);
+		}
+	}
+	free(dir);
+	free(host);
+	free(guest);
+	free(truth);
+	return status;
+}
+
 int cmd_synth(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -131,9 +198,12 @@ int cmd_synth(int argc, char **argv)
 		{ "no-tsc-scaling", no_argument, NULL, 'N' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "clock-error", required_argument, NULL, 'e' },
+		{ "hosts", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint64_t hosts = 0;
+	bool scenario_given = false, events_given = false;
 	struct vms_synth_config cfg;
 	vms_synth_config_init(&cfg);
 	const char *out = "vmscope-demo", *truth_path = NULL, *wakeups_path = NULL;
@@ -146,6 +216,14 @@ int cmd_synth(int argc, char **argv)
 		switch (c) {
 		case 's':
 			cfg.scenario = optarg;
+			scenario_given = true;
+			break;
+		case 'H':
+			if (parse_count(optarg, &hosts) || hosts < 1 || hosts > 10000) {
+				fprintf(stderr, "vmscope synth: --hosts wants a number from 1 to 10000, not "
+					"'%s'\n", optarg);
+				return VMS_EXIT_USAGE;
+			}
 			break;
 		case 'S':
 			if (parse_count(optarg, &cfg.seed)) {
@@ -159,6 +237,7 @@ int cmd_synth(int argc, char **argv)
 					optarg);
 				return VMS_EXIT_USAGE;
 			}
+			events_given = true;
 			break;
 		case 'o':
 			out = optarg;
@@ -237,6 +316,17 @@ int cmd_synth(int argc, char **argv)
 	if (cfg.level && cfg.compression == VMS_SYNTH_ZLIB && (cfg.level < 1 || cfg.level > 9)) {
 		fprintf(stderr, "vmscope synth: zlib levels are 1..9, not %d\n", cfg.level);
 		return VMS_EXIT_USAGE;
+	}
+	if (hosts) {
+		if (scenario_given || truth_path || wakeups_path || cfg.format != VMS_SYNTH_TRACEDAT) {
+			fprintf(stderr, "vmscope synth: --hosts plans each host's scenario and writes "
+				"trace.dat and DIR/fleet.json: no --scenario, --truth, --truth-wakeups or "
+				"--format with it\n");
+			return VMS_EXIT_USAGE;
+		}
+		if (!events_given)
+			cfg.events = 50000;
+		return fleet(&cfg, out, (uint32_t)hosts);
 	}
 	bool known = false;
 	for (const char *const *s = vms_synth_scenarios; *s; s++)

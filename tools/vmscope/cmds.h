@@ -27,5 +27,6 @@ int cmd_synth(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
+int cmd_db(int argc, char **argv);
 
 #endif

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# vmscope db: rows per second into SQLite and into ClickHouse, the load of a synthesized
+# fleet (hosts in parallel), the fleet queries' latency, and db against the CSV commands that
+# print the same rows. Wall-clock times (the user's measure) with CPU time beside them; one
+# run each (the machine's load only adds). Needs an optimized build (meson setup build) and,
+# for ClickHouse, clickhouse-server (a server is started on loopback in a temp dir and stopped).
+# usage: bench/bench_db.sh [VMSCOPE]   HOSTS=100 (fleet size) HOST_EVENTS=20k PAIR_EVENTS=500k
+#        JOBS=2 (hosts loaded at once)
+# Not in CI (speed goals live here). Results below, newest first.
+#
+# c5f9916 + query rewrites, 2026-12-02 10:17-10:28 UTC, debugoptimized build, load 16-25 on
+# the 2 vCPUs (other helpers building): wall times are ~4-8x the CPU times, so CPU is the
+# figure to compare.
+#   500 k-event pair (synth --seed 7), 1,529,879 rows in all tables:
+#     SQLite      6.27 s wall, 1.50 s CPU (0.98 us CPU per row), peak RSS 18.7 MiB
+#     ClickHouse  9.62 s wall, 1.16 s CPU in vmscope (the server's own not counted),
+#                 peak RSS 37.4 MiB (a batch of up to 4 MiB per table)
+#     vcpus/threads/pcpus/latency --csv: 1,019,782 rows, 3.99 s wall, 1.04 s CPU together
+#     (1.02 us CPU per row, each command running the analysis again). db --sqlite: 1.44x their
+#     CPU for 1.5x the rows (the exits, totals and findings on top): per row as fast, not
+#     faster in total. Without an index on each table's key (c5f9916) and without SQLite's
+#     mutexes; with the indexes it was 3.46 s user (3.3x).
+#   2 M-event pair, 4.7 M rows into SQLite: 6.30 s user, peak RSS 23.0 MiB (memory flat: 18.7
+#     MiB at a quarter of the rows).
+#   fleet of 100 hosts, 20 k events each, 2 loads at a time: SQLite 33.6 s wall, ClickHouse
+#     97.3 s wall (one server on the same 2 vCPUs: its merges compete with the loads).
+#   fleet queries on those 100 hosts (wall; CPU in vmscope for SQLite):
+#     top-steal          SQLite 0.04-0.11 s           ClickHouse 0.30 s
+#     exit-storms        SQLite 12.2 s (1.58 s CPU)   ClickHouse 1.39 s (first form: 15.9 s)
+#     wakeup-p99         SQLite 1.8-2.1 s (0.30 s)    ClickHouse 0.20 s
+#     wakeup-p99-kernel  SQLite 2.5 s (0.32 s CPU)    ClickHouse 0.23 s (first form, a
+#                        correlated subquery per wake-up: 10.1 s)
+set -euo pipefail
+V=${1:-build/tools/vmscope/vmscope}
+V=$(readlink -f "$V")
+HOSTS=${HOSTS:-100} HOST_EVENTS=${HOST_EVENTS:-20k} PAIR_EVENTS=${PAIR_EVENTS:-500k} JOBS=${JOBS:-2}
+T=$(mktemp -d /tmp/vmscope-bench-db.XXXXXX)
+CH_PID=
+cleanup() { [ -n "$CH_PID" ] && kill "$CH_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+# seconds (wall) and CPU seconds of a command, its output to $T/out
+timed() { /usr/bin/time -f '%e %U %S %M' -o "$T/time" "$@" > "$T/out" 2> "$T/err" || { cat "$T/err" >&2; return 1; }
+          read -r wall u s rss < "$T/time"; cpu=$(echo "$u + $s" | bc); }
+rows_of() { grep -o '[a-z_]* [0-9]*' "$T/out" | awk '{n += $2} END {print n}'; }
+
+echo "vmscope db bench: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+"$V" synth --out "$T/pair" --events "$PAIR_EVENTS" --seed 7 2>/dev/null
+P=("$T/pair/host.dat" "$T/pair/guest.dat")
+
+# 1. one pair: db --sqlite, and the CSV commands that print the same interval rows
+timed "$V" db --sqlite "$T/pair.db" "${P[@]}"
+rows=$(rows_of)
+printf 'sqlite     %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s  peak RSS %d KiB\n' "$rows" "$wall" \
+  "$cpu" "$(echo "$rows / $wall" | bc -l)" "$rss"
+sqlite_wall=$wall sqlite_cpu=$cpu
+csv_sum=0 csv_cpu=0 csv_rows=0
+for c in vcpus threads pcpus latency; do
+  timed "$V" $c --csv "${P[@]}"
+  n=$(($(wc -l < "$T/out") - 1))
+  csv_rows=$((csv_rows + n))
+  csv_sum=$(echo "$csv_sum + $wall" | bc)
+  csv_cpu=$(echo "$csv_cpu + $cpu" | bc)
+  printf '%-10s %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s\n' "$c --csv" "$n" "$wall" "$cpu" \
+    "$(echo "$n / $wall" | bc -l)"
+done
+printf 'the four CSV commands together: %d rows in %.2f s wall, %.2f s CPU; db --sqlite writes all tables in %.2f s wall (%.2fx), %.2f s CPU (%.2fx)\n' \
+  "$csv_rows" "$csv_sum" "$csv_cpu" "$sqlite_wall" "$(echo "$sqlite_wall / $csv_sum" | bc -l)" \
+  "$sqlite_cpu" "$(echo "$sqlite_cpu / $csv_cpu" | bc -l)"
+
+# 2. ClickHouse: the same pair, a server of our own
+if command -v clickhouse-server > /dev/null; then
+  port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+  H=$(port) TP=$(port) IP=$(port)
+  mkdir -p "$T/ch/log" "$T/ch/data" "$T/ch/tmp"
+  cat > "$T/ch/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex><logger><level>warning</level><log>$T/ch/log/s.log</log><errorlog>$T/ch/log/e.log</errorlog></logger>
+<http_port>$H</http_port><tcp_port>$TP</tcp_port><interserver_http_port>$IP</interserver_http_port>
+<listen_host>127.0.0.1</listen_host><path>$T/ch/data/</path><tmp_path>$T/ch/tmp/</tmp_path>
+<users_config>/etc/clickhouse-server/users.xml</users_config><default_profile>default</default_profile>
+<default_database>default</default_database><mark_cache_size>5368709</mark_cache_size></yandex>
+XML
+  clickhouse-server --config-file="$T/ch/config.xml" > /dev/null 2>&1 & CH_PID=$!
+  for _ in $(seq 60); do curl -sf "http://127.0.0.1:$H/?query=SELECT%201" > /dev/null && break; sleep 0.5; done
+  URL=http://127.0.0.1:$H
+  timed "$V" db --clickhouse "$URL" "${P[@]}"
+  rows=$(rows_of)
+  printf 'clickhouse %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s  peak RSS %d KiB\n' "$rows" \
+    "$wall" "$cpu" "$(echo "$rows / $wall" | bc -l)" "$rss"
+fi
+
+# 3. a fleet of HOSTS pairs, loaded JOBS at a time, then the fleet queries
+"$V" synth --hosts "$HOSTS" --out "$T/fleet" --events "$HOST_EVENTS" 2>/dev/null
+export F=$T/fleet
+load_fleet() {  # backend args (no spaces); each host's name and kernel label from fleet.json
+  python3 -c 'import json, sys; [print(h["dir"], h["name"], h["kernel"]) for h in json.load(open(sys.argv[1]))["hosts"]]' \
+    "$T/fleet/fleet.json" | BACKEND="$*" xargs -P "$JOBS" -L 1 sh -c \
+    '"$0" db $BACKEND --host-name "$2" --kernel "$3" "$F/$1/host.dat" "$F/$1/guest.dat" > /dev/null' "$V"
+}
+wall_of() { local t0; t0=$(date +%s.%N); "$@"; wall=$(echo "$(date +%s.%N) - $t0" | bc); }
+wall_of load_fleet --sqlite "$T/fleet.db"
+printf 'fleet of %d hosts (%s events each) into SQLite, %d at a time: %.2f s wall\n' "$HOSTS" "$HOST_EVENTS" "$JOBS" "$wall"
+backends=("--sqlite $T/fleet.db")
+if [ -n "$CH_PID" ]; then
+  curl -sf "$URL/" --data-binary 'CREATE DATABASE fleet' > /dev/null
+  wall_of load_fleet --clickhouse "$URL/?database=fleet"
+  printf 'fleet of %d hosts into ClickHouse, %d at a time: %.2f s wall\n' "$HOSTS" "$JOBS" "$wall"
+  backends+=("--clickhouse $URL/?database=fleet")
+fi
+for b in "${backends[@]}"; do
+  for q in top-steal exit-storms wakeup-p99 wakeup-p99-kernel; do
+    # shellcheck disable=SC2086
+    timed "$V" db --query "$q" $b
+    printf '  query %-18s %-10s %6.3f s wall  (%d rows)\n' "$q" "${b%% *}" "$wall" $(($(wc -l < "$T/out") - 1))
+  done
+done
