@@ -180,7 +180,10 @@ static void on_pcpu(void *ctx, const struct vms_pcpu_interval *iv)
 	col_int(c, iv->cpu);
 	col_int(c, (int64_t)iv->start);
 	col_int(c, (int64_t)iv->end);
-	col_text(c, mname(c, iv->guest >= 0 ? (uint32_t)iv->guest : iv->host));
+	/* a stretch of the CPU where who ran is not known (no sched_switch, or past the host's
+	 * trace): machine NULL, as pcpus prints "unknown" */
+	bool unknown = iv->guest < 0 && iv->tid < 0;
+	col_text(c, unknown ? NULL : mname(c, iv->guest >= 0 ? (uint32_t)iv->guest : iv->host));
 	col_int_if(c, iv->guest >= 0, iv->vcpu);
 	col_int_if(c, iv->tid >= 0, iv->tid);
 	col_text(c, iv->tid >= 0 ? iv->comm : NULL);

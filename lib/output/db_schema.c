@@ -86,7 +86,8 @@ static const struct vms_db_column pcpu_intervals[] = {
 	I("cpu", NULL, "its physical CPU"),
 	I("start_ns", "time_unit", "start"),
 	I("end_ns", "time_unit", "end (exclusive)"),
-	T("machine", "the host (a host thread ran) or the guest in guest mode"),
+	TN("machine", "the host (a host thread ran) or the guest in guest mode (NULL: who ran is "
+		      "not known; pcpus prints unknown)"),
 	IN("vcpu", NULL, "the guest's vCPU (NULL: a host thread)"),
 	IN("tid", NULL, "the thread (0: idle; NULL: not known yet)"),
 	TN("comm", "its name"),

@@ -99,7 +99,8 @@ def compare(vmscope, inputs, capture, fetch, label):
             ("vcpus", "vcpu_intervals", "machine, vcpu, start_ns, end_ns, status, state"),
             ("threads", "thread_intervals",
              "machine, tid, start_ns, end_ns, reason, exit_reason, host_tid"),
-            ("pcpus", "pcpu_intervals", "host, cpu, start_ns, end_ns, machine, vcpu, tid, comm")]:
+            ("pcpus", "pcpu_intervals",
+             "host, cpu, start_ns, end_ns, coalesce(machine, 'unknown'), vcpu, tid, comm")]:
         _, exp = csv_rows(vmscope, cmd, inputs)
         got = multiset(q("SELECT %s FROM %s WHERE capture = $C" % (cols, table)))
         ok(got == multiset(exp), "%s: %s = %s --csv (%d rows)" % (label, table, cmd, len(exp)),
