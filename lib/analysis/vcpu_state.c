@@ -112,6 +112,9 @@ struct sm_machine {
 	bool started, ended;       /* its trace's coverage began, ended */
 	bool unscheduled;          /* as a host: its trace holds no sched_switch, so a thread
 	                              seen on a CPU is known there at that instant only (§7) */
+	bool occ_end_pending;      /* as a host: its trace ended at end_t, its CPUs not yet
+	                              made unknown (an_sm.occ_end_pending) */
+	uint64_t end_t;
 	uint64_t sched_switches;   /* as a host: sched_switch events seen */
 };
 
@@ -128,6 +131,10 @@ struct an_sm {
 	 * past it a new thread is not followed (counted: occ_unfollowed) */
 	struct vms_keymap occ_where;
 	uint64_t occ_unfollowed;
+	/* hosts whose trace ended and whose CPUs still show their last occupants: made unknown
+	 * from their end at the next event of another trace (none: the run ends there too, and
+	 * an empty unknown stretch would only reorder the last rows) */
+	bool occ_end_pending;
 	/* host thread -> its vCPU (or none), a direct-mapped cache in front of the model's hash
 	 * map: a CPU runs the same few threads event after event, and the model does not change
 	 * during the pass */
@@ -974,9 +981,25 @@ void an_sm_start(struct an_sm *sm, uint64_t t0)
 	AN_EACH(sm->subs, start, t0);
 }
 
+static void occ_coverage_end(struct an_sm *sm, uint32_t h, uint64_t t);
+
+/* Another trace goes on past the end of the hosts' traces that ended (up to t): their CPUs
+ * are unknown from their ends. */
+static __attribute__((noinline)) void occ_end_flush(struct an_sm *sm, uint64_t t)
+{
+	sm->occ_end_pending = false;
+	for (uint32_t h = 0; h < sm->L->nr_mach; h++)
+		if (sm->mach[h].occ_end_pending && t > sm->mach[h].end_t)
+			occ_coverage_end(sm, h, sm->mach[h].end_t);
+		else if (sm->mach[h].occ_end_pending)
+			sm->occ_end_pending = true;   /* (an event at its end: not past it yet) */
+}
+
 SM_HOT void sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t, const bool occ)
 {
 	uint32_t m = ev->machine;
+	if (occ && __builtin_expect(sm->occ_end_pending, 0))
+		occ_end_flush(sm, t);
 	if (m < sm->L->nr_mach) {
 		const struct an_layout_machine *lm = &sm->L->mach[m];
 		if (!sm->mach[m].started)
@@ -1063,6 +1086,7 @@ static void occ_coverage_end(struct an_sm *sm, uint32_t h, uint64_t t)
 {
 	static const char none[24] = "";   /* (a comm is 24 bytes that may all be read) */
 	struct sm_machine *am = &sm->mach[h];
+	am->occ_end_pending = false;
 	for (uint32_t cpu = 0; cpu < am->nr_cpus; cpu++) {
 		struct sm_cpu *c = &am->cpu[cpu];
 		occ_clear_gm(sm, c);
@@ -1096,8 +1120,10 @@ void an_sm_machine_end(struct an_sm *sm, uint32_t m, uint64_t t)
 		for (uint32_t i = 0; i < sm->L->nr_v; i++)
 			if (sm->v[i].host == (int32_t)m)
 				host_coverage_end(sm, &sm->v[i], t);
-		if (sm->occ)
-			occ_coverage_end(sm, m, t);
+		if (sm->occ) {
+			sm->mach[m].occ_end_pending = sm->occ_end_pending = true;
+			sm->mach[m].end_t = t;
+		}
 	}
 }
 
@@ -1109,6 +1135,8 @@ bool an_sm_preempt_visible(const struct an_sm *sm, uint32_t vidx)
 
 void an_sm_finish(struct an_sm *sm, uint64_t t_end)
 {
+	if (sm->occ_end_pending)
+		occ_end_flush(sm, t_end);
 	for (uint32_t i = 0; i < sm->L->nr_v; i++) {
 		struct sm_vcpu *v = &sm->v[i];
 		if (v->host >= 0)
