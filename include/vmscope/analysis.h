@@ -201,6 +201,13 @@ void vms_analysis_free(struct vms_analysis *a);
  * of their time is unknown, not the last thread seen there carried forward. Not called: the
  * host's CPUs are followed through its sched_switch events. */
 void vms_analysis_host_unscheduled(struct vms_analysis *a, uint32_t machine);
+/* The occupants of the host CPUs (physical-CPU view) follow each host thread to the CPU it
+ * was last seen on, so that a CPU whose switch away from a thread was lost stops showing it
+ * once the thread is seen elsewhere; at most VMS_OCC_THREADS_MAX (262144) threads are
+ * followed. How many times a thread beyond them was seen on a CPU, not followed (its old CPU
+ * may still show it after a lost switch: the run's warning says so). */
+#define VMS_OCC_THREADS_MAX 262144
+uint64_t vms_analysis_threads_unfollowed(const struct vms_analysis *a);
 /* Feed every event in merged reference-time order; t is the event's reference time
  * (ev->ts is not used). ev->machine must be the machine (= source) index. The first event's t
  * starts every vCPU's first interval (UNKNOWN until something is known). */

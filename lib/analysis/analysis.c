@@ -114,6 +114,11 @@ fail:
 	return NULL;
 }
 
+uint64_t vms_analysis_threads_unfollowed(const struct vms_analysis *a)
+{
+	return an_sm_occ_unfollowed(a->sm);
+}
+
 void vms_analysis_host_unscheduled(struct vms_analysis *a, uint32_t machine)
 {
 	if (!a->started)

@@ -28,6 +28,9 @@
 #include "vmscope/observe.h"
 
 #define AN_MAX_CPUS 4096   /* physical CPUs of one host tracked; beyond is damage */
+/* host threads followed to the CPU they were last seen on (the occupants: a thread is on one
+ * CPU at a time); beyond, a new thread is not followed: vms_analysis_threads_unfollowed */
+#define AN_OCC_THREADS_MAX VMS_OCC_THREADS_MAX
 
 /* ---- shared by the stage's files (an_common.c) ----
  * Which machine has which vCPUs: read-only after vms_analysis_new, shared by all. */
@@ -139,6 +142,8 @@ void an_sm_follow_occupants(struct an_sm *sm, bool on);
 /* host m records no sched_switch: its host-mode occupants are unknown (before the first
  * event; vms_analysis_host_unscheduled) */
 void an_sm_host_unscheduled(struct an_sm *sm, uint32_t m);
+/* the host threads seen past AN_OCC_THREADS_MAX, not followed to their CPUs */
+uint64_t an_sm_occ_unfollowed(const struct an_sm *sm);
 void an_sm_start(struct an_sm *sm, uint64_t t0);
 void an_sm_finish(struct an_sm *sm, uint64_t t_end);
 void an_sm_stream_end(struct an_sm *sm, uint32_t machine, uint32_t stream, uint64_t t);

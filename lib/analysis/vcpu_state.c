@@ -112,6 +112,9 @@ struct sm_machine {
 	bool started, ended;       /* its trace's coverage began, ended */
 	bool unscheduled;          /* as a host: its trace holds no sched_switch, so a thread
 	                              seen on a CPU is known there at that instant only (§7) */
+	bool occ_end_pending;      /* as a host: its trace ended at end_t, its CPUs not yet
+	                              made unknown (an_sm.occ_end_pending) */
+	uint64_t end_t;
 	uint64_t sched_switches;   /* as a host: sched_switch events seen */
 };
 
@@ -121,6 +124,17 @@ struct an_sm {
 	struct sm_machine *mach;
 	const struct an_subs *subs;
 	bool occ;                  /* follow and publish host CPU occupants */
+	/* (host, thread) -> the host CPU last shown running it or where it was last seen
+	 * (occupants on a host with sched_switch): a thread is on one CPU at a time, so its
+	 * event on another CPU ends what the first one shows when that CPU's switch away from
+	 * it was lost. Sized by the threads the records show, at most AN_OCC_THREADS_MAX;
+	 * past it a new thread is not followed (counted: occ_unfollowed) */
+	struct vms_keymap occ_where;
+	uint64_t occ_unfollowed;
+	/* hosts whose trace ended and whose CPUs still show their last occupants: made unknown
+	 * from their end at the next event of another trace (none: the run ends there too, and
+	 * an empty unknown stretch would only reorder the last rows) */
+	bool occ_end_pending;
 	/* host thread -> its vCPU (or none), a direct-mapped cache in front of the model's hash
 	 * map: a CPU runs the same few threads event after event, and the model does not change
 	 * during the pass */
@@ -141,6 +155,7 @@ struct an_sm *an_sm_new(const struct an_layout *L)
 	if (!sm)
 		return NULL;
 	sm->L = L;
+	vms_keymap_init(&sm->occ_where);
 	sm->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *sm->v);
 	sm->mach = calloc(L->nr_mach ? L->nr_mach : 1, sizeof *sm->mach);
 	if (!sm->v || !sm->mach) {
@@ -171,6 +186,7 @@ void an_sm_free(struct an_sm *sm)
 		free(sm->mach[m].cpu);
 	free(sm->mach);
 	free(sm->v);
+	vms_keymap_free(&sm->occ_where);
 	free(sm);
 }
 
@@ -283,9 +299,40 @@ static inline void occ_refresh(struct an_sm *sm, uint32_t h, uint32_t cpu, struc
 	}
 }
 
-static void occ_set(struct an_sm *sm, uint32_t h, struct sm_cpu *c, int32_t tid,
-		    const char *comm)
+static void occ_forget(struct an_sm *sm, uint32_t h, uint32_t cpu, struct sm_cpu *c,
+		       uint64_t t);
+
+/* Host thread tid (not idle: every CPU has its own) is on (h, cpu) at t: the CPU where it
+ * was before, when another that still shows it in host mode (the switch away from it there
+ * was not recorded), shows it no longer, from its last event there. Only on a host with
+ * sched_switch: without it no CPU shows a host thread beyond the instant of its event. */
+static __attribute__((noinline)) void occ_thread_at(struct an_sm *sm, uint32_t h,
+						     uint32_t cpu, int32_t tid, uint64_t t)
 {
+	if (tid <= 0 || sm->mach[h].unscheduled)
+		return;
+	uint64_t key = vms_keymap_mt(h, tid), *where = vms_keymap_get(&sm->occ_where, key);
+	if (!where) {
+		if (sm->occ_where.len >= AN_OCC_THREADS_MAX ||
+		    !(where = vms_keymap_put(&sm->occ_where, key, cpu, NULL))) {
+			sm->occ_unfollowed++;
+			return;
+		}
+	}
+	uint32_t was = (uint32_t)*where;
+	*where = cpu;
+	if (was == cpu || was >= sm->mach[h].nr_cpus)
+		return;
+	struct sm_cpu *oc = &sm->mach[h].cpu[was];
+	if (oc->occ_known && oc->occ_tid == tid && oc->occ_gm < 0)
+		occ_forget(sm, h, was, oc, t);
+}
+
+/* CPU (h, cpu), c, runs host thread tid (-1: not known) from t. */
+static void occ_set(struct an_sm *sm, uint32_t h, uint32_t cpu, struct sm_cpu *c, int32_t tid,
+		    const char *comm, uint64_t t)
+{
+	occ_thread_at(sm, h, cpu, tid, t);
 	c->occ_known = tid >= 0;
 	c->occ_tid = tid;
 	if (tid >= 0)
@@ -359,7 +406,7 @@ static inline void occ_mode(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uin
 	 * until the next switch; without sched_switch, at this instant only) */
 	if (host_tid >= 0 && (!c->occ_known || c->occ_tid != host_tid) &&
 	    !sm->mach[h].unscheduled)
-		occ_set(sm, h, c, host_tid, NULL);
+		occ_set(sm, h, cpu, c, host_tid, NULL, t);
 	if (guest_mode) {
 		if (c->occ_gm != self)
 			occ_clear_gm(sm, c);
@@ -392,7 +439,7 @@ static inline void occ_switch(struct an_sm *sm, uint32_t h, uint32_t cpu, struct
 			      int32_t tid, const char *comm, uint64_t t)
 {
 	occ_clear_gm(sm, c);
-	occ_set(sm, h, c, tid, comm);
+	occ_set(sm, h, cpu, c, tid, comm, t);
 	occ_refresh(sm, h, cpu, c, t);
 }
 
@@ -408,8 +455,15 @@ static inline void occ_event_after(struct an_sm *sm, uint32_t m,
 			if (__builtin_expect(!c->occ_known, 0) && ev->tid >= 0 &&
 			    ev->kind != VMS_K_XEN_VMEXIT && ev->kind != VMS_K_XEN_VMENTRY &&
 			    !sm->mach[m].unscheduled) {
-				occ_set(sm, m, c, ev->tid, NULL);
+				occ_set(sm, m, ev->cpu, c, ev->tid, NULL, t);
 				occ_refresh(sm, m, ev->cpu, c, t);
+			} else if (__builtin_expect(ev->tid != c->occ_tid, 0) && ev->tid > 0 &&
+				   ev->kind != VMS_K_SCHED_SWITCH &&
+				   ev->kind != VMS_K_XEN_VMEXIT && ev->kind != VMS_K_XEN_VMENTRY) {
+				/* a thread's event on a CPU not shown running it (a sched_switch's
+				 * thread is its prev, no longer here): it is here at t, so not
+				 * on another CPU */
+				occ_thread_at(sm, m, ev->cpu, ev->tid, t);
 			}
 			c->occ_last_t = t;
 			c->occ_seen = true;
@@ -427,6 +481,11 @@ static inline void occ_event_after(struct an_sm *sm, uint32_t m,
 void an_sm_follow_occupants(struct an_sm *sm, bool on)
 {
 	sm->occ = on;
+}
+
+uint64_t an_sm_occ_unfollowed(const struct an_sm *sm)
+{
+	return sm->occ_unfollowed;
 }
 
 void an_sm_host_unscheduled(struct an_sm *sm, uint32_t m)
@@ -922,9 +981,25 @@ void an_sm_start(struct an_sm *sm, uint64_t t0)
 	AN_EACH(sm->subs, start, t0);
 }
 
+static void occ_coverage_end(struct an_sm *sm, uint32_t h, uint64_t t);
+
+/* Another trace goes on past the end of the hosts' traces that ended (up to t): their CPUs
+ * are unknown from their ends. */
+static __attribute__((noinline)) void occ_end_flush(struct an_sm *sm, uint64_t t)
+{
+	sm->occ_end_pending = false;
+	for (uint32_t h = 0; h < sm->L->nr_mach; h++)
+		if (sm->mach[h].occ_end_pending && t > sm->mach[h].end_t)
+			occ_coverage_end(sm, h, sm->mach[h].end_t);
+		else if (sm->mach[h].occ_end_pending)
+			sm->occ_end_pending = true;   /* (an event at its end: not past it yet) */
+}
+
 SM_HOT void sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t, const bool occ)
 {
 	uint32_t m = ev->machine;
+	if (occ && __builtin_expect(sm->occ_end_pending, 0))
+		occ_end_flush(sm, t);
 	if (m < sm->L->nr_mach) {
 		const struct an_layout_machine *lm = &sm->L->mach[m];
 		if (!sm->mach[m].started)
@@ -1001,6 +1076,26 @@ static void host_coverage_end(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	update(sm, v, t);
 }
 
+/* Host h's trace ended at t (its last event): from then on no CPU of h shows an occupant, in
+ * host or in guest mode (§7: outside coverage the answer is unknown, never the last occupant
+ * carried forward while other traces go on). The end is the trace's, not each CPU's last
+ * event: one recording starts and stops the ring buffers of all its CPUs together (trace-cmd,
+ * LTTng, xentrace), so a CPU with no event late in the trace was quiet, not unrecorded, and
+ * what its last sched_switch put there is still exact up to the trace's end. */
+static void occ_coverage_end(struct an_sm *sm, uint32_t h, uint64_t t)
+{
+	static const char none[24] = "";   /* (a comm is 24 bytes that may all be read) */
+	struct sm_machine *am = &sm->mach[h];
+	am->occ_end_pending = false;
+	for (uint32_t cpu = 0; cpu < am->nr_cpus; cpu++) {
+		struct sm_cpu *c = &am->cpu[cpu];
+		occ_clear_gm(sm, c);
+		c->occ_known = false;
+		if (c->pub_open)
+			occ_publish(sm, h, cpu, c, t, -1, -1, -1, -1, none);
+	}
+}
+
 void an_sm_stream_end(struct an_sm *sm, uint32_t m, uint32_t stream, uint64_t t)
 {
 	if (m >= sm->L->nr_mach)
@@ -1021,10 +1116,15 @@ void an_sm_machine_end(struct an_sm *sm, uint32_t m, uint64_t t)
 	const struct an_layout_machine *lm = &sm->L->mach[m];
 	for (uint32_t n = 0; lm->guest && n < lm->nr_vcpus; n++)
 		guest_coverage_end(sm, &sm->v[lm->vcpu_base + n], t);
-	if (lm->host)
+	if (lm->host) {
 		for (uint32_t i = 0; i < sm->L->nr_v; i++)
 			if (sm->v[i].host == (int32_t)m)
 				host_coverage_end(sm, &sm->v[i], t);
+		if (sm->occ) {
+			sm->mach[m].occ_end_pending = sm->occ_end_pending = true;
+			sm->mach[m].end_t = t;
+		}
+	}
 }
 
 bool an_sm_preempt_visible(const struct an_sm *sm, uint32_t vidx)
@@ -1035,6 +1135,8 @@ bool an_sm_preempt_visible(const struct an_sm *sm, uint32_t vidx)
 
 void an_sm_finish(struct an_sm *sm, uint64_t t_end)
 {
+	if (sm->occ_end_pending)
+		occ_end_flush(sm, t_end);
 	for (uint32_t i = 0; i < sm->L->nr_v; i++) {
 		struct sm_vcpu *v = &sm->v[i];
 		if (v->host >= 0)

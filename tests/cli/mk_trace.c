@@ -29,7 +29,19 @@
  *                       [5000,7000) [10000,30000); CPU 1 guest mode [16000,20000)
  *                       [21000,25000), unknown [20000,21000) [25000,32000). Unknown:
  *                       22000 of CPU 0's 31000 ns, 8000 of CPU 1's 16000, 30000 of 47000
- *                       (63.83%). */
+ *                       (63.83%).
+ *   mk_trace lostswitch FILE  the "local" clock (ns), two CPUs, with sched_switch; thread 77
+ *                       ("task-77") comes on CPU 1 while CPU 0, whose switch away from it
+ *                       was lost, still shows it. CPU 0: switch 0 -> 77 at 1000, 77 wakes
+ *                       2001 at 3000, switch 88 -> 0 at 7000. CPU 1: switch 0 -> 2001 at
+ *                       2000, kvm_entry 2500, kvm_exit 4000, switch 2001 -> 77 at 4500,
+ *                       77 -> 2001 at 6000, kvm_entry 6500, kvm_exit 8000 (the last event).
+ *                       What is known (tests/views/test_pcpus.sh): CPU 0 runs 77 [1000,3000)
+ *                       (3000: its last event there), unknown [3000,7000), idle [7000,8000);
+ *                       CPU 1 runs 2001 [2000,2500), guest mode [2500,4000), 2001
+ *                       [4000,4500), 77 [4500,6000), 2001 [6000,6500), guest mode
+ *                       [6500,8000). Unknown: 4000 of CPU 0's 7000 ns, none of CPU 1's 6000,
+ *                       4000 of 13000 (30.77%). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,7 +90,8 @@ static int vmexit(struct vms_tdw *w, uint64_t ts, uint32_t reason, struct vms_er
 	return vmexit_on(w, 0, ts, reason, err);
 }
 
-static int sw(struct vms_tdw *w, uint64_t ts, int prev, int next, struct vms_error *err)
+static int sw_on(struct vms_tdw *w, uint32_t cpu, uint64_t ts, int prev, int next,
+		 struct vms_error *err)
 {
 	struct vms_ev_sched_switch e;
 	memset(&e, 0, sizeof e);
@@ -90,20 +103,42 @@ static int sw(struct vms_tdw *w, uint64_t ts, int prev, int next, struct vms_err
 	snprintf(e.next_comm, 16, "task-%d", next);
 	e.next_pid = next;
 	e.next_prio = 120;
-	return vms_tdw_event(w, 0, ts, &e, sizeof e, err);
+	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
+}
+
+static int sw(struct vms_tdw *w, uint64_t ts, int prev, int next, struct vms_error *err)
+{
+	return sw_on(w, 0, ts, prev, next, err);
+}
+
+/* thread `by` on CPU cpu wakes thread `pid` */
+static int wakeup_on(struct vms_tdw *w, uint32_t cpu, uint64_t ts, int by, int pid,
+		     struct vms_error *err)
+{
+	struct vms_ev_sched_wakeup e;
+	memset(&e, 0, sizeof e);
+	e.c.type = 374;
+	e.c.pid = by;
+	snprintf(e.comm, 16, "task-%d", pid);
+	e.pid = pid;
+	e.prio = 120;
+	e.target_cpu = 1;
+	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc != 3 || (strcmp(argv[1], "tsc") && strcmp(argv[1], "ns") && strcmp(argv[1], "nokvm") &&
-			  strcmp(argv[1], "tscsteal") && strcmp(argv[1], "moving"))) {
-		fprintf(stderr, "usage: mk_trace tsc|ns|nokvm|tscsteal|moving FILE\n");
+			  strcmp(argv[1], "tscsteal") && strcmp(argv[1], "moving") &&
+			  strcmp(argv[1], "lostswitch"))) {
+		fprintf(stderr, "usage: mk_trace tsc|ns|nokvm|tscsteal|moving|lostswitch FILE\n");
 		return 2;
 	}
 	bool steal = !strcmp(argv[1], "tscsteal"), moving = !strcmp(argv[1], "moving");
+	bool lost = !strcmp(argv[1], "lostswitch");
 	bool tsc = steal || !strcmp(argv[1], "tsc"), kvm = strcmp(argv[1], "nokvm") != 0;
 	struct vms_tdw_config c = {
-		.path = argv[2], .compression = VMS_TDW_NONE, .nr_cpus = moving ? 2 : 1,
+		.path = argv[2], .compression = VMS_TDW_NONE, .nr_cpus = moving || lost ? 2 : 1,
 		.header_page = vms_synth_header_page, .header_event = vms_synth_header_event,
 		.buffer_clock = tsc ? "x86-tsc" : "local",
 		.trace_clock = tsc ? "local global counter uptime perf mono mono_raw boot [x86-tsc]\n"
@@ -116,7 +151,8 @@ int main(int argc, char **argv)
 		goto fail;
 	if ((!moving && fmt(w, "sched", "sched_switch", 372, vms_synth_fmt_sched_switch, &err)) ||
 	    fmt(w, "kvm", "kvm_entry", 115, vms_synth_fmt_kvm_entry, &err) ||
-	    fmt(w, "kvm", "kvm_exit", 103, vms_synth_fmt_kvm_exit, &err))
+	    fmt(w, "kvm", "kvm_exit", 103, vms_synth_fmt_kvm_exit, &err) ||
+	    (lost && fmt(w, "sched", "sched_wakeup", 374, vms_synth_fmt_sched_wakeup, &err)))
 		goto fail_w;
 	if (!tsc && vms_tdw_add_cmdline(w, 2001, "CPU 0/KVM", &err))
 		goto fail_w;
@@ -126,6 +162,13 @@ int main(int argc, char **argv)
 		    entry_on(w, 1, 16000, &err) || vmexit_on(w, 1, 20000, 30, &err) ||
 		    entry_on(w, 1, 21000, &err) || vmexit_on(w, 1, 25000, 1, &err) ||
 		    entry_on(w, 0, 30000, &err) || vmexit_on(w, 0, 32000, 30, &err))
+			goto fail_w;
+	} else if (lost) {
+		if (sw_on(w, 0, 1000, 0, 77, &err) || sw_on(w, 1, 2000, 0, 2001, &err) ||
+		    entry_on(w, 1, 2500, &err) || wakeup_on(w, 0, 3000, 77, 2001, &err) ||
+		    vmexit_on(w, 1, 4000, 1, &err) || sw_on(w, 1, 4500, 2001, 77, &err) ||
+		    sw_on(w, 1, 6000, 77, 2001, &err) || entry_on(w, 1, 6500, &err) ||
+		    sw_on(w, 0, 7000, 88, 0, &err) || vmexit_on(w, 1, 8000, 30, &err))
 			goto fail_w;
 	} else if (steal) {
 		if (entry(w, 1000, &err) || vmexit(w, 2999000, 1, &err) || sw(w, 3000000, 2001, 77, &err) ||

@@ -469,6 +469,13 @@ if grep -q -- "--host .*nokvm.dat: its data has no kvm_exit" <<<"$err" && grep -
   ok "--host on a trace without KVM events: warned"; else notok "--host warning" "$err"; fi
 err=$("$VMS" sync "$TMP/ns.dat" "$TMP/nokvm.dat" 2>&1 >/dev/null)
 if grep -q "nokvm shares no clock with" <<<"$err"; then ok "traces that share no clock: warned"; else notok "no shared clock" "$err"; fi
+# no sched_switch on the host: report says so in the availability table's words and points to
+# the recipes (a bare "trace-cmd record -e kvm -e sched" would record no guest)
+out=$("$VMS" report "$TMP/ns.dat" 2>/dev/null)
+if grep -qF "    preemption and steal not available: ns recorded no sched_switch: when its vCPU threads were preempted cannot be seen (docs/recording.md says how to record it)" <<<"$out" \
+   && ! grep -q "trace-cmd record" <<<"$out"; then
+  ok "report without host sched_switch: the availability wording and docs/recording.md"
+else notok "report without sched_switch" "$(grep -i preempt <<<"$out")"; fi
 # unknown pid: what is known (tid and name), never "pid ?"
 out=$("$VMS" report "$TMP/ns.dat" 2>/dev/null)
 if grep -q "the process of thread 2001 (CPU 0/KVM), pid not recorded" <<<"$out" && ! grep -q "pid ?" <<<"$out"; then

@@ -17,6 +17,17 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
+# rows_by_hand NAME SHARE WHAT: pcpus --csv of NAME.dat (status $st) against NAME.want, the rows
+# of each CPU in time order (the CPUs' rows interleave as intervals close), and the warning
+# stating the unknown share SHARE
+rows_by_hand() {
+  { head -1 "$TMP/$1.csv"; tail -n +2 "$TMP/$1.csv" | sort -t, -k2,2n -k3,3n; } > "$TMP/$1.sorted"
+  if [ $st -eq 0 ] && diff "$TMP/$1.want" "$TMP/$1.sorted" > "$TMP/$1.diff" &&
+     grep -q "not known for $2" "$TMP/$1.err"; then
+    ok "$3"
+  else notok "$3" "status $st: $(head -5 "$TMP/$1.diff") $(cat "$TMP/$1.err")"; fi
+}
+
 # A host trace with no sched_switch, whose vCPU thread moves from CPU 0 to CPU 1 and back
 # with no switch recorded (tests/cli/mk_trace.c "moving": its events and, derived by hand
 # from them, these rows): each CPU shows the vCPU in its kvm_entry..kvm_exit windows only,
@@ -36,12 +47,8 @@ moving,1,20000,21000,unknown,,,
 moving,1,21000,25000,tid-2001,0,,
 moving,1,25000,32000,unknown,,,
 CSV
-  # (the rows of each CPU in time order; the CPUs' rows interleave as intervals close)
-  { head -1 "$TMP/mv.csv"; tail -n +2 "$TMP/mv.csv" | sort -t, -k2,2n -k3,3n; } > "$TMP/mv.sorted"
-  if [ $st -eq 0 ] && diff "$TMP/mv.want" "$TMP/mv.sorted" > "$TMP/mv.diff" &&
-     grep -q "not known for 63.83% of their time (30.00 us of 47.00 us" "$TMP/mv.err"; then
-    ok "a vCPU thread moving CPUs without sched_switch: the rows derived by hand, 63.83% unknown"
-  else notok "a vCPU thread moving CPUs without sched_switch" "status $st: $(head -5 "$TMP/mv.diff") $(cat "$TMP/mv.err")"; fi
+  rows_by_hand mv "63.83% of their time (30.00 us of 47.00 us" \
+    "a vCPU thread moving CPUs without sched_switch: the rows derived by hand, 63.83% unknown"
   "$VMS" pcpus --json "$TMP/moving.dat" 2>/dev/null | tail -1 > "$TMP/mv.last"
   want='{"unknown":{"covered_ns":47000,"unknown_ns":30000,"cpus":[{"host":"moving","cpu":0,"covered_ns":31000,"unknown_ns":22000},{"host":"moving","cpu":1,"covered_ns":16000,"unknown_ns":8000}]}}'
   if [ "$(cat "$TMP/mv.last")" = "$want" ]; then
@@ -52,11 +59,36 @@ else
   notok "the same, --json"
 fi
 
+# A host trace with sched_switch where thread 77 comes on CPU 1 while CPU 0, whose switch
+# away from it was lost, still shows it (tests/cli/mk_trace.c "lostswitch": its events and,
+# derived by hand from them, these rows): CPU 0 shows 77 up to its last event there (3000),
+# then unknown until the next switch there (7000), not 77 carried on while it runs on CPU 1.
+if "$MK" lostswitch "$TMP/lostswitch.dat" 2>"$TMP/ls.err"; then
+  "$VMS" pcpus --csv "$TMP/lostswitch.dat" > "$TMP/ls.csv" 2>>"$TMP/ls.err"; st=$?
+  cat > "$TMP/ls.want" <<'CSV'
+host,cpu,start_ns,end_ns,machine,vcpu,tid,comm
+lostswitch,0,1000,3000,lostswitch,,77,task-77
+lostswitch,0,3000,7000,unknown,,,
+lostswitch,0,7000,8000,lostswitch,,0,task-0
+lostswitch,1,2000,2500,lostswitch,,2001,task-2001
+lostswitch,1,2500,4000,tid-2001,0,,
+lostswitch,1,4000,4500,lostswitch,,2001,task-2001
+lostswitch,1,4500,6000,lostswitch,,77,task-77
+lostswitch,1,6000,6500,lostswitch,,2001,task-2001
+lostswitch,1,6500,8000,tid-2001,0,,
+CSV
+  rows_by_hand ls "30.77% of their time (4.00 us of 13.00 us" \
+    "a host thread on a second CPU after a lost switch: the CPU it left is unknown from its last event there, by hand"
+else
+  notok "mk_trace lostswitch" "$(cat "$TMP/ls.err")"
+fi
+
 OQK=$SHARED/tracecompass-vm/OneQemuKvm
 if [ -r "$OQK/host.xml" ]; then
   "$VMS" pcpus --csv "$OQK/host.xml" "$OQK/guest.xml" > "$TMP/oqk.csv" 2>"$TMP/oqk.err"; st=$?
   # by hand (see test_pcpu_view.c): CPU 0 of the host from its first event at t=1; the
-  # guest's clock is the host's (--clock-model auto: slope 1, offset 0; see test_pcpu_view.c)
+  # guest's clock is the host's (--clock-model auto: slope 1, offset 0; see test_pcpu_view.c);
+  # the host's last event is at 355: from there to the guest's last (375) who ran is unknown
   cat > "$TMP/oqk.want" <<'CSV'
 host,cpu,start_ns,end_ns,machine,vcpu,tid,comm
 host,0,1,5,host,,31,qemucpu1
@@ -80,7 +112,7 @@ host,0,275,295,guest,0,130,any
 host,0,295,300,host,,31,qemucpu1
 host,0,300,350,host,,30,any
 host,0,350,355,host,,31,qemucpu1
-host,0,355,375,guest,0,130,any
+host,0,355,375,unknown,,,
 CSV
   if [ $st -eq 0 ] && diff "$TMP/oqk.want" "$TMP/oqk.csv" >"$TMP/oqk.diff"; then
     ok "OneQemuKvm pcpus --csv: the rows derived by hand"
@@ -88,7 +120,7 @@ CSV
   # --clock-model linear: Trace Compass's hull, t_ref = 1.0025078369905955 t - 0.3824, moves
   # only the guest's last event (375 -> 375.56 -> 376): the last row ends at 376
   "$VMS" pcpus --csv --clock-model linear "$OQK/host.xml" "$OQK/guest.xml" > "$TMP/oqk-lin.csv" 2>>"$TMP/oqk.err"; st=$?
-  sed -e '$s/,375,guest,/,376,guest,/' "$TMP/oqk.want" > "$TMP/oqk-lin.want"
+  sed -e '$s/,375,unknown,/,376,unknown,/' "$TMP/oqk.want" > "$TMP/oqk-lin.want"
   if [ $st -eq 0 ] && diff "$TMP/oqk-lin.want" "$TMP/oqk-lin.csv" >"$TMP/oqk.diff"; then
     ok "OneQemuKvm pcpus --csv --clock-model linear: the hull's rows (the last ends at 376)"
   else notok "OneQemuKvm pcpus --clock-model linear" "status $st: $(head -5 "$TMP/oqk.diff")"; fi
@@ -96,8 +128,12 @@ CSV
   if python3 - "$TMP/oqk.jsonl" "$TMP/oqk.csv" <<'PY'
 import csv, json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-head, rows = rows[0], rows[1:]
+head, rows, share = rows[0], rows[1:-1], rows[-1]
 assert head["schema_version"] == 3 and head["command"] == "pcpus" and head["time_unit"] == "ns", head
+# by hand: CPU 0 from its first row at 1 to the end at 375 (374 ns), unknown after the host's
+# trace ended at 355 (20 ns)
+assert share == {"unknown": {"covered_ns": 374, "unknown_ns": 20, "cpus": [
+    {"host": "host", "cpu": 0, "covered_ns": 374, "unknown_ns": 20}]}}, share
 want = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == len(want), (len(rows), len(want))
 for j, c in zip(rows, want):
@@ -107,10 +143,17 @@ for j, c in zip(rows, want):
         assert v == c[k], (k, j, c)
 PY
   then ok "OneQemuKvm pcpus --json: JSON Lines, the same rows"; else notok "OneQemuKvm pcpus --json"; fi
+  # the vCPU view says the same of the time after the host's trace: its last interval, from
+  # the host's last event (355) to the end (375), is unknown (start, end, state)
+  last=$("$VMS" vcpus --csv "$OQK/host.xml" "$OQK/guest.xml" 2>/dev/null | tail -1)
+  if [ "$(cut -d, -f3,4,6 <<<"$last")" = "355,375,unknown" ]; then
+    ok "OneQemuKvm vcpus: the same span after the host's trace is unknown"
+  else notok "OneQemuKvm vcpus after the host's trace" "$last"; fi
 else
   skip "OneQemuKvm pcpus --csv" "shared traces missing"
   skip "OneQemuKvm pcpus --clock-model linear" "shared traces missing"
   skip "OneQemuKvm pcpus --json" "shared traces missing"
+  skip "OneQemuKvm vcpus after the host's trace" "shared traces missing"
 fi
 
 HOST=$SHARED/kvm-hip24/host.dat

@@ -25,8 +25,10 @@ static const char usage[] =
 	"(first host) timebase, end exclusive. A CPU's rows begin at the first event recorded\n"
 	"on it; around lost events nothing is claimed (cycles instead of ns when a trace counts\n"
 	"cycles with no rate: see --tsc-hz). Where who ran is not known (after lost events,\n"
-	"and on a host that recorded no sched_switch everywhere outside kvm_entry..kvm_exit:\n"
-	"a thread is on one CPU at a time, and nothing else proves where it was), the row says\n"
+	"from a thread's last event on a CPU once it is seen on another, after the host's\n"
+	"trace ended while other traces go on, and on a host that recorded no sched_switch\n"
+	"everywhere outside kvm_entry..kvm_exit: a thread is on one CPU at a time, and nothing\n"
+	"else proves where it was), the row says\n"
 	"so: machine \"unknown\", vcpu, tid and comm empty (null in JSON); the unknown share of\n"
 	"each CPU's time (from its first row to the end) and of all follows the rows.\n"
 	"\n"
@@ -134,8 +136,9 @@ static void share_report(struct out *o)
 		vms_json_finish(&j);
 	}
 	fprintf(stderr, "vmscope %s: warning: who ran on the host CPUs is not known for %.2f%% of "
-			"their time (%s of %s, from each CPU's first row: lost events, or a host "
-			"that recorded no sched_switch); the rows say where\n", o->c->cmd,
+			"their time (%s of %s, from each CPU's first row: lost events, a thread seen "
+			"on another CPU, after a host's trace ended, or a host that recorded no "
+			"sched_switch); the rows say where\n", o->c->cmd,
 		pct(unk, cov), cli_ns(unk, d, sizeof d), cli_ns(cov, e, sizeof e));
 }
 
@@ -251,6 +254,13 @@ int cmd_pcpus(int argc, char **argv)
 				c.cmd);
 		else
 			share_report(&o);
+		struct vms_analysis *an = vms_session_analysis(c.s);
+		uint64_t unf = an ? vms_analysis_threads_unfollowed(an) : 0;
+		if (unf)
+			fprintf(stderr, "vmscope %s: warning: more than %u host threads: %llu times "
+					"one beyond them came on a CPU unfollowed (a CPU whose switch "
+					"away from it was lost may still show it)\n", c.cmd,
+				VMS_OCC_THREADS_MAX, (unsigned long long)unf);
 	}
 	st = cli_end(&c, st);
 	vms_pcpu_view_free(pv);

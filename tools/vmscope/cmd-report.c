@@ -161,9 +161,15 @@ static void text_vcpu(FILE *f, struct vms_session *s, const struct vms_vcpu_stat
 			"before anything was known)\n", cli_ns(v->ns[VMS_STATE_UNKNOWN], b[1], 32));
 	if (!v->host_visible)
 		fprintf(f, "    no host trace: time in the hypervisor and preemption cannot be seen\n");
-	else if (!v->preempt_visible)
-		fprintf(f, "    preemption cannot be seen: the host recorded no sched_switch "
-			"(record it with: trace-cmd record -e kvm -e sched)\n");
+	else if (!v->preempt_visible) {
+		/* the availability table's wording (lib/session/availability.c) and its pointer to
+		 * the recipes: a bare trace-cmd line would record no guest */
+		const struct vms_machine *hm = vms_model_machine_c(m, (uint32_t)host);
+		fprintf(f, "    preemption and steal not available: %s recorded no sched_switch: "
+			"when its vCPU threads were preempted cannot be seen (docs/recording.md says "
+			"how to record it)\n",
+			hm && hm->name && *hm->name ? cli_text(hm->name) : "the host");
+	}
 	text_exits(f, "    ", v->exits, v->nr_exits, top, v->hypervisor_ns);
 	if (xen)
 		cli_xen_exit_rule(f, s, g, (int32_t)v->vcpu, "    ", v->exits, v->nr_exits);
