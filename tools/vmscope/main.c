@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "threads", cmd_threads, "when a guest thread its guest thought running was stopped" },
 	{ "export", cmd_export, "the timeline for Perfetto UI (.pftrace) or as Chrome JSON" },
 	{ "latency", cmd_latency, "why guest threads were late: each wake-up split into causes" },
+	{ "containers", cmd_containers, "threads by container: running, run queue, VMM, preempted" },
 	{ "exits", cmd_exits, "VM exits per guest, vCPU and reason with cost percentiles" },
 	{ "sync", cmd_sync, "how each machine's clock was brought to the reference" },
 	{ "synth", cmd_synth, "write a realistic simulated host + guest trace.dat pair" },
