@@ -28,7 +28,7 @@ static const struct rule rules[] = {
 	 {F("comm")}, 1, false},
 	{"sched_process_fork", VMS_K_PROCESS_FORK,
 	 {F("parent_tid", "parent_pid"), F("child_tid"), F("child_pid"), F("child_ns_inum"),
-	  F("vtids_length")}, {F("child_comm")},
+	  F("vtids_length", "_vtids_length")}, {F("child_comm")},
 	 1 | 2, false},
 	{"sched_process_exec", VMS_K_PROCESS_EXEC, {F("tid")}, {F("filename")}, 1, true},
 	{"sched_process_exit", VMS_K_PROCESS_EXIT, {F("tid")}, {{NULL}}, 1, false},
