@@ -54,6 +54,10 @@ struct vms_containers;
 /* A consumer; fills *o (it has reset: the session calls it with the model before a pass). */
 struct vms_containers *vms_containers_new(struct vms_observer *o);
 void vms_containers_free(struct vms_containers *c);
+/* Follow machine `machine` (a source index): only machines whose traces can record PID
+ * namespaces are worth the cost (a sched_switch costs three lookups); the others are left
+ * out at once. Call before the run. Returns 0, or -1 when out of memory. */
+int vms_containers_watch(struct vms_containers *c, uint32_t machine);
 /* After the run: ordered by machine, then level, then inode. */
 uint32_t vms_containers_count(const struct vms_containers *c);
 const struct vms_container *vms_containers_get(const struct vms_containers *c, uint32_t i);

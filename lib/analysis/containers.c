@@ -58,6 +58,8 @@ struct vms_containers {
 	struct ct_parent *par;
 	uint32_t nr_par, cap_par;
 	bool nomem;
+	bool *watch;                /* by machine: followed (vms_containers_watch) */
+	uint32_t nr_watch;
 	/* the result */
 	struct vms_container *out;
 	uint32_t nr_out;
@@ -199,10 +201,17 @@ static void on_switch(struct vms_containers *c, const struct vms_event *ev, uint
 	}
 }
 
+static bool watched(const struct vms_containers *c, uint32_t machine)
+{
+	return machine < c->nr_watch && c->watch[machine];
+}
+
 static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
 {
 	struct vms_containers *c = ctx;
 	struct ct_thread *x;
+	if (!watched(c, ev->machine))
+		return;
 	switch (ev->kind) {
 	case VMS_K_SCHED_SWITCH:
 		on_switch(c, ev, t);
@@ -245,7 +254,7 @@ static void close_vcpu(struct vms_containers *c, struct ct_vcpu *v, uint64_t t)
 static struct ct_vcpu *vcpu_from(struct vms_containers *c, uint32_t vidx, uint32_t machine,
 				 uint64_t t)
 {
-	if (vidx >= c->nr_v)
+	if (vidx >= c->nr_v || !watched(c, machine))
 		return NULL;
 	struct ct_vcpu *v = &c->v[vidx];
 	close_vcpu(c, v, t);
@@ -410,8 +419,12 @@ static void clear(struct vms_containers *c)
 	vms_keymap_free(&c->th_idx);
 	vms_keymap_free(&c->cpu_idx);
 	const struct vms_model *m = c->model;
+	bool *w = c->watch;
+	uint32_t nw = c->nr_watch;
 	memset(c, 0, sizeof *c);
 	c->model = m;
+	c->watch = w; /* the machines followed stay, pass after pass */
+	c->nr_watch = nw;
 	vms_keymap_init(&c->th_idx);
 	vms_keymap_init(&c->cpu_idx);
 }
@@ -459,7 +472,25 @@ void vms_containers_free(struct vms_containers *c)
 	clear(c);
 	vms_keymap_free(&c->th_idx);
 	vms_keymap_free(&c->cpu_idx);
+	free(c->watch);
 	free(c);
+}
+
+int vms_containers_watch(struct vms_containers *c, uint32_t machine)
+{
+	if (machine >= c->nr_watch) {
+		if (machine > UINT32_MAX / 2 - 1)
+			return -1;
+		uint32_t n = machine + 1;
+		bool *w = realloc(c->watch, n * sizeof *w);
+		if (!w)
+			return -1;
+		memset(w + c->nr_watch, 0, (n - c->nr_watch) * sizeof *w);
+		c->watch = w;
+		c->nr_watch = n;
+	}
+	c->watch[machine] = true;
+	return 0;
 }
 
 uint32_t vms_containers_count(const struct vms_containers *c)

@@ -5,6 +5,7 @@
  * vmm_ns,preempted_ns (_cycles for a counter clock without its rate; vmm and preempted empty
  * when unknown). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "cmds.h"
@@ -133,6 +134,43 @@ void cli_containers_warn(const char *cmd, struct vms_model *m, const struct vms_
 	}
 }
 
+/* Can this source record PID namespaces? LTTng's statedump, or a fork outside trace.dat
+ * (ftrace's sched_process_fork has no namespace fields). */
+static bool may_record_namespaces(const struct vms_source *src)
+{
+	bool tracedat = !strncmp(src->meta.format, "trace.dat", 9);
+	for (uint32_t i = 0; i < src->meta.nr_types; i++) {
+		const char *n = src->meta.type_names[i], *colon = strrchr(n, ':');
+		n = colon ? colon + 1 : n;
+		if (!strcmp(n, "lttng_statedump_process_state") ||
+		    !strcmp(n, "lttng_statedump_process_pid_ns") ||
+		    (!tracedat && !strcmp(n, "sched_process_fork")))
+			return true;
+	}
+	return false;
+}
+
+int cli_containers_observe(struct vms_session *s, struct vms_containers **out)
+{
+	*out = NULL;
+	struct vms_observer o;
+	struct vms_containers *c = NULL;
+	for (uint32_t i = 0; i < vms_session_nr_sources(s); i++) {
+		if (!may_record_namespaces(vms_session_source(s, i)))
+			continue;
+		if ((!c && !(c = vms_containers_new(&o))) || vms_containers_watch(c, i) != 0) {
+			vms_containers_free(c);
+			return -1;
+		}
+	}
+	if (c && vms_session_observe(s, &o) != 0) {
+		vms_containers_free(c);
+		return -1;
+	}
+	*out = c;
+	return 0;
+}
+
 static void csv_below(FILE *f, uint64_t v, bool known)
 {
 	if (known)
@@ -170,9 +208,8 @@ int cmd_containers(int argc, char **argv)
 	int st = cli_begin(&c, argc, argv, CLI_JSON | CLI_CSV | CLI_ROLES | CLI_OUT, usage);
 	if (st != CLI_GO)
 		return st;
-	struct vms_observer o;
-	struct vms_containers *ct = vms_containers_new(&o);
-	if (!ct || vms_session_observe(c.s, &o) != 0) {
+	struct vms_containers *ct;
+	if (cli_containers_observe(c.s, &ct) != 0) {
 		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
 		st = VMS_EXIT_FAIL;
 	} else {

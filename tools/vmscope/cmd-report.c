@@ -721,12 +721,12 @@ int cmd_report(int argc, char **argv)
 	if (st != CLI_GO)
 		return st;
 	/* findings first: the latency consumer and the findings' own, made for each pass */
-	struct vms_observer lo, fo, co;
+	struct vms_observer lo, fo;
 	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
 	struct vms_findings *fd = vms_findings_new(NULL, &fo);
-	struct vms_containers *ct = vms_containers_new(&co);
-	if (!lat || !fd || !ct || vms_session_observe(c.s, &lo) || vms_session_observe(c.s, &fo) ||
-	    vms_session_observe(c.s, &co)) {
+	struct vms_containers *ct = NULL;
+	if (!lat || !fd || vms_session_observe(c.s, &lo) || vms_session_observe(c.s, &fo) ||
+	    cli_containers_observe(c.s, &ct)) {
 		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
 		st = VMS_EXIT_FAIL;
 	} else {

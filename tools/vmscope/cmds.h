@@ -31,6 +31,10 @@ struct vms_containers;
 struct vms_json;
 void cli_containers_text(FILE *f, struct vms_model *m, const struct vms_containers *c);
 void cli_containers_json(struct vms_json *j, struct vms_model *m, const struct vms_containers *c);
+struct vms_session;
+/* A containers consumer observing the session, following the sources that can record
+ * namespaces; *out NULL when none can. Returns 0, or -1 when out of memory. */
+int cli_containers_observe(struct vms_session *s, struct vms_containers **out);
 void cli_containers_warn(const char *cmd, struct vms_model *m, const struct vms_containers *c);
 
 #endif
