@@ -3,7 +3,6 @@
  * state machine's vcpu_state and guest_switch (what the layers below took from a guest
  * thread's running time). Threads and namespaces are kept in tables grown as the records
  * show them, found through keymaps; containers are formed at the finish. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +11,7 @@
 #include "vmscope/containers.h"
 
 #define NONE UINT64_MAX
+#define NONE32 UINT32_MAX
 
 struct ct_ns {                 /* a thread's namespace at one level */
 	uint64_t inum;         /* 0: none recorded */
@@ -29,6 +29,7 @@ struct ct_thread {
 
 struct ct_cpu {                /* a CPU of a machine, as its own sched_switch shows it */
 	int32_t tid;           /* -1 before its first sched_switch */
+	uint32_t th;           /* tid's index in the threads, NONE32: none (a lookup saved) */
 	uint64_t since;
 };
 
@@ -36,6 +37,7 @@ struct ct_vcpu {               /* a guest's vCPU, as the state machine publishes
 	uint32_t machine;
 	enum vms_vcpu_state state;
 	int32_t gtid;
+	uint32_t th;           /* gtid's index in the threads, NONE32: none */
 	uint64_t since;
 };
 
@@ -114,10 +116,20 @@ static struct ct_thread *thread(struct vms_containers *c, uint32_t machine, uint
 	return x;
 }
 
+static uint32_t index_of(const struct vms_containers *c, const struct ct_thread *x)
+{
+	return x ? (uint32_t)(x - c->th) : NONE32;
+}
+
+/* The latest name: every sched_switch says it, so it is copied only when it changed (a
+ * snprintf per switch was most of this consumer's cost). */
 static void name(struct ct_thread *x, const char *comm)
 {
-	if (comm && *comm)
-		snprintf(x->comm, sizeof x->comm, "%s", comm);
+	if (!comm || !*comm || !strncmp(x->comm, comm, sizeof x->comm - 1))
+		return;
+	size_t n = strnlen(comm, sizeof x->comm - 1);
+	memcpy(x->comm, comm, n);
+	x->comm[n] = '\0';
 }
 
 /* A thread's namespace at `level`: the deepest so far, or the one just above it. */
@@ -172,8 +184,10 @@ static struct ct_cpu *cpu_of(struct vms_containers *c, uint32_t machine, uint32_
 	bool fresh;
 	struct ct_table tb = { (void **)&c->cpu, &c->nr_cpu, &c->cap_cpu, sizeof *c->cpu, &c->cpu_idx };
 	struct ct_cpu *k = entry(c, tb, (uint64_t)machine << 32 | cpu, &fresh);
-	if (k && fresh)
+	if (k && fresh) {
 		k->tid = -1; /* nothing known before its first sched_switch */
+		k->th = NONE32;
+	}
 	return k;
 }
 
@@ -182,7 +196,9 @@ static void on_switch(struct vms_containers *c, const struct vms_event *ev, uint
 	struct ct_cpu *k = cpu_of(c, ev->machine, ev->cpu);
 	if (!k)
 		return;
-	struct ct_thread *prev = thread(c, ev->machine, ev->f[0]);
+	/* the thread leaving is, but for lost events, the one the CPU ran: no lookup then */
+	struct ct_thread *prev = k->tid >= 0 && (uint64_t)k->tid == ev->f[0] && k->th < c->nr_th
+					 ? &c->th[k->th] : thread(c, ev->machine, ev->f[0]);
 	if (prev) {
 		if (k->tid == prev->tid)
 			prev->running += t - k->since;
@@ -193,6 +209,7 @@ static void on_switch(struct vms_containers *c, const struct vms_event *ev, uint
 	struct ct_thread *next = thread(c, ev->machine, ev->f[2]);
 	k->tid = (int32_t)ev->f[2] == (int64_t)ev->f[2] ? (int32_t)ev->f[2] : -1;
 	k->since = t;
+	k->th = index_of(c, next);
 	if (next) {
 		name(next, ev->s[1]);
 		if (next->wait_since != NONE && next->wait_since <= t)
@@ -237,15 +254,13 @@ static void on_event(void *ctx, const struct vms_event *ev, uint64_t t)
 /* What the vCPU did since its last change goes to the guest thread that was current on it. */
 static void close_vcpu(struct vms_containers *c, struct ct_vcpu *v, uint64_t t)
 {
-	if (v->gtid > 0 && t > v->since &&
+	if (v->th < c->nr_th && t > v->since &&
 	    (v->state == VMS_STATE_VMM || v->state == VMS_STATE_PREEMPTED)) {
-		struct ct_thread *x = thread(c, v->machine, (uint64_t)v->gtid);
-		if (x) {
-			if (v->state == VMS_STATE_VMM)
-				x->vmm += t - v->since;
-			else
-				x->preempted += t - v->since;
-		}
+		struct ct_thread *x = &c->th[v->th];
+		if (v->state == VMS_STATE_VMM)
+			x->vmm += t - v->since;
+		else
+			x->preempted += t - v->since;
 	}
 	v->since = t;
 }
@@ -267,6 +282,8 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	struct ct_vcpu *v = vcpu_from(ctx, o->vidx, o->machine, o->t);
 	if (v) {
 		v->state = o->state;
+		if (v->gtid != o->gtid)
+			v->th = index_of(ctx, thread(ctx, o->machine, (uint64_t)(int64_t)o->gtid));
 		v->gtid = o->gtid;
 	}
 }
@@ -274,8 +291,10 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 {
 	struct ct_vcpu *v = vcpu_from(ctx, o->vidx, o->machine, o->t);
-	if (v)
+	if (v) {
+		v->th = index_of(ctx, thread(ctx, o->machine, (uint64_t)(int64_t)o->next_tid));
 		v->gtid = o->next_tid;
+	}
 }
 
 static bool below_known(const struct vms_model *m, uint32_t machine)
@@ -446,8 +465,10 @@ static void on_reset(void *ctx, const struct vms_model *model)
 		return;
 	}
 	c->nr_v = nv;
-	for (uint32_t i = 0; i < nv; i++)
+	for (uint32_t i = 0; i < nv; i++) {
 		c->v[i].gtid = -1;
+		c->v[i].th = NONE32;
+	}
 }
 
 struct vms_containers *vms_containers_new(struct vms_observer *o)
