@@ -31,10 +31,14 @@ enum vms_kind {
 	VMS_K_NET_SEND,         /* f0 seq, f1 ack_seq, f2 flags (TCP packet leaving) */
 	VMS_K_NET_RECV,         /* f0 seq, f1 ack_seq, f2 flags (TCP packet arriving) */
 	VMS_K_PROCESS_FORK,     /* f0 parent_tid, f1 child_tid, f2 child tgid if known else 0;
-	                           s0 child comm */
+	                           f3 the child's PID namespace inode (LTTng child_ns_inum: its
+	                           deepest level) else 0, f4 its PID namespace levels (the
+	                           vtids, so its ns_level is f4 - 1) else 0; s0 child comm */
 	VMS_K_PROCESS_EXIT,     /* f0 tid */
 	VMS_K_THREAD_NAME,      /* f0 tid, f1 tgid if known else 0; s0 comm: a name learnt for a
-	                           thread (task_rename, statedump, process names) */
+	                           thread (task_rename, statedump, process names); f2 a PID
+	                           namespace of the thread (statedump ns_inum) else 0, f3 its
+	                           ns_level (0 = the root namespace): one record per level */
 	VMS_K_XEN_RUNSTATE,     /* f0 domain, f1 vcpu, f2 old state, f3 new state */
 	VMS_K_XEN_VMEXIT,       /* f0 exit reason, f1 guest rip; tid = domain << 16 | vcpu */
 	VMS_K_XEN_VMENTRY,      /* tid = domain << 16 | vcpu */

@@ -706,6 +706,75 @@ static void test_names_and_backwards(void **state)
 	vms_session_free(ss);
 }
 
+/* PID namespaces as lttng-modules 2.x writes them: sched_process_fork with the child's tid in
+ * each namespace level (__vtids_length, _vtids) and the namespaces' inodes, and
+ * lttng_statedump_process_pid_ns (2.11+: one record per level of a thread). babeltrace2 reads
+ * this trace with the same values (_vtids_length = 3, vtids [43, 4, 2], ns_inum 654321). */
+static const char META_NS[] =
+	"/* CTF 1.8 */\n"
+	COMPACT_TYPES
+	TRACE_AND_ENV
+	"clock { name = monotonic; freq = 1000000000; offset_s = 0; offset = 0; };\n"
+	PACKET_CONTEXT
+	COMPACT_STREAM
+	"event { name = sched_process_fork; id = 1; stream_id = 0; fields := struct {\n"
+	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _parent_comm[16];\n"
+	"  uint32_t _parent_tid; uint32_t _parent_pid; uint32_t _parent_ns_inum;\n"
+	"  integer { size = 8; align = 8; signed = 1; encoding = UTF8; } _child_comm[16];\n"
+	"  uint32_t _child_tid; uint8_t __vtids_length; uint32_t _vtids[ __vtids_length ];\n"
+	"  uint32_t _child_pid; uint32_t _child_ns_inum; }; };\n"
+	"event { name = lttng_statedump_process_pid_ns; id = 2; stream_id = 0; fields := struct {\n"
+	"  uint32_t _tid; uint32_t _vtid; uint32_t _pid; uint32_t _vpid; uint32_t _ppid;\n"
+	"  uint32_t _vppid; uint32_t _ns_level; uint32_t _ns_inum; }; };\n";
+
+static void test_namespaces(void **state)
+{
+	(void)state;
+	char dir[2100];
+	snprintf(dir, sizeof dir, "%.2000s/t", vms_test_tmpdir("ctf-ns"));
+	static struct buf b;
+	start_trace(dir, META_NS, &b);
+	size_t at = packet(&b, 1000, 0);
+	compact(&b, 1, 1100); /* 42 forks 43 in ns 987654, three levels: tids 43, 4, 2 */
+	char pc[16] = "init", cc[16] = "myapp";
+	put(&b, pc, 16);
+	u32(&b, 42);
+	u32(&b, 42);
+	u32(&b, 987654);
+	put(&b, cc, 16);
+	u32(&b, 43);
+	u8(&b, 3);
+	u32(&b, 43);
+	u32(&b, 4);
+	u32(&b, 2);
+	u32(&b, 43);
+	u32(&b, 987654);
+	compact(&b, 2, 1200); /* 41 at level 1 in ns 654321 (vtid 2) */
+	uint32_t sd[] = {41, 2, 41, 2, 40, 1, 1, 654321};
+	for (size_t i = 0; i < 8; i++)
+		u32(&b, sd[i]);
+	end_packet(&b, 0, at);
+	write_file(dir, "channel0_3", b.b, b.n);
+	struct vms_source *s = open_ok(dir);
+	struct vms_event ev;
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_int_equal(ev.kind, VMS_K_PROCESS_FORK);
+	assert_int_equal(ev.f[0], 42);
+	assert_int_equal(ev.f[1], 43);
+	assert_int_equal(ev.f[2], 43);
+	assert_int_equal(ev.f[3], 987654); /* child_ns_inum, after the sequence */
+	assert_int_equal(ev.f[4], 3);      /* the levels: __vtids_length */
+	assert_string_equal(ev.s[0], "myapp");
+	assert_int_equal(s->ops->next(s, 0, &ev), 1);
+	assert_int_equal(ev.kind, VMS_K_THREAD_NAME);
+	assert_int_equal(ev.f[0], 41);
+	assert_int_equal(ev.f[1], 41);
+	assert_int_equal(ev.f[2], 654321);
+	assert_int_equal(ev.f[3], 1);
+	assert_int_equal(s->ops->next(s, 0, &ev), 0);
+	vms_source_close(s);
+}
+
 /* A UST trace as lttng-ust writes one (env domain "ust", "provider:event" names, the thread
  * in a vtid context), beside a kernel trace in one LTTng session directory: one machine,
  * the UST event a trace point with its integers and strings in order and the vtid as its
@@ -777,6 +846,7 @@ int main(void)
 		cmocka_unit_test(test_filter_damage),
 		cmocka_unit_test(test_names_and_backwards),
 		cmocka_unit_test(test_ust_session),
+		cmocka_unit_test(test_namespaces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "vmscope/containers.h"
 #include "vmscope/findings.h"
 #include "vmscope/latency.h"
 #include "vmscope/writers.h"
@@ -406,7 +407,8 @@ static void json_findings(struct vms_json *j, struct vms_model *m, const struct 
 	vms_json_end_array(j);
 }
 
-static void text_report(FILE *f, struct vms_session *s, unsigned top, const struct vms_findings *fd)
+static void text_report(FILE *f, struct vms_session *s, unsigned top, const struct vms_findings *fd,
+			const struct vms_containers *ct)
 {
 	struct vms_model *m = vms_session_model(s);
 	struct vms_analysis *a = vms_session_analysis(s);
@@ -489,6 +491,7 @@ static void text_report(FILE *f, struct vms_session *s, unsigned top, const stru
 		text_threads(f, a, &rows, i, top);
 	}
 	rows_free(&rows);
+	cli_containers_text(f, m, ct); /* nothing without namespaces */
 }
 
 /* ---------------- JSON ---------------- */
@@ -627,10 +630,11 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 /* The text report without its findings (the HTML page's summary). */
 void cli_report_text(FILE *f, struct vms_session *s, unsigned top)
 {
-	text_report(f, s, top, NULL);
+	text_report(f, s, top, NULL, NULL);
 }
 
-static void json_report(FILE *f, struct vms_session *s, const struct vms_findings *fd)
+static void json_report(FILE *f, struct vms_session *s, const struct vms_findings *fd,
+			const struct vms_containers *ct)
 {
 	struct vms_model *m = vms_session_model(s);
 	struct vms_analysis *a = vms_session_analysis(s);
@@ -735,6 +739,8 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 		vms_json_end_object(&j);
 	}
 	vms_json_end_array(&j);
+	if (vms_containers_count(ct)) /* only where a trace records namespaces */
+		cli_containers_json(&j, m, ct);
 	vms_json_end_object(&j);
 	rows_free(&rows);
 	vms_json_finish(&j);
@@ -750,7 +756,9 @@ int cmd_report(int argc, char **argv)
 	struct vms_observer lo, fo;
 	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
 	struct vms_findings *fd = vms_findings_new(NULL, &fo);
-	if (!lat || !fd || vms_session_observe(c.s, &lo) || vms_session_observe(c.s, &fo)) {
+	struct vms_containers *ct = NULL;
+	if (!lat || !fd || vms_session_observe(c.s, &lo) || vms_session_observe(c.s, &fo) ||
+	    cli_containers_observe(c.s, &ct)) {
 		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
 		st = VMS_EXIT_FAIL;
 	} else {
@@ -766,11 +774,13 @@ int cmd_report(int argc, char **argv)
 		vms_findings_compute(fd, vms_session_analysis(s), lat, srcs, srcs ? ns : 0);
 		free(srcs);
 		if (c.json)
-			json_report(c.f, s, fd);
+			json_report(c.f, s, fd, ct);
 		else
-			text_report(c.f, s, c.top, fd);
+			text_report(c.f, s, c.top, fd, ct);
+		cli_containers_warn(c.cmd, vms_session_model(s), ct);
 	}
 	st = cli_end(&c, st);
+	vms_containers_free(ct);
 	vms_latency_free(lat);
 	vms_findings_free(fd);
 	return st;

@@ -4,6 +4,8 @@
 #ifndef VMSCOPE_CMDS_H
 #define VMSCOPE_CMDS_H
 
+#include <stdio.h>
+
 #define VMS_EXIT_OK 0
 #define VMS_EXIT_FAIL 1
 #define VMS_EXIT_USAGE 2
@@ -28,5 +30,18 @@ int cmd_demo(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_db(int argc, char **argv);
+int cmd_containers(int argc, char **argv);
+
+/* cmd-containers.c: containers (PID namespaces) and their times, for report too */
+struct vms_model;
+struct vms_containers;
+struct vms_json;
+void cli_containers_text(FILE *f, struct vms_model *m, const struct vms_containers *c);
+void cli_containers_json(struct vms_json *j, struct vms_model *m, const struct vms_containers *c);
+struct vms_session;
+/* A containers consumer observing the session, following the sources that can record
+ * namespaces; *out NULL when none can. Returns 0, or -1 when out of memory. */
+int cli_containers_observe(struct vms_session *s, struct vms_containers **out);
+void cli_containers_warn(const char *cmd, struct vms_model *m, const struct vms_containers *c);
 
 #endif

@@ -12,6 +12,7 @@ VMS_COMMAND(pcpus, "what really ran on each physical CPU: host thread or guest t
 VMS_COMMAND(threads, "when a guest thread its guest thought running was stopped")
 VMS_COMMAND(export, "the timeline for Perfetto UI (.pftrace) or as Chrome JSON")
 VMS_COMMAND(latency, "why guest threads were late: each wake-up split into causes")
+VMS_COMMAND(containers, "threads by container: running, run queue, VMM, preempted")
 VMS_COMMAND(exits, "VM exits per guest, vCPU and reason with cost percentiles")
 VMS_COMMAND(db, "the results as SQL tables in SQLite or ClickHouse; fleet queries")
 VMS_COMMAND(sync, "how each machine's clock was brought to the reference")

@@ -40,7 +40,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: vmscope <command> [options] TRACE...\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		fprintf(f, "   %-9s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "   %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nOptions may come before or after the traces; --opt=value and --opt value are "
 		   "alike.\n'vmscope help <command>' tells more, 'man vmscope-<command>' tells all;\n"
 		   "'vmscope --version' (on any command) prints the version.\n"

@@ -106,6 +106,17 @@ int tcxml_cpu(const char *path, const struct tcxml_raw *ev, uint32_t *cpu,
 	return 0;
 }
 
+/* The entries of a longArray value ("43,4,2": a thread's tid in each PID namespace level). */
+static uint64_t levels(const char *v)
+{
+	if (!v || !*v)
+		return 0;
+	uint64_t n = 1;
+	for (; *v; v++)
+		n += *v == ',';
+	return n;
+}
+
 #define NUM(i, fname)                                                                   \
 	do {                                                                            \
 		if (num(path, ev, fname, &out->f[i], NULL, err) != 0)                   \
@@ -184,6 +195,8 @@ int tcxml_decode(const char *path, const struct tcxml_raw *ev, enum vms_kind kin
 			NUM(1, "child_pid");
 		}
 		out->s[0] = tcxml_field(ev, "child_comm");
+		NUM(3, "child_ns_inum");
+		out->f[4] = levels(tcxml_field(ev, "vtids"));
 		break;
 	case VMS_K_PROCESS_EXIT:
 		if (num(path, ev, "tid", &out->f[0], &present, err) != 0)
@@ -199,6 +212,8 @@ int tcxml_decode(const char *path, const struct tcxml_raw *ev, enum vms_kind kin
 			out->f[0] = v;
 			NUM(1, "pid");
 			out->s[0] = tcxml_field(ev, "name");
+			NUM(2, "ns_inum");
+			NUM(3, "ns_level");
 		} else {
 			NUM(0, "pid");
 			out->s[0] = tcxml_field(ev, "newcomm");
