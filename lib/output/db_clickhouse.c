@@ -219,7 +219,9 @@ static int wait_mutations(struct vms_db *db)
 				break;
 			if (tries == 6000) {
 				vms_db_fail(db, "ClickHouse at %s: the deletion of an earlier load's rows "
-					    "is not done after 10 minutes (system.mutations)", h->url[s]);
+					    "is not done after 10 minutes (system.mutations; after a crash, "
+					    "stale tmp_merge_* directories block it: docs/fleet.md)",
+					    h->url[s]);
 				return -1;
 			}
 			nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);

@@ -44,6 +44,11 @@ class Server:
   <users_config>{u}</users_config>
   <default_profile>default</default_profile><default_database>default</default_database>
   <mark_cache_size>5368709</mark_cache_size>
+  <!-- ClickHouse 18.16 (Debian 12) keeps a merge's tmp_merge_* directory after a SIGKILL and
+       retries that merge, failing ("already exists"), before any mutation of the table, until
+       the directory is older than this (default a day): the kill test's rerun deletes the cut
+       capture's rows by a mutation, which would wait behind it (docs/fleet.md) -->
+  <merge_tree><temporary_directories_lifetime>30</temporary_directories_lifetime></merge_tree>
   {remote}
 </yandex>
 """.format(r=self.root, h=self.http, t=self.tcp, i=self.inter, u=users, remote=remote)
