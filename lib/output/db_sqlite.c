@@ -48,6 +48,7 @@ struct lite {
 	sqlite3 *h;
 	char *path;
 	struct pending t[VMS_DB_NR_TABLES];
+	size_t max_len;               /* SQLite's limit on a text */
 	bool in_tx;
 };
 
@@ -233,7 +234,7 @@ static int lite_row(struct vms_db *db, enum vms_db_table_id id, const struct vms
 			k->u.r = v[c].r;
 		} else if (v[c].kind == VMS_DB_V_TEXT) {
 			size_t n = strlen(v[c].s);
-			if (n > (size_t)sqlite3_limit(l->h, SQLITE_LIMIT_LENGTH, -1)) {
+			if (n > l->max_len) {
 				vms_db_fail(db, "%s: a text of %s is too long", l->path, t->name);
 				return -1;
 			}
@@ -409,6 +410,7 @@ struct vms_db *vms_db_open_sqlite(const char *path, char *err, size_t len)
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		fail(db, "cannot open");
 	} else {
+		l->max_len = (size_t)sqlite3_limit(l->h, SQLITE_LIMIT_LENGTH, -1);
 		sqlite3_busy_timeout(l->h, 600000);   /* another load holds the write lock: wait for it */
 		for (int t = 0; t < VMS_DB_NR_TABLES && !db->err[0]; t++)
 			if (create(db, vms_db_table(t)) == 0)
