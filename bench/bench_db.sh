@@ -34,6 +34,7 @@ set -euo pipefail
 V=${1:-build/tools/vmscope/vmscope}
 V=$(readlink -f "$V")
 HOSTS=${HOSTS:-100} HOST_EVENTS=${HOST_EVENTS:-20k} PAIR_EVENTS=${PAIR_EVENTS:-500k} JOBS=${JOBS:-2}
+ROUNDS=${ROUNDS:-3} FLEET=${FLEET:-1}
 T=$(mktemp -d /tmp/vmscope-bench-db.XXXXXX)
 CH_PID=
 cleanup() { [ -n "$CH_PID" ] && kill "$CH_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
@@ -43,29 +44,43 @@ timed() { /usr/bin/time -f '%e %U %S %M' -o "$T/time" "$@" > "$T/out" 2> "$T/err
           read -r wall u s rss < "$T/time"; cpu=$(echo "$u + $s" | bc); }
 rows_of() { grep -o '[a-z_]* [0-9]*' "$T/out" | awk '{n += $2} END {print n}'; }
 
-echo "vmscope db bench: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+echo "vmscope db bench: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $V"
 "$V" synth --out "$T/pair" --events "$PAIR_EVENTS" --seed 7 2>/dev/null
 P=("$T/pair/host.dat" "$T/pair/guest.dat")
 
-# 1. one pair: db --sqlite, and the CSV commands that print the same interval rows
-timed "$V" db --sqlite "$T/pair.db" "${P[@]}"
-rows=$(rows_of)
-printf 'sqlite     %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s  peak RSS %d KiB\n' "$rows" "$wall" \
-  "$cpu" "$(echo "$rows / $wall" | bc -l)" "$rss"
-sqlite_wall=$wall sqlite_cpu=$cpu
-csv_sum=0 csv_cpu=0 csv_rows=0
-for c in vcpus threads pcpus latency; do
-  timed "$V" $c --csv "${P[@]}"
-  n=$(($(wc -l < "$T/out") - 1))
-  csv_rows=$((csv_rows + n))
-  csv_sum=$(echo "$csv_sum + $wall" | bc)
-  csv_cpu=$(echo "$csv_cpu + $cpu" | bc)
-  printf '%-10s %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s\n' "$c --csv" "$n" "$wall" "$cpu" \
-    "$(echo "$n / $wall" | bc -l)"
+# 1. one pair: db --sqlite against the CSV commands of every table that has one (vcpus,
+# threads, pcpus, exits and latency --csv: vcpu_intervals, thread_intervals, pcpu_intervals,
+# exit_stats and wakeups), ROUNDS rounds, the two sides alternating in each; the medians.
+# db writes more on top (captures, machines, vcpus, exits, steal, findings): both are counted.
+CSV_CMDS=(vcpus threads pcpus exits latency)
+CSV_TABLES="vcpu_intervals thread_intervals pcpu_intervals exit_stats wakeups"
+median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR] = $1} END {print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+db_walls= db_cpus= csv_walls= csv_cpus=
+for r in $(seq "$ROUNDS"); do
+  rm -f "$T/pair.db"
+  timed "$V" db --sqlite "$T/pair.db" "${P[@]}"
+  rows=$(rows_of) same=0
+  for t in $CSV_TABLES; do same=$((same + $(grep -o "$t [0-9]*" "$T/out" | awk '{print $2}'))); done
+  db_walls+=" $wall" db_cpus+=" $cpu"
+  printf 'round %d  db --sqlite     %9d rows (%d in the CSV tables)  %6.2f s wall %6.2f s CPU  peak RSS %d KiB\n' \
+    "$r" "$rows" "$same" "$wall" "$cpu" "$rss"
+  cw=0 cc=0 csv_rows=0 each=
+  for c in "${CSV_CMDS[@]}"; do
+    timed "$V" "$c" --csv "${P[@]}"
+    n=$(($(wc -l < "$T/out") - 1))
+    csv_rows=$((csv_rows + n)) cw=$(echo "$cw + $wall" | bc) cc=$(echo "$cc + $cpu" | bc)
+    each+=$(printf ' %s %d/%.2f' "$c" "$n" "$cpu")
+  done
+  csv_walls+=" $cw" csv_cpus+=" $cc"
+  printf 'round %d  the 5 CSV commands %6d rows                      %6.2f s wall %6.2f s CPU  (rows/CPU s:%s)\n' \
+    "$r" "$csv_rows" "$cw" "$cc" "$each"
 done
-printf 'the four CSV commands together: %d rows in %.2f s wall, %.2f s CPU; db --sqlite writes all tables in %.2f s wall (%.2fx), %.2f s CPU (%.2fx)\n' \
-  "$csv_rows" "$csv_sum" "$csv_cpu" "$sqlite_wall" "$(echo "$sqlite_wall / $csv_sum" | bc -l)" \
-  "$sqlite_cpu" "$(echo "$sqlite_cpu / $csv_cpu" | bc -l)"
+dw=$(echo "$db_walls" | median) dc=$(echo "$db_cpus" | median)
+cw=$(echo "$csv_walls" | median) cc=$(echo "$csv_cpus" | median)
+printf 'medians of %d rounds: db --sqlite %d rows (%d of them in the CSV tables) %.2f s wall, %.2f s CPU; the 5 CSV commands %d rows %.2f s wall, %.2f s CPU; db/CSV: %.2fx wall, %.2fx CPU\n' \
+  "$ROUNDS" "$rows" "$same" "$dw" "$dc" "$csv_rows" "$cw" "$cc" "$(echo "$dw / $cw" | bc -l)" "$(echo "$dc / $cc" | bc -l)"
+printf 'load after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$FLEET" = 0 ] && exit 0
 
 # 2. ClickHouse: the same pair, a server of our own
 if command -v clickhouse-server > /dev/null; then
