@@ -1,12 +1,36 @@
 #!/usr/bin/env bash
 # vmscope db: rows per second into SQLite and into ClickHouse, the load of a synthesized
-# fleet (hosts in parallel), the fleet queries' latency, and db against the CSV commands that
-# print the same rows. Wall-clock times (the user's measure) with CPU time beside them; one
-# run each (the machine's load only adds). Needs an optimized build (meson setup build) and,
-# for ClickHouse, clickhouse-server (a server is started on loopback in a temp dir and stopped).
+# fleet (hosts in parallel), the fleet queries' latency, and db against the CSV commands of
+# every table that has one (vcpus, threads, pcpus, exits, latency --csv), the two sides
+# alternating for ROUNDS rounds, their medians. Wall-clock times (the user's measure) with
+# CPU time beside them; the machine's load only adds. Needs an optimized build (meson setup
+# build, or build-rel) and, for ClickHouse, clickhouse-server (a server is started on
+# loopback in a temp dir and stopped).
 # usage: bench/bench_db.sh [VMSCOPE]   HOSTS=100 (fleet size) HOST_EVENTS=20k PAIR_EVENTS=500k
-#        JOBS=2 (hosts loaded at once)
+#        JOBS=2 (hosts loaded at once) ROUNDS=3 FLEET=0 (the pair only: no ClickHouse, no fleet)
 # Not in CI (speed goals live here). Results below, newest first.
+#
+# h-dbspeed (rows written 32 to an INSERT), 2026-12-02 16:02-16:06 UTC, release build
+# (meson setup build-rel --buildtype=release), load 10.6 before, 9.6 after the pair, 7.7 at
+# the end, on 2 vCPUs (other helpers at work): bench/bench_db.sh build-rel/tools/vmscope/vmscope
+#   500 k-event pair, medians of 3 alternating rounds:
+#     db --sqlite  1,529,879 rows in all 11 tables (1,019,800 of them in the 5 CSV tables):
+#                  2.75 s wall, 1.04 s CPU (1.01-1.18), peak RSS 19.8 MiB
+#     vcpus/threads/pcpus/exits/latency --csv: 1,019,800 rows, 2.20 s wall, 1.18 s CPU
+#                  (1.00-1.39) together, each command running the analysis again
+#     db/CSV: 0.88x CPU (the goal, <= 1, met with 1.5x the rows), 1.25x wall (db also fsyncs
+#     its 80 MB file at the commit; the CSV goes to a file in /tmp, not synced)
+#     ClickHouse 6.02 s wall, 1.16 s CPU in vmscope, 38.6 MiB
+#   the same pair, debugoptimized build (build/), FLEET=0, load 6.4: db 1.17 s CPU, 1.98 s
+#     wall; CSV 1.42 s CPU, 2.08 s wall: 0.82x CPU, 0.95x wall
+#   fleet of 100 hosts, 20 k events each, 2 at a time: SQLite 23.2 s wall, ClickHouse 46.2 s
+#   fleet queries (wall): top-steal SQLite 0.08 s / ClickHouse 0.08 s, exit-storms 5.77 /
+#     0.73 s, wakeup-p99 0.99 / 0.35 s, wakeup-p99-kernel 1.91 / 0.23 s
+#   callgrind, a 100 k-event pair (synth --seed 7), debugoptimized: db --sqlite 1,735 M
+#     instructions before, 1,385 M with 32 rows to an INSERT, 1,331 M with a machine's name
+#     escaped once; the 5 CSV commands 1,998 M together. SQLite's default journal kept (WAL
+#     with synchronous=NORMAL, page_size 16 k or 64 k, cache_size 16 MiB: no less CPU in a
+#     400 k-row test of one table)
 #
 # c5f9916 + query rewrites, 2026-12-02 10:17-10:28 UTC, debugoptimized build, load 16-25 on
 # the 2 vCPUs (other helpers building): wall times are ~4-8x the CPU times, so CPU is the
@@ -72,7 +96,7 @@ for r in $(seq "$ROUNDS"); do
     each+=$(printf ' %s %d/%.2f' "$c" "$n" "$cpu")
   done
   csv_walls+=" $cw" csv_cpus+=" $cc"
-  printf 'round %d  the 5 CSV commands %6d rows                      %6.2f s wall %6.2f s CPU  (rows/CPU s:%s)\n' \
+  printf 'round %d  the 5 CSV commands %6d rows                      %6.2f s wall %6.2f s CPU  (rows/CPU s each:%s)\n' \
     "$r" "$csv_rows" "$cw" "$cc" "$each"
 done
 dw=$(echo "$db_walls" | median) dc=$(echo "$db_cpus" | median)

@@ -40,8 +40,7 @@ struct pending {
 	struct insert one, many;      /* one row (what is left at the commit), batch rows */
 	struct kept *v;               /* many.rows rows */
 	uint32_t nr;                  /* rows kept */
-	char *text;                   /* their text */
-	size_t used, cap;
+	struct vms_db_buf text;       /* their text */
 };
 
 struct lite {
@@ -183,7 +182,7 @@ static int write_rows(struct vms_db *db, enum vms_db_table_id id, struct insert 
 			case VMS_DB_V_INT: rc = sqlite3_bind_int64(st, k, v->u.i); break;
 			case VMS_DB_V_REAL: rc = sqlite3_bind_double(st, k, v->u.r); break;
 			case VMS_DB_V_TEXT:
-				rc = sqlite3_bind_text(st, k, p->text + v->u.off, v->len, SQLITE_STATIC);
+				rc = sqlite3_bind_text(st, k, p->text.p + v->u.off, v->len, SQLITE_STATIC);
 				break;
 			default: rc = sqlite3_bind_null(st, k); break;
 			}
@@ -214,7 +213,7 @@ static int flush(struct vms_db *db, enum vms_db_table_id id)
 		for (uint32_t r = 0; r < p->nr && !rc; r++)
 			rc = write_rows(db, id, &p->one, p->v + (size_t)r * cols, 1);
 	p->nr = 0;
-	p->used = 0;
+	p->text.n = 0;
 	return rc;
 }
 
@@ -243,21 +242,11 @@ static int lite_row(struct vms_db *db, enum vms_db_table_id id, const struct vms
 				k->kind = CAPTURE_ID;
 				continue;
 			}
-			if (p->used + n + 1 > p->cap) {
-				size_t cap = p->cap ? p->cap : 4096;
-				while (cap < p->used + n + 1)
-					cap *= 2;
-				char *g = realloc(p->text, cap);
-				if (!g) {
-					vms_db_fail(db, "out of memory");
-					return -1;
-				}
-				p->text = g;
-				p->cap = cap;
+			k->u.off = p->text.n;
+			if (vms_db_buf_put(&p->text, v[c].s, n + 1) != 0) {   /* its NUL too */
+				vms_db_fail(db, "out of memory");
+				return -1;
 			}
-			memcpy(p->text + p->used, v[c].s, n + 1);
-			k->u.off = p->used;
-			p->used += n + 1;
 		}
 	}
 	if (++p->nr == rows)
@@ -268,7 +257,7 @@ static int lite_row(struct vms_db *db, enum vms_db_table_id id, const struct vms
 static void drop_kept(struct lite *l)
 {
 	for (int t = 0; t < VMS_DB_NR_TABLES; t++)
-		l->t[t].nr = l->t[t].used = 0;
+		l->t[t].nr = 0, l->t[t].text.n = 0;
 }
 
 static int delete_capture(struct vms_db *db, const char *id)
@@ -377,7 +366,7 @@ static void lite_close(struct vms_db *db)
 		sqlite3_finalize(l->t[t].one.st);
 		sqlite3_finalize(l->t[t].many.st);
 		free(l->t[t].v);
-		free(l->t[t].text);
+		free(l->t[t].text.p);
 	}
 	sqlite3_close(l->h);
 	free(l->path);
