@@ -1,12 +1,36 @@
 #!/usr/bin/env bash
 # vmscope db: rows per second into SQLite and into ClickHouse, the load of a synthesized
-# fleet (hosts in parallel), the fleet queries' latency, and db against the CSV commands that
-# print the same rows. Wall-clock times (the user's measure) with CPU time beside them; one
-# run each (the machine's load only adds). Needs an optimized build (meson setup build) and,
-# for ClickHouse, clickhouse-server (a server is started on loopback in a temp dir and stopped).
+# fleet (hosts in parallel), the fleet queries' latency, and db against the CSV commands of
+# every table that has one (vcpus, threads, pcpus, exits, latency --csv), the two sides
+# alternating for ROUNDS rounds, their medians. Wall-clock times (the user's measure) with
+# CPU time beside them; the machine's load only adds. Needs an optimized build (meson setup
+# build, or build-rel) and, for ClickHouse, clickhouse-server (a server is started on
+# loopback in a temp dir and stopped).
 # usage: bench/bench_db.sh [VMSCOPE]   HOSTS=100 (fleet size) HOST_EVENTS=20k PAIR_EVENTS=500k
-#        JOBS=2 (hosts loaded at once)
+#        JOBS=2 (hosts loaded at once) ROUNDS=3 FLEET=0 (the pair only: no ClickHouse, no fleet)
 # Not in CI (speed goals live here). Results below, newest first.
+#
+# h-dbspeed (rows written 32 to an INSERT), 2026-12-02 16:02-16:06 UTC, release build
+# (meson setup build-rel --buildtype=release), load 10.6 before, 9.6 after the pair, 7.7 at
+# the end, on 2 vCPUs (other helpers at work): bench/bench_db.sh build-rel/tools/vmscope/vmscope
+#   500 k-event pair, medians of 3 alternating rounds:
+#     db --sqlite  1,529,879 rows in all 11 tables (1,019,800 of them in the 5 CSV tables):
+#                  2.75 s wall, 1.04 s CPU (1.01-1.18), peak RSS 19.8 MiB
+#     vcpus/threads/pcpus/exits/latency --csv: 1,019,800 rows, 2.20 s wall, 1.18 s CPU
+#                  (1.00-1.39) together, each command running the analysis again
+#     db/CSV: 0.88x CPU (the goal, <= 1, met with 1.5x the rows), 1.25x wall (db also fsyncs
+#     its 80 MB file at the commit; the CSV goes to a file in /tmp, not synced)
+#     ClickHouse 6.02 s wall, 1.16 s CPU in vmscope, 38.6 MiB
+#   the same pair, debugoptimized build (build/), FLEET=0, load 6.4: db 1.17 s CPU, 1.98 s
+#     wall; CSV 1.42 s CPU, 2.08 s wall: 0.82x CPU, 0.95x wall
+#   fleet of 100 hosts, 20 k events each, 2 at a time: SQLite 23.2 s wall, ClickHouse 46.2 s
+#   fleet queries (wall): top-steal SQLite 0.08 s / ClickHouse 0.08 s, exit-storms 5.77 /
+#     0.73 s, wakeup-p99 0.99 / 0.35 s, wakeup-p99-kernel 1.91 / 0.23 s
+#   callgrind, a 100 k-event pair (synth --seed 7), debugoptimized: db --sqlite 1,735 M
+#     instructions before, 1,385 M with 32 rows to an INSERT, 1,331 M with a machine's name
+#     escaped once; the 5 CSV commands 1,998 M together. SQLite's default journal kept (WAL
+#     with synchronous=NORMAL, page_size 16 k or 64 k, cache_size 16 MiB: no less CPU in a
+#     400 k-row test of one table)
 #
 # c5f9916 + query rewrites, 2026-12-02 10:17-10:28 UTC, debugoptimized build, load 16-25 on
 # the 2 vCPUs (other helpers building): wall times are ~4-8x the CPU times, so CPU is the
@@ -34,6 +58,7 @@ set -euo pipefail
 V=${1:-build/tools/vmscope/vmscope}
 V=$(readlink -f "$V")
 HOSTS=${HOSTS:-100} HOST_EVENTS=${HOST_EVENTS:-20k} PAIR_EVENTS=${PAIR_EVENTS:-500k} JOBS=${JOBS:-2}
+ROUNDS=${ROUNDS:-3} FLEET=${FLEET:-1}
 T=$(mktemp -d /tmp/vmscope-bench-db.XXXXXX)
 CH_PID=
 cleanup() { [ -n "$CH_PID" ] && kill "$CH_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"; }
@@ -43,29 +68,43 @@ timed() { /usr/bin/time -f '%e %U %S %M' -o "$T/time" "$@" > "$T/out" 2> "$T/err
           read -r wall u s rss < "$T/time"; cpu=$(echo "$u + $s" | bc); }
 rows_of() { grep -o '[a-z_]* [0-9]*' "$T/out" | awk '{n += $2} END {print n}'; }
 
-echo "vmscope db bench: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+echo "vmscope db bench: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $V"
 "$V" synth --out "$T/pair" --events "$PAIR_EVENTS" --seed 7 2>/dev/null
 P=("$T/pair/host.dat" "$T/pair/guest.dat")
 
-# 1. one pair: db --sqlite, and the CSV commands that print the same interval rows
-timed "$V" db --sqlite "$T/pair.db" "${P[@]}"
-rows=$(rows_of)
-printf 'sqlite     %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s  peak RSS %d KiB\n' "$rows" "$wall" \
-  "$cpu" "$(echo "$rows / $wall" | bc -l)" "$rss"
-sqlite_wall=$wall sqlite_cpu=$cpu
-csv_sum=0 csv_cpu=0 csv_rows=0
-for c in vcpus threads pcpus latency; do
-  timed "$V" $c --csv "${P[@]}"
-  n=$(($(wc -l < "$T/out") - 1))
-  csv_rows=$((csv_rows + n))
-  csv_sum=$(echo "$csv_sum + $wall" | bc)
-  csv_cpu=$(echo "$csv_cpu + $cpu" | bc)
-  printf '%-10s %9d rows  %6.2f s wall %6.2f s CPU  %9.0f rows/s\n' "$c --csv" "$n" "$wall" "$cpu" \
-    "$(echo "$n / $wall" | bc -l)"
+# 1. one pair: db --sqlite against the CSV commands of every table that has one (vcpus,
+# threads, pcpus, exits and latency --csv: vcpu_intervals, thread_intervals, pcpu_intervals,
+# exit_stats and wakeups), ROUNDS rounds, the two sides alternating in each; the medians.
+# db writes more on top (captures, machines, vcpus, exits, steal, findings): both are counted.
+CSV_CMDS=(vcpus threads pcpus exits latency)
+CSV_TABLES="vcpu_intervals thread_intervals pcpu_intervals exit_stats wakeups"
+median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{a[NR] = $1} END {print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+db_walls= db_cpus= csv_walls= csv_cpus=
+for r in $(seq "$ROUNDS"); do
+  rm -f "$T/pair.db"
+  timed "$V" db --sqlite "$T/pair.db" "${P[@]}"
+  rows=$(rows_of) same=0
+  for t in $CSV_TABLES; do same=$((same + $(grep -o "$t [0-9]*" "$T/out" | awk '{print $2}'))); done
+  db_walls+=" $wall" db_cpus+=" $cpu"
+  printf 'round %d  db --sqlite     %9d rows (%d in the CSV tables)  %6.2f s wall %6.2f s CPU  peak RSS %d KiB\n' \
+    "$r" "$rows" "$same" "$wall" "$cpu" "$rss"
+  cw=0 cc=0 csv_rows=0 each=
+  for c in "${CSV_CMDS[@]}"; do
+    timed "$V" "$c" --csv "${P[@]}"
+    n=$(($(wc -l < "$T/out") - 1))
+    csv_rows=$((csv_rows + n)) cw=$(echo "$cw + $wall" | bc) cc=$(echo "$cc + $cpu" | bc)
+    each+=$(printf ' %s %d/%.2f' "$c" "$n" "$cpu")
+  done
+  csv_walls+=" $cw" csv_cpus+=" $cc"
+  printf 'round %d  the 5 CSV commands %6d rows                      %6.2f s wall %6.2f s CPU  (rows/CPU s each:%s)\n' \
+    "$r" "$csv_rows" "$cw" "$cc" "$each"
 done
-printf 'the four CSV commands together: %d rows in %.2f s wall, %.2f s CPU; db --sqlite writes all tables in %.2f s wall (%.2fx), %.2f s CPU (%.2fx)\n' \
-  "$csv_rows" "$csv_sum" "$csv_cpu" "$sqlite_wall" "$(echo "$sqlite_wall / $csv_sum" | bc -l)" \
-  "$sqlite_cpu" "$(echo "$sqlite_cpu / $csv_cpu" | bc -l)"
+dw=$(echo "$db_walls" | median) dc=$(echo "$db_cpus" | median)
+cw=$(echo "$csv_walls" | median) cc=$(echo "$csv_cpus" | median)
+printf 'medians of %d rounds: db --sqlite %d rows (%d of them in the CSV tables) %.2f s wall, %.2f s CPU; the 5 CSV commands %d rows %.2f s wall, %.2f s CPU; db/CSV: %.2fx wall, %.2fx CPU\n' \
+  "$ROUNDS" "$rows" "$same" "$dw" "$dc" "$csv_rows" "$cw" "$cc" "$(echo "$dw / $cw" | bc -l)" "$(echo "$dc / $cc" | bc -l)"
+printf 'load after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$FLEET" = 0 ] && exit 0
 
 # 2. ClickHouse: the same pair, a server of our own
 if command -v clickhouse-server > /dev/null; then

@@ -33,6 +33,24 @@ void vms_db_fail(struct vms_db *db, const char *fmt, ...)
 			*p = ' ';
 }
 
+int vms_db_buf_put(struct vms_db_buf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p)
+			return -1;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+	return 0;
+}
+
 void vms_db_set_batch(struct vms_db *db, uint32_t rows, size_t bytes)
 {
 	if (rows)

@@ -26,6 +26,14 @@ struct vms_db {
 	size_t batch_bytes;
 };
 
+/* A growing text: a batch of rows to send, a reply, the texts of rows kept. */
+struct vms_db_buf {
+	char *p;
+	size_t n, cap;
+};
+/* Appends n bytes of s, and a NUL after them (not counted in b->n); -1 when out of memory. */
+int vms_db_buf_put(struct vms_db_buf *b, const char *s, size_t n);
+
 /* The first error wins (the innermost, most precise). */
 void vms_db_fail(struct vms_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 struct vms_db *vms_db_new(const struct vms_db_ops *ops, void *impl);

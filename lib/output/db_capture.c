@@ -7,7 +7,8 @@
  *  - wakeups: the latency consumer's wake-ups (`latency --csv`);
  *  - after the run, from the analysis' tables: machines, vcpus, exit_stats, steal (as
  *    report --json and exits --csv give them) and the findings (report's).
- * Every text goes through vms_text_escape (docs/schema.md says why). */
+ * Every text from a trace goes through vms_text_escape (docs/schema.md says why): a machine's
+ * name once per capture, the rest per row; vmscope's own names need none. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,9 @@ struct vms_db_capture {
 	uint32_t n;
 	struct { char *p; size_t cap; } text[TEXT_SLOTS];
 	uint32_t nr_text;
+	/* the machines' names as stored, escaped once (they are on nearly every row) */
+	struct { const char *raw; char *esc; } *names;
+	uint32_t nr_names;
 };
 
 static void row_begin(struct vms_db_capture *c)
@@ -92,6 +96,39 @@ static void col_text(struct vms_db_capture *c, const char *s)
 	c->v[c->n++] = (struct vms_db_value){ .kind = VMS_DB_V_TEXT, .s = dst };
 }
 
+/* text of vmscope's own (a state's, an exit reason's, a cause's name): nothing to escape */
+static void col_word(struct vms_db_capture *c, const char *s)
+{
+	c->v[c->n++] = (struct vms_db_value){ .kind = VMS_DB_V_TEXT, .s = s };
+}
+
+static const char *mname(const struct vms_db_capture *c, uint32_t m);
+
+/* machine m's name, escaped the first time it is seen */
+static void col_machine(struct vms_db_capture *c, uint32_t m)
+{
+	const char *raw = mname(c, m);
+	if (m >= c->nr_names) {
+		col_text(c, raw);
+		return;
+	}
+	if (c->names[m].raw != raw) {
+		free(c->names[m].esc);
+		c->names[m].esc = NULL;
+		c->names[m].raw = NULL;
+		if (!vms_text_is_safe(raw)) {
+			size_t need = vms_text_escape(NULL, 0, raw) + 1;
+			if (!(c->names[m].esc = malloc(need))) {
+				col_null(c);
+				return;
+			}
+			vms_text_escape(c->names[m].esc, need, raw);
+		}
+		c->names[m].raw = raw;
+	}
+	col_word(c, c->names[m].esc ? c->names[m].esc : raw);
+}
+
 static void row_end(struct vms_db_capture *c, enum vms_db_table_id t)
 {
 	if (c->n == vms_db_table(t)->nr_cols)
@@ -118,12 +155,12 @@ static void on_vcpu_interval(void *ctx, const struct vms_vcpu_interval *iv)
 {
 	struct vms_db_capture *c = ctx;
 	row_begin(c);
-	col_text(c, mname(c, iv->machine));
+	col_machine(c, iv->machine);
 	col_int(c, iv->vcpu);
 	col_int(c, (int64_t)iv->start);
 	col_int(c, (int64_t)iv->end);
 	col_int(c, iv->status);
-	col_text(c, vms_vcpu_state_name(iv->state));
+	col_word(c, vms_vcpu_state_name(iv->state));
 	row_end(c, VMS_DB_VCPU_INTERVALS);
 }
 
@@ -132,14 +169,16 @@ static void on_thread_interval(void *ctx, const struct vms_thread_interval *iv)
 	struct vms_db_capture *c = ctx;
 	char rb[16];
 	row_begin(c);
-	col_text(c, mname(c, iv->machine));
+	col_machine(c, iv->machine);
 	col_int(c, iv->tid);
 	col_int(c, iv->vcpu);
 	col_int(c, (int64_t)iv->start);
 	col_int(c, (int64_t)iv->end);
-	col_text(c, vms_overlay_reason_name(iv->reason));
-	col_text(c, iv->reason == VMS_OVERLAY_VMM && iv->exit_reason >= 0
-		    ? reason_name(iv->isa, (uint32_t)iv->exit_reason, rb, sizeof rb) : NULL);
+	col_word(c, vms_overlay_reason_name(iv->reason));
+	if (iv->reason == VMS_OVERLAY_VMM && iv->exit_reason >= 0)
+		col_word(c, reason_name(iv->isa, (uint32_t)iv->exit_reason, rb, sizeof rb));
+	else
+		col_null(c);
 	col_int_if(c, iv->host_tid >= 0, iv->host_tid);
 	row_end(c, VMS_DB_THREAD_INTERVALS);
 }
@@ -150,14 +189,14 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 	char rb[16], sym[160];
 	static const char *const how[] = { "ended", "unfinished", "lost" };
 	row_begin(c);
-	col_text(c, mname(c, o->machine));
+	col_machine(c, o->machine);
 	col_int(c, o->vcpu);
 	col_int(c, (int64_t)o->begin);
 	col_int_if(c, o->how == VMS_EXIT_ENDED, (int64_t)(o->t - o->begin));
-	col_text(c, (unsigned)o->how < 3 ? how[o->how] : "?");
+	col_word(c, (unsigned)o->how < 3 ? how[o->how] : "?");
 	col_int(c, o->isa);
 	col_int(c, o->reason);
-	col_text(c, reason_name(o->isa, o->reason, rb, sizeof rb));
+	col_word(c, reason_name(o->isa, o->reason, rb, sizeof rb));
 	col_int(c, (int64_t)o->guest_rip);
 	const struct vms_ksyms *k = o->machine < vms_model_nr_machines(c->model) ? c->ksyms[o->machine]
 									      : NULL;
@@ -176,14 +215,17 @@ static void on_pcpu(void *ctx, const struct vms_pcpu_interval *iv)
 {
 	struct vms_db_capture *c = ctx;
 	row_begin(c);
-	col_text(c, mname(c, iv->host));
+	col_machine(c, iv->host);
 	col_int(c, iv->cpu);
 	col_int(c, (int64_t)iv->start);
 	col_int(c, (int64_t)iv->end);
 	/* a stretch of the CPU where who ran is not known (no sched_switch, or past the host's
 	 * trace): machine NULL, as pcpus prints "unknown" */
 	bool unknown = iv->guest < 0 && iv->tid < 0;
-	col_text(c, unknown ? NULL : mname(c, iv->guest >= 0 ? (uint32_t)iv->guest : iv->host));
+	if (unknown)
+		col_null(c);
+	else
+		col_machine(c, iv->guest >= 0 ? (uint32_t)iv->guest : iv->host);
 	col_int_if(c, iv->guest >= 0, iv->vcpu);
 	col_int_if(c, iv->tid >= 0, iv->tid);
 	col_text(c, iv->tid >= 0 ? iv->comm : NULL);
@@ -194,7 +236,7 @@ static void on_wakeup(void *ctx, const struct vms_wakeup *w)
 {
 	struct vms_db_capture *c = ctx;
 	row_begin(c);
-	col_text(c, mname(c, w->machine));
+	col_machine(c, w->machine);
 	col_int(c, w->tid);
 	col_text(c, w->comm);
 	col_int(c, w->vcpu);
@@ -204,7 +246,7 @@ static void on_wakeup(void *ctx, const struct vms_wakeup *w)
 	col_int(c, (int64_t)w->latency);
 	for (int k = 0; k < VMS_CAUSE_COUNT; k++)
 		col_int(c, (int64_t)w->ns[k]);
-	col_text(c, vms_cause_name(w->top));
+	col_word(c, vms_cause_name(w->top));
 	col_text(c, w->culprit);
 	row_end(c, VMS_DB_WAKEUPS);
 }
@@ -223,6 +265,8 @@ struct vms_db_capture *vms_db_capture_new(struct vms_db *db, const struct vms_mo
 	c->ksyms = calloc(nm ? nm : 1, sizeof *c->ksyms);
 	if (c->ksyms && ksyms)
 		memcpy(c->ksyms, ksyms, nm * sizeof *c->ksyms);
+	c->names = calloc(nm ? nm : 1, sizeof *c->names);
+	c->nr_names = c->names ? nm : 0;
 	c->pcpu = vms_pcpu_view_new(model, on_pcpu, c);
 	c->lat = vms_latency_new(model, on_wakeup, c, &c->lat_obs);
 	c->fd = vms_findings_new(model, &c->fd_obs);
@@ -256,7 +300,7 @@ static void machines(struct vms_db_capture *c, struct vms_source *const *srcs, u
 					 ? srcs[mc->source] : NULL;
 		bool host = mc->role & VMS_ROLE_HOST, guest = mc->role & VMS_ROLE_GUEST;
 		row_begin(c);
-		col_text(c, mname(c, i));
+		col_machine(c, i);
 		col_text(c, host && guest ? "host+guest" : host ? "host" : guest ? "guest" : "none");
 		col_int(c, src != NULL);
 		col_text(c, src ? src->path : NULL);
@@ -277,7 +321,7 @@ static void vcpu_row(struct vms_db_capture *c, const struct vms_vcpu_stats *v)
 	for (uint32_t k = 0; k < v->nr_exits; k++)
 		exits += v->exits[k].count;
 	row_begin(c);
-	col_text(c, mname(c, v->machine));
+	col_machine(c, v->machine);
 	col_int(c, v->vcpu);
 	col_int_if(c, v->host_tid >= 0, v->host_tid);
 	col_text(c, vms_link_how_name(g && v->vcpu < g->nr_vcpus ? g->vcpus[v->vcpu].how
@@ -308,11 +352,11 @@ static void exit_stats_rows(struct vms_db_capture *c, const struct vms_vcpu_stat
 		char rb[16];
 		uint64_t n = vms_dist_count(e->dist), sum = vms_dist_sum(e->dist);
 		row_begin(c);
-		col_text(c, mname(c, v->machine));
+		col_machine(c, v->machine);
 		col_int(c, v->vcpu);
 		col_int(c, e->isa);
 		col_int(c, e->reason);
-		col_text(c, reason_name(e->isa, e->reason, rb, sizeof rb));
+		col_word(c, reason_name(e->isa, e->reason, rb, sizeof rb));
 		col_int(c, (int64_t)e->count);
 		col_int(c, (int64_t)e->unfinished);
 		col_int(c, (int64_t)sum);
@@ -335,7 +379,7 @@ static void steal_rows(struct vms_db_capture *c, const struct vms_vcpu_stats *v)
 		memcpy(comm, e->comm, sizeof e->comm);
 		comm[sizeof e->comm] = '\0';
 		row_begin(c);
-		col_text(c, mname(c, v->machine));
+		col_machine(c, v->machine);
 		col_int(c, v->vcpu);
 		col_text(c, e->kind == VMS_STEAL_UNATTRIBUTED ? "unattributed"
 			    : e->kind == VMS_STEAL_OTHERS ? "other threads" : "thread");
@@ -356,7 +400,7 @@ static void findings_rows(struct vms_db_capture *c)
 		row_begin(c);
 		col_int(c, i + 1);
 		col_text(c, x->kind);
-		col_text(c, mname(c, x->machine));
+		col_machine(c, x->machine);
 		col_int_if(c, x->vcpu >= 0, x->vcpu);
 		col_int_if(c, x->tid >= 0, x->tid);
 		col_int_if(c, !whole, (int64_t)x->start);
@@ -408,6 +452,9 @@ void vms_db_capture_free(struct vms_db_capture *c)
 	vms_findings_free(c->fd);
 	for (int k = 0; k < TEXT_SLOTS; k++)
 		free(c->text[k].p);
+	for (uint32_t m = 0; m < c->nr_names; m++)
+		free(c->names[m].esc);
+	free(c->names);
 	free(c->ksyms);
 	free(c);
 }

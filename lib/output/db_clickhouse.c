@@ -26,11 +26,6 @@
 #define MAX_SHARDS 16
 #define MAX_REPLY (64u << 20)   /* a query's result held at most (the fleet queries: a few KiB) */
 
-struct buf {
-	char *p;
-	size_t n, cap;
-};
-
 struct house {
 	CURL *curl;
 	char *url[MAX_SHARDS];      /* base URLs, without the query string */
@@ -38,40 +33,22 @@ struct house {
 	uint32_t nr_urls;
 	char cluster[64];
 	const char *suffix;         /* "" or "_all" */
-	struct buf batch[VMS_DB_NR_TABLES];
+	struct vms_db_buf batch[VMS_DB_NR_TABLES];
 	uint32_t batch_rows[VMS_DB_NR_TABLES];
-	struct buf reply;
+	struct vms_db_buf reply;
 	long status;
 };
 
-static int put(struct buf *b, const char *s, size_t n)
+static int puts_(struct vms_db_buf *b, const char *s)
 {
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p)
-			return -1;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-	return 0;
-}
-
-static int puts_(struct buf *b, const char *s)
-{
-	return put(b, s, strlen(s));
+	return vms_db_buf_put(b, s, strlen(s));
 }
 
 static size_t on_reply(char *data, size_t size, size_t nmemb, void *ctx)
 {
-	struct buf *b = ctx;
+	struct vms_db_buf *b = ctx;
 	size_t n = size * nmemb;
-	if (b->n + n > MAX_REPLY || put(b, data, n) != 0)
+	if (b->n + n > MAX_REPLY || vms_db_buf_put(b, data, n) != 0)
 		return 0;
 	return n;
 }
@@ -82,7 +59,7 @@ static int post(struct vms_db *db, uint32_t shard, const char *query, const char
 		size_t len, const char *extra)
 {
 	struct house *h = db->impl;
-	struct buf url = { 0 };
+	struct vms_db_buf url = { 0 };
 	char *q = query ? curl_easy_escape(h->curl, query, 0) : NULL;
 	int rc = puts_(&url, h->url[shard]) | puts_(&url, "/?") | puts_(&url, h->params);
 	if (query)
@@ -121,7 +98,7 @@ static int statement(struct vms_db *db, uint32_t shard, const char *sql)
 }
 
 /* A value as TabSeparated wants it: \N for NULL; in text \\ \t \n \r \0 \' escaped. */
-static int tsv_value(struct buf *b, const struct vms_db_value *v)
+static int tsv_value(struct vms_db_buf *b, const struct vms_db_value *v)
 {
 	char num[40];
 	switch (v->kind) {
@@ -136,7 +113,7 @@ static int tsv_value(struct buf *b, const struct vms_db_value *v)
 			static const char from[] = "\\\t\n\r'", to[] = "\\tnr'";
 			const char *k = strchr(from, *p);
 			char e[2] = { '\\', k ? to[k - from] : 0 };
-			if (k ? put(b, e, 2) : put(b, p, 1))
+			if (k ? vms_db_buf_put(b, e, 2) : vms_db_buf_put(b, p, 1))
 				return -1;
 		}
 		return 0;
@@ -180,13 +157,13 @@ static int house_row(struct vms_db *db, enum vms_db_table_id t, const struct vms
 {
 	struct house *h = db->impl;
 	const struct vms_db_table *tb = vms_db_table(t);
-	struct buf *b = &h->batch[t];
+	struct vms_db_buf *b = &h->batch[t];
 	for (uint32_t c = 0; c < tb->nr_cols; c++)
-		if ((c && put(b, "\t", 1)) || tsv_value(b, &v[c])) {
+		if ((c && vms_db_buf_put(b, "\t", 1)) || tsv_value(b, &v[c])) {
 			vms_db_fail(db, "out of memory");
 			return -1;
 		}
-	if (put(b, "\n", 1)) {
+	if (vms_db_buf_put(b, "\n", 1)) {
 		vms_db_fail(db, "out of memory");
 		return -1;
 	}
@@ -301,7 +278,7 @@ static bool unescape(char *s)
 static int house_query(struct vms_db *db, const char *sql, FILE *out, bool csv)
 {
 	struct house *h = db->impl;
-	struct buf q = { 0 };
+	struct vms_db_buf q = { 0 };
 	if (puts_(&q, sql) || puts_(&q, " FORMAT TSVWithNames")) {
 		free(q.p);
 		vms_db_fail(db, "out of memory");
@@ -365,7 +342,7 @@ static int create(struct vms_db *db)
 	struct house *h = db->impl;
 	for (uint32_t t = 0; t < VMS_DB_NR_TABLES; t++) {
 		const struct vms_db_table *tb = vms_db_table(t);
-		struct buf sql = { 0 };
+		struct vms_db_buf sql = { 0 };
 		char ty[40];
 		int rc = puts_(&sql, "CREATE TABLE IF NOT EXISTS ") | puts_(&sql, tb->name) |
 			 puts_(&sql, " (");

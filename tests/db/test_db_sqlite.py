@@ -98,6 +98,14 @@ if loaded:
     got = fetcher(hdb)("SELECT DISTINCT machine FROM vcpus WHERE machine LIKE 'g''%'")
     ok(p.returncode == 0 and got == [["g'\\xfe;DROP TABLE exits"]],
        "a hostile guest name (--guest) is a machine name like any other", (got, p.stderr))
+    # the rows of every table that names the guest carry it escaped the same way (db_capture
+    # escapes a machine's name once per capture, not per row)
+    gcap = dc.capture_of(p.stdout)
+    for t in ["machines", "vcpu_intervals", "thread_intervals", "pcpu_intervals", "exits",
+              "exit_stats", "wakeups"]:
+        got = fetcher(hdb)("SELECT machine, count(*) > 0 FROM %s WHERE capture = '%s' AND "
+                           "machine LIKE 'g''%%' GROUP BY machine" % (t, gcap))
+        ok(got == [["g'\\xfe;DROP TABLE exits", 1]], "the hostile guest name in %s: escaped" % t, got)
 
 # usage errors: exit 2, one line
 for args, what in [(["db", "x.dat"], "no backend"),
