@@ -246,8 +246,8 @@ int vms_synth_fleet_truth_json(uint32_t n, uint64_t seed, FILE *f);
  * only. Every vCPU thread is pinned to one host CPU (vCPU thread j of all, traced first, on
  * CPU j mod host_cpus), so that a traced vCPU is the first thread of its CPU; host threads
  * and untraced guests' vCPU threads share the CPUs. Noisy neighbours: a host "stress-ng"
- * on every odd CPU that preempts at its wake-ups, and every fourth untraced guest from the
- * fourth (guest 3, 7, ...) is CPU-bound, its vCPU threads runnable most of the time
+ * on every odd CPU that preempts at its wake-ups, and every untraced guest whose number is 3
+ * mod 4 is CPU-bound, its vCPU threads runnable most of the time
  * (preempting at the end of a 3 ms time slice). The truth of the traced vCPUs is kept as
  * the default scenario's, every thief named (`--events` counts every file). */
 #define VMS_SYNTH_CLOUD_MAX_GUESTS 1024
@@ -260,9 +260,10 @@ struct vms_synth_cloud_config {
 	uint32_t guests, vcpus, host_cpus, traced;
 	const char *dir;                /* DIR/host.dat, DIR/guest-K.dat */
 };
-/* Defaults (64 guests x 8 vCPUs, 2 traced) and the host CPUs for that: one per 8 vCPUs. */
+/* Defaults (64 guests x 8 vCPUs, 2 traced) and the host CPUs for a size: one per 8 vCPUs,
+ * at least one per traced vCPU. */
 void vms_synth_cloud_config_init(struct vms_synth_cloud_config *c);
-uint32_t vms_synth_cloud_default_cpus(uint32_t guests, uint32_t vcpus);
+uint32_t vms_synth_cloud_default_cpus(uint32_t guests, uint32_t vcpus, uint32_t traced);
 /* NULL when the sizes are within the limits above, else why not (a usage error). */
 const char *vms_synth_cloud_check(const struct vms_synth_cloud_config *c);
 

@@ -106,12 +106,14 @@ static uint64_t ns_of(struct cloud *C, uint64_t tsc) { return vms_synth_ns(&C->x
 void vms_synth_cloud_config_init(struct vms_synth_cloud_config *c)
 {
 	*c = (struct vms_synth_cloud_config){ .guests = 64, .vcpus = 8, .traced = 2 };
-	c->host_cpus = vms_synth_cloud_default_cpus(c->guests, c->vcpus);
+	c->host_cpus = vms_synth_cloud_default_cpus(c->guests, c->vcpus, c->traced);
 }
 
-uint32_t vms_synth_cloud_default_cpus(uint32_t guests, uint32_t vcpus)
+uint32_t vms_synth_cloud_default_cpus(uint32_t guests, uint32_t vcpus, uint32_t traced)
 {
 	uint64_t n = ((uint64_t)guests * vcpus + 7) / 8;
+	if (n < (uint64_t)traced * vcpus)
+		n = (uint64_t)traced * vcpus;
 	return n < 1 ? 1 : n > VMS_SYNTH_CLOUD_MAX_HOST_CPUS ? VMS_SYNTH_CLOUD_MAX_HOST_CPUS : (uint32_t)n;
 }
 
@@ -563,7 +565,7 @@ static int setup(struct cloud *C,
 			v->tsc_offset = goff - (int64_t)(vi ? 1000 + vms_prng_below(&x->rng, 4000) : 0);
 			vms_sched_init(&v->g, &x->rng, x->cyc_per_ns, 3e6);
 			for (int i = 0; i < 3 && spec[i].comm; i++) {
-				char comm[16];
+				char comm[32];
 				if (!strcmp(spec[i].comm, "kworker"))
 					snprintf(comm, sizeof comm, "kworker/%u:1", vi);
 				else
@@ -827,16 +829,7 @@ int vms_synth_cloud_run(const struct vms_synth_config *cfg, const struct vms_syn
 	vms_synth_truth_window(x, clk.t0);
 	finish(C, x->max_ref_tsc);
 	rc = close_files(C, cc, &clk, step, err);
-	if (rc)
-		goto fail;
-	free(path);
-	free(C->cpu);
-	free(C->v);
-	free(C->ht);
-	free(C->slots);
-	free(C->ge);
-	free(C);
-	return VMS_OK;
+	goto fail; /* the same clean-up: the files are closed, discarding them is a no-op */
 nomem:
 	rc = vms_error_set(err, VMS_ERR_NOMEM, "synth: out of memory");
 fail:
@@ -852,7 +845,7 @@ fail:
 	}
 	free(C);
 	free(path);
-	return rc ? rc : VMS_ERR_INTERNAL;
+	return rc;
 }
 
 /* ---- the truth as JSON: the default scenario's members, a guest per traced guest, then the

@@ -43,12 +43,12 @@ static void usage(FILE *f)
 		"                      than vCPUs), cross-vcpu (the waker on the other vCPU).\n"
 		"                      cloud-host: DIR/host.dat of an oversubscribed host running\n"
 		"                      N guests x M vCPUs, guests 0..K-1 traced (DIR/guest-K.dat);\n"
-		"                      a host stress-ng on every odd CPU and every 4th untraced\n"
-		"                      guest CPU-bound preempt the traced vCPUs\n"
+		"                      a host stress-ng on every odd CPU and the untraced guests\n"
+		"                      3 mod 4 (CPU-bound) preempt the traced vCPUs\n"
 		"  --guests N          cloud-host: guests, 1 to 1024 (default 64)\n"
 		"  --vcpus M           cloud-host: vCPUs per guest, 1 to 64 (default 8)\n"
-		"  --host-cpus C       cloud-host: host CPUs, 1 to 1024 (default: one per 8 vCPUs;\n"
-		"                      at most 32 vCPU threads per CPU, at least K x M CPUs)\n"
+		"  --host-cpus C       cloud-host: host CPUs, 1 to 1024 (default: one per 8 vCPUs,\n"
+		"                      at least K x M; at most 32 vCPU threads per CPU)\n"
 		"  --traced K          cloud-host: traced guests, 0 to 64 (default 2)\n"
 		"  --hosts N           a fleet: DIR/host-000 ... DIR/host-(N-1), each a pair with\n"
 		"                      seed N+i; every 4th host from host-001 has a noisy neighbour,\n"
@@ -426,7 +426,8 @@ int cmd_synth(int argc, char **argv)
 	}
 	if (is_cloud) {
 		if (!cpus_given)
-			cloud.host_cpus = vms_synth_cloud_default_cpus(cloud.guests, cloud.vcpus);
+			cloud.host_cpus = vms_synth_cloud_default_cpus(cloud.guests, cloud.vcpus,
+								       cloud.traced);
 		return cloud_host(&cfg, &cloud, out, truth_path, wakeups_path);
 	}
 	bool known = false;
