@@ -109,6 +109,19 @@ PY
   ok "report and vcpus --csv equal trace-cmd's sched_switch: preempted time and steal per culprit of $1 vCPUs ($2 culprits are untraced guests' CPU n/KVM threads, $3 host stress-ng)"
 else notok "report vs trace-cmd" "$out"; fi
 
+# deterministic from the seed
+for r in a b; do
+  "$VMS" synth --scenario cloud-host --guests 16 --vcpus 4 --traced 2 --events 20k --seed 5 \
+    --out "$TMP/det-$r" --truth "$TMP/det-$r/truth.json" >/dev/null 2>&1
+done
+"$VMS" synth --scenario cloud-host --guests 16 --vcpus 4 --traced 2 --events 20k --seed 6 \
+  --out "$TMP/det-c" >/dev/null 2>&1
+if cmp -s "$TMP/det-a/host.dat" "$TMP/det-b/host.dat" && cmp -s "$TMP/det-a/guest-1.dat" "$TMP/det-b/guest-1.dat" \
+   && ! cmp -s "$TMP/det-a/host.dat" "$TMP/det-c/host.dat" \
+   && [ "$(sed 's/det-a/det-b/g' "$TMP/det-a/truth.json" | md5sum)" = "$(md5sum < "$TMP/det-b/truth.json")" ]; then
+  ok "the same seed writes the same files and truth, another seed other files"
+else notok "determinism"; fi
+
 # bounds
 for bad in "--guests 1025" "--guests 0" "--vcpus 65" "--traced 65 --guests 100 --host-cpus 1000" \
            "--traced 3 --guests 2" "--guests 64 --vcpus 8 --host-cpus 8" "--traced 9 --host-cpus 64"; do
