@@ -7,9 +7,8 @@
 #include "synth/vcpu_lane.h"
 
 /* VMX exit reasons of a busy guest, with relative weights and cost (min + exponential). */
-#define exit_kind vms_exit_kind
 
-static const struct exit_kind busy_exits[] = {
+static const struct vms_exit_kind busy_exits[] = {
 	{ 1, "EXTERNAL_INTERRUPT", 30, 700, 1900, 0 },
 	{ 32, "MSR_WRITE", 22, 450, 1000, 2 },
 	{ 52, "PREEMPTION_TIMER", 12, 500, 1200, 0 },
@@ -21,8 +20,8 @@ static const struct exit_kind busy_exits[] = {
 };
 #define NR_BUSY (sizeof busy_exits / sizeof busy_exits[0])
 _Static_assert(NR_BUSY <= VMS_LANE_EXIT_KINDS, "hot RIP table");
-static const struct exit_kind hlt_exit = { 12, "HLT", 0, 0, 0, 1 };
-static const struct exit_kind ext_irq = { 1, "EXTERNAL_INTERRUPT", 0, 700, 1900, 0 };
+static const struct vms_exit_kind hlt_exit = { 12, "HLT", 0, 0, 0, 1 };
+static const struct vms_exit_kind ext_irq = { 1, "EXTERNAL_INTERRUPT", 0, 700, 1900, 0 };
 
 #define RIP_HLT 0xffffffff81f4a2caull /* default_idle's hlt */
 #define INTR_LOCAL_TIMER 0x800000ecu  /* valid, external interrupt, vector 0xec */
@@ -204,7 +203,7 @@ static void kvm_entry(struct vms_vcpu_lane *L, uint64_t ts)
 	L->entry_tsc = ts;
 }
 
-static void kvm_exit(struct vms_vcpu_lane *L, uint64_t ts, const struct exit_kind *k)
+static void kvm_exit(struct vms_vcpu_lane *L, uint64_t ts, const struct vms_exit_kind *k)
 {
 	struct vms_prng *r = &L->x->rng;
 	uint64_t info1 = 0, info2 = 0;
@@ -488,7 +487,7 @@ void vms_vcpu_lane_cycle(struct vms_vcpu_lane *L)
 		now = vms_sched_step(&L->g, umax(ga, now), &guest_ops, L) + cyc(L, 200);
 	}
 
-	const struct exit_kind *k;
+	const struct vms_exit_kind *k;
 	bool by_noisy = false;
 	uint64_t te;
 	if (L->g.cur < 0 && hlt_at <= te_host && hlt_at <= L->noisy_wake) {
