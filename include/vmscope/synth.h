@@ -36,7 +36,7 @@ extern "C" {
 
 #define VMS_SYNTH_MAX_VCPUS 4
 #define VMS_SYNTH_MAX_REASONS 16
-#define VMS_SYNTH_MAX_STEAL 4
+#define VMS_SYNTH_MAX_STEAL 64        /* cloud-host: every thread of a host CPU */
 #define VMS_SYNTH_MAX_GTHREADS 16
 #define VMS_SYNTH_MAX_SAMPLES 16
 
@@ -239,6 +239,55 @@ void vms_synth_fleet_host(uint32_t i, uint64_t seed, struct vms_synth_fleet_host
 /* The fleet's truth as JSON: {"hosts": [{name, dir, seed, scenario, kernel, noisy, storm}],
  * "noisy": [names], "storms": [names]}. Returns 0, or -1 when the write failed. */
 int vms_synth_fleet_truth_json(uint32_t n, uint64_t seed, FILE *f);
+/* Scenario "cloud-host" (lib/synth/cloud_host.c, vmscope synth --scenario cloud-host): one
+ * host trace.dat of `host_cpus` CPUs running `guests` QEMU guests of `vcpus` vCPUs each,
+ * oversubscribed; guests 0 .. traced-1 are traced (DIR/guest-K.dat, GUEST option in the host
+ * file and TIME_SHIFT in theirs, as the default pair), the others are seen from the host
+ * only. Every vCPU thread is pinned to one host CPU (vCPU thread j of all, traced first, on
+ * CPU j mod host_cpus), so that a traced vCPU is the first thread of its CPU; host threads
+ * and untraced guests' vCPU threads share the CPUs. Noisy neighbours: a host "stress-ng"
+ * on every odd CPU that preempts at its wake-ups, and every untraced guest whose number is 3
+ * mod 4 is CPU-bound, its vCPU threads runnable most of the time
+ * (preempting at the end of a 3 ms time slice). The truth of the traced vCPUs is kept as
+ * the default scenario's, every thief named (`--events` counts every file). */
+#define VMS_SYNTH_CLOUD_MAX_GUESTS 1024
+#define VMS_SYNTH_CLOUD_MAX_VCPUS 64
+#define VMS_SYNTH_CLOUD_MAX_HOST_CPUS 1024
+#define VMS_SYNTH_CLOUD_MAX_TRACED 64
+#define VMS_SYNTH_CLOUD_MAX_PER_CPU 32   /* vCPU threads on one host CPU: the analysis follows
+                                            who runs instead for at most 64 waiting vCPUs */
+struct vms_synth_cloud_config {
+	uint32_t guests, vcpus, host_cpus, traced;
+	const char *dir;                /* DIR/host.dat, DIR/guest-K.dat */
+};
+/* Defaults (64 guests x 8 vCPUs, 2 traced) and the host CPUs for a size: one per 8 vCPUs,
+ * at least one per traced vCPU. */
+void vms_synth_cloud_config_init(struct vms_synth_cloud_config *c);
+uint32_t vms_synth_cloud_default_cpus(uint32_t guests, uint32_t vcpus, uint32_t traced);
+/* NULL when the sizes are within the limits above, else why not (a usage error). */
+const char *vms_synth_cloud_check(const struct vms_synth_cloud_config *c);
+
+struct vms_synth_cloud_guest {
+	char name[32];                  /* "guest-K" (traced: the GUEST option's name) */
+	int32_t qemu_pid;
+	int32_t first_tid;              /* vCPU v's host thread is first_tid + v, "CPU v/KVM" */
+	bool traced, cpu_bound;
+	struct vms_synth_file_truth file;              /* traced */
+	struct vms_synth_vcpu_truth *vcpu;             /* traced: [vcpus] */
+};
+struct vms_synth_cloud_truth {
+	struct vms_synth_truth head;    /* scenario, seed, clocks, window, the host file */
+	uint32_t guests, vcpus, host_cpus, traced;
+	struct vms_synth_cloud_guest *guest;           /* [guests] */
+	uint32_t nr_noisy_host;         /* the host stress-ng threads: tid, CPU */
+	int32_t *noisy_tid;
+	uint32_t *noisy_cpu;
+};
+int vms_synth_cloud_run(const struct vms_synth_config *cfg, const struct vms_synth_cloud_config *cc,
+			struct vms_synth_cloud_truth *truth, struct vms_error *err);
+void vms_synth_cloud_truth_free(struct vms_synth_cloud_truth *t);
+int vms_synth_cloud_truth_json(const struct vms_synth_cloud_truth *t, FILE *f);
+
 /* Known scenario names, NULL-terminated: all, and the wake-up scenarios among them. */
 extern const char *const vms_synth_scenarios[];
 extern const char *const vms_synth_wakeup_scenarios[];

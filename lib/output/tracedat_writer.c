@@ -477,7 +477,10 @@ static int assemble(struct vms_tdw *w, struct vms_error *err)
 			break;
 		b_u32(&buffer_opt, c);
 		b_u64(&buffer_opt, w->off);
-		b_u64(&buffer_opt, ci.stored_bytes);
+		/* trace-cmd's size of compressed data counts the chunks, not the u32 chunk count
+		 * before them (tracecmd_compress_copy_from; the reader adds it back): counting it
+		 * made a CPU whose data ends within 4 bytes of a page overlap the next one */
+		b_u64(&buffer_opt, ci.stored_bytes - (w->cfg.compression != VMS_TDW_NONE ? 4 : 0));
 		rc = vms_spool_copy_cpu(w->spool, c, w->fd, err);
 		w->off += ci.stored_bytes;
 	}

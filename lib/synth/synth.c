@@ -15,7 +15,7 @@
 
 const char *const vms_synth_scenarios[] = { "noisy-neighbour", "quiet", "noisy-wakeups",
 					    "exit-storm", "halted-wakeup", "oversubscribed",
-					    "cross-vcpu", NULL };
+					    "cross-vcpu", "cloud-host", NULL };
 
 #define HOST_CPUS 4
 #define NR_VCPUS 2
@@ -302,6 +302,9 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 		noisy = true;
 	else if (!strcmp(scn, "quiet"))
 		noisy = false;
+	else if (!strcmp(scn, "cloud-host"))
+		return vms_error_set(err, VMS_ERR_USAGE, "scenario cloud-host writes many guests: "
+				     "vms_synth_cloud_run");
 	else
 		return vms_error_set(err, VMS_ERR_USAGE, "unknown scenario '%s' (vmscope synth --help "
 				     "lists them)", scn);
@@ -544,6 +547,18 @@ fail:
 	vms_ctfw_discard(gc);
 	free(run);
 	return rc ? rc : VMS_ERR_INTERNAL;
+}
+
+int vms_synth_open_file(struct vms_emitter *e, const char *path, uint32_t cpus,
+			const struct vms_synth_config *cfg, uint64_t trace_id, const char *uname,
+			bool host, struct vms_error *err)
+{
+	const uint16_t *ids = host ? host_ids : guest_ids;
+	int rc = open_writer(&e->w, path, cpus, cfg->compression, cfg->level, trace_id, uname, err);
+	if (!rc)
+		rc = add_formats(e->w, ids, host, err);
+	memcpy(e->id, ids, sizeof e->id);
+	return rc;
 }
 
 /* The trace.dat pair of the default scenario's machines, for the other generators: both

@@ -84,4 +84,11 @@ void vms_synth_vmm_start(struct vms_synth_ctx *x, uint64_t ts, int32_t pid, cons
 void vms_synth_truth_files(struct vms_synth_ctx *x, const struct vms_synth_config *cfg,
 			   const struct vms_synth_clocks *c);
 
+/* One trace.dat file of the default scenario's kind (a host's: every event type, with the
+ * host kernel's ids; a guest's: the scheduler's two), opened with its formats into e->w
+ * and e->id (the rest of *e is the caller's). */
+int vms_synth_open_file(struct vms_emitter *e, const char *path, uint32_t cpus,
+			const struct vms_synth_config *cfg, uint64_t trace_id, const char *uname,
+			bool host, struct vms_error *err);
+
 #endif

@@ -2,9 +2,10 @@
 #include <inttypes.h>
 
 #include "vmscope/synth.h"
+#include "synth/truth_json.h"
 
 /* A JSON string: paths come from the command line and may hold anything. */
-static void json_str(FILE *f, const char *s)
+void vms_synth_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -19,10 +20,10 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void file_json(FILE *f, const char *key, const struct vms_synth_file_truth *ft)
+void vms_synth_file_json(FILE *f, const char *key, const struct vms_synth_file_truth *ft)
 {
 	fprintf(f, "    \"%s\": {\"path\": ", key);
-	json_str(f, ft->path);
+	vms_synth_json_str(f, ft->path);
 	fprintf(f, ", \"trace_id\": \"0x%016" PRIx64 "\", \"cpus\": %u, "
 		"\"first_ts\": %" PRIu64 ", \"last_ts\": %" PRIu64 ", \"total\": %" PRIu64 ", \"events\": {",
 		ft->trace_id, ft->nr_cpus, ft->first_ts, ft->last_ts, ft->total);
@@ -34,6 +35,31 @@ static void file_json(FILE *f, const char *key, const struct vms_synth_file_trut
 		first = 0;
 	}
 	fprintf(f, "}}");
+}
+
+/* One vCPU's object of a guest's "vcpus" (also the cloud-host scenario's). */
+void vms_synth_vcpu_json(FILE *f, const struct vms_synth_vcpu_truth *vt, bool last)
+{
+	fprintf(f, "      {\"vcpu\": %u, \"host_tid\": %d, \"host_cpu\": %u,\n       \"ns\": {",
+		vt->vcpu, vt->host_tid, vt->host_cpu);
+	for (int s = 0; s < VMS_SYNTH_NSTATES; s++)
+		fprintf(f, "%s\"%s\": %" PRIu64, s ? ", " : "", vms_synth_state_name(s), vt->ns[s]);
+	fprintf(f, "}, \"halt_poll_ns\": %" PRIu64 ", \"guest_end_ns\": %" PRIu64 ",\n"
+		"       \"exits\": [", vt->halt_poll_ns, vt->guest_end_ns);
+	for (uint32_t i = 0; i < vt->nr_exits; i++)
+		fprintf(f, "%s{\"reason\": %u, \"name\": \"%s\", \"count\": %" PRIu64 ", \"total_ns\": %"
+			PRIu64 "}", i ? ", " : "", vt->exits[i].reason, vt->exits[i].name,
+			vt->exits[i].count, vt->exits[i].total_ns);
+	fprintf(f, "],\n       \"steal\": [");
+	for (uint32_t i = 0; i < vt->nr_steal; i++)
+		fprintf(f, "%s{\"tid\": %d, \"comm\": \"%s\", \"ns\": %" PRIu64 "}", i ? ", " : "",
+			vt->steal[i].tid, vt->steal[i].comm, vt->steal[i].ns);
+	fprintf(f, "],\n       \"preemptions\": %" PRIu64 ", \"halts\": %" PRIu64
+		", \"wakeups\": %" PRIu64 ", \"runq_latency_ns\": %" PRIu64 ",\n",
+		vt->preemptions, vt->halts, vt->wakeups, vt->runq_latency_ns);
+	fprintf(f, "       \"time_shift\": {\"offset\": %" PRId64 ", \"scaling\": %" PRIu64
+		", \"frac\": %" PRIu64 "}}%s\n", vt->ts_offset, vt->ts_scaling, vt->ts_frac,
+		last ? "" : ",");
 }
 
 /* Wake-up scenarios: the wake-ups' causes summed, and the findings report should make, the
@@ -57,7 +83,7 @@ static void wakeups_json(FILE *f, const struct vms_synth_truth *t)
 		else
 			fprintf(f, "null");
 		fprintf(f, ", \"names\": ");
-		json_str(f, x->names);
+		vms_synth_json_str(f, x->names);
 		if (x->count)
 			fprintf(f, ", \"count\": %" PRIu64, x->count);
 		fprintf(f, "}");
@@ -65,7 +91,8 @@ static void wakeups_json(FILE *f, const struct vms_synth_truth *t)
 	fprintf(f, "\n  ]");
 }
 
-int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
+/* The members every truth starts with: what it is, the seed, the clocks, the window. */
+void vms_synth_truth_head_json(FILE *f, const struct vms_synth_truth *t)
 {
 	/* schema_version: raised when a member changes meaning or goes away */
 	fprintf(f, "{\n  \"simulated\": true,\n  \"schema_version\": 1,\n  \"command\": \"synth-truth\",\n"
@@ -78,37 +105,21 @@ int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
 	fprintf(f, "  \"window\": {\"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64 ", \"start_tsc\": %"
 		PRIu64 ", \"end_tsc\": %" PRIu64 "},\n", t->window_start_ns, t->window_end_ns,
 		t->window_start_tsc, t->window_end_tsc);
+}
+
+int vms_synth_truth_write_json(const struct vms_synth_truth *t, FILE *f)
+{
+	vms_synth_truth_head_json(f, t);
 	fprintf(f, "  \"files\": {\n");
-	file_json(f, "host", &t->host);
+	vms_synth_file_json(f, "host", &t->host);
 	fprintf(f, ",\n");
-	file_json(f, "guest", &t->guest);
+	vms_synth_file_json(f, "guest", &t->guest);
 	fprintf(f, "\n  },\n");
 	fprintf(f, "  \"guests\": [{\n    \"name\": \"%s\", \"trace_id\": \"0x%016" PRIx64 "\", "
 		"\"qemu_pid\": %d, \"qemu_pid_source\": \"%s\",\n    \"vcpus\": [\n", t->guest_name,
 		t->guest.trace_id, t->qemu_pid, t->qemu_pid_how ? t->qemu_pid_how : "none");
-	for (uint32_t v = 0; v < t->nr_vcpus; v++) {
-		const struct vms_synth_vcpu_truth *vt = &t->vcpu[v];
-		fprintf(f, "      {\"vcpu\": %u, \"host_tid\": %d, \"host_cpu\": %u,\n       \"ns\": {",
-			vt->vcpu, vt->host_tid, vt->host_cpu);
-		for (int s = 0; s < VMS_SYNTH_NSTATES; s++)
-			fprintf(f, "%s\"%s\": %" PRIu64, s ? ", " : "", vms_synth_state_name(s), vt->ns[s]);
-		fprintf(f, "}, \"halt_poll_ns\": %" PRIu64 ", \"guest_end_ns\": %" PRIu64 ",\n"
-			"       \"exits\": [", vt->halt_poll_ns, vt->guest_end_ns);
-		for (uint32_t i = 0; i < vt->nr_exits; i++)
-			fprintf(f, "%s{\"reason\": %u, \"name\": \"%s\", \"count\": %" PRIu64 ", \"total_ns\": %"
-				PRIu64 "}", i ? ", " : "", vt->exits[i].reason, vt->exits[i].name,
-				vt->exits[i].count, vt->exits[i].total_ns);
-		fprintf(f, "],\n       \"steal\": [");
-		for (uint32_t i = 0; i < vt->nr_steal; i++)
-			fprintf(f, "%s{\"tid\": %d, \"comm\": \"%s\", \"ns\": %" PRIu64 "}", i ? ", " : "",
-				vt->steal[i].tid, vt->steal[i].comm, vt->steal[i].ns);
-		fprintf(f, "],\n       \"preemptions\": %" PRIu64 ", \"halts\": %" PRIu64
-			", \"wakeups\": %" PRIu64 ", \"runq_latency_ns\": %" PRIu64 ",\n",
-			vt->preemptions, vt->halts, vt->wakeups, vt->runq_latency_ns);
-		fprintf(f, "       \"time_shift\": {\"offset\": %" PRId64 ", \"scaling\": %" PRIu64
-			", \"frac\": %" PRIu64 "}}%s\n", vt->ts_offset, vt->ts_scaling, vt->ts_frac,
-			v + 1 < t->nr_vcpus ? "," : "");
-	}
+	for (uint32_t v = 0; v < t->nr_vcpus; v++)
+		vms_synth_vcpu_json(f, &t->vcpu[v], v + 1 == t->nr_vcpus);
 	fprintf(f, "    ],\n    \"threads\": [\n");
 	for (uint32_t i = 0; i < t->nr_gthreads; i++) {
 		const struct vms_synth_gthread_truth *g = &t->gthread[i];

@@ -7,15 +7,8 @@
 #include "synth/vcpu_lane.h"
 
 /* VMX exit reasons of a busy guest, with relative weights and cost (min + exponential). */
-struct exit_kind {
-	uint32_t code;
-	const char *name;
-	uint32_t weight;
-	double min_ns, mean_ns;
-	uint8_t insn_len;                   /* RIP advance when KVM skips the instruction */
-};
 
-static const struct exit_kind busy_exits[] = {
+static const struct vms_exit_kind busy_exits[] = {
 	{ 1, "EXTERNAL_INTERRUPT", 30, 700, 1900, 0 },
 	{ 32, "MSR_WRITE", 22, 450, 1000, 2 },
 	{ 52, "PREEMPTION_TIMER", 12, 500, 1200, 0 },
@@ -27,8 +20,8 @@ static const struct exit_kind busy_exits[] = {
 };
 #define NR_BUSY (sizeof busy_exits / sizeof busy_exits[0])
 _Static_assert(NR_BUSY <= VMS_LANE_EXIT_KINDS, "hot RIP table");
-static const struct exit_kind hlt_exit = { 12, "HLT", 0, 0, 0, 1 };
-static const struct exit_kind ext_irq = { 1, "EXTERNAL_INTERRUPT", 0, 700, 1900, 0 };
+static const struct vms_exit_kind hlt_exit = { 12, "HLT", 0, 0, 0, 1 };
+static const struct vms_exit_kind ext_irq = { 1, "EXTERNAL_INTERRUPT", 0, 700, 1900, 0 };
 
 #define RIP_HLT 0xffffffff81f4a2caull /* default_idle's hlt */
 #define INTR_LOCAL_TIMER 0x800000ecu  /* valid, external interrupt, vector 0xec */
@@ -43,9 +36,9 @@ static uint64_t cyc(const struct vms_vcpu_lane *L, double ns)
 
 /* ---- truth ---- */
 
-static int shown_state(const struct vms_vcpu_lane *L)
+int vms_lane_shown_state(uint8_t hmode, uint8_t base)
 {
-	switch (L->hmode) {
+	switch (hmode) {
 	case VMS_H_PREEMPTED:
 		return VMS_SYNTH_PREEMPTED;
 	case VMS_H_HALTED:
@@ -55,8 +48,13 @@ static int shown_state(const struct vms_vcpu_lane *L)
 	case VMS_H_VMM:
 		return VMS_SYNTH_VMM;
 	default:
-		return L->base;
+		return base;
 	}
+}
+
+static int shown_state(const struct vms_vcpu_lane *L)
+{
+	return vms_lane_shown_state(L->hmode, L->base);
 }
 
 static void account(struct vms_vcpu_lane *L, uint64_t tsc)
@@ -88,9 +86,9 @@ static void set_hmode(struct vms_vcpu_lane *L, uint64_t tsc, uint8_t mode)
 	L->hmode = mode;
 }
 
-static void add_exit(struct vms_vcpu_lane *L, uint32_t reason, const char *name, uint64_t ns)
+void vms_synth_truth_add_exit(struct vms_synth_vcpu_truth *vt, uint32_t reason, const char *name,
+			      uint64_t ns)
 {
-	struct vms_synth_vcpu_truth *vt = L->vt;
 	uint32_t i;
 	for (i = 0; i < vt->nr_exits; i++)
 		if (vt->exits[i].reason == reason)
@@ -115,9 +113,9 @@ static const char *exit_name(uint32_t code)
 	return "?";
 }
 
-static void add_steal(struct vms_vcpu_lane *L, const struct vms_task *t, uint64_t a, uint64_t b)
+void vms_synth_truth_add_steal(struct vms_synth_vcpu_truth *vt, const struct vms_task *t,
+			       uint64_t ns)
 {
-	struct vms_synth_vcpu_truth *vt = L->vt;
 	uint32_t i;
 	for (i = 0; i < vt->nr_steal; i++)
 		if (vt->steal[i].tid == t->tid)
@@ -129,7 +127,34 @@ static void add_steal(struct vms_vcpu_lane *L, const struct vms_task *t, uint64_
 		memcpy(vt->steal[i].comm, t->comm, sizeof vt->steal[i].comm);
 		vt->nr_steal++;
 	}
-	vt->steal[i].ns += vms_synth_ns(L->x, b) - vms_synth_ns(L->x, a);
+	vt->steal[i].ns += ns;
+}
+
+static void add_steal(struct vms_vcpu_lane *L, const struct vms_task *t, uint64_t a, uint64_t b)
+{
+	vms_synth_truth_add_steal(L->vt, t, vms_synth_ns(L->x, b) - vms_synth_ns(L->x, a));
+}
+
+const struct vms_exit_kind *vms_lane_exit_hlt(void) { return &hlt_exit; }
+const struct vms_exit_kind *vms_lane_exit_irq(void) { return &ext_irq; }
+
+const struct vms_exit_kind *vms_lane_exit_busy(struct vms_prng *r)
+{
+	uint64_t pick = vms_prng_below(r, 100), acc = 0;
+	for (size_t i = 0; i < NR_BUSY; i++) {
+		acc += busy_exits[i].weight;
+		if (pick < acc)
+			return &busy_exits[i];
+	}
+	return &busy_exits[0];
+}
+
+uint64_t vms_lane_exit_cost(struct vms_synth_ctx *x, const struct vms_exit_kind *k)
+{
+	double cost = k->min_ns + vms_prng_exp(&x->rng, k->mean_ns - k->min_ns);
+	if (k->code == 48 && vms_prng_unit(&x->rng) < 0.03)
+		cost += 40000; /* a page to fault in */
+	return vms_synth_cyc(x, cost);
 }
 
 /* ---- host events ---- */
@@ -170,7 +195,7 @@ static void kvm_entry(struct vms_vcpu_lane *L, uint64_t ts)
 	}
 	L->inject = 0;
 	if (L->in_exit) {
-		add_exit(L, L->exit_reason, exit_name(L->exit_reason),
+		vms_synth_truth_add_exit(L->vt, L->exit_reason, exit_name(L->exit_reason),
 			 vms_synth_ns(L->x, ts) - vms_synth_ns(L->x, L->exit_tsc));
 		L->in_exit = false;
 	}
@@ -178,7 +203,7 @@ static void kvm_entry(struct vms_vcpu_lane *L, uint64_t ts)
 	L->entry_tsc = ts;
 }
 
-static void kvm_exit(struct vms_vcpu_lane *L, uint64_t ts, const struct exit_kind *k)
+static void kvm_exit(struct vms_vcpu_lane *L, uint64_t ts, const struct vms_exit_kind *k)
 {
 	struct vms_prng *r = &L->x->rng;
 	uint64_t info1 = 0, info2 = 0;
@@ -462,7 +487,7 @@ void vms_vcpu_lane_cycle(struct vms_vcpu_lane *L)
 		now = vms_sched_step(&L->g, umax(ga, now), &guest_ops, L) + cyc(L, 200);
 	}
 
-	const struct exit_kind *k;
+	const struct vms_exit_kind *k;
 	bool by_noisy = false;
 	uint64_t te;
 	if (L->g.cur < 0 && hlt_at <= te_host && hlt_at <= L->noisy_wake) {
@@ -473,15 +498,7 @@ void vms_vcpu_lane_cycle(struct vms_vcpu_lane *L)
 		te = umax(L->noisy_wake, now);
 		by_noisy = true;
 	} else {
-		uint64_t pick = vms_prng_below(r, 100), acc = 0;
-		k = &busy_exits[0];
-		for (size_t i = 0; i < NR_BUSY; i++) {
-			acc += busy_exits[i].weight;
-			if (pick < acc) {
-				k = &busy_exits[i];
-				break;
-			}
-		}
+		k = vms_lane_exit_busy(r);
 		te = umax(te_host, now);
 	}
 	kvm_exit(L, te, k);
@@ -513,10 +530,7 @@ void vms_vcpu_lane_cycle(struct vms_vcpu_lane *L)
 		}
 		L->inject = INTR_LOCAL_TIMER;
 	} else {
-		double cost = k->min_ns + vms_prng_exp(r, k->mean_ns - k->min_ns);
-		if (k->code == 48 && vms_prng_unit(r) < 0.03)
-			cost += 40000; /* a page to fault in */
-		x = te + cyc(L, cost);
+		x = te + vms_lane_exit_cost(L->x, k);
 		if (by_noisy || L->noisy_wake < x) {
 			uint64_t a = by_noisy ? te + cyc(L, 400) : umax(L->noisy_wake, te + cyc(L, 200));
 			x = preempt(L, a) + cyc(L, 500);

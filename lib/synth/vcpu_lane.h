@@ -60,6 +60,29 @@ struct vms_vcpu_lane {
 	struct vms_synth_sync_sample sample;
 };
 
+/* A VMX exit reason as the lanes plant it: relative weight among a busy guest's exits, cost
+ * (min + exponential), RIP advance when KVM skips the instruction. */
+struct vms_exit_kind {
+	uint32_t code;
+	const char *name;
+	uint32_t weight;
+	double min_ns, mean_ns;
+	uint8_t insn_len;
+};
+const struct vms_exit_kind *vms_lane_exit_hlt(void);
+const struct vms_exit_kind *vms_lane_exit_irq(void);   /* EXTERNAL_INTERRUPT: the host's */
+const struct vms_exit_kind *vms_lane_exit_busy(struct vms_prng *r); /* drawn by weight */
+/* A non-HLT exit's handling time, host TSC cycles. */
+uint64_t vms_lane_exit_cost(struct vms_synth_ctx *x, const struct vms_exit_kind *k);
+/* The state a vCPU shows (enum vms_synth_state) in host mode `hmode` over guest base `base`:
+ * preempted/halted over vmm over the base (vm-analysis.md section 3). */
+int vms_lane_shown_state(uint8_t hmode, uint8_t base);
+/* The truth of one vCPU: a finished exit of `ns`; `ns` stolen by host thread t. */
+void vms_synth_truth_add_exit(struct vms_synth_vcpu_truth *vt, uint32_t reason, const char *name,
+			      uint64_t ns);
+void vms_synth_truth_add_steal(struct vms_synth_vcpu_truth *vt, const struct vms_task *t,
+			       uint64_t ns);
+
 void vms_vcpu_lane_init(struct vms_vcpu_lane *L, struct vms_synth_ctx *x,
 			struct vms_synth_vcpu_truth *vt, uint32_t vcpu, uint32_t cpu, uint64_t t0);
 /* Guest threads of this vCPU (before start); `truth` is their index in the truth. */

@@ -24,6 +24,9 @@ static void usage(FILE *f)
 		"                     [--no-tsc-scaling] [--format tracedat|lttng]\n"
 		"                     [--clock-error NS]\n"
 		"       vmscope synth --hosts N [--seed N] [--events N] [--out DIR]\n"
+		"       vmscope synth --scenario cloud-host [--guests N] [--vcpus M]\n"
+		"                     [--host-cpus C] [--traced K] [--seed N] [--events N]\n"
+		"                     [--out DIR] [--truth FILE]\n"
 		"\n"
 		"Writes DIR/host.dat and DIR/guest.dat, a SIMULATED KVM host and guest recorded the\n"
 		"way trace-cmd records them (trace.dat v7, TSC clock with TSC2NSEC, GUEST and\n"
@@ -37,7 +40,16 @@ static void usage(FILE *f)
 		"                      EPT_MISCONFIG exits from one guest RIP in 100 ms; the guest\n"
 		"                      trace carries kallsyms), halted-wakeup (nginx woken onto a\n"
 		"                      halted vCPU), oversubscribed (more runnable guest threads\n"
-		"                      than vCPUs), cross-vcpu (the waker on the other vCPU)\n"
+		"                      than vCPUs), cross-vcpu (the waker on the other vCPU).\n"
+		"                      cloud-host: DIR/host.dat of an oversubscribed host running\n"
+		"                      N guests x M vCPUs, guests 0..K-1 traced (DIR/guest-K.dat);\n"
+		"                      a host stress-ng on every odd CPU and the untraced guests\n"
+		"                      3 mod 4 (CPU-bound) preempt the traced vCPUs\n"
+		"  --guests N          cloud-host: guests, 1 to 1024 (default 64)\n"
+		"  --vcpus M           cloud-host: vCPUs per guest, 1 to 64 (default 8)\n"
+		"  --host-cpus C       cloud-host: host CPUs, 1 to 1024 (default: one per 8 vCPUs,\n"
+		"                      at least K x M; at most 32 vCPU threads per CPU)\n"
+		"  --traced K          cloud-host: traced guests, 0 to 64 (default 2)\n"
 		"  --hosts N           a fleet: DIR/host-000 ... DIR/host-(N-1), each a pair with\n"
 		"                      seed N+i; every 4th host from host-001 has a noisy neighbour,\n"
 		"                      every 4th from host-003 an exit storm, the rest are quiet;\n"
@@ -184,6 +196,60 @@ static int fleet(const struct vms_synth_config *base, const char *out, uint32_t 
 	return status;
 }
 
+/* --scenario cloud-host: DIR/host.dat and DIR/guest-K.dat (vmscope/synth.h) */
+static int cloud_host(struct vms_synth_config *cfg, struct vms_synth_cloud_config *cc,
+		      const char *out, const char *truth_path, const char *wakeups_path)
+{
+	const char *why = vms_synth_cloud_check(cc);
+	if (why || wakeups_path || cfg->format != VMS_SYNTH_TRACEDAT) {
+		fprintf(stderr, "vmscope synth: %s\n", why ? why : "cloud-host writes trace.dat and "
+			"has no --truth-wakeups");
+		return VMS_EXIT_USAGE;
+	}
+	if (mkdir(out, 0777) && errno != EEXIST) {
+		int e = errno;
+		fprintf(stderr, "vmscope synth: cannot create %s: %s\n", out, strerror(e));
+		return cli_open_exit(e);
+	}
+	cc->dir = out;
+	if (isatty(2) && cfg->events >= 2000000)
+		cfg->progress = progress;
+	struct vms_synth_cloud_truth truth;
+	struct vms_error err = { 0 };
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = vms_synth_cloud_run(cfg, cc, &truth, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (cfg->progress)
+		fprintf(stderr, "\r\033[K");
+	int status = VMS_EXIT_OK;
+	if (rc) {
+		fprintf(stderr, "vmscope synth: %s\n", err.msg);
+		status = rc == VMS_ERR_USAGE ? VMS_EXIT_USAGE : VMS_EXIT_FAIL;
+	} else if (truth_path) {
+		FILE *f = open_out(truth_path);
+		if (!f || vms_synth_cloud_truth_json(&truth, f) || (f != stdout && fclose(f))) {
+			int e = errno;
+			fprintf(stderr, "vmscope synth: cannot write %s: %s\n", truth_path, strerror(e));
+			status = f ? VMS_EXIT_FAIL : cli_open_exit(e);
+		}
+	}
+	if (!status) {
+		uint64_t total = truth.head.host.total;
+		for (uint32_t g = 0; g < cc->traced; g++)
+			total += truth.guest[g].file.total;
+		double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		fprintf(stderr, "vmscope synth: SIMULATED data (scenario cloud-host, seed %llu): %u "
+			"guests x %u vCPUs on %u host CPUs, %u traced: %s/host.dat + %u guest files "
+			"(%llu events), %.2f s of host time, written in %.2f s\n",
+			(unsigned long long)cfg->seed, cc->guests, cc->vcpus, cc->host_cpus, cc->traced,
+			out, cc->traced, (unsigned long long)total,
+			(double)(truth.head.window_end_ns - truth.head.window_start_ns) / 1e9, secs);
+	}
+	vms_synth_cloud_truth_free(&truth);
+	return status;
+}
+
 int cmd_synth(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -199,10 +265,17 @@ int cmd_synth(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "clock-error", required_argument, NULL, 'e' },
 		{ "hosts", required_argument, NULL, 'H' },
+		{ "guests", required_argument, NULL, 'G' },
+		{ "vcpus", required_argument, NULL, 'V' },
+		{ "host-cpus", required_argument, NULL, 'C' },
+		{ "traced", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t hosts = 0;
+	struct vms_synth_cloud_config cloud;
+	vms_synth_cloud_config_init(&cloud);
+	bool cloud_given = false, cpus_given = false;
 	bool scenario_given = false, events_given = false;
 	struct vms_synth_config cfg;
 	vms_synth_config_init(&cfg);
@@ -225,6 +298,23 @@ int cmd_synth(int argc, char **argv)
 				return VMS_EXIT_USAGE;
 			}
 			break;
+		case 'G':
+		case 'V':
+		case 'C':
+		case 'K': {
+			uint64_t v;
+			if (parse_count(optarg, &v) || v > 100000) {
+				fprintf(stderr, "vmscope synth: --%s wants a number, not '%s'\n",
+					c == 'G' ? "guests" : c == 'V' ? "vcpus" : c == 'C' ? "host-cpus"
+					: "traced", optarg);
+				return VMS_EXIT_USAGE;
+			}
+			*(c == 'G' ? &cloud.guests : c == 'V' ? &cloud.vcpus : c == 'C' ? &cloud.host_cpus
+			  : &cloud.traced) = (uint32_t)v;
+			cloud_given = true;
+			cpus_given |= c == 'C';
+			break;
+		}
 		case 'S':
 			if (parse_count(optarg, &cfg.seed)) {
 				fprintf(stderr, "vmscope synth: --seed wants a number, not '%s'\n", optarg);
@@ -327,6 +417,18 @@ int cmd_synth(int argc, char **argv)
 		if (!events_given)
 			cfg.events = 50000;
 		return fleet(&cfg, out, (uint32_t)hosts);
+	}
+	bool is_cloud = !strcmp(cfg.scenario, "cloud-host");
+	if (cloud_given && !is_cloud) {
+		fprintf(stderr, "vmscope synth: --guests, --vcpus, --host-cpus and --traced are "
+			"for --scenario cloud-host\n");
+		return VMS_EXIT_USAGE;
+	}
+	if (is_cloud) {
+		if (!cpus_given)
+			cloud.host_cpus = vms_synth_cloud_default_cpus(cloud.guests, cloud.vcpus,
+								       cloud.traced);
+		return cloud_host(&cfg, &cloud, out, truth_path, wakeups_path);
 	}
 	bool known = false;
 	for (const char *const *s = vms_synth_scenarios; *s; s++)
