@@ -18,6 +18,7 @@ extern volatile sig_atomic_t vms_output_is_stdout;
 int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_html(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_vcpus(int argc, char **argv);
 int cmd_pcpus(int argc, char **argv);
 int cmd_export(int argc, char **argv);
