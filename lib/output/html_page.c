@@ -461,6 +461,7 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 			   "(with Shift: forward) past views, <kbd>Ctrl</kbd>+<kbd>F</kbd> search a thread, "
 			   "an exit reason or an event (<kbd>Enter</kbd> next, Shift+<kbd>Enter</kbd> "
 			   "previous). The view and markers are in the URL.</p>\n"
+			   "<div id=\"drill-findings\"></div>\n"
 			   "<input id=\"drill-search\" placeholder=\"search: thread name or tid, exit "
 			   "reason, event name\" size=\"50\"> <span id=\"drill-status\"></span>\n"
 			   "<div id=\"drill-markers\"></div>\n"

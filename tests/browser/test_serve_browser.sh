@@ -18,7 +18,7 @@ fi
 T=("$HIP/host.dat" "$HIP/guest-Salamander4.dat")
 "$VMS" serve "${T[@]}" >"$TMP/serve.url" 2>"$TMP/serve.err" &
 pid=$!
-for _ in $(seq 100); do [ -s "$TMP/serve.url" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -s "$TMP/serve.url" ] && break; sleep 0.1; done
 # a guest thread of the trace, named in dump's sched_switch lines (not the page's code)
 thread=$("$VMS" dump "${T[@]}" 2>/dev/null | grep -o 'next_comm=[^ ]*' | sed 's/next_comm=//' |
   grep -v '^swapper' | sort | uniq -c | sort -n | head -1 | awk '{print $2}')

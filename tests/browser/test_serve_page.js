@@ -37,6 +37,7 @@ function ok(cond, name, diag) {
     }, null, { timeout: 30000 });
   };
   await waitData();
+  const all = await page.evaluate(() => window.vmsDrill.view());   // the whole trace
   // find a vCPU row with exits, and its first exit, from the server's whole-trace answer
   const exitAt = await page.evaluate(() => {
     const d = window.vmsDrill.data(), rows = window.vmsDrill.rows();
@@ -132,6 +133,27 @@ function ok(cond, name, diag) {
     .catch(() => {});
   const st = await page.textContent('#drill-status');
   ok(/match 1 of/.test(st) && st.includes(thread), 'search finds the guest thread ' + thread, st);
+  // a click on the first finding zooms to its interval (the whole trace when it has none)
+  // and selects the row it names; the findings are those of `vmscope report --json`
+  const rep = JSON.parse(execFileSync(vmscope, ['report', '--json'].concat(traces),
+    { stdio: ['ignore', 'pipe', 'ignore'] }).toString()).findings;
+  const links = await page.$$eval('#drill-findings a.finding', (a) => a.map((x) => x.parentElement.textContent));
+  ok(links.length === rep.length && rep.every((f, k) => links[k].includes(f.text)),
+    'the findings of report --json at the top (' + rep.length + ')', links.join('\n'));
+  if (rep.length) {
+    await page.click('#drill-findings a.finding');
+    const f = rep[0];
+    const rows = await page.evaluate(() => window.vmsDrill.rows());
+    const v = await page.evaluate(() => window.vmsDrill.view());
+    const sel = await page.evaluate(() => window.vmsDrill.selected());
+    const whole = f.start_ns === null;
+    const okView = whole ? (v[0] === all[0] && v[1] === all[1]) : (v[0] === f.start_ns && v[1] === f.end_ns);
+    const r = rows[sel] || {};
+    ok(okView && r.machine === f.machine && (f.vcpu !== null ? r.vcpu === f.vcpu : r.tid === f.tid),
+      'a click on the finding zooms to its interval (' + (whole ? 'the whole trace' : f.start_ns + '..' + f.end_ns) +
+      ') and selects ' + f.machine + ' ' + (f.vcpu !== null ? 'vCPU ' + f.vcpu : 'tid ' + f.tid),
+      JSON.stringify({ v: v, row: r }));
+  }
   await page.screenshot({ path: process.env.VMS_BUILD_DIR + '/test-tmp/browser/serve.png' });
   ok(errors.length === 0, 'no console errors', errors.join('\n'));
   ok(foreign.length === 0, 'no request leaves the loopback server', foreign.join('\n'));

@@ -273,9 +273,18 @@ def search_checks(sv, traces, label):
         label, len(res['matches']), hlt))
 
 
+def findings_checks(sv, traces, label):
+    rep = json.loads(subprocess.run([VMS, 'report', '--json'] + traces, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True).stdout)
+    got = sv.api('/api/findings')
+    ok(got['findings'] == rep['findings'], '%s: /api/findings = report --json findings (%d)' % (
+        label, len(rep['findings'])), '%s\n%s' % (got['findings'][:2], rep['findings'][:2]))
+
+
 def run(traces, label, with_hostile):
     sv = Server(traces)
     try:
+        findings_checks(sv, traces, label)
         if with_hostile:
             hostile(sv)
         window_checks(sv, traces, label)

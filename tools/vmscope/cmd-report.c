@@ -378,7 +378,7 @@ static void text_findings(FILE *f, const struct vms_findings *fd, unsigned top)
 		fprintf(f, "  (%u more; --top N)\n", n - top);
 }
 
-static void json_findings(struct vms_json *j, struct vms_model *m, const struct vms_findings *fd)
+void cli_findings_json(struct vms_json *j, struct vms_model *m, const struct vms_findings *fd)
 {
 	vms_json_begin_array(j, "findings");
 	for (uint32_t i = 0; i < vms_findings_count(fd); i++) {
@@ -646,7 +646,7 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 	vms_json_uint(&j, "backwards", vms_session_backwards(s));
 	vms_json_uint(&j, cli_key("first"), vms_session_first_ts(s));
 	vms_json_uint(&j, cli_key("last"), vms_session_last_ts(s));
-	json_findings(&j, m, fd);
+	cli_findings_json(&j, m, fd);
 	vms_json_begin_array(&j, "machines");
 	const struct vms_filter *flt = vms_session_filter(s);
 	struct rows rows = {0};

@@ -3,6 +3,7 @@
  * lib/session/serve_window.c). This file parses the options, makes the page (the page of
  * `vmscope html`, in its server mode) and routes the API:
  *   /            the page
+ *   /api/findings  the findings of `vmscope report --json`
  *   /api/rows    every row (vCPUs, physical CPUs, guest threads) and the traces' span
  *   /api/window  ?from=NS&to=NS&px=N[&row=ID]: the rows' intervals or per-pixel sums, exits
  *   /api/events  ?from=NS&to=NS[&limit=N]: the lines `vmscope dump --from --to` prints
@@ -20,7 +21,10 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "vmscope/findings.h"
 #include "vmscope/html.h"
+#include "vmscope/latency.h"
+#include "vmscope/writers.h"
 #include "vmscope/serve.h"
 
 static const char usage[] =
@@ -49,6 +53,8 @@ struct srv {
 	size_t page_len;
 	char *rows;                   /* /api/rows, computed once */
 	size_t rows_len;
+	char *findings;               /* /api/findings: report --json's, computed once */
+	size_t findings_len;
 	uint64_t first, last;
 	const char *self;             /* this program, for dump */
 };
@@ -183,6 +189,11 @@ static void handle(void *ctx, const struct vms_http_req *r, struct vms_http_resp
 		fwrite(sv->page, 1, sv->page_len, resp->body);
 		return;
 	}
+	if (!strcmp(r->path, "/api/findings")) {
+		resp->status = 200;
+		fwrite(sv->findings, 1, sv->findings_len, resp->body);
+		return;
+	}
 	if (!strcmp(r->path, "/api/rows")) {
 		resp->status = 200;
 		fwrite(sv->rows, 1, sv->rows_len, resp->body);
@@ -223,18 +234,52 @@ static void handle(void *ctx, const struct vms_http_req *r, struct vms_http_resp
 	resp->status = 404;   /* the server writes the refusal */
 }
 
-/* The page: `vmscope html`'s, in its server mode. */
+/* The findings of `report`, as report --json writes them, from the run of the page. */
+static int put_findings(struct srv *sv, struct vms_findings *fd, struct vms_latency *lat)
+{
+	struct vms_session *s = sv->c->s;
+	uint32_t ns = vms_session_nr_sources(s);
+	struct vms_source **srcs = calloc(ns ? ns : 1, sizeof *srcs);
+	for (uint32_t i = 0; srcs && i < ns; i++)
+		srcs[i] = vms_session_source(s, i);
+	vms_findings_compute(fd, vms_session_analysis(s), lat, srcs, srcs ? ns : 0);
+	free(srcs);
+	FILE *f = open_memstream(&sv->findings, &sv->findings_len);
+	if (!f)
+		return -1;
+	struct vms_json j;
+	vms_json_init(&j, f, false);
+	vms_json_begin_object(&j, NULL);
+	cli_findings_json(&j, vms_session_model(s), fd);
+	vms_json_end_object(&j);
+	vms_json_finish(&j);
+	return fclose(f) != 0 || !srcs ? -1 : 0;
+}
+
+/* The page: `vmscope html`'s, in its server mode; the findings of `report` from the same
+ * run, as report does it. */
 static int make_page(struct srv *sv, struct vms_error *err)
 {
 	struct vms_html *h = vms_html_new(NULL, NULL);
-	struct vms_observer obs;
+	struct vms_observer obs, lo, fo;
+	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
+	struct vms_findings *fd = vms_findings_new(NULL, &fo);
 	if (h)
 		obs = vms_html_observer(h);
-	if (!h || vms_session_observe(sv->c->s, &obs) < 0) {
+	if (!h || !lat || !fd || vms_session_observe(sv->c->s, &lo) < 0 ||
+	    vms_session_observe(sv->c->s, &fo) < 0 || vms_session_observe(sv->c->s, &obs) < 0) {
 		vms_html_free(h);
+		vms_latency_free(lat);
+		vms_findings_free(fd);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
-	if (vms_session_run(sv->c->s, NULL, NULL, NULL, err) < 0) {
+	vms_findings_time_unit(fd, cli_cycles());
+	int r = vms_session_run(sv->c->s, NULL, NULL, NULL, err);
+	if (!r && put_findings(sv, fd, lat) < 0)
+		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	vms_latency_free(lat);
+	vms_findings_free(fd);
+	if (r < 0) {
 		vms_html_free(h);
 		return -1;
 	}
@@ -364,6 +409,7 @@ out:
 	vms_server_free(s);
 	free(sv.page);
 	free(sv.rows);
+	free(sv.findings);
 	free(av);
 	return cli_end(&c, st);
 }

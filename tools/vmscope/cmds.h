@@ -45,4 +45,8 @@ struct vms_session;
 int cli_containers_observe(struct vms_session *s, struct vms_containers **out);
 void cli_containers_warn(const char *cmd, struct vms_model *m, const struct vms_containers *c);
 
+/* cmd-report.c: the member "findings" of report --json (vmscope serve's /api/findings too) */
+struct vms_findings;
+void cli_findings_json(struct vms_json *j, struct vms_model *m, const struct vms_findings *fd);
+
 #endif

@@ -343,14 +343,37 @@
   });
   window.addEventListener('resize', () => { draw(); fetchWindow(); });
 
+  /* the findings of `report`, each a link: zoom to its interval (the whole trace when it has
+   * none) and select the row it names */
+  function showFindings(list) {
+    const box = document.getElementById('drill-findings');
+    if (!box) return;
+    box.innerHTML = list.length ? '<h3>Findings</h3><ol>' + list.map((f, k) =>
+      '<li><a href="#" class="finding" data-k="' + k + '">' + esc(f.kind) + '</a>: ' + esc(f.text) +
+      '</li>').join('') + '</ol>' : '<p class="note">No findings.</p>';
+    box.addEventListener('click', (ev) => {
+      const k = ev.target.dataset && ev.target.dataset.k;
+      if (k === undefined) return;
+      ev.preventDefault();
+      const f = list[Number(k)];
+      const idx = rows.findIndex((r) => r.machine === f.machine &&
+        ((f.vcpu !== null && r.kind === 'vcpu' && r.vcpu === f.vcpu) ||
+         (f.vcpu === null && f.tid !== null && r.kind === 'thread' && r.tid === f.tid)));
+      if (idx >= 0) selRow = idx;
+      if (f.start_ns !== null && f.end_ns !== null) setView(f.start_ns, f.end_ns, true);
+      else setView(first, last + 1, true);
+      root.focus();
+    });
+  }
+
   api('/api/rows', {}).then((j) => {
     rows = j.rows.filter((r) => r.kind !== 'thread' || j.rows.length < 200);
     first = j.first; last = j.last;
     v0 = first; v1 = last + 1;
     readHash();
-    root.dataset.ready = '1';
     setView(v0, v1, false);
+    return api('/api/findings', {}).then((fj) => { showFindings(fj.findings); root.dataset.ready = '1'; });
   }).catch((e) => { status.textContent = 'the server refused: ' + e.message; });
   window.vmsDrill = { setView: (a, b) => setView(a, b, true), view: () => [v0, v1],
-    data: () => data, rows: () => rows, matches: () => matches };
+    data: () => data, rows: () => rows, matches: () => matches, selected: () => selRow };
 })();
