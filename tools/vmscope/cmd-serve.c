@@ -238,12 +238,7 @@ static void handle(void *ctx, const struct vms_http_req *r, struct vms_http_resp
 static int put_findings(struct srv *sv, struct vms_findings *fd, struct vms_latency *lat)
 {
 	struct vms_session *s = sv->c->s;
-	uint32_t ns = vms_session_nr_sources(s);
-	struct vms_source **srcs = calloc(ns ? ns : 1, sizeof *srcs);
-	for (uint32_t i = 0; srcs && i < ns; i++)
-		srcs[i] = vms_session_source(s, i);
-	vms_findings_compute(fd, vms_session_analysis(s), lat, srcs, srcs ? ns : 0);
-	free(srcs);
+	cli_findings_compute(s, fd, lat);
 	FILE *f = open_memstream(&sv->findings, &sv->findings_len);
 	if (!f)
 		return -1;
@@ -253,7 +248,7 @@ static int put_findings(struct srv *sv, struct vms_findings *fd, struct vms_late
 	cli_findings_json(&j, vms_session_model(s), fd);
 	vms_json_end_object(&j);
 	vms_json_finish(&j);
-	return fclose(f) != 0 || !srcs ? -1 : 0;
+	return fclose(f) != 0 ? -1 : 0;
 }
 
 /* The page: `vmscope html`'s, in its server mode; the findings of `report` from the same

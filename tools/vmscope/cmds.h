@@ -48,5 +48,10 @@ void cli_containers_warn(const char *cmd, struct vms_model *m, const struct vms_
 /* cmd-report.c: the member "findings" of report --json (vmscope serve's /api/findings too) */
 struct vms_findings;
 void cli_findings_json(struct vms_json *j, struct vms_model *m, const struct vms_findings *fd);
+/* After the run: apply the findings' rules to session s's analysis and sources (lat may be
+ * NULL), as report does. */
+struct vms_latency;
+void cli_findings_compute(struct vms_session *s, struct vms_findings *fd,
+			  const struct vms_latency *lat);
 
 #endif
