@@ -20,6 +20,7 @@
 #ifndef VMSCOPE_HTML_H
 #define VMSCOPE_HTML_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -68,6 +69,8 @@ struct vms_html_page {
 	const struct vms_analysis *analysis; /* finished: the steal tables */
 	uint64_t events;               /* events read */
 	const char *time_unit;         /* "ns" (NULL) or "cycles": the unit of every time */
+	bool serve;                    /* served by `vmscope serve`: the page may ask its server
+	                                  (same origin) for exact windows (html/serve.js) */
 };
 
 /* Write the page (after the run has finished). Returns 0, VMS_ERR_NOMEM when out of memory

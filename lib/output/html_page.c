@@ -12,6 +12,7 @@
 
 extern const char vms_html_css[];
 extern const char vms_html_js[];
+extern const char vms_html_serve_js[];
 
 uint64_t vms_html_row_bound(void)
 {
@@ -32,7 +33,8 @@ uint64_t vms_html_row_bound(void)
 static uint64_t page_bound(const struct vms_html *h, const struct vms_html_page *pg,
 			   const struct vms_analysis *a)
 {
-	uint64_t b = PAGE_TEXT_BOUND + strlen(vms_html_css) + strlen(vms_html_js);
+	uint64_t b = PAGE_TEXT_BOUND + strlen(vms_html_css) + strlen(vms_html_js) +
+		     (pg && pg->serve ? strlen(vms_html_serve_js) + 4096 : 0);
 	b += 6 * 3 * (uint64_t)strlen(pg && pg->title ? pg->title : "");   /* title, header, data */
 	b += 6 * (uint64_t)strlen(pg && pg->summary ? pg->summary : "");
 	for (uint32_t i = 0; i < h->nr_rows; i++) {
@@ -405,8 +407,10 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 	const char *title = pg && pg->title ? pg->title : "";
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-		   "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
-		   "<meta name=\"viewport\" content=\"width=device-width\">\n<title>vmscope: ");
+		   "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:%s\">\n"
+		   "<meta name=\"viewport\" content=\"width=device-width\">\n<title>vmscope: ",
+		/* served: the drill-down asks its own server (serve.js), nothing else */
+		pg && pg->serve ? "; connect-src 'self'" : "");
 	put_text(f, title);
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head><body>\n", vms_html_css);
 	fprintf(f, "<header><h1>vmscope report</h1><p class=\"files\">");
@@ -446,6 +450,28 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 		   "<div id=\"timeline\" tabindex=\"0\"><div id=\"labels\"></div>"
 		   "<div id=\"plot\"><canvas id=\"axis\"></canvas><canvas id=\"canvas\"></canvas></div></div>\n"
 		   "<div id=\"tooltip\" hidden></div>\n<div id=\"selection\"></div>\n</section>\n");
+	if (pg && pg->serve)
+		fprintf(f, "<section id=\"drill-section\"><h2>Drill down</h2>\n"
+			   "<p class=\"help\">Exact, from the server: the intervals of each row and "
+			   "every VM exit (the thin lane under a vCPU) once they are wider than a pixel, "
+			   "else per-pixel sums. Click the drill-down, then: wheel or <kbd>+</kbd>/<kbd>-</kbd> "
+			   "zoom, arrows pan, <kbd>0</kbd> everything, click a slice for its details, "
+			   "<kbd>z</kbd> zoom to it, <kbd>.</kbd>/<kbd>,</kbd> next/previous state change "
+			   "of the selected row, <kbd>m</kbd> a marker at the cursor, <kbd>Backspace</kbd> "
+			   "(with Shift: forward) past views, <kbd>Ctrl</kbd>+<kbd>F</kbd> search a thread, "
+			   "an exit reason or an event (<kbd>Enter</kbd> next, Shift+<kbd>Enter</kbd> "
+			   "previous). The view and markers are in the URL.</p>\n"
+			   "<div id=\"drill-findings\"></div>\n"
+			   "<input id=\"drill-search\" placeholder=\"search: thread name or tid, exit "
+			   "reason, event name\" size=\"50\"> <span id=\"drill-status\"></span>\n"
+			   "<div id=\"drill-markers\"></div>\n"
+			   "<div id=\"drill\" tabindex=\"0\"><canvas id=\"drill-canvas\" "
+			   "style=\"width:100%%;display:block\"></canvas></div>\n"
+			   "<div id=\"drill-tip\" class=\"tooltip\" hidden style=\"position:absolute;"
+			   "background:#fff;border:1px solid #888;padding:4px;font-size:12px\"></div>\n"
+			   "<div id=\"drill-details\"></div>\n<h3>Events of the view</h3>\n"
+			   "<div id=\"drill-events\" style=\"font-family:monospace;font-size:12px;"
+			   "max-height:20em;overflow:auto;white-space:pre\"></div>\n</section>\n");
 	write_exits(f, h);
 	write_steal(f, h, pg ? pg->analysis : NULL);
 	/* the data */
@@ -462,7 +488,10 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 		put_script_json(f, json, jlen);
 		fprintf(f, "</script>\n<script type=\"text/plain\" id=\"vms-rows\">\n");
 		put_base64(f, blob, blen);
-		fprintf(f, "\n</script>\n<script>\n%s</script>\n</body></html>\n", vms_html_js);
+		fprintf(f, "\n</script>\n<script>\n%s</script>\n", vms_html_js);
+		if (pg && pg->serve)
+			fprintf(f, "<script>\n%s</script>\n", vms_html_serve_js);
+		fprintf(f, "</body></html>\n");
 	}
 	free(json);
 	free(blob);

@@ -378,7 +378,7 @@ static void text_findings(FILE *f, const struct vms_findings *fd, unsigned top)
 		fprintf(f, "  (%u more; --top N)\n", n - top);
 }
 
-static void json_findings(struct vms_json *j, struct vms_model *m, const struct vms_findings *fd)
+void cli_findings_json(struct vms_json *j, struct vms_model *m, const struct vms_findings *fd)
 {
 	vms_json_begin_array(j, "findings");
 	for (uint32_t i = 0; i < vms_findings_count(fd); i++) {
@@ -646,7 +646,7 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 	vms_json_uint(&j, "backwards", vms_session_backwards(s));
 	vms_json_uint(&j, cli_key("first"), vms_session_first_ts(s));
 	vms_json_uint(&j, cli_key("last"), vms_session_last_ts(s));
-	json_findings(&j, m, fd);
+	cli_findings_json(&j, m, fd);
 	vms_json_begin_array(&j, "machines");
 	const struct vms_filter *flt = vms_session_filter(s);
 	struct rows rows = {0};
@@ -746,6 +746,17 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 	vms_json_finish(&j);
 }
 
+void cli_findings_compute(struct vms_session *s, struct vms_findings *fd,
+			  const struct vms_latency *lat)
+{
+	uint32_t ns = vms_session_nr_sources(s);
+	struct vms_source **srcs = calloc(ns ? ns : 1, sizeof *srcs);
+	for (uint32_t i = 0; srcs && i < ns; i++)
+		srcs[i] = vms_session_source(s, i);
+	vms_findings_compute(fd, vms_session_analysis(s), lat, srcs, srcs ? ns : 0);
+	free(srcs);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct cli c;
@@ -767,12 +778,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!st) {
 		struct vms_session *s = c.s;
-		uint32_t ns = vms_session_nr_sources(s);
-		struct vms_source **srcs = calloc(ns ? ns : 1, sizeof *srcs);
-		for (uint32_t i = 0; srcs && i < ns; i++)
-			srcs[i] = vms_session_source(s, i);
-		vms_findings_compute(fd, vms_session_analysis(s), lat, srcs, srcs ? ns : 0);
-		free(srcs);
+		cli_findings_compute(s, fd, lat);
 		if (c.json)
 			json_report(c.f, s, fd, ct);
 		else

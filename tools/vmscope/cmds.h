@@ -18,6 +18,7 @@ extern volatile sig_atomic_t vms_output_is_stdout;
 int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_html(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_vcpus(int argc, char **argv);
 int cmd_pcpus(int argc, char **argv);
 int cmd_export(int argc, char **argv);
@@ -43,5 +44,14 @@ struct vms_session;
  * namespaces; *out NULL when none can. Returns 0, or -1 when out of memory. */
 int cli_containers_observe(struct vms_session *s, struct vms_containers **out);
 void cli_containers_warn(const char *cmd, struct vms_model *m, const struct vms_containers *c);
+
+/* cmd-report.c: the member "findings" of report --json (vmscope serve's /api/findings too) */
+struct vms_findings;
+void cli_findings_json(struct vms_json *j, struct vms_model *m, const struct vms_findings *fd);
+/* After the run: apply the findings' rules to session s's analysis and sources (lat may be
+ * NULL), as report does. */
+struct vms_latency;
+void cli_findings_compute(struct vms_session *s, struct vms_findings *fd,
+			  const struct vms_latency *lat);
 
 #endif

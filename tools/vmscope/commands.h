@@ -7,6 +7,7 @@ VMS_COMMAND(demo, "synthesize a host + guest pair and report on it, with no file
 VMS_COMMAND(info, "what a trace is: format, role, clock, CPUs, events, options")
 VMS_COMMAND(report, "the truth per guest and vCPU: run, VMM, preempted, exits, steal")
 VMS_COMMAND(html, "the report as one self-contained HTML page with a timeline")
+VMS_COMMAND(serve, "the timeline in the browser from a local server, down to single events")
 VMS_COMMAND(vcpus, "vCPU state intervals (text, CSV or JSON Lines)")
 VMS_COMMAND(pcpus, "what really ran on each physical CPU: host thread or guest thread")
 VMS_COMMAND(threads, "when a guest thread its guest thought running was stopped")

@@ -1,0 +1,96 @@
+/* vmscope: the local HTTP server of `vmscope serve` (lib/output/serve_http.c) and the window
+ * queries it answers (lib/session/serve_window.c).
+ *
+ * The transport: HTTP/1.1 on 127.0.0.1 only, plain sockets and poll(), one request at a time
+ * and one request per connection (Connection: close): the page asks for little at once, and
+ * a single-threaded server has no shared state to race on. A random 128-bit token
+ * (getrandom) is in the URL it prints; every request must carry it (?token=...) or is refused
+ * with 403. The Host header must be 127.0.0.1:PORT or localhost:PORT (421 otherwise: a page
+ * of another site reaching the port through DNS rebinding names its own host). A request is
+ * bounded: its head at VMS_HTTP_HEAD_MAX bytes (431), its request line at VMS_HTTP_LINE_MAX
+ * (414), VMS_HTTP_MAX_PARAMS parameters of at most VMS_HTTP_PARAM_MAX bytes each (400), no
+ * body (400), and VMS_HTTP_TIMEOUT_MS to arrive whole (408). After each refusal the server
+ * goes on serving. */
+#ifndef VMSCOPE_SERVE_H
+#define VMSCOPE_SERVE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vmscope/error.h"
+#include "vmscope/session.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VMS_HTTP_HEAD_MAX 8192u
+#define VMS_HTTP_LINE_MAX 4096u
+#define VMS_HTTP_MAX_PARAMS 16u
+#define VMS_HTTP_PARAM_MAX 256u
+#define VMS_HTTP_TIMEOUT_MS 5000
+
+struct vms_http_req {
+	char path[VMS_HTTP_LINE_MAX];   /* decoded, without the query */
+	uint32_t nr_params;
+	char key[VMS_HTTP_MAX_PARAMS][VMS_HTTP_PARAM_MAX + 1];
+	char val[VMS_HTTP_MAX_PARAMS][VMS_HTTP_PARAM_MAX + 1];
+};
+/* The value of parameter `key`, NULL when absent. */
+const char *vms_http_param(const struct vms_http_req *r, const char *key);
+
+/* What a handler answers: status (200, 400, 404...), content type, and the body it wrote to
+ * `body` (an open_memstream the server owns). */
+struct vms_http_resp {
+	int status;
+	const char *content_type;
+	FILE *body;
+};
+/* Called for a request that passed every check (token, host, bounds) and whose path the
+ * server does not refuse itself. */
+typedef void (*vms_http_handler)(void *ctx, const struct vms_http_req *r,
+				 struct vms_http_resp *resp);
+
+struct vms_server;
+/* Listen on 127.0.0.1:port (0: a free port the system picks). NULL with err set. */
+struct vms_server *vms_server_new(uint16_t port, struct vms_error *err);
+void vms_server_free(struct vms_server *s);
+uint16_t vms_server_port(const struct vms_server *s);
+const char *vms_server_token(const struct vms_server *s);   /* 32 hex digits */
+/* Serve until *stop is set (a signal handler sets it). Returns 0, or -1 with err set when the
+ * listening socket fails. */
+int vms_server_run(struct vms_server *s, vms_http_handler fn, void *ctx,
+		   volatile sig_atomic_t *stop, struct vms_error *err);
+/* Write `v` as the body of a JSON string (without the quotes), escaped. */
+void vms_http_json_escape(FILE *f, const char *v);
+
+/* The window queries (lib/session/serve_window.c). A query runs the pipeline of the other
+ * commands on a new session of the same traces and options with from/to set, as `vcpus`,
+ * `exits`, `threads` and `pcpus --from --to` do: the numbers are theirs. It replays the
+ * traces from their start (the state machine must see what happened before the window; the
+ * analysis publishes nothing before it), so a window costs the trace up to its end. */
+struct vms_serve_traces {
+	const char *const *paths;
+	uint32_t nr_paths;
+	const struct vms_session_opts *opts;   /* from/to/machine/vcpu are replaced per query */
+};
+/* Every row the page draws: {"rows":[{"id":"v:M:V","kind":"vcpu","label":...},...]}, and the
+ * trace's first/last reference ns. */
+int vms_serve_rows(const struct vms_serve_traces *t, FILE *f, struct vms_error *err);
+/* The rows' contents in [from, to) (reference ns) at `px` pixels: per row the exact
+ * intervals when fewer than 2 per pixel, else per pixel the ns of each state; per vCPU row
+ * its VM exits (exact, or counts per pixel). `row` NULL: every row; else one row id. */
+int vms_serve_window(const struct vms_serve_traces *t, uint64_t from, uint64_t to, uint32_t px,
+		     const char *row, FILE *f, struct vms_error *err);
+/* Times where `what` matches: a guest thread's name or tid (when it was switched in), an
+ * exit reason's name or number (kvm_exit), an event's name. At most `max` matches, in time
+ * order: {"matches":[{"t":ns,"row":"...","what":"..."}],"truncated":bool}. */
+int vms_serve_search(const struct vms_serve_traces *t, const char *what, uint32_t max, FILE *f,
+		     struct vms_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

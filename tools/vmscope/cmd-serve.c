@@ -1,0 +1,410 @@
+/* vmscope serve: the timeline in the browser, down to single events, from a local HTTP
+ * server (vmscope/serve.h: the transport in lib/output/serve_http.c, the window queries in
+ * lib/session/serve_window.c). This file parses the options, makes the page (the page of
+ * `vmscope html`, in its server mode) and routes the API:
+ *   /            the page
+ *   /api/findings  the findings of `vmscope report --json`
+ *   /api/rows    every row (vCPUs, physical CPUs, guest threads) and the traces' span
+ *   /api/window  ?from=NS&to=NS&px=N[&row=ID]: the rows' intervals or per-pixel sums, exits
+ *   /api/events  ?from=NS&to=NS[&limit=N]: the lines `vmscope dump --from --to` prints
+ *   /api/search  ?q=TEXT[&max=N]: the times a thread, an exit reason or an event matches
+ * One request at a time (the server is single-threaded); every window is computed by the
+ * same pipeline as vcpus/threads/pcpus/exits --from --to. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vmscope/findings.h"
+#include "vmscope/html.h"
+#include "vmscope/latency.h"
+#include "vmscope/writers.h"
+#include "vmscope/serve.h"
+
+static const char usage[] =
+	"usage: vmscope serve [--port N] [--open] [--tsc-hz HZ] [--host FILE]\n"
+	"                     [--guest NAME=FILE] [--map NAME:VCPU=TID,...] TRACE...\n"
+	"\n"
+	"Serves the page of `vmscope html` from a local HTTP server (127.0.0.1 only) that answers\n"
+	"what it shows at any zoom: per row and time window the exact intervals (VM exits,\n"
+	"guest thread switches, host preemptions, exact ns) or per-pixel summaries, the events of\n"
+	"the window as `vmscope dump` prints them, and searches. It prints the URL to open, with a\n"
+	"random token every request must carry; other hosts and requests without it are refused.\n"
+	"One request is served at a time; each window replays the traces from their start with\n"
+	"the state machine of `vmscope report`. Ctrl+C stops it.\n"
+	"\n"
+	"  --port N            listen on port N (default 0: a free port)\n"
+	"  --open              open the URL in the browser (xdg-open)\n"
+	CLI_HELP_OUTPUT CLI_HELP_ROLES;
+
+static volatile sig_atomic_t stop;
+static void on_signal(int sig) { (void)sig; stop = 1; }
+
+struct srv {
+	struct cli *c;
+	struct vms_serve_traces t;
+	char *page;
+	size_t page_len;
+	char *rows;                   /* /api/rows, computed once */
+	size_t rows_len;
+	char *findings;               /* /api/findings: report --json's, computed once */
+	size_t findings_len;
+	uint64_t first, last;
+	const char *self;             /* this program, for dump */
+};
+
+/* A reference-ns parameter; false when absent or not a plain integer. */
+static bool ns_param(const struct vms_http_req *r, const char *key, uint64_t *v)
+{
+	const char *s = vms_http_param(r, key);
+	if (!s || !*s || *s == '-' || *s == '+' || strlen(s) > 20)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*v = x;
+	return true;
+}
+
+static void bad(struct vms_http_resp *resp, int st, const char *msg)
+{
+	resp->status = st;
+	fputs("{\"error\":\"", resp->body);
+	vms_http_json_escape(resp->body, msg);
+	fprintf(resp->body, "\",\"status\":%d}\n", st);
+}
+
+static void fail(struct vms_http_resp *resp, const struct vms_error *err)
+{
+	bad(resp, err->status == VMS_ERR_USAGE ? 400 : err->status == VMS_ERR_NOMEM ? 503 : 500,
+	    err->msg);
+}
+
+/* The lines of `vmscope dump --from F --to T --limit N` over the same traces: dump itself,
+ * run as a child, so that the lines are its lines. At most 8 MiB are read. */
+static void events(struct srv *sv, uint64_t from, uint64_t to, uint64_t limit,
+		   struct vms_http_resp *resp)
+{
+	char a_from[32], a_to[32], a_lim[32];
+	snprintf(a_from, sizeof a_from, "%" PRIu64, from);
+	snprintf(a_to, sizeof a_to, "%" PRIu64, to);
+	snprintf(a_lim, sizeof a_lim, "%" PRIu64, limit);
+	const struct vms_session_opts *o = &sv->c->sopts;
+	uint32_t n = 0, cap = 16 + sv->c->nr_paths + o->nr_guests + 1;
+	char **argv = calloc(cap, sizeof *argv);
+	char hz[40];
+	if (!argv)
+		return bad(resp, 503, "out of memory");
+	argv[n++] = (char *)"vmscope";
+	argv[n++] = (char *)"dump";
+	argv[n++] = (char *)"--from";
+	argv[n++] = a_from;
+	argv[n++] = (char *)"--to";
+	argv[n++] = a_to;
+	argv[n++] = (char *)"--limit";
+	argv[n++] = a_lim;
+	if (o->tsc_hz > 0) {
+		snprintf(hz, sizeof hz, "%.17g", o->tsc_hz);
+		argv[n++] = (char *)"--tsc-hz";
+		argv[n++] = hz;
+	}
+	argv[n++] = (char *)"--";
+	if (o->host_path)
+		argv[n++] = (char *)o->host_path;
+	for (uint32_t i = 0; i < sv->c->nr_paths; i++)
+		argv[n++] = (char *)sv->c->paths[i];
+	for (uint32_t i = 0; i < o->nr_guests; i++)
+		argv[n++] = (char *)o->guest_paths[i];
+	int pfd[2];
+	if (pipe(pfd) < 0) {
+		free(argv);
+		return bad(resp, 503, "no pipe");
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		int dn = open("/dev/null", 1);
+		if (dn >= 0)
+			dup2(dn, 2);
+		execv(sv->self, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	free(argv);
+	if (pid < 0) {
+		close(pfd[0]);
+		return bad(resp, 503, "cannot run dump");
+	}
+	fputs("{\"lines\":[", resp->body);
+	char buf[65536], line[4096];
+	size_t ll = 0, total = 0, nl = 0;
+	ssize_t r;
+	while ((r = read(pfd[0], buf, sizeof buf)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		total += (size_t)r;
+		for (ssize_t i = 0; i < r; i++) {
+			if (buf[i] != '\n') {
+				if (ll + 1 < sizeof line)
+					line[ll++] = buf[i];
+				continue;
+			}
+			line[ll] = 0;
+			fputs(nl++ ? ",\"" : "\"", resp->body);
+			vms_http_json_escape(resp->body, line);
+			fputc('"', resp->body);
+			ll = 0;
+		}
+		if (total > (8u << 20)) {
+			kill(pid, SIGTERM);
+			break;
+		}
+	}
+	close(pfd[0]);
+	int ws = 0;
+	waitpid(pid, &ws, 0);
+	fprintf(resp->body, "],\"exit_status\":%d}\n", WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+	resp->status = 200;
+}
+
+static void handle(void *ctx, const struct vms_http_req *r, struct vms_http_resp *resp)
+{
+	struct srv *sv = ctx;
+	struct vms_error err = { 0 };
+	if (!strcmp(r->path, "/") || !strcmp(r->path, "/index.html")) {
+		resp->status = 200;
+		resp->content_type = "text/html; charset=utf-8";
+		fwrite(sv->page, 1, sv->page_len, resp->body);
+		return;
+	}
+	if (!strcmp(r->path, "/api/findings")) {
+		resp->status = 200;
+		fwrite(sv->findings, 1, sv->findings_len, resp->body);
+		return;
+	}
+	if (!strcmp(r->path, "/api/rows")) {
+		resp->status = 200;
+		fwrite(sv->rows, 1, sv->rows_len, resp->body);
+		return;
+	}
+	if (!strcmp(r->path, "/api/window") || !strcmp(r->path, "/api/events")) {
+		bool win = !strcmp(r->path, "/api/window");
+		uint64_t from, to, px = 1000, limit = 1000;
+		const char *pxs = vms_http_param(r, win ? "px" : "limit");
+		if (!ns_param(r, "from", &from) || !ns_param(r, "to", &to) || from >= to)
+			return bad(resp, 400, "from and to: integer reference ns, from < to");
+		if (pxs && !ns_param(r, win ? "px" : "limit", win ? &px : &limit))
+			return bad(resp, 400, win ? "px: an integer" : "limit: an integer");
+		if (win && (px < 1 || px > 4096))
+			return bad(resp, 400, "px: 1 to 4096");
+		if (!win && (limit < 1 || limit > 100000))
+			return bad(resp, 400, "limit: 1 to 100000");
+		if (!win)
+			return events(sv, from, to, limit, resp);
+		const char *row = vms_http_param(r, "row");
+		if (vms_serve_window(&sv->t, from, to, (uint32_t)px, row, resp->body, &err) < 0)
+			return fail(resp, &err);
+		resp->status = 200;
+		return;
+	}
+	if (!strcmp(r->path, "/api/search")) {
+		const char *q = vms_http_param(r, "q");
+		uint64_t max = 1000;
+		if (!q || !*q)
+			return bad(resp, 400, "q: what to search for");
+		if (vms_http_param(r, "max") && (!ns_param(r, "max", &max) || !max || max > 100000))
+			return bad(resp, 400, "max: 1 to 100000");
+		if (vms_serve_search(&sv->t, q, (uint32_t)max, resp->body, &err) < 0)
+			return fail(resp, &err);
+		resp->status = 200;
+		return;
+	}
+	resp->status = 404;   /* the server writes the refusal */
+}
+
+/* The findings of `report`, as report --json writes them, from the run of the page. */
+static int put_findings(struct srv *sv, struct vms_findings *fd, struct vms_latency *lat)
+{
+	struct vms_session *s = sv->c->s;
+	cli_findings_compute(s, fd, lat);
+	FILE *f = open_memstream(&sv->findings, &sv->findings_len);
+	if (!f)
+		return -1;
+	struct vms_json j;
+	vms_json_init(&j, f, false);
+	vms_json_begin_object(&j, NULL);
+	cli_findings_json(&j, vms_session_model(s), fd);
+	vms_json_end_object(&j);
+	vms_json_finish(&j);
+	return fclose(f) != 0 ? -1 : 0;
+}
+
+/* The page: `vmscope html`'s, in its server mode; the findings of `report` from the same
+ * run, as report does it. */
+static int make_page(struct srv *sv, struct vms_error *err)
+{
+	struct vms_html *h = vms_html_new(NULL, NULL);
+	struct vms_observer obs, lo, fo;
+	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
+	struct vms_findings *fd = vms_findings_new(NULL, &fo);
+	if (h)
+		obs = vms_html_observer(h);
+	if (!h || !lat || !fd || vms_session_observe(sv->c->s, &lo) < 0 ||
+	    vms_session_observe(sv->c->s, &fo) < 0 || vms_session_observe(sv->c->s, &obs) < 0) {
+		vms_html_free(h);
+		vms_latency_free(lat);
+		vms_findings_free(fd);
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	vms_findings_time_unit(fd, cli_cycles());
+	int r = vms_session_run(sv->c->s, NULL, NULL, NULL, err);
+	if (!r && put_findings(sv, fd, lat) < 0)
+		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	vms_latency_free(lat);
+	vms_findings_free(fd);
+	if (r < 0) {
+		vms_html_free(h);
+		return -1;
+	}
+	char *summary = NULL;
+	size_t slen = 0;
+	FILE *sf = open_memstream(&summary, &slen);
+	if (sf) {
+		cli_report_text(sf, sv->c->s, 10);
+		fclose(sf);
+	}
+	struct vms_html_page pg = { .title = "vmscope serve", .summary = summary,
+				    .analysis = vms_session_analysis(sv->c->s),
+				    .events = vms_session_events(sv->c->s), .time_unit = cli_unit(),
+				    .serve = true };
+	FILE *pf = open_memstream(&sv->page, &sv->page_len);
+	int w = pf ? vms_html_write(h, pf, &pg) : VMS_ERR_NOMEM;
+	if (pf && fclose(pf) != 0 && !w)
+		w = VMS_ERR_NOMEM;
+	free(summary);
+	sv->first = vms_session_first_ts(sv->c->s);
+	sv->last = vms_session_last_ts(sv->c->s);
+	vms_html_free(h);
+	return w ? vms_error_set(err, VMS_ERR_NOMEM, "out of memory building the page") : 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	/* --port and --open are serve's own: taken out before the shared parser sees argv */
+	long port = 0;
+	bool open_it = false;
+	char **av = calloc((size_t)argc + 1, sizeof *av);
+	int ac = 0;
+	if (!av) {
+		fprintf(stderr, "vmscope serve: out of memory\n");
+		return VMS_EXIT_FAIL;
+	}
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+		if (!strcmp(a, "--")) {
+			while (i < argc)
+				av[ac++] = argv[i++];
+			break;
+		}
+		if (!strcmp(a, "--open")) {
+			open_it = true;
+			continue;
+		}
+		if (!strcmp(a, "--port")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "vmscope serve: --port needs a value\n%s", usage);
+				free(av);
+				return VMS_EXIT_USAGE;
+			}
+			v = argv[++i];
+		} else if (!strncmp(a, "--port=", 7)) {
+			v = a + 7;
+		} else {
+			av[ac++] = argv[i];
+			continue;
+		}
+		char *end;
+		errno = 0;
+		port = strtol(v, &end, 10);
+		if (errno || end == v || *end || port < 0 || port > 65535) {
+			fprintf(stderr, "vmscope serve: --port: not a port (0 to 65535): '%s'\n",
+				cli_text(v));
+			free(av);
+			return VMS_EXIT_USAGE;
+		}
+	}
+	struct cli c;
+	int st = cli_begin(&c, ac, av, CLI_ROLES, usage);
+	if (st != CLI_GO) {
+		free(av);
+		return st;
+	}
+	struct srv sv = { .c = &c, .self = "/proc/self/exe" };
+	sv.t = (struct vms_serve_traces){ .paths = c.paths, .nr_paths = c.nr_paths, .opts = &c.sopts };
+	struct vms_error err = { 0 };
+	struct vms_server *s = NULL;
+	FILE *rf = NULL;
+	static char self[4096];
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (sl > 0) {
+		self[sl] = 0;
+		sv.self = self;
+	}
+	if (make_page(&sv, &err) < 0)
+		goto fail;
+	rf = open_memstream(&sv.rows, &sv.rows_len);
+	if (!rf) {
+		vms_error_set(&err, VMS_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	st = vms_serve_rows(&sv.t, rf, &err);
+	fclose(rf);
+	if (st < 0)
+		goto fail;
+	s = vms_server_new((uint16_t)port, &err);
+	if (!s)
+		goto fail;
+	printf("http://127.0.0.1:%u/?token=%s\n", vms_server_port(s), vms_server_token(s));
+	fflush(stdout);
+	if (open_it && fork() == 0) {
+		char url[128];
+		snprintf(url, sizeof url, "http://127.0.0.1:%u/?token=%s", vms_server_port(s),
+			 vms_server_token(s));
+		int dn = open("/dev/null", 1);
+		if (dn >= 0) {
+			dup2(dn, 1);
+			dup2(dn, 2);
+		}
+		execlp("xdg-open", "xdg-open", url, (char *)NULL);
+		_exit(127);
+	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGCHLD, SIG_DFL);
+	if (vms_server_run(s, handle, &sv, &stop, &err) < 0)
+		goto fail;
+	st = VMS_EXIT_OK;
+	goto out;
+fail:
+	st = cli_fail(&c, &err);
+out:
+	vms_server_free(s);
+	free(sv.page);
+	free(sv.rows);
+	free(sv.findings);
+	free(av);
+	return cli_end(&c, st);
+}
