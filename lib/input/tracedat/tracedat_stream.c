@@ -50,7 +50,6 @@ void td_stream_reset(struct td_stream *s)
 	s->last_serial = 0;
 	for (int i = 0; i < TD_PF_DEPTH; i++) {
 		s->pf[i].state = TD_PF_EMPTY;
-		s->pf[i].discard = false;
 		vms_error_clear(&s->pf[i].err);
 	}
 	s->claim_seq = s->need_seq = 0;
@@ -71,19 +70,20 @@ static int stream_fail(struct td_source *ts, struct td_stream *s, uint64_t off,
 	return s->error;
 }
 
-/* Marks the stream started (and sets its chunk cursor): shared with the prefetch thread. */
+/* Marks the stream started (and sets its chunk cursor): shared with the pool's workers. */
 static void mark_started(struct td_source *ts, struct td_stream *s, uint32_t chunks,
 			 uint64_t next)
 {
 	if (ts->pf.running)
-		pthread_mutex_lock(&ts->pf.mu);
+		vms_pool_lock();
 	s->chunks_left = chunks;
 	s->next_chunk = next;
 	s->started = true;
+	ts->chunks += chunks;
 	if (ts->pf.running) {
 		if (chunks)
-			pthread_cond_signal(&ts->pf.work);
-		pthread_mutex_unlock(&ts->pf.mu);
+			vms_pool_kick();
+		vms_pool_unlock();
 	}
 }
 
@@ -185,9 +185,11 @@ static int next_chunk(struct td_source *ts, struct td_stream *s)
 		if (r > 0) {
 			int e = td_chunk_room(ts, &s->chunk, &s->chunk_cap, usize, at,
 						 &ts->src.err);
-			if (e == 0)
+			if (e == 0) {
+				atomic_fetch_add(&ts->decompressions, 1);
 				e = td_decompress(&ts->f, ts->f.base + at + 8, csize, s->chunk, usize,
 						  at + 8);
+			}
 			if (e < 0)
 				r = e;
 		}
