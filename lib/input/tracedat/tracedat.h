@@ -24,7 +24,8 @@
  *    the first record of its type, and one refused as unsafe or not parsed then turns kind
  *    OTHER there and in meta.nr_formats_unread (which grows while the streams are read);
  *  - the reading threads are vms_pool_threads() (--threads N; VMS_TRACEDAT_THREADS=0 in the
- *    environment means 1, for measurements): with 1 the reader decompresses alone. */
+ *    environment means 1, for measurements): with 1 the reader decompresses alone; a source
+ *    joins the pool from 1 MiB of compressed data (VMS_TRACEDAT_POOL_MIN=BYTES, for tests). */
 #ifndef VMS_TRACEDAT_H
 #define VMS_TRACEDAT_H
 

@@ -101,7 +101,10 @@ void td_prefetch_start(struct td_source *ts)
 	for (uint32_t i = 0; i < ts->nr_streams; i++)
 		if (ts->streams[i].compressed)
 			bytes += ts->streams[i].avail;
-	if (bytes < PREFETCH_MIN_BYTES || vms_pool_threads() < 2)
+	/* VMS_TRACEDAT_POOL_MIN=BYTES: the tests run small (hostile) files through the pool */
+	const char *e = getenv("VMS_TRACEDAT_POOL_MIN");
+	uint64_t min = e && *e ? strtoull(e, NULL, 10) : PREFETCH_MIN_BYTES;
+	if (bytes < min || vms_pool_threads() < 2)
 		return;
 	/* one decompression context per worker, made by its first use */
 	unsigned most = vms_pool_threads() - 1;
