@@ -5,7 +5,8 @@
 # local/sched-syscalls-2cpu.dat (v7 zstd), the kvm-hip24 pair (v7 zlib) and a synthesized
 # pair (v7 zstd). VMS_TRACEDAT_POOL_MIN=0 puts every compressed file through the pool however
 # small. Hostile trace.dat shapes (tests/common/hostile_shapes.c) stay bounded with the pool
-# on: the same exit status and messages as alone, and a peak RSS under the bound. Also run
+# on: the same exit status and messages as alone, and a peak RSS within 64 MiB of alone's
+# (the sanitizers' own overhead differs: TSan's is ~250 MB). Also run
 # under ThreadSanitizer by scripts/test.sh (suite threads; VMS_THREADS_TEST_EVENTS sizes the
 # synthesized pair, VMS_THREADS_TEST_LIGHT=1 leaves out the 2.43 M-event trace). TAP.
 set -u
@@ -87,8 +88,8 @@ for shape in chunk-bomb many-streams print-big; do
   read -r s1 k1 < <(run "$TMP/$shape.1.out" "$TMP/$shape.1.err" "$VMS" report --threads 1 "$f")
   read -r s4 k4 < <(run "$TMP/$shape.4.out" "$TMP/$shape.4.err" "$VMS" report --threads 4 "$f")
   if [ "$s1" = "$s4" ] && cmp -s "$TMP/$shape.1.out" "$TMP/$shape.4.out" &&
-     cmp -s "$TMP/$shape.1.err" "$TMP/$shape.4.err" && [ "$k4" -lt 307200 ]; then
-    ok "$shape: --threads 4 = --threads 1 (exit $s1, same messages), peak $k4 kB (alone $k1 kB) < 300 MB"
+     cmp -s "$TMP/$shape.1.err" "$TMP/$shape.4.err" && [ "$k4" -lt $((k1 + 65536)) ]; then
+    ok "$shape: --threads 4 = --threads 1 (exit $s1, same messages), peak $k4 kB < alone's $k1 kB + 64 MiB"
   else notok "$shape: --threads 4 = --threads 1, bounded" "exit $s1/$s4, peak $k1/$k4 kB; $(head -c 200 "$TMP/$shape.4.err")"; fi
 done
 if grep -q "decompressed chunks would need more than 73 MiB" "$TMP/chunk-bomb.4.err"; then

@@ -387,5 +387,8 @@ const char *vms_tracedat_stream_buffer(const struct vms_source *src, uint32_t st
  * whatever the threads: the tests check it). Internal to vmscope. */
 void vms_tracedat_counters(const struct vms_source *src, uint64_t *chunks,
 			   uint64_t *decompressions);
+/* Every chunk decompressed once, nothing parsed (bench/bench_readers.c's probe): the chunks,
+ * or <0. Internal to vmscope. */
+int64_t vms_tracedat_decompress_all(struct vms_source *src);
 
 #endif
