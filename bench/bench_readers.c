@@ -94,7 +94,9 @@ static struct sample probe(int64_t (*fn)(const char *), const char *path)
 		close(p[0]);
 		dup2(p[1], STDOUT_FILENO);
 		vms_pool_set_threads(1);
-		_exit(fn(path) < 0 ? 1 : 0);
+		int r = fn(path) < 0 ? 1 : 0;
+		fflush(stdout);
+		_exit(r);
 	}
 	close(p[1]);
 	char buf[128] = "";

@@ -1,5 +1,6 @@
 /* The trace.dat reader with the readers' worker pool (lib/core/pool.c) at 1, 2 and 4
- * threads (3 in the rewinds, 4 with two sources), on ../shared/traces/local/sched-syscalls-2cpu.dat (v7 zstd, 2.43 M events).
+ * threads (3 in the rewinds, 4 with two sources), on
+ * ../shared/traces/local/sched-syscalls-2cpu.dat (v7 zstd, 2.43 M events).
  *
  * Expected values, not from this reader:
  *  - chunks: `trace-cmd dump --flyrecord` gives the CPUs' data offsets (1142784, 8486912);
