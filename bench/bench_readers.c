@@ -42,14 +42,15 @@ static double clock_s(clockid_t c)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int64_t decompress(const char *path)
+/* Opens path, times work(src) alone (wall and this process's CPU), prints the figures. */
+static int64_t timed(const char *path, int64_t (*work)(struct vms_source *))
 {
 	struct vms_error err = { 0 };
 	struct vms_source *src = vms_tracedat_open(path, &err);
 	if (!src)
 		return -1;
 	double w = clock_s(CLOCK_MONOTONIC), c = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-	int64_t n = vms_tracedat_decompress_all(src);
+	int64_t n = work(src);
 	w = clock_s(CLOCK_MONOTONIC) - w;
 	c = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c;
 	vms_source_close(src);
@@ -57,13 +58,8 @@ static int64_t decompress(const char *path)
 	return n;
 }
 
-static int64_t iterate(const char *path)
+static int64_t iterate_all(struct vms_source *src)
 {
-	struct vms_error err = { 0 };
-	struct vms_source *src = vms_tracedat_open(path, &err);
-	if (!src)
-		return -1;
-	double w = clock_s(CLOCK_MONOTONIC), c = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	int64_t n = 0;
 	uint32_t ns = src->ops->nr_streams(src);
 	struct vms_event ev;
@@ -72,17 +68,13 @@ static int64_t iterate(const char *path)
 		while ((r = src->ops->next(src, s, &ev)) == 1)
 			n++;
 		if (r < 0)
-			n = -1;
+			return -1;
 	}
-	w = clock_s(CLOCK_MONOTONIC) - w;
-	c = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c;
-	vms_source_close(src);
-	printf("%.9f %.9f %lld\n", w, c, (long long)n);
 	return n;
 }
 
 /* A probe in a child (threads 1): its own timing comes back on its stdout. */
-static struct sample probe(int64_t (*fn)(const char *), const char *path)
+static struct sample probe(int64_t (*work)(struct vms_source *), const char *path)
 {
 	struct sample res = { 0 };
 	int p[2];
@@ -94,7 +86,7 @@ static struct sample probe(int64_t (*fn)(const char *), const char *path)
 		close(p[0]);
 		dup2(p[1], STDOUT_FILENO);
 		vms_pool_set_threads(1);
-		int r = fn(path) < 0 ? 1 : 0;
+		int r = timed(path, work) < 0 ? 1 : 0;
 		fflush(stdout);
 		_exit(r);
 	}
@@ -188,8 +180,8 @@ int main(int argc, char **argv)
 	int64_t chunks = 0, events = 0;
 	for (int r = 0; r < runs; r++) {
 		struct sample s[NR] = {
-			[DEC] = probe(decompress, path),
-			[ITER] = probe(iterate, plain),
+			[DEC] = probe(vms_tracedat_decompress_all, path),
+			[ITER] = probe(iterate_all, plain),
 			[REP1] = report(vms, path, "1"),
 			[REP2] = report(vms, path, "2"),
 		};

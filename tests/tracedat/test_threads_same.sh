@@ -69,15 +69,7 @@ if "$VMS" synth --events "$EVENTS" --seed 11 --out "$TMP/synth" >/dev/null 2>&1;
 else notok "synth pair of $EVENTS events"; fi
 
 # run OUT ERR CMD...: prints "STATUS PEAK_KB" (ru_maxrss of the child, ASan's own included)
-run() {
-  python3 - "$@" <<'EOF'
-import resource, subprocess, sys
-out, err, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
-with open(out, "wb") as o, open(err, "wb") as e:
-    st = subprocess.call(cmd, stdout=o, stderr=e)
-print(st, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-EOF
-}
+run() { python3 "$(dirname "$0")/../common/peak_run.py" "$@"; }
 
 # chunk-bomb: 64 CPUs of a chunk of 16 MiB of zeros in a 303 KB file: the chunk budget (64 MiB
 # + 32 x the file size = 73 MiB) stops it with the workers decompressing ahead too (each

@@ -153,7 +153,8 @@ int td_prefetch_take(struct td_source *ts, struct td_stream *s, uint64_t *at, ui
 		*usize = slot->len;
 		slot->state = TD_PF_EMPTY;
 		s->need_seq++;
-		vms_pool_kick();
+		if (s->claim_seq - s->need_seq <= TD_PF_DEPTH / 2)
+			vms_pool_kick(); /* see TD_PF_DEPTH */
 		vms_pool_unlock();
 		return 1;
 	}
