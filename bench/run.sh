@@ -20,6 +20,9 @@ python3 bench/bench_xen.py "$vms" "$shared/traces/xen/xentrace.bin" 21 2.4G 10
 echo
 echo "== real trace: local/sched-syscalls-2cpu.dat"
 $bench -r 5 "$shared/traces/local/sched-syscalls-2cpu.dat"
+echo
+echo "== the readers against their limit (decompress alone + iterate alone) at --threads 1 and 2"
+build-release/bench/bench_readers -r 9 -d "$work" -x "$vms" "$shared/traces/local/sched-syscalls-2cpu.dat"
 for n in 5000000 "$big"; do
   d="$work/pair-$n"
   if [ ! -f "$d/host.dat" ]; then

@@ -37,7 +37,7 @@ build_default() {
 }
 build_default || { echo "== default configuration: FAILED to build"; rc=1; }
 run_suite build-test address,undefined || rc=1
-TSAN_OPTIONS="halt_on_error=1" VMS_EXPORT_TEST_EVENTS=50000 run_suite build-tsan thread tracer threads || rc=1
+TSAN_OPTIONS="halt_on_error=1" VMS_EXPORT_TEST_EVENTS=50000 VMS_THREADS_TEST_EVENTS=50000 VMS_THREADS_TEST_LIGHT=1 run_suite build-tsan thread tracer threads || rc=1
 
 fresh_top=""
 fresh_runs() {

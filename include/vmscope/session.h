@@ -52,6 +52,10 @@ struct vms_session_opts {
 	const char *machine;         /* --machine NAME: only its rows (NULL: all) */
 	bool has_vcpu;               /* --vcpu N: only that vCPU's rows */
 	uint32_t vcpu;
+	unsigned threads;            /* --threads N: threads that read the traces, the calling
+	                              * one included (0: one per online CPU; 1: no worker). It
+	                              * is the process's setting: the readers' worker pool
+	                              * serves every open source */
 };
 
 struct vms_session;

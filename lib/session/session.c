@@ -23,6 +23,7 @@
 #include "offset_fit.h"
 #include "vmscope/sync.h"
 #include "core/merge.h"
+#include "core/pool.h"
 #include "core/progress.h"
 
 struct vms_session {
@@ -122,6 +123,7 @@ struct vms_session *vms_session_open(const char *const *paths, uint32_t nr_paths
 	s->map_seen = calloc(opts->nr_maps + 1, sizeof *s->map_seen);
 	s->host_index = -1;
 	s->opts = *opts;
+	vms_pool_set_threads(opts->threads);
 	if (!s->src || !s->names || !s->forced_guest || !s->type_counts || !s->xen ||
 	    !s->map_host || !s->map_seen) {
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");

@@ -15,15 +15,7 @@ notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
 # run OUT ERR CMD...: runs CMD with stdout to OUT and stderr to ERR; prints "STATUS PEAK_KB"
 # (ru_maxrss of the child: the sanitized build's included, so the bounds below leave room
 # for ASan's own ~20 MB)
-run() {
-  python3 - "$@" <<'EOF'
-import resource, subprocess, sys
-out, err, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
-with open(out, "wb") as o, open(err, "wb") as e:
-    st = subprocess.call(cmd, stdout=o, stderr=e)
-print(st, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-EOF
-}
+run() { python3 "$(dirname "$0")/../common/peak_run.py" "$@"; }
 
 # ---- xentrace: a domain is sized by the vCPUs records show running ----
 # xen-high-vcpus 100: domains 1..100, each runs vCPU 4095 once (1000 + 3 (d - 1) to the next

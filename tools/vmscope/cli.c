@@ -161,7 +161,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 	c->sopts.progress = isatty(STDERR_FILENO);
 	enum { O_HOST = 256, O_GUEST, O_MAP, O_TOP, O_PER_GUEST, O_TSC_HZ, O_RAW, O_FROM, O_TO,
 	       O_MACHINE, O_VCPU, O_THREAD, O_BY, O_KALLSYMS, O_CPU_HZ, O_OFFSET,
-	       O_CLOCK_MODEL };
+	       O_CLOCK_MODEL, O_THREADS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
@@ -184,6 +184,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 		{ "thread", required_argument, NULL, O_THREAD },
 		{ "by", required_argument, NULL, O_BY },
 		{ "kallsyms", required_argument, NULL, O_KALLSYMS },
+		{ "threads", required_argument, NULL, O_THREADS },
 		{ NULL, 0, NULL, 0 },
 	};
 	optind = 1;
@@ -239,6 +240,10 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 					o == O_CPU_HZ ? "--cpu-hz" : "--tsc-hz", optarg);
 				return 1002;
 			}
+			break;
+		case O_THREADS:
+			if (!cli_parse_threads(c->cmd, optarg, &c->sopts.threads))
+				return 1002;
 			break;
 		case O_CLOCK_MODEL: {
 			enum vms_clock_model cm;
@@ -388,6 +393,18 @@ void cli_free(struct cli *c)
 		free((void *)c->sopts.offset_name[i]);
 	free((void *)c->sopts.offset_name);
 	free(c->sopts.offset_ns);
+}
+
+bool cli_parse_threads(const char *cmd, const char *arg, unsigned *threads)
+{
+	long long v;
+	if (!parse_int(arg, 1, CLI_MAX_THREADS, &v)) {
+		fprintf(stderr, "vmscope %s: --threads wants a number from 1 to %d, not '%s'\n", cmd,
+			CLI_MAX_THREADS, arg);
+		return false;
+	}
+	*threads = (unsigned)v;
+	return true;
 }
 
 bool cli_time_bound(const char *cmd, const char *opt, const char *arg, struct vms_time_bound *b)

@@ -29,9 +29,16 @@ enum cli_allow {
  * preemption or the guest's own states are unknown). */
 #define CLI_SCHEMA_VERSION 3
 
+/* --threads N: every command that reads traces takes it (cli_parse_threads). */
+#define CLI_HELP_THREADS                                                                 \
+	"  --threads N         threads that read the traces (default: one per online CPU;\n"  \
+	"                      1: the reading thread alone); the output is the same at any N\n"
+#define CLI_MAX_THREADS 256
+
 /* The lines of --help for the options every analysis command shares. */
 #define CLI_HELP_OUTPUT                                                                  \
 	"  -o, --output FILE   write to FILE instead of stdout\n"                           \
+	CLI_HELP_THREADS                                                                 \
 	"  --tsc-hz HZ         the TSC rate of a trace that counts cycles without TSC2NSEC\n"   \
 	"  --cpu-hz HZ         the same (xenalyze's name: a xentrace host's CPU frequency)\n"   \
 	"  --clock-model M     auto (default): a guest's slope to its own host is known, the\n" \
@@ -78,6 +85,9 @@ struct cli {
 };
 
 #define CLI_GO (-1)
+
+/* --threads N (1 .. CLI_MAX_THREADS) into *threads; false with the message on stderr. */
+bool cli_parse_threads(const char *cmd, const char *arg, unsigned *threads);
 /* The life of an analysis command: cli_begin parses, opens the session and the output and
  * returns CLI_GO to go on (else the exit status, 0 after --help, everything released); cli_run runs the analyses
  * (0, or the exit status after printing the error); cli_end releases everything and returns

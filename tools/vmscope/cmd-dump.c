@@ -28,7 +28,7 @@
 
 static const char usage[] =
 	"usage: vmscope dump [--events FILE] [--limit N] [--raw] [--from T] [--to T]\n"
-	"                    [--tsc-hz HZ | --cpu-hz HZ] TRACE...\n"
+	"                    [--tsc-hz HZ | --cpu-hz HZ] [--threads N] TRACE...\n"
 	"\n"
 	"Print the events of the traces as text, one per line, merged in time order.\n"
 	"\n"
@@ -39,6 +39,8 @@ static const char usage[] =
 	"                  the reference time\n"
 	"  --tsc-hz HZ     the TSC rate of a trace that counts cycles without TSC2NSEC\n"
 	"  --cpu-hz HZ     the same, under xenalyze's name (a xentrace file counts CPU cycles)\n"
+	"  --threads N     threads that read the traces (default: one per online CPU; 1: the\n"
+	"                  reading thread alone); the output is the same at any N\n"
 	CLI_HELP_TIMES
 	"\n"
 	"Times are the reference timebase of the analyses (the first host's clock, guests\n"
@@ -337,6 +339,7 @@ int cmd_dump(int argc, char **argv)
 		{ "cpu-hz", required_argument, NULL, 'Z' }, /* xenalyze's name, as in cli.c */
 		{ "from", required_argument, NULL, 'F' },
 		{ "to", required_argument, NULL, 'T' },
+		{ "threads", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -358,6 +361,10 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'r':
 			raw = true;
+			break;
+		case 'j':
+			if (!cli_parse_threads("dump", optarg, &sopts.threads))
+				return VMS_EXIT_USAGE;
 			break;
 		case 'F':
 		case 'T':

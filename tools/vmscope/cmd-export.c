@@ -11,7 +11,7 @@ static const char usage[] =
 	"usage: vmscope export -o FILE [--format perfetto|json] [--deflate] [--from T] [--to T]\n"
 	"                      [--machine NAME] [--vcpu N] [--tsc-hz HZ | --cpu-hz HZ]\n"
 	"                      [--host FILE] [--guest NAME=FILE] [--map NAME:VCPU=TID,...]\n"
-	"                      [--offset NAME=NS] TRACE...\n"
+	"                      [--offset NAME=NS] [--threads N] TRACE...\n"
 	"\n"
 	"Write the timeline: per host, one track per physical CPU (what really ran there); per\n"
 	"guest, per vCPU its states, its VM exits (named by reason, with guest RIP, info and\n"
@@ -26,7 +26,7 @@ static const char usage[] =
 	"  -o FILE             the file to write (needed)\n"
 	"  --tsc-hz HZ         the TSC rate of a trace that counts cycles without TSC2NSEC\n"
 	"  --cpu-hz HZ         the same (xenalyze's name: a xentrace host's CPU frequency)\n"
-	CLI_HELP_ROLES CLI_HELP_WINDOW;
+	CLI_HELP_THREADS CLI_HELP_ROLES CLI_HELP_WINDOW;
 
 int cmd_export(int argc, char **argv)
 {

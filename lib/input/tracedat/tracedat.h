@@ -5,7 +5,7 @@
  *   tracedat_formats.c  event formats through libtraceevent -> one td_type per event id
  *   tracedat_guard.c    what libtraceevent may be given (it crashes on hostile formats)
  *   tracedat_stream.c   the hot path: per-CPU chunks, ring-buffer pages, records -> vms_event
- *   tracedat_prefetch.c a thread that decompresses each stream's next chunk ahead
+ *   tracedat_prefetch.c the worker pool's jobs: each stream's next chunks decompressed ahead
  *
  * The file is mapped read-only; every offset and size read from it is checked against the
  * real file size before use, so a damaged file gives "PATH: WHAT at byte offset N".
@@ -23,8 +23,9 @@
  *  - meta.type_kinds says at open the kind each format's name maps to; a format is parsed on
  *    the first record of its type, and one refused as unsafe or not parsed then turns kind
  *    OTHER there and in meta.nr_formats_unread (which grows while the streams are read);
- *  - VMS_TRACEDAT_THREADS=0 in the environment keeps the reading single-threaded (no
- *    prefetch thread), for measurements. */
+ *  - the reading threads are vms_pool_threads() (--threads N; VMS_TRACEDAT_THREADS=0 in the
+ *    environment means 1, for measurements): with 1 the reader decompresses alone; a source
+ *    joins the pool from 1 MiB of compressed data (VMS_TRACEDAT_POOL_MIN=BYTES, for tests). */
 #ifndef VMS_TRACEDAT_H
 #define VMS_TRACEDAT_H
 
@@ -40,6 +41,7 @@
 #include <zstd.h>
 
 #include "vmscope/source.h"
+#include "core/pool.h"
 
 struct tep_handle;
 struct tep_event;
@@ -246,16 +248,22 @@ void td_formats_free(struct td_formats *fm);
 
 enum td_pf_state { TD_PF_EMPTY, TD_PF_FILLING, TD_PF_READY, TD_PF_ERROR };
 
-#define TD_PF_DEPTH 2 /* chunks the prefetch thread may have ready ahead, per stream */
+/* Chunks the workers may have ready ahead, per stream. The reader wakes the workers only when
+ * a stream's chunks ahead fall to half of it, so that a worker decompresses a few chunks per
+ * wake-up: with 2 and a wake-up per chunk taken, report at 2 threads on sched-syscalls-2cpu
+ * made 2,400 context switches and 13 % more CPU than at 1. */
+#define TD_PF_DEPTH 4
 
-/* One chunk decompressed (or being decompressed) ahead by the prefetch thread. */
+/* One chunk decompressed (or being decompressed) ahead by a worker: one place of the
+ * stream's bounded queue of chunks. */
 struct td_pf_slot {
-	uint8_t *buf;        /* owned by the thread while FILLING */
+	uint8_t *buf;        /* owned by the worker while FILLING */
 	uint32_t cap, len, csize;
 	uint64_t off;        /* file offset of the chunk header */
 	uint64_t seq;        /* chunk index within the stream */
+	uint32_t stream;     /* the stream's index */
 	int state;           /* enum td_pf_state */
-	bool discard;        /* the reader took that chunk itself: drop the thread's copy */
+	int result;          /* the worker's decompression: 0 or an error status */
 	struct vms_error err;
 };
 
@@ -314,18 +322,16 @@ struct td_buffer {
 	char *clock;
 };
 
-/* One thread per compressed source decompresses the chunk after the one being parsed, for
- * every stream, so that decompression (most of the reading cost) overlaps the parsing and
- * whatever the caller does with the events. Memory stays 1 + TD_PF_DEPTH chunks per stream. */
+/* A compressed source as a client of the readers' worker pool: the workers decompress the
+ * chunks after the one being parsed, for every stream, so that decompression (most of the
+ * reading cost) overlaps the parsing and whatever the caller does with the events. Memory
+ * stays 1 + TD_PF_DEPTH chunks per stream. */
 struct td_prefetch {
-	bool running;
-	bool stop, paused;
-	unsigned filling;      /* slots being filled right now */
-	uint32_t rr;           /* round-robin start */
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t work, done;
-	struct td_dctx dc;
+	struct vms_pool_client pc;
+	bool running;          /* joined the pool */
+	uint32_t rr;           /* round-robin start, under the pool's lock */
+	struct td_dctx *dc;    /* one per worker */
+	unsigned nr_dc;
 };
 
 struct td_source {
@@ -345,7 +351,9 @@ struct td_source {
 	uint64_t seq_serial;    /* the record whose text seq holds (last_serial), 0: none */
 	uint32_t seq_used;      /* the bytes of that record libtraceevent was given */
 	uint64_t served;        /* records returned by next() on any stream */
-	_Atomic uint64_t chunk_mem; /* bytes of all chunk buffers (reader and prefetch thread) */
+	_Atomic uint64_t chunk_mem; /* bytes of all chunk buffers (reader and workers) */
+	_Atomic uint64_t decompressions; /* chunks decompressed, by any thread */
+	uint64_t chunks;        /* chunks the started streams' headers count */
 	uint64_t chunk_budget;  /* their bound, from the file size (TD_CHUNK_MEM_*) */
 	/* where the kallsyms text is, parsed only when asked (vms_source_ksyms): v7 a section
 	 * offset, v6 the text's own place in the file */
@@ -379,5 +387,12 @@ int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t l
 
 /* The buffer (instance) name of a stream: "" for the top buffer. Internal to vmscope. */
 const char *vms_tracedat_stream_buffer(const struct vms_source *src, uint32_t stream);
+/* Chunks the started streams count and chunks decompressed so far (each chunk once per pass
+ * whatever the threads: the tests check it). Internal to vmscope. */
+void vms_tracedat_counters(const struct vms_source *src, uint64_t *chunks,
+			   uint64_t *decompressions);
+/* Every chunk decompressed once, nothing parsed (bench/bench_readers.c's probe): the chunks,
+ * or <0. Internal to vmscope. */
+int64_t vms_tracedat_decompress_all(struct vms_source *src);
 
 #endif

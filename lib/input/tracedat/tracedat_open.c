@@ -898,6 +898,15 @@ const char *vms_tracedat_stream_buffer(const struct vms_source *src, uint32_t st
 	return ts->buffers[ts->streams[stream].buffer].name;
 }
 
+void vms_tracedat_counters(const struct vms_source *src, uint64_t *chunks,
+			   uint64_t *decompressions)
+{
+	const struct td_source *ts = (const struct td_source *)src;
+	bool ours = src && src->ops->close == td_close;
+	*chunks = ours ? ts->chunks : 0;
+	*decompressions = ours ? atomic_load(&ts->decompressions) : 0;
+}
+
 static const struct vms_source_ops td_ops = {
 	.name = "tracedat",
 	.nr_streams = td_nr_streams,

@@ -1,35 +1,30 @@
-/* trace.dat: the prefetch thread. Decompression is most of the cost of reading a compressed
- * trace.dat (zstd at ~1 GB/s against a record parser several times faster), so one thread
- * per source decompresses, for every stream, the chunks after the one being parsed, while the
- * reading thread parses: the thread, with only zstd to do, is normally ahead (the reader
- * once decompressed the even streams itself while the thread took the odd ones; with the
- * thread ahead on all of them, report on the 5 M-event synthesized pair took ~8 % less wall
- * time). The reader takes a ready chunk by swapping buffers; otherwise it decompresses the
- * chunk itself (dropping the thread's copy if one is under way) and never waits, so a busy
- * machine that starves the thread costs no more than reading single-threaded.
+/* trace.dat: the streams' chunks decompressed ahead by the readers' worker pool
+ * (lib/core/pool.c). Decompression is most of the cost of reading a compressed trace.dat
+ * (zstd at ~1 GB/s against a record parser several times faster), so the pool's workers
+ * decompress, for every stream, the chunks after the one being parsed while the reading
+ * thread parses and the analyses run. Each stream has TD_PF_DEPTH slots: a bounded queue of
+ * chunks ahead, so memory is (1 + TD_PF_DEPTH) chunks per stream whatever the trace length.
  *
- * Everything shared (each stream's claim cursor and slots, the thread's flags) is under
- * pf.mu; a slot's buffer belongs to the thread only while it is FILLING. Chunks are numbered
- * per stream: claim_seq is the next the cursor hands out, need_seq the next the reader
- * parses; the thread stays at most TD_PF_DEPTH chunks ahead. */
-#include <stdatomic.h>
+ * A chunk is decompressed once. The reader takes a ready chunk by swapping buffers; a chunk
+ * a worker is decompressing it waits for (before the pool, the reader decompressed such a
+ * chunk again itself so as never to wait, and on the 2.43 M-event sched-syscalls trace the
+ * two threads burnt 25-33 % more CPU than one); a chunk no worker has claimed yet it claims
+ * and decompresses itself, so a starved pool costs no more than reading alone.
+ *
+ * Everything shared (each stream's claim cursor and slots) is under the pool's lock; a
+ * slot's buffer belongs to a worker only while it is FILLING. Chunks are numbered per
+ * stream: claim_seq is the next the cursor hands out, need_seq the next the reader parses;
+ * the workers stay at most TD_PF_DEPTH chunks ahead. */
+#include <stddef.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "tracedat.h"
 
-#define PREFETCH_MIN_BYTES (1u << 20) /* below this, a thread is not worth starting */
+#define PREFETCH_MIN_BYTES (1u << 20) /* below this, the pool is not worth joining */
 
-/* Prefetch threads in the process. More of them than spare cores only take turns with the
- * reading thread, so the chunks they were asked for arrive late and are decompressed twice
- * (a host + guest pair on 2 cores ran 30 % slower with a thread per file). The first large
- * source opened (the host, normally the largest) gets the thread. */
-static atomic_int prefetch_threads;
-
-static int prefetch_limit(void)
+static struct td_source *client_source(struct vms_pool_client *c)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 1 ? (int)(n - 1) : 0;
+	return (struct td_source *)((char *)c - offsetof(struct td_source, pf.pc));
 }
 
 static struct td_pf_slot *free_slot(struct td_stream *s)
@@ -42,35 +37,25 @@ static struct td_pf_slot *free_slot(struct td_stream *s)
 	return NULL;
 }
 
-static void *prefetch_main(void *arg)
+/* Under the lock: the next chunk of some stream, round robin over the streams. */
+static int pf_claim(struct vms_pool_client *c, void **job)
 {
-	struct td_source *ts = arg;
+	struct td_source *ts = client_source(c);
 	struct td_prefetch *pf = &ts->pf;
-	pthread_mutex_lock(&pf->mu);
-	while (!pf->stop) {
-		struct td_stream *s = NULL;
-		struct td_pf_slot *slot = NULL;
-		if (!pf->paused)
-			for (uint32_t i = 0; i < ts->nr_streams; i++) {
-				uint32_t k = (pf->rr + i) % ts->nr_streams;
-				struct td_stream *c = &ts->streams[k];
-				if (!c->compressed || !c->started || c->chunks_left == 0)
-					continue;
-				if ((slot = free_slot(c))) {
-					s = c;
-					pf->rr = (pf->rr + i + 1) % ts->nr_streams;
-					break;
-				}
-			}
-		if (!s) {
-			pthread_cond_wait(&pf->work, &pf->mu);
+	for (uint32_t i = 0; i < ts->nr_streams; i++) {
+		uint32_t k = (pf->rr + i) % ts->nr_streams;
+		struct td_stream *s = &ts->streams[k];
+		if (!s->compressed || !s->started || s->chunks_left == 0)
 			continue;
-		}
+		struct td_pf_slot *slot = free_slot(s);
+		if (!slot)
+			continue;
+		pf->rr = (k + 1) % ts->nr_streams;
 		uint64_t at;
 		uint32_t csize, usize;
 		vms_error_clear(&slot->err);
 		slot->seq = s->claim_seq;
-		slot->discard = false;
+		slot->stream = k;
 		int r = td_claim_chunk(ts, s, &slot->err, &at, &csize, &usize);
 		if (r > 0)
 			r = td_chunk_room(ts, &slot->buf, &slot->cap, usize, at, &slot->err);
@@ -84,80 +69,79 @@ static void *prefetch_main(void *arg)
 		slot->off = at;
 		slot->len = usize;
 		slot->csize = csize;
-		pf->filling++;
-		uint8_t *dst = slot->buf;
-		pthread_mutex_unlock(&pf->mu);
-		r = td_decompress_with(&ts->f, &pf->dc, &slot->err, ts->f.base + at + 8, csize, dst,
-				       usize, at + 8);
-		pthread_mutex_lock(&pf->mu);
-		pf->filling--;
-		if (slot->discard) {
-			/* the reader decompressed this chunk itself meanwhile */
-			slot->discard = false;
-			slot->state = TD_PF_EMPTY;
-		} else {
-			slot->state = r < 0 ? TD_PF_ERROR : TD_PF_READY;
-			if (r < 0)
-				s->chunks_left = 0;
-		}
-		pthread_cond_broadcast(&pf->done);
+		*job = slot;
+		return 1;
 	}
-	pthread_mutex_unlock(&pf->mu);
-	return NULL;
+	return 0;
+}
+
+static void pf_run(struct vms_pool_client *c, void *job, unsigned worker)
+{
+	struct td_source *ts = client_source(c);
+	struct td_pf_slot *slot = job;
+	atomic_fetch_add(&ts->decompressions, 1);
+	slot->result = td_decompress_with(&ts->f, &ts->pf.dc[worker], &slot->err,
+					  ts->f.base + slot->off + 8, slot->csize, slot->buf,
+					  slot->len, slot->off + 8);
+}
+
+static void pf_finish(struct vms_pool_client *c, void *job)
+{
+	struct td_source *ts = client_source(c);
+	struct td_pf_slot *slot = job;
+	slot->state = slot->result < 0 ? TD_PF_ERROR : TD_PF_READY;
+	if (slot->result < 0)
+		ts->streams[slot->stream].chunks_left = 0;
 }
 
 void td_prefetch_start(struct td_source *ts)
 {
 	struct td_prefetch *pf = &ts->pf;
-	const char *e = getenv("VMS_TRACEDAT_THREADS");
-	if (e && strcmp(e, "0") == 0)
-		return; /* single-threaded reading, for measurements */
 	uint64_t bytes = 0;
 	for (uint32_t i = 0; i < ts->nr_streams; i++)
 		if (ts->streams[i].compressed)
 			bytes += ts->streams[i].avail;
-	if (bytes < PREFETCH_MIN_BYTES)
+	/* VMS_TRACEDAT_POOL_MIN=BYTES: the tests run small (hostile) files through the pool */
+	const char *e = getenv("VMS_TRACEDAT_POOL_MIN");
+	uint64_t min = e && *e ? strtoull(e, NULL, 10) : PREFETCH_MIN_BYTES;
+	if (bytes < min || vms_pool_threads() < 2)
 		return;
-	if (atomic_fetch_add(&prefetch_threads, 1) >= prefetch_limit()) {
-		atomic_fetch_sub(&prefetch_threads, 1);
-		return;
-	}
-	if (pthread_mutex_init(&pf->mu, NULL) != 0) {
-		atomic_fetch_sub(&prefetch_threads, 1);
-		return;
-	}
-	if (pthread_cond_init(&pf->work, NULL) != 0) {
-		pthread_mutex_destroy(&pf->mu);
-		atomic_fetch_sub(&prefetch_threads, 1);
-		return;
-	}
-	if (pthread_cond_init(&pf->done, NULL) != 0) {
-		pthread_cond_destroy(&pf->work);
-		pthread_mutex_destroy(&pf->mu);
-		atomic_fetch_sub(&prefetch_threads, 1);
-		return;
-	}
-	pf->stop = pf->paused = false;
-	if (pthread_create(&pf->thread, NULL, prefetch_main, ts) != 0) {
-		/* no thread: the reader decompresses by itself */
-		pthread_cond_destroy(&pf->done);
-		pthread_cond_destroy(&pf->work);
-		pthread_mutex_destroy(&pf->mu);
-		atomic_fetch_sub(&prefetch_threads, 1);
+	/* one decompression context per worker, made by its first use */
+	unsigned most = vms_pool_threads() - 1;
+	pf->dc = calloc(most, sizeof *pf->dc);
+	if (!pf->dc)
+		return; /* the reader decompresses by itself */
+	pf->pc.claim = pf_claim;
+	pf->pc.run = pf_run;
+	pf->pc.finish = pf_finish;
+	unsigned n = vms_pool_join(&pf->pc);
+	if (n == 0 || n > most) {
+		/* no worker, or a pool started earlier with more workers than this source has
+		 * contexts for: read alone */
+		vms_pool_leave(&pf->pc);
+		free(pf->dc);
+		pf->dc = NULL;
 		return;
 	}
+	pf->nr_dc = most;
 	pf->running = true;
 }
 
 int td_prefetch_take(struct td_source *ts, struct td_stream *s, uint64_t *at, uint32_t *usize)
 {
-	struct td_prefetch *pf = &ts->pf;
-	pthread_mutex_lock(&pf->mu);
-	struct td_pf_slot *slot = NULL;
-	for (int i = 0; i < TD_PF_DEPTH; i++)
-		if (s->pf[i].state != TD_PF_EMPTY && !s->pf[i].discard &&
-		    s->pf[i].seq == s->need_seq)
-			slot = &s->pf[i];
+	vms_pool_lock();
+	struct td_pf_slot *slot;
+	for (;;) {
+		slot = NULL;
+		for (int i = 0; i < TD_PF_DEPTH; i++)
+			if (s->pf[i].state != TD_PF_EMPTY && s->pf[i].seq == s->need_seq)
+				slot = &s->pf[i];
+		if (!slot || slot->state != TD_PF_FILLING)
+			break;
+		/* a worker is decompressing the very chunk needed now: wait for it rather than
+		 * decompress it a second time */
+		vms_pool_wait();
+	}
 	if (slot && slot->state == TD_PF_READY) {
 		uint8_t *b = s->chunk;
 		uint32_t c = s->chunk_cap;
@@ -169,41 +153,32 @@ int td_prefetch_take(struct td_source *ts, struct td_stream *s, uint64_t *at, ui
 		*usize = slot->len;
 		slot->state = TD_PF_EMPTY;
 		s->need_seq++;
-		pthread_cond_signal(&pf->work);
-		pthread_mutex_unlock(&pf->mu);
+		if (s->claim_seq - s->need_seq <= TD_PF_DEPTH / 2)
+			vms_pool_kick(); /* see TD_PF_DEPTH */
+		vms_pool_unlock();
 		return 1;
 	}
-	if (slot && slot->state == TD_PF_ERROR) {
+	if (slot) { /* TD_PF_ERROR */
 		int st = vms_error_set(&ts->src.err, slot->err.status ? slot->err.status
 				       : VMS_ERR_FORMAT, "%s", slot->err.msg);
-		pthread_mutex_unlock(&pf->mu);
+		vms_pool_unlock();
 		return st;
 	}
+	/* not claimed yet: claim it here and let the workers take the ones after */
 	uint32_t csize;
-	int r;
-	if (slot) {
-		/* FILLING: the thread is decompressing the very chunk needed now. Never wait for
-		 * it (a thread preempted by another process would stall the reader): decompress
-		 * it here too and let the thread drop its copy. */
-		slot->discard = true;
-		*at = slot->off;
-		*usize = slot->len;
-		csize = slot->csize;
-		r = 1;
-	} else {
-		/* not claimed yet: claim it here and let the thread take the ones after */
-		r = td_claim_chunk(ts, s, &ts->src.err, at, &csize, usize);
-		if (r > 0)
-			pthread_cond_signal(&pf->work);
-	}
-	if (r > 0)
+	int r = td_claim_chunk(ts, s, &ts->src.err, at, &csize, usize);
+	if (r > 0) {
 		s->need_seq++;
-	pthread_mutex_unlock(&pf->mu);
+		vms_pool_kick();
+	}
+	vms_pool_unlock();
 	if (r <= 0)
 		return r;
 	int e = td_chunk_room(ts, &s->chunk, &s->chunk_cap, *usize, *at, &ts->src.err);
-	if (e == 0)
+	if (e == 0) {
+		atomic_fetch_add(&ts->decompressions, 1);
 		e = td_decompress(&ts->f, ts->f.base + *at + 8, csize, s->chunk, *usize, *at + 8);
+	}
 	return e < 0 ? e : 1;
 }
 
@@ -215,15 +190,12 @@ void td_prefetch_rewind(struct td_source *ts)
 			td_stream_reset(&ts->streams[i]);
 		return;
 	}
-	pthread_mutex_lock(&pf->mu);
-	pf->paused = true;
-	while (pf->filling)
-		pthread_cond_wait(&pf->done, &pf->mu);
+	vms_pool_lock();
+	vms_pool_quiesce(&pf->pc);
 	for (uint32_t i = 0; i < ts->nr_streams; i++)
 		td_stream_reset(&ts->streams[i]);
-	pf->paused = false;
-	pthread_cond_signal(&pf->work);
-	pthread_mutex_unlock(&pf->mu);
+	vms_pool_resume(&pf->pc);
+	vms_pool_unlock();
 }
 
 void td_prefetch_stop(struct td_source *ts)
@@ -231,15 +203,11 @@ void td_prefetch_stop(struct td_source *ts)
 	struct td_prefetch *pf = &ts->pf;
 	if (!pf->running)
 		return;
-	pthread_mutex_lock(&pf->mu);
-	pf->stop = true;
-	pthread_cond_broadcast(&pf->work);
-	pthread_mutex_unlock(&pf->mu);
-	pthread_join(pf->thread, NULL);
-	pthread_cond_destroy(&pf->done);
-	pthread_cond_destroy(&pf->work);
-	pthread_mutex_destroy(&pf->mu);
-	td_dctx_free(&pf->dc);
+	vms_pool_leave(&pf->pc);
+	for (unsigned i = 0; i < pf->nr_dc; i++)
+		td_dctx_free(&pf->dc[i]);
+	free(pf->dc);
+	pf->dc = NULL;
+	pf->nr_dc = 0;
 	pf->running = false;
-	atomic_fetch_sub(&prefetch_threads, 1);
 }

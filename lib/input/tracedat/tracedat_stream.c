@@ -50,7 +50,6 @@ void td_stream_reset(struct td_stream *s)
 	s->last_serial = 0;
 	for (int i = 0; i < TD_PF_DEPTH; i++) {
 		s->pf[i].state = TD_PF_EMPTY;
-		s->pf[i].discard = false;
 		vms_error_clear(&s->pf[i].err);
 	}
 	s->claim_seq = s->need_seq = 0;
@@ -71,19 +70,20 @@ static int stream_fail(struct td_source *ts, struct td_stream *s, uint64_t off,
 	return s->error;
 }
 
-/* Marks the stream started (and sets its chunk cursor): shared with the prefetch thread. */
+/* Marks the stream started (and sets its chunk cursor): shared with the pool's workers. */
 static void mark_started(struct td_source *ts, struct td_stream *s, uint32_t chunks,
 			 uint64_t next)
 {
 	if (ts->pf.running)
-		pthread_mutex_lock(&ts->pf.mu);
+		vms_pool_lock();
 	s->chunks_left = chunks;
 	s->next_chunk = next;
 	s->started = true;
+	ts->chunks += chunks;
 	if (ts->pf.running) {
 		if (chunks)
-			pthread_cond_signal(&ts->pf.work);
-		pthread_mutex_unlock(&ts->pf.mu);
+			vms_pool_kick();
+		vms_pool_unlock();
 	}
 }
 
@@ -185,9 +185,11 @@ static int next_chunk(struct td_source *ts, struct td_stream *s)
 		if (r > 0) {
 			int e = td_chunk_room(ts, &s->chunk, &s->chunk_cap, usize, at,
 						 &ts->src.err);
-			if (e == 0)
+			if (e == 0) {
+				atomic_fetch_add(&ts->decompressions, 1);
 				e = td_decompress(&ts->f, ts->f.base + at + 8, csize, s->chunk, usize,
 						  at + 8);
+			}
 			if (e < 0)
 				r = e;
 		}
@@ -547,4 +549,25 @@ int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t l
 		memcpy(buf + used, note, nl + 1);
 	}
 	return 0;
+}
+
+/* The bench's probe (bench/bench_readers.c): every chunk of every stream decompressed once
+ * in this thread, with nothing parsed (the least reading a compressed file can cost); the
+ * streams are rewound after. Returns the chunks, or <0 with src->err set. */
+int64_t vms_tracedat_decompress_all(struct vms_source *src)
+{
+	struct td_source *ts = (struct td_source *)src;
+	int64_t n = 0;
+	for (uint32_t i = 0; i < ts->nr_streams; i++) {
+		struct td_stream *s = &ts->streams[i];
+		if (!s->compressed)
+			continue;
+		int r = s->started ? 0 : stream_start(ts, s);
+		while (r >= 0 && (r = next_chunk(ts, s)) > 0)
+			n++;
+		if (r < 0)
+			return r;
+	}
+	int r = src->ops->rewind(src);
+	return r < 0 ? r : n;
 }

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The readers' worker pool changes no byte: `report --json`, `vcpus --csv`, `exits --csv` and
+# `export -o x.pftrace` at --threads 2, 4 and the default (one per online CPU) write what
+# --threads 1 (the reading thread alone, no worker) writes, on the real
+# local/sched-syscalls-2cpu.dat (v7 zstd), the kvm-hip24 pair (v7 zlib) and a synthesized
+# pair (v7 zstd). VMS_TRACEDAT_POOL_MIN=0 puts every compressed file through the pool however
+# small. Hostile trace.dat shapes (tests/common/hostile_shapes.c) stay bounded with the pool
+# on: the same exit status and messages as alone, and a peak RSS within 64 MiB of alone's
+# (the sanitizers' own overhead differs: TSan's is ~250 MB). Also run
+# under ThreadSanitizer by scripts/test.sh (suite threads; VMS_THREADS_TEST_EVENTS sizes the
+# synthesized pair, VMS_THREADS_TEST_LIGHT=1 leaves out the 2.43 M-event trace). TAP.
+set -u
+VMS=${VMS_BUILD_DIR:?}/tools/vmscope/vmscope
+GEN=${VMS_BUILD_DIR}/tests/hostile/hostile_gen
+SHARED=${VMS_SHARED_DIR:?}
+TMP=${VMS_BUILD_DIR}/test-tmp/threads-same
+EVENTS=${VMS_THREADS_TEST_EVENTS:-300000}
+export VMS_TRACEDAT_POOL_MIN=0
+rm -rf "$TMP" && mkdir -p "$TMP"
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+# out DIR T CMD ARGS...: the command's output at threads T ("" = the default) into DIR/T.CMD
+out() {
+  local d=$1 t=$2 cmd=$3; shift 3
+  local topt=(); [ -n "$t" ] && topt=(--threads "$t")
+  local f=$d/t${t:-default}.$cmd
+  case $cmd in
+    report) "$VMS" report --json "${topt[@]}" "$@" > "$f" 2>"$f.err" ;;
+    vcpus|exits) "$VMS" $cmd --csv "${topt[@]}" "$@" > "$f" 2>"$f.err" ;;
+    export) # one output name for all: export's last line names it
+      "$VMS" export "${topt[@]}" -o "$d/x.pftrace" "$@" 2>"$f.err" && mv "$d/x.pftrace" "$f" ;;
+  esac
+}
+
+same() {   # NAME TRACE...
+  local name=$1; shift
+  local d=$TMP/$name
+  mkdir -p "$d"
+  for cmd in ${CMDS:-report vcpus exits export}; do
+    if ! out "$d" 1 $cmd "$@"; then notok "$name: $cmd --threads 1" "$(tail -1 "$d/t1.$cmd.err")"; continue; fi
+    if [ ! -s "$d/t1.$cmd" ]; then notok "$name: $cmd --threads 1 wrote nothing"; continue; fi
+    local bad=""
+    for t in "" 2 4; do
+      out "$d" "$t" $cmd "$@" || { bad="$bad ${t:-default}:failed"; continue; }
+      cmp -s "$d/t1.$cmd" "$d/t${t:-default}.$cmd" || bad="$bad ${t:-default}:differs"
+      cmp -s "$d/t1.$cmd.err" "$d/t${t:-default}.$cmd.err" || bad="$bad ${t:-default}:stderr"
+    done
+    if [ -z "$bad" ]; then ok "$name: $cmd at --threads 2, 4, default = --threads 1 ($(stat -c %s "$d/t1.$cmd") bytes)"
+    else notok "$name: $cmd at --threads 2, 4, default = --threads 1" "$bad"; fi
+  done
+}
+
+L=$SHARED/traces/local/sched-syscalls-2cpu.dat
+if [ "${VMS_THREADS_TEST_LIGHT:-0}" = 1 ]; then skip "sched-syscalls-2cpu" "VMS_THREADS_TEST_LIGHT"
+elif [ -r "$L" ]; then
+  # no guest, so export writes 0 bytes (no vCPU track): nothing to compare there
+  CMDS="report vcpus exits" same sched-syscalls "$L"
+else skip "sched-syscalls-2cpu" "shared trace missing"; fi
+
+H=$SHARED/traces/kvm-hip24
+if [ -r "$H/host.dat" ]; then same kvm-hip24 "$H/host.dat" "$H/guest-Salamander4.dat"
+else skip "kvm-hip24" "shared traces missing"; fi
+
+if "$VMS" synth --events "$EVENTS" --seed 11 --out "$TMP/synth" >/dev/null 2>&1; then
+  same synth "$TMP/synth/host.dat" "$TMP/synth/guest.dat"
+else notok "synth pair of $EVENTS events"; fi
+
+# run OUT ERR CMD...: prints "STATUS PEAK_KB" (ru_maxrss of the child, ASan's own included)
+run() { python3 "$(dirname "$0")/../common/peak_run.py" "$@"; }
+
+# chunk-bomb: 64 CPUs of a chunk of 16 MiB of zeros in a 303 KB file: the chunk budget (64 MiB
+# + 32 x the file size = 73 MiB) stops it with the workers decompressing ahead too (each
+# worker's slot is charged to the same budget). many-streams and print-big read whole.
+for shape in chunk-bomb many-streams print-big; do
+  f=$TMP/$shape.dat
+  if ! "$GEN" $shape 0 "$f"; then notok "hostile_gen $shape"; continue; fi
+  read -r s1 k1 < <(run "$TMP/$shape.1.out" "$TMP/$shape.1.err" "$VMS" report --threads 1 "$f")
+  read -r s4 k4 < <(run "$TMP/$shape.4.out" "$TMP/$shape.4.err" "$VMS" report --threads 4 "$f")
+  if [ "$s1" = "$s4" ] && cmp -s "$TMP/$shape.1.out" "$TMP/$shape.4.out" &&
+     cmp -s "$TMP/$shape.1.err" "$TMP/$shape.4.err" && [ "$k4" -lt $((k1 + 65536)) ]; then
+    ok "$shape: --threads 4 = --threads 1 (exit $s1, same messages), peak $k4 kB < alone's $k1 kB + 64 MiB"
+  else notok "$shape: --threads 4 = --threads 1, bounded" "exit $s1/$s4, peak $k1/$k4 kB; $(head -c 200 "$TMP/$shape.4.err")"; fi
+done
+if grep -q "decompressed chunks would need more than 73 MiB" "$TMP/chunk-bomb.4.err"; then
+  ok "chunk-bomb: the chunk budget's message with the pool on"
+else notok "chunk-bomb: the chunk budget's message" "$(head -c 300 "$TMP/chunk-bomb.4.err")"; fi
+echo "1..$n"
