@@ -145,6 +145,9 @@ struct vms_exit_stats {
 enum vms_steal_kind { VMS_STEAL_THREAD = 0, VMS_STEAL_UNATTRIBUTED, VMS_STEAL_OTHERS };
 struct vms_steal_entry {
 	int32_t host_tid, host_pid;
+	uint32_t host;                      /* the machine of host_tid: the vCPU's host, or for a
+	                                       nested guest's vCPU preempted at the layer below,
+	                                       that layer's (L0) */
 	char comm[24];
 	uint64_t ns;
 	enum vms_steal_kind kind;

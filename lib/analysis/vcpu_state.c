@@ -571,6 +571,34 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 static void halt_resolve(struct an_sm *sm, struct sm_vcpu *v, bool have_wake, uint64_t th,
 			 uint64_t t_now);
 
+/* A nested guest's vCPU (L2): its shown state composed with the L1 vCPU its thread runs
+ * on; returns the layer (vms_obs_vcpu_state.layer) and may change *state and *polling. */
+static __attribute__((noinline)) int32_t update_nested(struct an_sm *sm, struct sm_vcpu *v,
+							enum vms_vcpu_state *state,
+							bool *polling)
+{
+	int32_t layer = *state == VMS_STATE_VMM || is_away(*state) ? v->host : -1;
+	v->lower_cur = -1;
+	if ((*state == VMS_STATE_RUNNING || *state == VMS_STATE_IDLE || *state == VMS_STATE_VMM) &&
+	    v->run_cpu >= 0 && v->run_cpu < v->lower_n) {
+		/* its thread is on L1 vCPU run_cpu: when that vCPU is in L0's exit or off its
+		 * physical CPU, so is this one, at L0 (in L0's hypervisor on its behalf when L1
+		 * thought it ran; the part of L1's exit handling that L0 took, when in L1's) */
+		struct sm_vcpu *lo = &sm->v[v->lower_base + v->run_cpu];
+		v->lower_cur = (int32_t)lo->vidx;
+		lo->upper = (int32_t)v->vidx;
+		if (lo->state == VMS_STATE_VMM || is_away(lo->state)) {
+			*state = lo->state;
+			layer = lo->host;
+			*polling = false;
+		} else if (lo->state == VMS_STATE_UNKNOWN) {
+			*state = VMS_STATE_UNKNOWN;   /* what L0 did is not known */
+			layer = -1;
+		}
+	}
+	return layer;
+}
+
 /* Recompute the vCPU's status at t (after its flags or base changed); publish a change. */
 static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 {
@@ -591,29 +619,19 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	enum vms_vcpu_state state = shown_state(v);
 	bool polling = state == VMS_STATE_HALTED && v->halt == HALT_ON_CPU && v->polling &&
 		       !v->preempted;
-	int32_t layer = state == VMS_STATE_VMM || is_away(state) ? v->host : -1;
-	v->lower_cur = -1;
-	if (v->lower_base >= 0 && (state == VMS_STATE_RUNNING || state == VMS_STATE_IDLE ||
-				   state == VMS_STATE_VMM) &&
-	    v->run_cpu >= 0 && v->run_cpu < v->lower_n) {
-		/* its thread is on L1 vCPU run_cpu: when that vCPU is in L0's exit or off its
-		 * physical CPU, so is this one, at L0 (in L0's hypervisor on its behalf when L1
-		 * thought it ran; the part of L1's exit handling that L0 took, when in L1's) */
-		struct sm_vcpu *lo = &sm->v[v->lower_base + v->run_cpu];
-		v->lower_cur = (int32_t)lo->vidx;
-		lo->upper = (int32_t)v->vidx;
-		if (lo->state == VMS_STATE_VMM || is_away(lo->state)) {
-			state = lo->state;
-			layer = lo->host;
-			polling = false;
-		} else if (lo->state == VMS_STATE_UNKNOWN) {
-			state = VMS_STATE_UNKNOWN;   /* what L0 did is not known */
-			layer = -1;
-		}
+	int32_t layer;
+	if (__builtin_expect(v->lower_base < 0, 1)) {
+		/* one layer: the layer follows from the state (the early return as before) */
+		if (status == v->status && state == v->state && polling == v->pub_polling)
+			return;
+		layer = state == VMS_STATE_VMM || is_away(state) ? v->host : -1;
+	} else {
+		layer = update_nested(sm, v, &state, &polling);
+		if (status == v->status && state == v->state && polling == v->pub_polling &&
+		    layer == v->layer)
+			return;
 	}
-	if (status == v->status && state == v->state && polling == v->pub_polling &&
-	    layer == v->layer)
-		return;
+
 	bool was_away = is_away(v->state);
 	struct vms_obs_vcpu_state o = {
 		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .t = t,
@@ -639,7 +657,7 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	if (is_away(state) && (!was_away || poll_changed || layer_changed))
 		publish_instead(sm, v, t);
 	/* an L2 vCPU whose thread is on this (L1) vCPU: its composed state follows */
-	if (v->upper >= 0 && sm->v[v->upper].lower_cur == (int32_t)v->vidx)
+	if (__builtin_expect(v->upper >= 0, 0) && sm->v[v->upper].lower_cur == (int32_t)v->vidx)
 		update(sm, &sm->v[v->upper], t);
 }
 

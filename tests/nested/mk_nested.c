@@ -23,7 +23,7 @@
  *   L1 5000 kvm_entry 4001
  *   L0 6000 kvm_exit 3001 (1)   L0 6100 switch 3001 -> 77 (R)   L0 7000 switch 77 -> 3001
  *   L0 7100 kvm_entry 3001
- *   L1 8000 kvm_exit 4001 (1)   L1 8100 switch 4001 -> 55 (R)   L1 9000 switch 55 -> 4001
+ *   L1 8000 kvm_exit 4001 (1)   L1 8100 switch 4001 -> 77 (R)   L1 9000 switch 77 -> 4001
  *   L1 9100 kvm_entry 4001
  *   L2 9500 switch 200 -> 0     L2 10500 switch 0 -> 200 (L2's last event)
  *   L1 11000 kvm_exit 4001 (30 IO_INSTRUCTION) (L1's last event)
@@ -120,8 +120,8 @@ int main(int argc, char **argv)
 	/* L1 */
 	if (sw(w1, L1(2000), 0, 4001, &err) || entry(w1, L1(2100), 4001, &err) ||
 	    vmexit(w1, L1(4300), 4001, 1, &err) || entry(w1, L1(5000), 4001, &err) ||
-	    vmexit(w1, L1(8000), 4001, 1, &err) || sw(w1, L1(8100), 4001, 55, &err) ||
-	    sw(w1, L1(9000), 55, 4001, &err) || entry(w1, L1(9100), 4001, &err) ||
+	    vmexit(w1, L1(8000), 4001, 1, &err) || sw(w1, L1(8100), 4001, 77, &err) ||
+	    sw(w1, L1(9000), 77, 4001, &err) || entry(w1, L1(9100), 4001, &err) ||
 	    vmexit(w1, L1(11000), 4001, 30, &err))
 		goto fail;
 	/* L2 */

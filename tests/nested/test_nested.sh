@@ -25,7 +25,8 @@
 #   [7000, 7100)  vmm at l0 (3001 back on its CPU, still in its exit until 7100)
 #   [7100, 8000)  running
 #   [8000, 8100)  vmm at l1 (L1's exit of 4001)
-#   [8100, 9000)  preempted at l1 (4001 switched out runnable for L1's task-55; status 386)
+#   [8100, 9000)  preempted at l1 (4001 switched out runnable for L1's own task-77, another
+#                 thread than L0's task-77 with the same tid; status 386)
 #   [9000, 9100)  vmm at l1
 #   [9100, 9500)  running
 #   [9500, 10500) idle (L2 switched to its idle task; status 1)
@@ -53,10 +54,10 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-echo "1..9"
+echo "1..10"
 
 if ! "$MK" "$TMP" 2>"$TMP/mk.err"; then
-  for i in 1 2 3 4 5 6 7 8 9; do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
+  for i in 1 2 3 4 5 6 7 8 9 10; do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
 fi
 L0=$TMP/l0.dat L1=$TMP/l1.dat L2=$TMP/l2.dat
 
@@ -159,7 +160,7 @@ l0,0,6100,7000,l0,,77,task-77,,,,
 l0,0,7000,7100,l0,,3001,task-3001,,,,
 l0,0,7100,8000,l1,0,4001,task-4001,l2,0,200,task-200
 l0,0,8000,8100,l1,0,4001,task-4001,,,,
-l0,0,8100,9000,l1,0,55,task-55,,,,
+l0,0,8100,9000,l1,0,77,task-77,,,,
 l0,0,9000,9100,l1,0,4001,task-4001,,,,
 l0,0,9100,9500,l1,0,4001,task-4001,l2,0,200,task-200
 l0,0,9500,10500,l1,0,4001,task-4001,l2,0,0,idle
@@ -171,7 +172,7 @@ l1,0,2500,4300,l2,0,200,task-200,,,,
 l1,0,4300,5000,l1,,4001,task-4001,,,,
 l1,0,5000,8000,l2,0,200,task-200,,,,
 l1,0,8000,8100,l1,,4001,task-4001,,,,
-l1,0,8100,9000,l1,,55,task-55,,,,
+l1,0,8100,9000,l1,,77,task-77,,,,
 l1,0,9000,9100,l1,,4001,task-4001,,,,
 l1,0,9100,9500,l2,0,200,task-200,,,,
 l1,0,9500,10500,l2,0,0,idle,,,,
@@ -220,3 +221,10 @@ if grep -q "clock: timeshift to l0 via l1 (quality exact" "$TMP/r.txt" &&
    grep -q "of which at l0 (the layer below l1):  vmm 1.00 us  preempted 900 ns  halted 0 ns" "$TMP/r.txt"; then
   ok "report: L2's clock via l1, and L0's part of its time, by hand"
 else notok "report: L2's clock via l1, and L0's part of its time, by hand" "$(grep -e 'clock:' -e 'of which at' "$TMP/r.txt")"; fi
+# who took the L2 vCPU's CPU, per layer: L1's tid 77 [8100, 9000) and L0's tid 77 [6100,
+# 7000), 900 ns each (8.2% of 11000), two threads though one tid
+if grep -q "task-77              tid 77                       900 ns  8.2% of the time  (l1)" "$TMP/r.txt" &&
+   grep -q "task-77              tid 77                       900 ns  8.2% of the time  (l0)" "$TMP/r.txt" &&
+   [ "$(grep -c 'task-77 .*(l[01])$' "$TMP/r.txt")" = 3 ]; then
+  ok "report: the L2 vCPU's thieves at each layer, one tid at two layers kept apart"
+else notok "report: the L2 vCPU's thieves at each layer, one tid at two layers kept apart" "$(grep -A3 'taken by' "$TMP/r.txt")"; fi

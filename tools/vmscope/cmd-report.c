@@ -219,8 +219,12 @@ static void text_vcpu(FILE *f, struct vms_session *s, const struct vms_vcpu_stat
 			const char *name = e->comm[0] ? cli_text(e->comm) : "(no name)";
 			if (xen && e->kind == VMS_STEAL_THREAD && e->host_tid == 0)
 				name = "Xen's idle vCPU";
-			fprintf(f, "      %-20s %-22s %12s  %.1f%% of the time\n", name, who,
+			fprintf(f, "      %-20s %-22s %12s  %.1f%% of the time", name, who,
 				cli_ns(e->ns, b[0], 32), pct(e->ns, span));
+			/* nested: the layer whose scheduler ran it */
+			if (vms_model_nested(m) && e->kind == VMS_STEAL_THREAD)
+				fprintf(f, "  (%s)", cli_text(cli_machine_name(m, e->host)));
+			fputc('\n', f);
 		}
 	}
 	if (v->runq_latency && vms_dist_count(v->runq_latency)) {
