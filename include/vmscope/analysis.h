@@ -48,6 +48,7 @@ struct vms_vcpu_interval {
 	uint64_t start, end;     /* reference ns, [start, end) */
 	uint32_t status;         /* numeric encoding */
 	enum vms_vcpu_state state;
+	int32_t layer;           /* the machine of the state's cause (vms_obs_vcpu_state) */
 };
 
 struct vms_thread_interval {
@@ -123,6 +124,11 @@ struct vms_exit_stats {
 	                                 outside any halt, the thread on another CPU with no
 	                                 switch): counted, not in the costs */
 	uint64_t count;               /* every kvm_exit: vms_dist_count + unfinished */
+	uint64_t below_ns;            /* nested guests (vms_model_nested): of the finished exits'
+	                                 total, the time the layer below the exit's hypervisor
+	                                 took (an L2 exit handled by L1: L0's part, while L1's
+	                                 vCPU was in L0's exit or off its physical CPU); the
+	                                 rest is L1's. 0 otherwise */
 };
 
 /* Who took a vCPU's CPU. Exact in every normal trace: one entry per host thread. Two
@@ -139,6 +145,9 @@ struct vms_exit_stats {
 enum vms_steal_kind { VMS_STEAL_THREAD = 0, VMS_STEAL_UNATTRIBUTED, VMS_STEAL_OTHERS };
 struct vms_steal_entry {
 	int32_t host_tid, host_pid;
+	uint32_t host;                      /* the machine of host_tid: the vCPU's host, or for a
+	                                       nested guest's vCPU preempted at the layer below,
+	                                       that layer's (L0) */
 	char comm[24];
 	uint64_t ns;
 	enum vms_steal_kind kind;
@@ -164,6 +173,9 @@ struct vms_vcpu_stats {
 	                                       guest), from kvm_vcpu_wakeup with waited = 0 */
 	uint64_t hypervisor_ns;             /* time handling exits: ns[VMM] (halted and
 	                                       preempted time are not the hypervisor's) */
+	uint64_t below_ns[VMS_STATE_COUNT]; /* nested guests: of ns[], the time at the layer
+	                                       below its host (L0 for an L2 vCPU: in L0's exit,
+	                                       preempted or halted in L0); 0 otherwise */
 	bool preempt_visible;               /* its host recorded sched_switch: preemption can be
 	                                       seen (else preempted/halted-blocked are unknown) */
 	bool host_visible;                  /* a host trace covers this vCPU (else VMM and

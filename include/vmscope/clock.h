@@ -58,8 +58,16 @@ long double vms_linear_offset(const struct vms_linear *l);
 int vms_linear_compose(struct vms_linear *out, const struct vms_linear *outer,
 		       const struct vms_linear *inner);
 
+#define VMS_CLOCK_MAX_HOPS 7  /* TIME_SHIFT hops above the first: L2 -> L1 -> L0 is one */
+
 struct vms_clock {
 	const struct vms_timeshift *timeshift; /* not owned; NULL when none */
+	/* nested guests: after `timeshift` (this guest's TSC -> its host's TSC), the host's own
+	 * TIME_SHIFT to its host, and so on up to a root host (L2 -> L1 -> L0: one hop here).
+	 * An up hop uses its table's CPU 0: which CPU of the host ran the guest's vCPU at that
+	 * instant is not known from the guest's event, and a VM's vCPUs share one TSC offset */
+	const struct vms_timeshift *up[VMS_CLOCK_MAX_HOPS];
+	uint32_t nr_up;
 	bool tsc2nsec;
 	uint32_t mult, shift;
 	uint64_t tsc_offset;      /* TSC2NSEC offset, subtracted before the multiply */

@@ -182,6 +182,10 @@ int vms_model_add_source(struct vms_model *m, uint32_t source_index, const char 
 int32_t vms_model_find(const struct vms_model *m, const char *name);
 /* The reference machine (first host, else machine 0); valid after vms_model_finish. */
 uint32_t vms_model_reference(const struct vms_model *m);
+/* Whether some guest's host is itself a guest (nested virtualization, L2 -> L1 -> L0): the
+ * outputs then name the layer of each state's cause (a column they add only then, so that
+ * one-layer outputs stay as they were). */
+bool vms_model_nested(const struct vms_model *m);
 
 /* User overrides: call them before vms_model_finish (they are applied there, and win over
  * what the data says). force_guest's name may be NULL (keep the derived name).

@@ -55,6 +55,11 @@ struct vms_obs_vcpu_state {
 	int32_t exit_reason;             /* VMM: the pending exit's reason, else -1 */
 	uint32_t isa;                    /* VMM: 1 VMX, 2 SVM, else 0 */
 	bool halt_polling;               /* HALTED: the thread polls on its CPU (a CPU burnt) */
+	/* the machine whose hypervisor (VMM) or scheduler (preempted, halted) the state is at:
+	 * the vCPU's host, or for a nested guest's vCPU (L2) the host of the L1 vCPU its thread
+	 * runs on (L0) when that vCPU is in L0's exit or off its physical CPU; -1 for running,
+	 * idle and unknown */
+	int32_t layer;
 };
 
 /* The guest thread current on a vCPU changed (guest sched_switch on guest CPU vcpu). When

@@ -38,6 +38,13 @@ struct vms_pcpu_interval {
 	const char *comm;        /* its name ("idle" for a guest's idle, "" when unknown); valid
 	                            during the call only; 24 bytes, NUL-padded (a sink may compare
 	                            it whole) */
+	/* nested guests: the CPU shows vCPU `vcpu` of a guest that is itself a host (L1), and
+	 * that vCPU, as L1's CPU, shows vCPU up_vcpu of L1's guest up_guest (L2) in guest mode
+	 * running up_tid (up_comm): physical CPU -> L1 vCPU -> L2 vCPU -> L2 thread. tid/comm
+	 * are then L1's thread (the L2 vCPU's thread). stacked false: nothing above */
+	bool stacked;
+	int32_t up_guest, up_vcpu, up_tid;
+	const char *up_comm;     /* as comm; "" when not stacked */
 };
 
 typedef void (*vms_pcpu_sink)(void *ctx, const struct vms_pcpu_interval *iv);

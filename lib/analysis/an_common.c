@@ -72,6 +72,7 @@ int an_layout_init(struct an_layout *L, struct vms_model *model)
 		L->nr_v += lm->nr_vcpus;
 		L->traced_guest |= lm->guest && mc->source >= 0;
 	}
+	L->nested = vms_model_nested(model);
 	L->v = calloc(L->nr_v ? L->nr_v : 1, sizeof *L->v);
 	if (!L->v)
 		return -1;

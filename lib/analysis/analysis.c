@@ -188,6 +188,7 @@ void vms_analysis_finish(struct vms_analysis *a, uint64_t t_end)
 		if (a->vtime) {
 			memcpy(s->ns, an_vtime_ns(a->vtime, i), sizeof s->ns);
 			s->halt_poll_ns = an_vtime_poll_ns(a->vtime, i);
+			memcpy(s->below_ns, an_vtime_below_ns(a->vtime, i), sizeof s->below_ns);
 			s->hypervisor_ns = s->ns[VMS_STATE_VMM];
 		}
 		s->preempt_visible = an_sm_preempt_visible(a->sm, i);

@@ -52,6 +52,9 @@ struct an_layout {
 	 * alone was traced) no guest event, guest thread or guest switch can come, and the
 	 * consumers that only look at those subscribe to nothing */
 	bool traced_guest;
+	/* some guest's host is itself a guest (vms_model_nested): the exits consumer then splits
+	 * each exit's cost by layer */
+	bool nested;
 };
 
 /* The layout of model's vCPUs; 0, or -1 when out of memory (free it then too) */
@@ -158,6 +161,7 @@ struct an_vtime;     /* vcpu_time.c */
 struct an_vtime *an_vtime_new(const struct an_layout *L, const struct vms_sinks *sinks,
 			      struct vms_observer *o);
 const uint64_t *an_vtime_ns(const struct an_vtime *vt, uint32_t vidx); /* [VMS_STATE_COUNT] */
+const uint64_t *an_vtime_below_ns(const struct an_vtime *vt, uint32_t vidx);
 uint64_t an_vtime_poll_ns(const struct an_vtime *vt, uint32_t vidx);
 void an_vtime_free(struct an_vtime *vt);
 
@@ -203,6 +207,7 @@ struct an_exit_row {
 	uint32_t isa, reason;
 	struct vms_dist *dist;
 	uint64_t unfinished;
+	uint64_t below_ns;         /* of the finished exits' costs, the layer below's part */
 };
 struct an_exit_table {
 	struct an_exit_row *row;

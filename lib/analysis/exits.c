@@ -16,6 +16,9 @@ struct an_exits {
 	struct an_exit_table *guest;  /* [nr_mach] */
 	uint64_t *unpaired;           /* [nr_v] */
 	bool guests_made;             /* the guest tables, at the finish */
+	/* nested (L->nested): per vCPU, its exit pending, since when its state has been at the
+	 * layer below its host (UINT64_MAX: not), and that time summed within the exit */
+	struct ex_nest { bool in_exit; uint64_t below_t, below_ns; } *nest;
 	struct vms_keymap idx;        /* rows of table (vidx, or nr_v + machine), isa, reason */
 };
 
@@ -55,9 +58,49 @@ static struct an_exit_row *row(struct an_exits *ex, uint32_t table, struct an_ex
 	return &tb->row[tb->n++];
 }
 
+/* ---- the layers of an exit's cost (nested guests only) ---- */
+static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
+{
+	struct an_exits *ex = ctx;
+	struct ex_nest *n = &ex->nest[o->vidx];
+	n->in_exit = true;
+	n->below_ns = 0;
+}
+
+static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+{
+	struct an_exits *ex = ctx;
+	struct ex_nest *n = &ex->nest[o->vidx];
+	bool below = o->layer >= 0 && o->layer != o->host;
+	if (n->below_t != UINT64_MAX && !below) {
+		if (n->in_exit && o->t > n->below_t)
+			n->below_ns += o->t - n->below_t;
+		n->below_t = UINT64_MAX;
+	} else if (n->below_t == UINT64_MAX && below) {
+		n->below_t = o->t;
+	}
+}
+
+/* The layer below's part of the exit that ends at t */
+static uint64_t exit_below(struct an_exits *ex, const struct vms_obs_exit *o)
+{
+	if (!ex->nest)
+		return 0;
+	struct ex_nest *n = &ex->nest[o->vidx];
+	uint64_t ns = n->below_ns;
+	if (n->below_t != UINT64_MAX && o->t > n->below_t) {
+		ns += o->t - n->below_t;
+		n->below_t = o->t;   /* (what follows the exit is not its) */
+	}
+	n->in_exit = false;
+	n->below_ns = 0;
+	return ns;
+}
+
 static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	struct an_exits *ex = ctx;
+	uint64_t below = exit_below(ex, o);
 	struct an_exit_row *rv = row(ex, o->vidx, &ex->vcpu[o->vidx], o->isa, o->reason);
 	if (o->how != VMS_EXIT_ENDED) {
 		ex->unpaired[o->vidx]++;
@@ -65,8 +108,10 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 			rv->unfinished++;
 		return;
 	}
-	if (rv)
+	if (rv) {
 		vms_dist_add(rv->dist, o->t > o->begin ? o->t - o->begin : 0);
+		rv->below_ns += below;
+	}
 }
 
 /* Each guest's table: the rows of its vCPUs' tables merged by (isa, reason) (a vCPU's
@@ -88,6 +133,7 @@ static void on_finish(void *ctx, uint64_t t_end)
 			if (!rg)
 				continue;
 			rg->unfinished += rv->unfinished;
+			rg->below_ns += rv->below_ns;
 			an_dist_merge(rg->dist, rv->dist);
 		}
 	}
@@ -108,6 +154,16 @@ struct an_exits *an_exits_new(const struct an_layout *L, struct vms_observer *o)
 		return NULL;
 	}
 	*o = (struct vms_observer){ .ctx = ex, .exit_end = on_exit_end, .finish = on_finish };
+	if (L->nested) {
+		if (!(ex->nest = calloc(L->nr_v ? L->nr_v : 1, sizeof *ex->nest))) {
+			an_exits_free(ex);
+			return NULL;
+		}
+		for (uint32_t i = 0; i < L->nr_v; i++)
+			ex->nest[i].below_t = UINT64_MAX;
+		o->exit_begin = on_exit_begin;
+		o->vcpu_state = on_state;
+	}
 	return ex;
 }
 
@@ -134,7 +190,7 @@ static int table_sorted(const struct an_exit_table *tb, struct vms_exit_stats **
 	for (uint32_t i = 0; i < tb->n; i++)
 		s[i] = (struct vms_exit_stats){
 			.isa = tb->row[i].isa, .reason = tb->row[i].reason, .dist = tb->row[i].dist,
-			.unfinished = tb->row[i].unfinished,
+			.unfinished = tb->row[i].unfinished, .below_ns = tb->row[i].below_ns,
 			.count = vms_dist_count(tb->row[i].dist) + tb->row[i].unfinished,
 		};
 	qsort(s, tb->n, sizeof *s, cmp_exit);
@@ -178,6 +234,7 @@ void an_exits_free(struct an_exits *ex)
 	free(ex->vcpu);
 	free(ex->guest);
 	free(ex->unpaired);
+	free(ex->nest);
 	vms_keymap_free(&ex->idx);
 	free(ex);
 }

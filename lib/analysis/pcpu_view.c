@@ -24,6 +24,9 @@ struct pv_iv {
 	int32_t guest, vcpu, tid;
 	bool open;
 	char comm[24];
+	/* nested: what the L1 vCPU shown runs (pv_up; up_guest -1: nothing stacked) */
+	int32_t up_guest, up_vcpu, up_tid;
+	char up_comm[24];
 };
 
 struct pv_cpu {
@@ -40,6 +43,8 @@ struct vms_pcpu_view {
 	void *ctx;
 	uint32_t nr_mach;
 	struct pv_host *host;     /* [nr_mach] */
+	int32_t *host_of;         /* nested only: [nr_mach] each machine's host, -1 none; NULL
+	                             when no guest's host is a guest (nothing is stacked) */
 };
 
 static __attribute__((noinline)) struct pv_cpu *cpu_grow(struct vms_pcpu_view *pv, uint32_t h,
@@ -79,13 +84,56 @@ static void emit(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu, const struc
 	struct vms_pcpu_interval o = {
 		.host = h, .cpu = cpu, .start = iv->start, .end = iv->end,
 		.guest = iv->guest, .vcpu = iv->vcpu, .tid = iv->tid, .comm = iv->comm,
+		.stacked = iv->up_guest >= 0, .up_guest = iv->up_guest, .up_vcpu = iv->up_vcpu,
+		.up_tid = iv->up_tid, .up_comm = iv->up_guest >= 0 ? iv->up_comm : "",
 	};
 	pv->sink(pv->ctx, &o);
 }
 
 static inline bool same(const struct pv_iv *a, const struct pv_iv *b)
 {
-	return a->guest == b->guest && a->vcpu == b->vcpu && a->tid == b->tid;
+	return a->guest == b->guest && a->vcpu == b->vcpu && a->tid == b->tid &&
+	       a->up_guest == b->up_guest && a->up_vcpu == b->up_vcpu && a->up_tid == b->up_tid;
+}
+
+/* Nested: what CPU cpu of host g (L1's vCPU cpu, as L1 shows it) runs in guest mode, into
+ * iv's up fields (nothing when g is no host, or shows a host thread there) */
+static void pv_up(struct vms_pcpu_view *pv, struct pv_iv *iv)
+{
+	iv->up_guest = iv->up_vcpu = iv->up_tid = -1;
+	memset(iv->up_comm, 0, sizeof iv->up_comm);
+	if (!pv->host_of || iv->guest < 0 || (uint32_t)iv->guest >= pv->nr_mach ||
+	    iv->vcpu < 0 || (uint32_t)iv->vcpu >= pv->host[iv->guest].nr_cpus)
+		return;
+	const struct pv_iv *u = &pv->host[iv->guest].cpu[iv->vcpu].cur;
+	if (!u->open || u->guest < 0)
+		return;
+	iv->up_guest = u->guest;
+	iv->up_vcpu = u->vcpu;
+	iv->up_tid = u->tid;
+	memcpy(iv->up_comm, u->comm, sizeof iv->up_comm);
+}
+
+static void occupant(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu, uint64_t t,
+		     int32_t guest, int32_t vcpu, int32_t tid, const char *comm);
+
+/* Nested: CPU cpu of host h (an L1 vCPU) changed at t: the CPUs of h's host showing that
+ * vCPU restack (a scan of that host's CPUs: nested captures only) */
+static __attribute__((noinline)) void restack(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu,
+					      uint64_t t)
+{
+	int32_t h0 = pv->host_of[h];
+	if (h0 < 0 || (uint32_t)h0 >= pv->nr_mach || (uint32_t)h0 == h)
+		return;
+	struct pv_host *hs = &pv->host[h0];
+	for (uint32_t c = 0; c < hs->nr_cpus; c++) {
+		struct pv_iv *cur = &hs->cpu[c].cur;
+		if (cur->open && cur->guest == (int32_t)h && cur->vcpu == (int32_t)cpu) {
+			char comm[24];
+			memcpy(comm, cur->comm, sizeof comm);
+			occupant(pv, (uint32_t)h0, c, t, cur->guest, cur->vcpu, cur->tid, comm);
+		}
+	}
 }
 
 /* Close c's open interval at t (nothing when it is empty). */
@@ -109,24 +157,37 @@ static inline void close_cur(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu,
 	held->open = true;
 }
 
-void vms_pcpu_view_occupant(struct vms_pcpu_view *pv, const struct vms_obs_cpu_occupant *o)
+static void occupant(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu, uint64_t t,
+		     int32_t guest, int32_t vcpu, int32_t tid, const char *comm)
 {
-	struct pv_cpu *c = cpu_of(pv, o->host, o->cpu);
+	struct pv_cpu *c = cpu_of(pv, h, cpu);
 	if (!c)
 		return;
-	struct pv_iv *cur = &c->cur;
-	if (cur->open && cur->guest == o->guest && cur->vcpu == o->vcpu && cur->tid == o->tid) {
-		memcpy(cur->comm, o->comm, sizeof cur->comm);   /* its name became known */
+	struct pv_iv *cur = &c->cur, next = { .guest = guest, .vcpu = guest >= 0 ? vcpu : -1,
+					      .tid = tid, .up_guest = -1, .up_vcpu = -1,
+					      .up_tid = -1 };
+	if (pv->host_of)
+		pv_up(pv, &next);
+	if (cur->open && same(cur, &next)) {
+		memcpy(cur->comm, comm, sizeof cur->comm);   /* its name became known */
+		memcpy(cur->up_comm, next.up_comm, sizeof cur->up_comm);
+		if (pv->host_of)
+			restack(pv, h, cpu, t);
 		return;
 	}
-	close_cur(pv, o->host, o->cpu, c, o->t);
+	close_cur(pv, h, cpu, c, t);
 	/* (nothing known from t: an unknown interval, guest, vcpu and tid -1, comm "") */
-	cur->open = true;
-	cur->start = o->t;
-	cur->guest = o->guest;
-	cur->vcpu = o->guest >= 0 ? o->vcpu : -1;
-	cur->tid = o->tid;
-	memcpy(cur->comm, o->comm, sizeof cur->comm);   /* (24 bytes: observe.h) */
+	next.open = true;
+	next.start = t;
+	memcpy(next.comm, comm, sizeof next.comm);   /* (24 bytes: observe.h) */
+	*cur = next;
+	if (pv->host_of)
+		restack(pv, h, cpu, t);
+}
+
+void vms_pcpu_view_occupant(struct vms_pcpu_view *pv, const struct vms_obs_cpu_occupant *o)
+{
+	occupant(pv, o->host, o->cpu, o->t, o->guest, o->vcpu, o->tid, o->comm);
 }
 
 static void on_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)
@@ -162,7 +223,9 @@ static void unlayout(struct vms_pcpu_view *pv)
 	for (uint32_t h = 0; pv->host && h < pv->nr_mach; h++)
 		free(pv->host[h].cpu);
 	free(pv->host);
+	free(pv->host_of);
 	pv->host = NULL;
+	pv->host_of = NULL;
 	pv->nr_mach = 0;
 }
 
@@ -176,6 +239,12 @@ static int layout(struct vms_pcpu_view *pv, const struct vms_model *model)
 	if (!pv->host)
 		return -1;
 	pv->nr_mach = nm;
+	if (vms_model_nested(model)) {
+		if (!(pv->host_of = malloc((nm ? nm : 1) * sizeof *pv->host_of)))
+			return -1;
+		for (uint32_t m = 0; m < nm; m++)
+			pv->host_of[m] = vms_model_machine_c(model, m)->host;
+	}
 	return 0;
 }
 

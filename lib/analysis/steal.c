@@ -76,16 +76,17 @@ static void slot_put(struct st_vcpu *v, int32_t tid, uint32_t i)
 	v->slot[h] = i + 1;
 }
 
-/* The index of tid's entry, or UINT32_MAX. */
-static uint32_t find(const struct st_vcpu *v, int32_t tid)
+/* The index of the entry of thread tid of machine host, or UINT32_MAX (a nested guest's
+ * vCPU has thieves at two layers, whose tids may be the same number). */
+static uint32_t find(const struct st_vcpu *v, int32_t tid, uint32_t host)
 {
 	for (uint32_t i = 0; i < v->nr_steal && i < ST_SCAN; i++)
-		if (v->steal[i].host_tid == tid)
+		if (v->steal[i].host_tid == tid && v->steal[i].host == host)
 			return i;
 	if (!v->nr_slot)
 		return UINT32_MAX;
 	for (uint32_t h = hash_tid(tid, v->nr_slot); v->slot[h]; h = (h + 1) & (v->nr_slot - 1))
-		if (v->steal[v->slot[h] - 1].host_tid == tid)
+		if (v->steal[v->slot[h] - 1].host_tid == tid && v->steal[v->slot[h] - 1].host == host)
 			return v->slot[h] - 1;
 	return UINT32_MAX;
 }
@@ -196,7 +197,9 @@ static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 	}
 	if (v->tid < 0 || !st->tables)
 		return;
-	uint32_t i = find(v, v->tid);
+	int32_t host = st->L->v[vidx].host;
+	uint32_t thief_host = host >= 0 ? v->cur_host : 0;   /* (who ran: at its layer) */
+	uint32_t i = find(v, v->tid, thief_host);
 	if (i != UINT32_MAX) {
 		v->steal[i].ns += ns;
 		return;
@@ -221,10 +224,10 @@ static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 	memset(e, 0, sizeof *e);
 	e->host_tid = v->tid;
 	e->host_pid = -1;
+	e->host = thief_host;
 	e->ns = ns;
-	int32_t host = st->L->v[vidx].host;
 	const struct vms_thread_info *ti =
-		host >= 0 ? vms_model_thread(st->L->model, (uint32_t)host, v->tid) : NULL;
+		host >= 0 ? vms_model_thread(st->L->model, thief_host, v->tid) : NULL;
 	if (ti && ti->pid > 0)
 		e->host_pid = ti->pid;
 	/* (a copy, not snprintf: once per new thief) */
@@ -291,7 +294,9 @@ static int cmp_steal(const void *x, const void *y)
 	const struct vms_steal_entry *a = x, *b = y;
 	if (a->ns != b->ns)
 		return a->ns > b->ns ? -1 : 1;
-	return a->host_tid < b->host_tid ? -1 : a->host_tid > b->host_tid;
+	if (a->host_tid != b->host_tid)
+		return a->host_tid < b->host_tid ? -1 : 1;
+	return a->host < b->host ? -1 : a->host > b->host;   /* (nested: two layers' tid) */
 }
 
 static void on_finish(void *ctx, uint64_t t_end)

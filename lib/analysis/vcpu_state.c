@@ -83,6 +83,11 @@ struct sm_vcpu {
 	struct sm_held { uint64_t t; bool preempted, halted; } held[8];
 	uint8_t nheld;
 	uint64_t halt_t0;          /* the HLT exit's kvm_exit */
+	/* nested guests (L2): its host (L1) is itself a guest, whose vCPUs start at lower_base
+	 * (-1: not nested); lower_cur the L1 vCPU whose state it was composed with at its last
+	 * update (-1 none); for an L1 vCPU, upper is the L2 vCPU that last composed with it */
+	int32_t lower_base, lower_n, lower_cur, upper;
+	int32_t layer;             /* the published layer (vms_obs_vcpu_state.layer) */
 };
 
 struct sm_cpu {
@@ -174,6 +179,15 @@ struct an_sm *an_sm_new(const struct an_layout *L)
 		v->left_prev = v->left_next = -1;
 		v->last_stream = -1;
 		v->occ_gtid = v->gm_host = v->gm_cpu = v->occ_cpu = -1;
+		v->lower_base = v->lower_cur = v->upper = v->layer = -1;
+		int32_t h = v->host;
+		/* L1 is a guest of a traced-or-untraced host and has vCPUs of its own: an L2 vCPU's
+		 * state is composed with the state of the L1 vCPU its thread runs on */
+		if (h >= 0 && (uint32_t)h < L->nr_mach && L->mach[h].guest && L->mach[h].nr_vcpus &&
+		    L->v[L->mach[h].vcpu_base].host >= 0) {
+			v->lower_base = (int32_t)L->mach[h].vcpu_base;
+			v->lower_n = (int32_t)L->mach[h].nr_vcpus;
+		}
 	}
 	return sm;
 }
@@ -518,8 +532,13 @@ static bool is_away(enum vms_vcpu_state s)
 static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 {
 	static const char no_comm[24]; /* (a comm is 24 bytes that may all be read) */
+	struct sm_vcpu *self = v;
+	/* a nested guest's vCPU away at the layer below: who runs instead is told of the L1
+	 * vCPU its thread was on, at L0 */
+	if (v->lower_cur >= 0 && v->layer >= 0 && v->layer != v->host)
+		v = &sm->v[v->lower_cur];
 	struct vms_obs_vcpu_instead o = {
-		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .t = t,
+		.machine = self->machine, .vcpu = self->vcpu, .vidx = self->vidx, .t = t,
 		.host = v->host >= 0 ? (uint32_t)v->host : 0, .host_cpu = v->left_cpu,
 		.tid = -1, .comm = no_comm,
 	};
@@ -541,10 +560,44 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		}
 	}
 	PUBLISH(sm, vcpu_instead, &o);
+	/* the L2 vCPU away because this L1 vCPU is: told too */
+	if (self == v && v->upper >= 0) {
+		struct sm_vcpu *u = &sm->v[v->upper];
+		if (u->lower_cur == (int32_t)v->vidx && u->layer == v->host && is_away(u->state))
+			publish_instead(sm, u, t);
+	}
 }
 
 static void halt_resolve(struct an_sm *sm, struct sm_vcpu *v, bool have_wake, uint64_t th,
 			 uint64_t t_now);
+
+/* A nested guest's vCPU (L2): its shown state composed with the L1 vCPU its thread runs
+ * on; returns the layer (vms_obs_vcpu_state.layer) and may change *state and *polling. */
+static __attribute__((noinline)) int32_t update_nested(struct an_sm *sm, struct sm_vcpu *v,
+							enum vms_vcpu_state *state,
+							bool *polling)
+{
+	int32_t layer = *state == VMS_STATE_VMM || is_away(*state) ? v->host : -1;
+	v->lower_cur = -1;
+	if ((*state == VMS_STATE_RUNNING || *state == VMS_STATE_IDLE || *state == VMS_STATE_VMM) &&
+	    v->run_cpu >= 0 && v->run_cpu < v->lower_n) {
+		/* its thread is on L1 vCPU run_cpu: when that vCPU is in L0's exit or off its
+		 * physical CPU, so is this one, at L0 (in L0's hypervisor on its behalf when L1
+		 * thought it ran; the part of L1's exit handling that L0 took, when in L1's) */
+		struct sm_vcpu *lo = &sm->v[v->lower_base + v->run_cpu];
+		v->lower_cur = (int32_t)lo->vidx;
+		lo->upper = (int32_t)v->vidx;
+		if (lo->state == VMS_STATE_VMM || is_away(lo->state)) {
+			*state = lo->state;
+			layer = lo->host;
+			*polling = false;
+		} else if (lo->state == VMS_STATE_UNKNOWN) {
+			*state = VMS_STATE_UNKNOWN;   /* what L0 did is not known */
+			layer = -1;
+		}
+	}
+	return layer;
+}
 
 /* Recompute the vCPU's status at t (after its flags or base changed); publish a change. */
 static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
@@ -566,8 +619,19 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	enum vms_vcpu_state state = shown_state(v);
 	bool polling = state == VMS_STATE_HALTED && v->halt == HALT_ON_CPU && v->polling &&
 		       !v->preempted;
-	if (status == v->status && state == v->state && polling == v->pub_polling)
-		return;
+	int32_t layer;
+	if (__builtin_expect(v->lower_base < 0, 1)) {
+		/* one layer: the layer follows from the state (the early return as before) */
+		if (status == v->status && state == v->state && polling == v->pub_polling)
+			return;
+		layer = state == VMS_STATE_VMM || is_away(state) ? v->host : -1;
+	} else {
+		layer = update_nested(sm, v, &state, &polling);
+		if (status == v->status && state == v->state && polling == v->pub_polling &&
+		    layer == v->layer)
+			return;
+	}
+
 	bool was_away = is_away(v->state);
 	struct vms_obs_vcpu_state o = {
 		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .t = t,
@@ -575,19 +639,26 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		.gtid = v->gtid, .host = v->host, .host_tid = v->host_tid,
 		.host_cpu = is_away(state) ? (v->left_valid ? (int32_t)v->left_cpu : -1)
 					   : v->run_cpu,
-		.exit_reason = -1, .isa = 0, .halt_polling = polling,
+		.exit_reason = -1, .isa = 0, .halt_polling = polling, .layer = layer,
 	};
-	if (state == VMS_STATE_VMM && v->have_exit) {
-		o.exit_reason = (int32_t)(v->exit_reason & INT32_MAX);
-		o.isa = v->exit_isa;
+	const struct sm_vcpu *ex = layer >= 0 && layer != v->host && v->lower_cur >= 0
+					   ? &sm->v[v->lower_cur] : v;   /* L0's exit, told as such */
+	if (state == VMS_STATE_VMM && ex->have_exit) {
+		o.exit_reason = (int32_t)(ex->exit_reason & INT32_MAX);
+		o.isa = ex->exit_isa;
 	}
 	bool poll_changed = polling != v->pub_polling;
 	v->status = status;
 	v->state = state;
 	v->pub_polling = polling;
+	bool layer_changed = layer != v->layer;
+	v->layer = layer;
 	PUBLISH(sm, vcpu_state, &o);
-	if (is_away(state) && (!was_away || poll_changed))
+	if (is_away(state) && (!was_away || poll_changed || layer_changed))
 		publish_instead(sm, v, t);
+	/* an L2 vCPU whose thread is on this (L1) vCPU: its composed state follows */
+	if (__builtin_expect(v->upper >= 0, 0) && sm->v[v->upper].lower_cur == (int32_t)v->vidx)
+		update(sm, &sm->v[v->upper], t);
 }
 
 static struct sm_vcpu *vcpu_of_thread_slow(struct an_sm *sm, uint32_t h, int64_t tid)

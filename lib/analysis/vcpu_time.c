@@ -10,8 +10,10 @@ struct vt_vcpu {
 	uint64_t iv_start;
 	uint32_t status;
 	enum vms_vcpu_state state;
+	int32_t layer;
 	bool polling;
 	uint64_t ns[VMS_STATE_COUNT];
+	uint64_t below_ns[VMS_STATE_COUNT]; /* nested: at the layer below its host */
 	uint64_t poll_ns;
 };
 
@@ -27,12 +29,15 @@ static void emit(struct an_vtime *vt, uint32_t vidx, uint64_t end)
 	if (end <= v->iv_start)
 		return;
 	v->ns[v->state] += end - v->iv_start;
+	if (v->layer >= 0 && v->layer != vt->L->v[vidx].host)
+		v->below_ns[v->state] += end - v->iv_start;
 	if (v->polling)
 		v->poll_ns += end - v->iv_start;
 	if (vt->sinks.vcpu_interval) {
 		struct vms_vcpu_interval iv = {
 			.machine = vt->L->v[vidx].machine, .vcpu = vt->L->v[vidx].vcpu,
 			.start = v->iv_start, .end = end, .status = v->status, .state = v->state,
+			.layer = v->layer,
 		};
 		vt->sinks.vcpu_interval(vt->sinks.ctx, &iv);
 	}
@@ -42,8 +47,10 @@ static void emit(struct an_vtime *vt, uint32_t vidx, uint64_t end)
 static void on_start(void *ctx, uint64_t t0)
 {
 	struct an_vtime *vt = ctx;
-	for (uint32_t i = 0; i < vt->L->nr_v; i++)
+	for (uint32_t i = 0; i < vt->L->nr_v; i++) {
 		vt->v[i].iv_start = t0;
+		vt->v[i].layer = -1;
+	}
 }
 
 static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
@@ -52,6 +59,7 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	emit(vt, o->vidx, o->t);
 	vt->v[o->vidx].status = o->status;
 	vt->v[o->vidx].state = o->state;
+	vt->v[o->vidx].layer = o->layer;
 	vt->v[o->vidx].polling = o->halt_polling;
 }
 
@@ -84,6 +92,11 @@ struct an_vtime *an_vtime_new(const struct an_layout *L, const struct vms_sinks 
 const uint64_t *an_vtime_ns(const struct an_vtime *vt, uint32_t vidx)
 {
 	return vt->v[vidx].ns;
+}
+
+const uint64_t *an_vtime_below_ns(const struct an_vtime *vt, uint32_t vidx)
+{
+	return vt->v[vidx].below_ns;
 }
 
 uint64_t an_vtime_poll_ns(const struct an_vtime *vt, uint32_t vidx)

@@ -253,6 +253,8 @@ uint64_t vms_clock_to_ns(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
 	uint64_t t = raw;
 	if (c->timeshift)
 		t = vms_timeshift_to_host(c->timeshift, cpu, t);
+	for (uint32_t i = 0; i < c->nr_up && i < VMS_CLOCK_MAX_HOPS; i++)
+		t = vms_timeshift_to_host(c->up[i], 0, t);
 	if (c->tsc2nsec) {
 		t = t > c->tsc_offset ? t - c->tsc_offset : 0;
 		t = (uint64_t)(((u128)t * c->mult) >> c->shift);

@@ -155,6 +155,36 @@ static void set_hull(struct vms_model *m, uint32_t i)
 	}
 }
 
+/* A nested guest's TIME_SHIFT ends in its host's TSC; when that host (L1) is itself a
+ * TIME_SHIFT guest of its own host (L0), the guest's clock goes on through L1's hops up to
+ * the root, whose TSC2NSEC then applies (L2 -> L1 -> L0: each hop its own offset and ratio,
+ * each exact). state: 0 not done, 1 in progress (a cycle of TIME_SHIFT peers, damage: the
+ * chain stops there), 2 done. */
+static void chain_timeshift(struct vms_model *m, uint32_t i, uint8_t *state)
+{
+	if (state[i])
+		return;
+	state[i] = 1;
+	struct vms_machine *mc = &m->mach[i];
+	int32_t p = mc->sync.parent;
+	if (mc->sync.method == VMS_SYNC_TIMESHIFT && p >= 0 && (uint32_t)p < m->nr_sources &&
+	    (uint32_t)p != i && m->mach[p].sync.method == VMS_SYNC_TIMESHIFT) {
+		chain_timeshift(m, (uint32_t)p, state);
+		const struct vms_clock *pc = &m->mach[p].clock;
+		if (state[p] == 2 && pc->timeshift && pc->nr_up < VMS_CLOCK_MAX_HOPS) {
+			mc->clock.up[0] = pc->timeshift;
+			for (uint32_t k = 0; k < pc->nr_up; k++)
+				mc->clock.up[k + 1] = pc->up[k];
+			mc->clock.nr_up = pc->nr_up + 1;
+			mc->clock.tsc2nsec = pc->tsc2nsec;
+			mc->clock.mult = pc->mult;
+			mc->clock.shift = pc->shift;
+			mc->clock.tsc_offset = pc->tsc_offset;
+		}
+	}
+	state[i] = 2;
+}
+
 int vms_model_set_clocks(struct vms_model *m, struct vms_error *err)
 {
 	if (m->reference_name) {
@@ -199,6 +229,14 @@ int vms_model_set_clocks(struct vms_model *m, struct vms_error *err)
 			si->quality = VMS_SYNC_Q_ABSENT;
 		}
 	}
+	uint8_t *chain = calloc(m->nr_sources ? m->nr_sources : 1, 1);
+	if (!chain) {
+		free(fixed);
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < m->nr_sources; i++)
+		chain_timeshift(m, i, chain);
+	free(chain);
 	struct vms_sync_rules rules;
 	int32_t *rhost = NULL;
 	long double *rslope = NULL;
@@ -217,7 +255,11 @@ int vms_model_set_clocks(struct vms_model *m, struct vms_error *err)
 		/* a TIME_SHIFT guest's clock ends in its host's ns: when the host itself was
 		 * synchronized by the hull, the host's transform follows */
 		for (uint32_t i = 0; i < m->nr_sources; i++) {
+			/* (a nested guest's clock ends in its root's ns: the root's transform) */
 			int32_t h = m->mach[i].sync.parent;
+			for (uint32_t hop = 0; h >= 0 && hop < m->nr_sources &&
+			     m->mach[h].sync.method == VMS_SYNC_TIMESHIFT; hop++)
+				h = m->mach[h].sync.parent;
 			if (m->mach[i].sync.method == VMS_SYNC_TIMESHIFT && h >= 0 && m->mach[h].clock.linear) {
 				m->mach[i].clock.linear = true;
 				m->mach[i].clock.lin = m->mach[h].clock.lin;

@@ -55,7 +55,15 @@ static void find_roles(struct vms_model *m)
 			role |= VMS_ROLE_GUEST;
 		m->mach[i].role = role;
 	}
+	/* the reference is the root of the tree of hosts: the first host that is no guest (a
+	 * nested L1 hypervisor given before its L0 is not it), else the first host */
 	m->reference = 0;
+	for (uint32_t i = 0; i < m->nr_sources; i++) {
+		if (is_host(m, i) && !(m->mach[i].role & VMS_ROLE_GUEST)) {
+			m->reference = i;
+			return;
+		}
+	}
 	for (uint32_t i = 0; i < m->nr_sources; i++) {
 		if (is_host(m, i)) {
 			m->reference = i;

@@ -61,6 +61,16 @@ const struct vms_machine *vms_model_machine_c(const struct vms_model *m, uint32_
 	return i < m->nr ? &m->mach[i] : NULL;
 }
 
+bool vms_model_nested(const struct vms_model *m)
+{
+	for (uint32_t i = 0; i < m->nr; i++) {
+		int32_t h = m->mach[i].host;
+		if (h >= 0 && (uint32_t)h < m->nr && (uint32_t)h != i && m->mach[h].host >= 0)
+			return true;
+	}
+	return false;
+}
+
 uint32_t vms_model_reference(const struct vms_model *m)
 {
 	return m->reference;

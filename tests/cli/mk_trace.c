@@ -46,38 +46,19 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "output/tracedat_writer.h"
-#include "synth/kernel_formats.h"
+#include "mk_events.h"
 
-static int fmt(struct vms_tdw *w, const char *sys, const char *name, unsigned id, const char *body,
-	       struct vms_error *err)
-{
-	char buf[16384];
-	snprintf(buf, sizeof buf, "name: %s\nID: %u\nformat:\n%s", name, id, body);
-	return vms_tdw_add_event_format(w, sys, buf, err);
-}
+#define fmt mk_fmt
 
 static int entry_on(struct vms_tdw *w, uint32_t cpu, uint64_t ts, struct vms_error *err)
 {
-	struct vms_ev_kvm_entry e;
-	memset(&e, 0, sizeof e);
-	e.c.type = 115;
-	e.c.pid = 2001;
-	e.vcpu_id = 0;
-	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
+	return mk_entry(w, cpu, ts, 2001, err);
 }
 
 static int vmexit_on(struct vms_tdw *w, uint32_t cpu, uint64_t ts, uint32_t reason,
 		     struct vms_error *err)
 {
-	struct vms_ev_kvm_exit e;
-	memset(&e, 0, sizeof e);
-	e.c.type = 103;
-	e.c.pid = 2001;
-	e.exit_reason = reason;
-	e.isa = 1;
-	e.vcpu_id = 0;
-	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
+	return mk_exit(w, cpu, ts, 2001, reason, err);
 }
 
 static int entry(struct vms_tdw *w, uint64_t ts, struct vms_error *err)
@@ -90,21 +71,7 @@ static int vmexit(struct vms_tdw *w, uint64_t ts, uint32_t reason, struct vms_er
 	return vmexit_on(w, 0, ts, reason, err);
 }
 
-static int sw_on(struct vms_tdw *w, uint32_t cpu, uint64_t ts, int prev, int next,
-		 struct vms_error *err)
-{
-	struct vms_ev_sched_switch e;
-	memset(&e, 0, sizeof e);
-	e.c.type = 372;
-	e.c.pid = prev;
-	snprintf(e.prev_comm, 16, "task-%d", prev);
-	e.prev_pid = prev;
-	e.prev_prio = 120;
-	snprintf(e.next_comm, 16, "task-%d", next);
-	e.next_pid = next;
-	e.next_prio = 120;
-	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
-}
+#define sw_on mk_switch
 
 static int sw(struct vms_tdw *w, uint64_t ts, int prev, int next, struct vms_error *err)
 {

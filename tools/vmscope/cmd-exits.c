@@ -4,7 +4,11 @@
  *   machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns,
  *   unfinished
  * (_cycles instead of _ns for a counter clock without its rate). count is every kvm_exit;
- * unfinished of them have no known end (trace end, lost events) and are not in the times. */
+ * unfinished of them have no known end (trace end, lost events) and are not in the times.
+ * With nested guests (a guest's host is itself a guest: vms_model_nested) three columns
+ * follow: layer (the hypervisor that handled the exit: the guest's host), below_layer (that
+ * host's own host, empty when none) and below_total_ns (of total_ns, the part the layer below
+ * took: an L2 exit's L0 part; the rest is L1's). One-layer captures keep the columns above. */
 #include <stdlib.h>
 
 #include <string.h>
@@ -44,10 +48,30 @@ static void name_of(const struct vms_exit_stats *e, char *buf, size_t len)
 		snprintf(buf, len, "%u", e->reason);
 }
 
-/* One row: a vCPU's (vcpu >= 0) or a whole guest's (vcpu < 0) exits of one reason. */
-static void put_row(const struct cli *c, FILE *f, struct vms_json *j, const char *mname,
-		    int64_t vcpu, const struct vms_exit_stats *e)
+/* nested guests: the layer columns (set from the model before the rows) */
+static struct vms_model *nested_model;
+
+/* The machine that handled guest g's exits (its host), and the one below it; "" none */
+static void layers_of(uint32_t g, const char **layer, const char **below)
 {
+	*layer = *below = "";
+	const struct vms_machine *mc = vms_model_machine_c(nested_model, g);
+	if (!mc || mc->host < 0)
+		return;
+	*layer = cli_machine_name(nested_model, (uint32_t)mc->host);
+	const struct vms_machine *hc = vms_model_machine_c(nested_model, (uint32_t)mc->host);
+	if (hc && hc->host >= 0)
+		*below = cli_machine_name(nested_model, (uint32_t)hc->host);
+}
+
+/* One row: a vCPU's (vcpu >= 0) or a whole guest's (vcpu < 0) exits of one reason, of
+ * guest machine g. */
+static void put_row(const struct cli *c, FILE *f, struct vms_json *j, const char *mname,
+		    uint32_t g, int64_t vcpu, const struct vms_exit_stats *e)
+{
+	const char *layer = "", *below = "";
+	if (nested_model)
+		layers_of(g, &layer, &below);
 	char name[48], vc[24] = "";
 	name_of(e, name, sizeof name);
 	if (vcpu >= 0)
@@ -79,16 +103,29 @@ static void put_row(const struct cli *c, FILE *f, struct vms_json *j, const char
 		vms_json_uint(j, cli_key("p90"), p90);
 		vms_json_uint(j, cli_key("p99"), p99);
 		vms_json_bool(j, "percentiles_approximate", approx);
+		if (nested_model) {
+			vms_json_string(j, "layer", layer);
+			vms_json_string(j, "below_layer", below);
+			vms_json_uint(j, cli_key("below_total"), e->below_ns);
+		}
 		vms_json_end_object(j);
 	} else if (c->csv) {
 		vms_csv_string(f, mname);
 		fprintf(f, ",%s,%u,%u,", vc, e->isa, e->reason);
 		vms_csv_string(f, name);
-		fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+		fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu",
 			(unsigned long long)e->count, (unsigned long long)sum, (unsigned long long)mn,
 			(unsigned long long)mx, (unsigned long long)mean, (unsigned long long)p50,
 			(unsigned long long)p90, (unsigned long long)p99,
 			(unsigned long long)e->unfinished);
+		if (nested_model) {
+			fputc(',', f);
+			vms_csv_string(f, layer);
+			fputc(',', f);
+			vms_csv_string(f, below);
+			fprintf(f, ",%llu", (unsigned long long)e->below_ns);
+		}
+		fputc('\n', f);
 	} else {
 		char b[6][32], p99s[40];
 		snprintf(p99s, sizeof p99s, "%s%s", approx ? "≈" : "", cli_ns(p99, b[4], 32));
@@ -270,6 +307,7 @@ int cmd_exits(int argc, char **argv)
 	struct vms_model *model = vms_session_model(s);
 	struct vms_analysis *a = vms_session_analysis(s);
 	struct vms_json j;
+	nested_model = vms_model_nested(model) ? model : NULL;
 	if (c.json) {
 		vms_json_init(&j, f, false);
 		vms_json_begin_object(&j, NULL);
@@ -279,7 +317,8 @@ int cmd_exits(int argc, char **argv)
 	} else if (c.csv) {
 		const char *u = cli_unit();
 		fprintf(f, "machine,vcpu,isa,reason,name,count,total_%s,min_%s,max_%s,mean_%s,p50_%s,"
-			   "p90_%s,p99_%s,unfinished\n", u, u, u, u, u, u, u);
+			   "p90_%s,p99_%s,unfinished%s%s\n", u, u, u, u, u, u, u,
+			nested_model ? ",layer,below_layer,below_total_" : "", nested_model ? u : "");
 	} else {
 		fprintf(f, "%-16s %4s %3s %-24s %9s %12s %10s %10s %10s %10s %10s\n", "machine", "vcpu",
 			"isa", "reason", "count", "total", "min", "mean", "p50", "p99", "max");
@@ -292,7 +331,7 @@ int cmd_exits(int argc, char **argv)
 				continue;
 			const struct vms_exit_stats *ex = vms_analysis_guest_exits(a, g, &nr);
 			for (uint32_t k = 0; k < nr; k++)
-				put_row(&c, f, &j, cli_machine_name(model, g), -1, &ex[k]);
+				put_row(&c, f, &j, cli_machine_name(model, g), g, -1, &ex[k]);
 		}
 	} else {
 		for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a); i++) {
@@ -301,7 +340,8 @@ int cmd_exits(int argc, char **argv)
 				continue;
 			const char *mname = cli_machine_name(model, v->machine);
 			for (uint32_t k = 0; k < v->nr_exits; k++)
-				put_row(&c, f, &j, mname, (int64_t)v->vcpu, &v->exits[k]);
+				put_row(&c, f, &j, mname, v->machine, (int64_t)v->vcpu,
+					&v->exits[k]);
 		}
 	}
 	if (c.json) {

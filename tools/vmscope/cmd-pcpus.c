@@ -1,6 +1,10 @@
 /* vmscope pcpus: the fused physical-CPU view (spec §7), streamed as intervals close.
  * CSV header (a contract): host,cpu,start_ns,end_ns,machine,vcpu,tid,comm (_cycles for a
  * counter clock without its rate). --json: JSON Lines, a header object then the rows.
+ * With nested guests (vms_model_nested) four columns follow, the layer stacked above a row
+ * that shows an L1 vCPU: up_machine,up_vcpu,up_tid,up_comm (the L2 vCPU that L1 vCPU runs
+ * in guest mode, and its thread; empty when none), so a physical CPU's row reads physical
+ * CPU -> L1 vCPU -> L1 thread (tid, comm) -> L2 vCPU -> L2 thread.
  * A stretch where who ran is not known is a row too (machine "unknown", vcpu, tid and comm
  * empty / null); when there is any, its share per CPU and in all follows the rows (text: a
  * table; JSON: a last object, "unknown"; every format: a warning on stderr). */
@@ -54,6 +58,7 @@ struct out {
 	struct share_host *share;   /* [machines] */
 	uint32_t nr_share;
 	bool oom;
+	bool nested;               /* the up_ columns */
 };
 
 static void share_add(struct out *o, const struct vms_pcpu_interval *iv, bool unknown)
@@ -172,6 +177,22 @@ static void row(void *ctx, const struct vms_pcpu_interval *iv)
 			vms_json_null(&j, "tid");
 			vms_json_null(&j, "comm");
 		}
+		if (o->nested && iv->stacked) {
+			vms_json_string(&j, "up_machine", cli_machine_name(o->m, (uint32_t)iv->up_guest));
+			vms_json_int(&j, "up_vcpu", iv->up_vcpu);
+			if (iv->up_tid >= 0) {
+				vms_json_int(&j, "up_tid", iv->up_tid);
+				vms_json_string(&j, "up_comm", iv->up_comm);
+			} else {
+				vms_json_null(&j, "up_tid");
+				vms_json_null(&j, "up_comm");
+			}
+		} else if (o->nested) {
+			vms_json_null(&j, "up_machine");
+			vms_json_null(&j, "up_vcpu");
+			vms_json_null(&j, "up_tid");
+			vms_json_null(&j, "up_comm");
+		}
 		vms_json_end_object(&j);
 		vms_json_finish(&j);
 	} else if (o->c->csv) {
@@ -189,6 +210,19 @@ static void row(void *ctx, const struct vms_pcpu_interval *iv)
 		} else {
 			fputc(',', o->f);
 		}
+		if (o->nested && iv->stacked) {
+			fputc(',', o->f);
+			vms_csv_string(o->f, cli_machine_name(o->m, (uint32_t)iv->up_guest));
+			fprintf(o->f, ",%d,", iv->up_vcpu);
+			if (iv->up_tid >= 0) {
+				fprintf(o->f, "%d,", iv->up_tid);
+				vms_csv_string(o->f, iv->up_comm);
+			} else {
+				fputc(',', o->f);
+			}
+		} else if (o->nested) {
+			fputs(",,,,", o->f);
+		}
 		fputc('\n', o->f);
 	} else {
 		char d[32], v[16] = "-", t[16] = "?";
@@ -196,10 +230,18 @@ static void row(void *ctx, const struct vms_pcpu_interval *iv)
 			snprintf(v, sizeof v, "%d", iv->vcpu);
 		if (iv->tid >= 0)
 			snprintf(t, sizeof t, "%d", iv->tid);
-		fprintf(o->f, "%-12s %4u %20llu %20llu %10s  %-16s %4s %8s %s\n", cli_text(host), iv->cpu,
+		fprintf(o->f, "%-12s %4u %20llu %20llu %10s  %-16s %4s %8s %s", cli_text(host), iv->cpu,
 			(unsigned long long)iv->start, (unsigned long long)iv->end,
 			cli_ns(iv->end - iv->start, d, sizeof d), unknown ? "(unknown)" : cli_text(mach),
 			v, t, cli_text(iv->comm));
+		if (o->nested && iv->stacked) {
+			char ut[16] = "?";
+			if (iv->up_tid >= 0)
+				snprintf(ut, sizeof ut, "%d", iv->up_tid);
+			fprintf(o->f, "  -> %s vcpu %d %s %s", cli_text(cli_machine_name(o->m,
+				(uint32_t)iv->up_guest)), iv->up_vcpu, ut, cli_text(iv->up_comm));
+		}
+		fputc('\n', o->f);
 	}
 }
 
@@ -229,6 +271,7 @@ int cmd_pcpus(int argc, char **argv)
 		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
 		return cli_end(&c, VMS_EXIT_FAIL);
 	}
+	o.nested = vms_model_nested(o.m);
 	if (c.json) {
 		struct vms_json j;
 		vms_json_init(&j, o.f, false);
@@ -237,7 +280,8 @@ int cmd_pcpus(int argc, char **argv)
 		vms_json_end_object(&j);
 		vms_json_finish(&j);
 	} else if (c.csv)
-		fprintf(o.f, "host,cpu,start_%s,end_%s,machine,vcpu,tid,comm\n", cli_unit(), cli_unit());
+		fprintf(o.f, "host,cpu,start_%s,end_%s,machine,vcpu,tid,comm%s\n", cli_unit(),
+			cli_unit(), o.nested ? ",up_machine,up_vcpu,up_tid,up_comm" : "");
 	else
 		fprintf(o.f, "%-12s %4s %20s %20s %10s  %-16s %4s %8s %s\n", "host", "cpu", "start",
 			"end", "duration", "machine", "vcpu", "tid", "comm");

@@ -157,6 +157,22 @@ static void text_vcpu(FILE *f, struct vms_session *s, const struct vms_vcpu_stat
 				pct(v->halt_poll_ns, span));
 	}
 	fputc('\n', f);
+	uint64_t below = 0;
+	for (int k = 0; k < VMS_STATE_COUNT; k++)
+		below += v->below_ns[k];
+	if (below) {
+		/* nested: what the layer below its host took (L0, for an L2 vCPU) */
+		const struct vms_machine *hm = host >= 0 ? vms_model_machine_c(m, (uint32_t)host) : NULL;
+		const char *lo = hm && hm->host >= 0 ? cli_machine_name(m, (uint32_t)hm->host) : "?";
+		fprintf(f, "    of which at %s (the layer below %s):", cli_text(lo),
+			hm ? cli_text(cli_machine_name(m, (uint32_t)host)) : "its host");
+		static const enum vms_vcpu_state at[] = { VMS_STATE_VMM, VMS_STATE_PREEMPTED,
+							  VMS_STATE_HALTED };
+		for (unsigned k = 0; k < sizeof at / sizeof at[0]; k++)
+			fprintf(f, "  %s %s", vms_vcpu_state_name(at[k]),
+				cli_ns(v->below_ns[at[k]], b[0], 32));
+		fputc('\n', f);
+	}
 	if (v->ns[VMS_STATE_UNKNOWN] && traced)
 		fprintf(f, "    unknown: %s outside the traces' coverage (before or after a trace, or "
 			"before anything was known)\n", cli_ns(v->ns[VMS_STATE_UNKNOWN], b[1], 32));
@@ -203,8 +219,12 @@ static void text_vcpu(FILE *f, struct vms_session *s, const struct vms_vcpu_stat
 			const char *name = e->comm[0] ? cli_text(e->comm) : "(no name)";
 			if (xen && e->kind == VMS_STEAL_THREAD && e->host_tid == 0)
 				name = "Xen's idle vCPU";
-			fprintf(f, "      %-20s %-22s %12s  %.1f%% of the time\n", name, who,
+			fprintf(f, "      %-20s %-22s %12s  %.1f%% of the time", name, who,
 				cli_ns(e->ns, b[0], 32), pct(e->ns, span));
+			/* nested: the layer whose scheduler ran it */
+			if (vms_model_nested(m) && e->kind == VMS_STEAL_THREAD)
+				fprintf(f, "  (%s)", cli_text(cli_machine_name(m, e->host)));
+			fputc('\n', f);
 		}
 	}
 	if (v->runq_latency && vms_dist_count(v->runq_latency)) {
@@ -224,8 +244,13 @@ static void text_sync(FILE *f, struct vms_model *m, const struct vms_machine *mc
 		fprintf(f, "  clock: the reference timebase\n");
 		return;
 	}
-	fprintf(f, "  clock: %s to %s (quality %s", vms_sync_method_name(si->method),
-		cli_text(cli_machine_name(m, si->reference)), vms_sync_quality_name(si->quality));
+	fprintf(f, "  clock: %s to %s", vms_sync_method_name(si->method),
+		cli_text(cli_machine_name(m, si->reference)));
+	/* a nested guest's TIME_SHIFT chain: its host's hop, and that host's, to the reference */
+	if (si->method == VMS_SYNC_TIMESHIFT && si->parent >= 0 &&
+	    (uint32_t)si->parent != si->reference)
+		fprintf(f, " via %s", cli_text(cli_machine_name(m, (uint32_t)si->parent)));
+	fprintf(f, " (quality %s", vms_sync_quality_name(si->quality));
 	if (si->method == VMS_SYNC_USER)
 		fprintf(f, ", offset %+.0f ns given", si->offset_ns);
 	if (si->pairs)

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# Nested KVM (issue 23 item 1) on a hand-made three-layer recording (mk_nested.c: L0 the
+# physical host, L1 its guest and L2's hypervisor, L2 L1's guest; the events are listed in
+# its header, in L0 ns t). Every row below is derived by hand from those events; speaks TAP.
+#
+# Clocks compose: L2's raw TSC r2 -> L1's TSC (r2 - 500000) / 2 (L2's TIME_SHIFT: offset
+# -500000, scaling 2) -> L0's TSC (r1 - 1000000) (L1's TIME_SHIFT) -> ns (L0's TSC2NSEC,
+# mult 1 shift 0). L2's switch to task-200 is recorded at r2 = 2505000: (2505000 - 500000) / 2
+# = 1002500, - 1000000 = 2500. Without the second hop it would land at 1002500.
+#
+# The L2 vCPU (l2 vCPU 0, thread 4001 of L1, on L1 vCPU 0 = thread 3001 of L0):
+#   [1000, 2500)  unknown: L1's trace starts at 2000, L2's first event (its base) is at 2500
+#   [2500, 3000)  running (L1: 4001 in guest mode since 2100; L0: 3001 in guest mode)
+#   [3000, 3400)  vmm at l0: L0's EPT_VIOLATION exit of 3001 while L1 thought L2 ran
+#                 (status 2: L1's own view says running)
+#   [3400, 4000)  running
+#   [4000, 4200)  vmm at l0 (L0's EXTERNAL_INTERRUPT exit, reflected to L1 at 4300)
+#   [4200, 4300)  running (L0 entered L1 at 4200; L1's kvm_exit of 4001 comes at 4300)
+#   [4300, 4500)  vmm at l1 (L1 handles L2's EXTERNAL_INTERRUPT; status 130)
+#   [4500, 4700)  vmm at l0 (L1's vCPU in L0's VMREAD exit, within L1's handling)
+#   [4700, 5000)  vmm at l1 (until L1's kvm_entry of 4001 at 5000)
+#   [5000, 6000)  running
+#   [6000, 6100)  vmm at l0 (L0's exit of 3001)
+#   [6100, 7000)  preempted at l0 (3001 switched out runnable for L0's task-77)
+#   [7000, 7100)  vmm at l0 (3001 back on its CPU, still in its exit until 7100)
+#   [7100, 8000)  running
+#   [8000, 8100)  vmm at l1 (L1's exit of 4001)
+#   [8100, 9000)  preempted at l1 (4001 switched out runnable for L1's own task-77, another
+#                 thread than L0's task-77 with the same tid; status 386)
+#   [9000, 9100)  vmm at l1
+#   [9100, 9500)  running
+#   [9500, 10500) idle (L2 switched to its idle task; status 1)
+#   [10500, 11000) unknown: L2's trace ends at 10500 (its last event), its base is unknown
+#   [11000, 12000) unknown: L1's trace ends at 11000 (its kvm_exit there lasts 0 ns), so
+#                 L1's view is unknown to the end (12000, L0's last event)
+# The L1 vCPU (l1 vCPU 0) is the one-layer answer L0's events give, unchanged.
+#
+# Exits (exits --csv): L2's EXTERNAL_INTERRUPT exits [4300, 5000) and [8000, 9100) cost
+# 700 + 1100 = 1800 ns, of which L0 took [4500, 4700) = 200 (below_total_ns), L1 1600; the
+# IO_INSTRUCTION exit at 11000 is unfinished. L1's exits in L0: EPT_VIOLATION [3000, 3400)
+# 400; EXTERNAL_INTERRUPT [4000, 4200) 200 + [6000, 7100) 1100 = 1300, and 12000 unfinished
+# (count 3); VMREAD [4500, 4700) 200.
+#
+# The fused view (pcpus --csv) of L0's CPU 0 stacks L1's CPU 0 (= L1 vCPU 0) on it: while
+# L0 shows l1 vCPU 0 in guest mode running L1 thread 4001 and L1 shows 4001 in guest mode
+# (l2 vCPU 0), the row names l2 vCPU 0 and its thread (up_ columns). E.g. [4300, 4500): L1 is
+# in its exit handling (L1 CPU 0 shows 4001 in host mode): nothing stacked; [9500, 10500):
+# L2's idle. L1's own CPU rows are as one layer would give them.
+set -u
+VMS=${VMS_BUILD_DIR:?}/tools/vmscope/vmscope
+MK=${VMS_MK_NESTED:?}
+TMP=${VMS_BUILD_DIR}/test-tmp/nested
+rm -rf "$TMP" && mkdir -p "$TMP"
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
+echo "1..10"
+
+if ! "$MK" "$TMP" 2>"$TMP/mk.err"; then
+  for i in 1 2 3 4 5 6 7 8 9 10; do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
+fi
+L0=$TMP/l0.dat L1=$TMP/l1.dat L2=$TMP/l2.dat
+
+cat > "$TMP/l2.want" <<'CSV'
+l2,0,1000,2500,0,unknown,
+l2,0,2500,3000,2,running,
+l2,0,3000,3400,2,vmm,l0
+l2,0,3400,4000,2,running,
+l2,0,4000,4200,2,vmm,l0
+l2,0,4200,4300,2,running,
+l2,0,4300,4500,130,vmm,l1
+l2,0,4500,4700,130,vmm,l0
+l2,0,4700,5000,130,vmm,l1
+l2,0,5000,6000,2,running,
+l2,0,6000,6100,2,vmm,l0
+l2,0,6100,7000,2,preempted,l0
+l2,0,7000,7100,2,vmm,l0
+l2,0,7100,8000,2,running,
+l2,0,8000,8100,130,vmm,l1
+l2,0,8100,9000,386,preempted,l1
+l2,0,9000,9100,130,vmm,l1
+l2,0,9100,9500,2,running,
+l2,0,9500,10500,1,idle,
+l2,0,10500,11000,0,unknown,
+l2,0,11000,12000,0,unknown,
+CSV
+# L1's vCPU: [1000, 2000) unknown (its base: L1's first event); running; L0's exits vmm at
+# l0 ([3000,3400) [4000,4200) [4500,4700) [6000,6100) [7000,7100)), preempted [6100,7000);
+# unknown from L1's end at 11000
+cat > "$TMP/l1.want" <<'CSV'
+l1,0,1000,2000,0,unknown,
+l1,0,2000,3000,2,running,
+l1,0,3000,3400,130,vmm,l0
+l1,0,3400,4000,2,running,
+l1,0,4000,4200,130,vmm,l0
+l1,0,4200,4500,2,running,
+l1,0,4500,4700,130,vmm,l0
+l1,0,4700,6000,2,running,
+l1,0,6000,6100,130,vmm,l0
+l1,0,6100,7000,386,preempted,l0
+l1,0,7000,7100,130,vmm,l0
+l1,0,7100,11000,2,running,
+l1,0,11000,12000,0,unknown,
+CSV
+
+"$VMS" vcpus --csv "$L0" "$L1" "$L2" > "$TMP/v.csv" 2>"$TMP/v.err"; st=$?
+if [ $st -eq 0 ] && [ "$(head -1 "$TMP/v.csv")" = "machine,vcpu,start_ns,end_ns,status,state,layer" ] &&
+   grep '^l2,' "$TMP/v.csv" | diff "$TMP/l2.want" - > "$TMP/v.diff"; then
+  ok "vcpus: every L2 vCPU interval and the layer of its cause, by hand"
+else notok "vcpus: every L2 vCPU interval and the layer of its cause, by hand" \
+  "status $st: $(head -3 "$TMP/v.csv") $(head -8 "$TMP/v.diff") $(cat "$TMP/v.err")"; fi
+if grep '^l1,' "$TMP/v.csv" | diff "$TMP/l1.want" - > "$TMP/v1.diff"; then
+  ok "vcpus: the L1 vCPU, by hand"
+else notok "vcpus: the L1 vCPU, by hand" "$(head -8 "$TMP/v1.diff")"; fi
+
+# The reference is the root of the tree of hosts whatever the order of the files (L1, a host
+# that is a guest, is never it): the same rows given L2, L1, L0
+"$VMS" vcpus --csv "$L2" "$L1" "$L0" > "$TMP/v2.csv" 2>/dev/null
+if sort "$TMP/v.csv" | diff - <(sort "$TMP/v2.csv") > /dev/null; then
+  ok "the files in the other order: the same rows (l0 is the reference)"
+else notok "the files in the other order: the same rows (l0 is the reference)" \
+  "$(grep '^l2,' "$TMP/v2.csv" | head -4)"; fi
+
+# JSON names the layer too (null where there is none)
+"$VMS" vcpus --json "$L0" "$L1" "$L2" > "$TMP/v.json" 2>/dev/null
+if grep -q '"machine":"l2","vcpu":0,"start_ns":6100,"end_ns":7000,"status":2,"state":"preempted","layer":"l0"' "$TMP/v.json" &&
+   grep -q '"start_ns":9500,"end_ns":10500,"status":1,"state":"idle","layer":null' "$TMP/v.json"; then
+  ok "vcpus --json: the layer of the L2 vCPU's preemption"
+else notok "vcpus --json: the layer of the L2 vCPU's preemption" "$(grep 6100 "$TMP/v.json")"; fi
+
+"$VMS" exits --csv "$L0" "$L1" "$L2" > "$TMP/e.csv" 2>/dev/null
+cat > "$TMP/e.want" <<'CSV'
+machine,vcpu,isa,reason,name,count,total_ns,min_ns,max_ns,mean_ns,p50_ns,p90_ns,p99_ns,unfinished,layer,below_layer,below_total_ns
+l1,0,1,1,EXTERNAL_INTERRUPT,3,1300,200,1100,650,200,1100,1100,1,l0,,0
+l1,0,1,48,EPT_VIOLATION,1,400,400,400,400,400,400,400,0,l0,,0
+l1,0,1,23,VMREAD,1,200,200,200,200,200,200,200,0,l0,,0
+l2,0,1,1,EXTERNAL_INTERRUPT,2,1800,700,1100,900,700,1100,1100,0,l1,l0,200
+l2,0,1,30,IO_INSTRUCTION,1,0,0,0,0,0,0,0,1,l1,l0,0
+CSV
+if diff "$TMP/e.want" "$TMP/e.csv" > "$TMP/e.diff"; then
+  ok "exits: an L2 exit's cost split into L0's part and L1's part, by hand"
+else notok "exits: an L2 exit's cost split into L0's part and L1's part, by hand" "$(cat "$TMP/e.diff")"; fi
+
+cat > "$TMP/p.want" <<'CSV'
+l0,0,1000,1100,l0,,3001,task-3001,,,,
+l0,0,1100,2000,l1,0,,,,,,
+l0,0,2000,2100,l1,0,4001,task-4001,,,,
+l0,0,2100,2500,l1,0,4001,task-4001,l2,0,,
+l0,0,2500,3000,l1,0,4001,task-4001,l2,0,200,task-200
+l0,0,3000,3400,l0,,3001,task-3001,,,,
+l0,0,3400,4000,l1,0,4001,task-4001,l2,0,200,task-200
+l0,0,4000,4200,l0,,3001,task-3001,,,,
+l0,0,4200,4300,l1,0,4001,task-4001,l2,0,200,task-200
+l0,0,4300,4500,l1,0,4001,task-4001,,,,
+l0,0,4500,4700,l0,,3001,task-3001,,,,
+l0,0,4700,5000,l1,0,4001,task-4001,,,,
+l0,0,5000,6000,l1,0,4001,task-4001,l2,0,200,task-200
+l0,0,6000,6100,l0,,3001,task-3001,,,,
+l0,0,6100,7000,l0,,77,task-77,,,,
+l0,0,7000,7100,l0,,3001,task-3001,,,,
+l0,0,7100,8000,l1,0,4001,task-4001,l2,0,200,task-200
+l0,0,8000,8100,l1,0,4001,task-4001,,,,
+l0,0,8100,9000,l1,0,77,task-77,,,,
+l0,0,9000,9100,l1,0,4001,task-4001,,,,
+l0,0,9100,9500,l1,0,4001,task-4001,l2,0,200,task-200
+l0,0,9500,10500,l1,0,4001,task-4001,l2,0,0,idle
+l0,0,10500,11000,l1,0,4001,task-4001,l2,0,,
+l0,0,11000,12000,l1,0,,,,,,
+l1,0,2000,2100,l1,,4001,task-4001,,,,
+l1,0,2100,2500,l2,0,,,,,,
+l1,0,2500,4300,l2,0,200,task-200,,,,
+l1,0,4300,5000,l1,,4001,task-4001,,,,
+l1,0,5000,8000,l2,0,200,task-200,,,,
+l1,0,8000,8100,l1,,4001,task-4001,,,,
+l1,0,8100,9000,l1,,77,task-77,,,,
+l1,0,9000,9100,l1,,4001,task-4001,,,,
+l1,0,9100,9500,l2,0,200,task-200,,,,
+l1,0,9500,10500,l2,0,0,idle,,,,
+l1,0,10500,11000,l2,0,,,,,,
+l1,0,11000,12000,unknown,,,,,,,
+CSV
+"$VMS" pcpus --csv "$L0" "$L1" "$L2" > "$TMP/p.csv" 2>"$TMP/p.err"; st=$?
+if [ $st -eq 0 ] &&
+   [ "$(head -1 "$TMP/p.csv")" = "host,cpu,start_ns,end_ns,machine,vcpu,tid,comm,up_machine,up_vcpu,up_tid,up_comm" ] &&
+   tail -n +2 "$TMP/p.csv" | sort -t, -k1,1 -k2,2n -k3,3n | diff "$TMP/p.want" - > "$TMP/p.diff"; then
+  ok "pcpus: physical CPU -> L1 vCPU -> L2 vCPU -> L2 thread, by hand"
+else notok "pcpus: physical CPU -> L1 vCPU -> L2 vCPU -> L2 thread, by hand" \
+  "status $st: $(head -8 "$TMP/p.diff") $(cat "$TMP/p.err")"; fi
+# the unknown share: L0 CPU 0 covered 11000 ns, none unknown; L1 CPU 0 10000 ns, [11000,
+# 12000) unknown: 1000 of 21000 = 4.76%
+if grep -q "not known for 4.76% of their time (1.00 us of 21.00 us" "$TMP/p.err"; then
+  ok "pcpus: the unknown share, by hand"
+else notok "pcpus: the unknown share, by hand" "$(cat "$TMP/p.err")"; fi
+
+# Without L2's trace (L0 + L1): L1's vCPU thread 4001 is an untraced guest of L1 (tid-4001),
+# still nested. In guest mode its state is unknown (no trace of its own says running or idle,
+# as for any untraced guest); L1's exits and preemption are at l1, and L0's VMREAD exit inside
+# L1's handling [4300, 5000) is at l0 (status 128: L1's view, VMM over an unknown base)
+cat > "$TMP/untraced.want" <<'CSV'
+tid-4001,0,1000,4300,0,unknown,
+tid-4001,0,4300,4500,128,vmm,l1
+tid-4001,0,4500,4700,128,vmm,l0
+tid-4001,0,4700,5000,128,vmm,l1
+tid-4001,0,5000,8000,0,unknown,
+tid-4001,0,8000,8100,128,vmm,l1
+tid-4001,0,8100,9000,384,preempted,l1
+tid-4001,0,9000,9100,128,vmm,l1
+tid-4001,0,9100,11000,0,unknown,
+tid-4001,0,11000,12000,0,unknown,
+CSV
+"$VMS" vcpus --csv "$L0" "$L1" > "$TMP/one.csv" 2>/dev/null
+if grep '^tid-4001,' "$TMP/one.csv" | diff "$TMP/untraced.want" - > "$TMP/one.diff"; then
+  ok "L0 + L1 alone: the untraced L2's layers, by hand"
+else notok "L0 + L1 alone: the untraced L2's layers, by hand" "$(cat "$TMP/one.diff")"; fi
+
+# report: L2's clock chain, and what L0 took of the L2 vCPU (vcpus' rows at l0): vmm
+# [3000,3400) 400 + [4000,4200) 200 + [4500,4700) 200 + [6000,6100) 100 + [7000,7100) 100
+# = 1000 ns; preempted [6100,7000) 900 ns
+"$VMS" report "$L0" "$L1" "$L2" > "$TMP/r.txt" 2>/dev/null
+if grep -q "clock: timeshift to l0 via l1 (quality exact" "$TMP/r.txt" &&
+   grep -q "of which at l0 (the layer below l1):  vmm 1.00 us  preempted 900 ns  halted 0 ns" "$TMP/r.txt"; then
+  ok "report: L2's clock via l1, and L0's part of its time, by hand"
+else notok "report: L2's clock via l1, and L0's part of its time, by hand" "$(grep -e 'clock:' -e 'of which at' "$TMP/r.txt")"; fi
+# who took the L2 vCPU's CPU, per layer: L1's tid 77 [8100, 9000) and L0's tid 77 [6100,
+# 7000), 900 ns each (8.2% of 11000), two threads though one tid
+if grep -q "task-77              tid 77                       900 ns  8.2% of the time  (l1)" "$TMP/r.txt" &&
+   grep -q "task-77              tid 77                       900 ns  8.2% of the time  (l0)" "$TMP/r.txt" &&
+   [ "$(grep -c 'task-77 .*(l[01])$' "$TMP/r.txt")" = 3 ]; then
+  ok "report: the L2 vCPU's thieves at each layer, one tid at two layers kept apart"
+else notok "report: the L2 vCPU's thieves at each layer, one tid at two layers kept apart" "$(grep -A3 'taken by' "$TMP/r.txt")"; fi
