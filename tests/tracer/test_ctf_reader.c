@@ -81,6 +81,15 @@ static void expect_open_error(const char *want)
 		fail_msg("error '%s' does not say '%s'", err.msg, want);
 }
 
+static struct vms_source *open_ok(void)
+{
+	struct vms_error err = {0};
+	struct vms_source *s = vms_ctf_open(dir, &err);
+	if (!s)
+		fail_msg("cannot open %s: %s", dir, err.msg);
+	return s;
+}
+
 static int read_all(struct vms_source *s, uint64_t *n)
 {
 	*n = 0;
@@ -198,9 +207,7 @@ static void expect_cut_at(uint64_t content_bytes, const char *want)
 	record();
 	uint64_t bits = content_bytes * 8;
 	poke(stream, 40, &bits, 8);   /* content_size */
-	struct vms_error err = {0};
-	struct vms_source *s = vms_ctf_open(dir, &err);
-	assert_non_null(s);
+	struct vms_source *s = open_ok();
 	struct vms_event ev;
 	for (uint64_t i = 0; i < 2; i++) {
 		assert_int_equal(s->ops->next(s, 0, &ev), 1);
@@ -246,9 +253,7 @@ static void test_other_layout_is_read(void **state)
 	(void)state;
 	record();
 	rewrite_metadata("int32_t vtid;", "int32_t xtid;");
-	struct vms_error err = {0};
-	struct vms_source *s = vms_ctf_open(dir, &err);
-	assert_non_null(s);
+	struct vms_source *s = open_ok();
 	struct vms_event ev;
 	for (uint64_t i = 0; i < 3; i++) {
 		assert_int_equal(s->ops->next(s, 0, &ev), 1);
