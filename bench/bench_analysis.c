@@ -1,12 +1,13 @@
 /* bench_analysis: vmscope's whole analysis against libtracecmd's bare iteration, same files.
  *
- * Each side runs in a process of its own (forked), so its time and its peak memory (ru_maxrss
- * from wait4) are its own. The peer reads the files with tracecmd_iterate_events (or _multi
+ * Each side runs in a process of its own (forked), so its wall and CPU time and its peak
+ * memory (from wait4) are its own; the two alternate, R runs each, and the ratio is printed by
+ * wall and by CPU time (bench_child.h). The peer reads the files with tracecmd_iterate_events (or _multi
  * for several files) and an empty callback: the least any libtracecmd-based tool can do. The
  * vmscope side opens a session and runs everything (model pass when needed, clocks, merge,
- * vCPU states, overlays, exits, steal, containment) with no output. Median of R runs.
+ * vCPU states, overlays, exits, steal, containment) with no output.
  *
- * usage: bench_analysis [-r RUNS] FILE...        prints a table and the ratio peer/vmscope */
+ * usage: bench_analysis [-r RUNS] FILE...        prints both sides and the ratios peer/vmscope */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,21 +20,8 @@
 
 #include <trace-cmd/trace-cmd.h>
 
+#include "bench_child.h"
 #include "vmscope/session.h"
-
-struct result {
-	double seconds;
-	uint64_t events;
-	long maxrss_kib;
-	int ok;
-};
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int empty_cb(struct tracecmd_input *h, struct tep_record *r, int cpu, void *data)
 {
@@ -79,40 +67,39 @@ static int run_vmscope(char **files, int n, uint64_t *events)
 	return r < 0 ? -1 : 0;
 }
 
-/* Run fn in a child; its timing comes back through a pipe, its peak memory from wait4. */
-static struct result measure(int (*fn)(char **, int, uint64_t *), char **files, int n)
+/* Run fn in a child (bench_child.h: wall, CPU and peak memory from wait4); its event count
+ * comes back through a pipe. */
+struct job {
+	int (*fn)(char **, int, uint64_t *);
+	char **files;
+	int n;
+	int fd;
+};
+
+static int child(void *arg)
 {
-	struct result res = { 0 };
+	struct job *j = arg;
+	uint64_t ev = 0;
+	int r = j->fn(j->files, j->n, &ev);
+	if (write(j->fd, &ev, sizeof ev) != (ssize_t)sizeof ev)
+		return -1;
+	return r;
+}
+
+static struct bench_child measure(int (*fn)(char **, int, uint64_t *), char **files, int n,
+				  uint64_t *events)
+{
+	struct bench_child res = { 0 };
 	int p[2];
 	if (pipe(p) < 0)
 		return res;
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(p[0]);
-		uint64_t ev = 0;
-		double t0 = now();
-		int r = fn(files, n, &ev);
-		double t = now() - t0;
-		struct result out = { t, ev, 0, r == 0 };
-		if (write(p[1], &out, sizeof out) != (ssize_t)sizeof out)
-			_exit(2);
-		_exit(0);
-	}
+	struct job j = { fn, files, n, p[1] };
+	res = bench_child_run(child, &j);
 	close(p[1]);
-	if (read(p[0], &res, sizeof res) != (ssize_t)sizeof res)
+	if (read(p[0], events, sizeof *events) != (ssize_t)sizeof *events)
 		res.ok = 0;
 	close(p[0]);
-	int status;
-	struct rusage ru;
-	if (wait4(pid, &status, 0, &ru) == pid)
-		res.maxrss_kib = ru.ru_maxrss;
 	return res;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -122,42 +109,46 @@ int main(int argc, char **argv)
 		runs = atoi(argv[2]);
 		i = 3;
 	}
-	if (i >= argc || runs < 1 || runs > 50) {
+	if (i >= argc || runs < 1 || runs > BENCH_MAX_RUNS) {
 		fprintf(stderr, "usage: bench_analysis [-r RUNS] FILE...\n");
 		return 2;
 	}
 	char **files = argv + i;
 	int n = argc - i;
-	double tp[50], tv[50];
-	struct result peer = { 0 }, ours = { 0 };
+	struct bench_side peer = { .name = "libtracecmd" }, ours = { .name = "vmscope" };
+	uint64_t pev = 0, vev = 0;
+	bool peer_ok = true;
 	for (int r = 0; r < runs; r++) {
-		peer = measure(run_tracecmd, files, n);
-		ours = measure(run_vmscope, files, n);
-		if (!ours.ok) {
+		if (peer_ok) {
+			struct bench_child c = measure(run_tracecmd, files, n, &pev);
+			if (c.ok)
+				bench_side_add(&peer, c);
+			else
+				peer_ok = false;
+		}
+		struct bench_child c = measure(run_vmscope, files, n, &vev);
+		if (!c.ok) {
 			fprintf(stderr, "bench_analysis: vmscope failed\n");
 			return 1;
 		}
-		tp[r] = peer.seconds;
-		tv[r] = ours.seconds;
+		bench_side_add(&ours, c);
 	}
-	qsort(tp, (size_t)runs, sizeof tp[0], cmp_double);
-	qsort(tv, (size_t)runs, sizeof tv[0], cmp_double);
-	double mp = tp[runs / 2], mv = tv[runs / 2];
 	printf("files:");
 	for (int k = 0; k < n; k++)
 		printf(" %s", files[k]);
-	printf("\n%-44s %10s %12s %14s %12s\n", "", "seconds", "events", "events/s", "peak MiB");
-	if (peer.ok)
-		printf("%-44s %10.3f %12llu %14.0f %12.1f\n", "libtracecmd iterate, empty callback", mp,
-		       (unsigned long long)peer.events, (double)peer.events / mp,
-		       (double)peer.maxrss_kib / 1024.0);
-	else
-		printf("%-44s %10s\n", "libtracecmd iterate, empty callback", "cannot open the files");
-	printf("%-44s %10.3f %12llu %14.0f %12.1f\n", "vmscope full analysis", mv,
-	       (unsigned long long)ours.events, (double)ours.events / mv,
-	       (double)ours.maxrss_kib / 1024.0);
-	if (peer.ok)
-		printf("ratio: vmscope's whole analysis is %.2fx faster than libtracecmd's bare iteration "
-		       "(goal: >= 3x); median of %d runs\n", mp / mv, runs);
+	printf("\n  %d runs each, alternating (libtracecmd, vmscope, ...)\n", runs);
+	bench_load_print();
+	if (peer_ok) {
+		bench_side_print(&peer);
+		printf("    (libtracecmd iterate, empty callback: %llu events, %.0f events/s of CPU)\n",
+		       (unsigned long long)pev, (double)pev / bench_median(peer.cpu, peer.n));
+	} else {
+		printf("  libtracecmd: cannot open the files\n");
+	}
+	bench_side_print(&ours);
+	printf("    (vmscope's whole analysis: %llu events, %.0f events/s of CPU)\n",
+	       (unsigned long long)vev, (double)vev / bench_median(ours.cpu, ours.n));
+	if (peer_ok)
+		bench_ratio_print(&peer, &ours);
 	return 0;
 }

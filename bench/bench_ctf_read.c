@@ -5,32 +5,24 @@
  * in the same run. The trace is recorded first (N events of the two-integer bench_ev trace
  * point, one thread, flushed as it goes so that nothing is dropped); then each side reads it
  * in a process of its own: `babeltrace2 DIR -c sink.utils.dummy` (source.ctf.fs, the muxer, a
- * sink that does nothing) and vmscope's reader decoding every event. Median of R runs.
+ * sink that does nothing) and vmscope's reader decoding every event, the two alternating, R
+ * runs each: wall and CPU time of each (medians and least) and the ratios by each
+ * (bench_child.h). -m DIR reads DIR once in this process, for callgrind (recording -n events into it
+ * first if it does not exist).
  *
- * usage: bench_ctf_read [-n EVENTS] [-r RUNS] */
+ * usage: bench_ctf_read [-n EVENTS] [-r RUNS] [-m DIR] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench-tracer.h"
+#include "bench_child.h"
 #include "vmscope/source.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 /* Record n events into dir (a child process: the tracer's exit flush closes the trace). */
 static int record(const char *dir, uint64_t n)
@@ -79,19 +71,45 @@ static int read_vmscope(const char *dir, uint64_t *events)
 	return 0;
 }
 
+struct job {
+	const char *dir;
+	uint64_t events;
+};
+
+static int read_child(void *arg)
+{
+	struct job *j = arg;
+	return read_vmscope(j->dir, &j->events);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = 10000000;
 	int runs = 3;
+	const char *mode = NULL;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "-n"))
 			n = strtoull(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "-r"))
 			runs = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "-m"))
+			mode = argv[i + 1];
 	}
-	if (runs < 1 || runs > 20 || n == 0) {
-		fprintf(stderr, "usage: bench_ctf_read [-n EVENTS] [-r RUNS]\n");
+	if (runs < 1 || runs > BENCH_MAX_RUNS || n == 0) {
+		fprintf(stderr, "usage: bench_ctf_read [-n EVENTS] [-r RUNS] [-m DIR]\n");
 		return 2;
+	}
+	if (mode) { /* -m DIR: read DIR once in this process (for valgrind --tool=callgrind),
+		     * after recording N events into it if it does not exist yet */
+		uint64_t ev = 0;
+		if (access(mode, F_OK) != 0 && (mkdir(mode, 0755) != 0 || record(mode, n) < 0)) {
+			fprintf(stderr, "bench_ctf_read: cannot record into %s\n", mode);
+			return 1;
+		}
+		if (read_vmscope(mode, &ev) < 0)
+			return 1;
+		printf("%llu events\n", (unsigned long long)ev);
+		return 0;
 	}
 	char dir[] = "/tmp/vmscope-bench-ctf-XXXXXX";
 	if (!mkdtemp(dir))
@@ -100,36 +118,39 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_ctf_read: recording failed\n");
 		return 1;
 	}
-	double tb[20], tv[20];
-	uint64_t ev = 0;
+	struct job j = { dir, 0 };
+	if (read_vmscope(dir, &j.events) < 0) /* also warms the page cache for both */
+		return 1;
 	bool have_bt = system("babeltrace2 --version >/dev/null 2>&1") == 0;
+	char *bt_argv[] = { "babeltrace2", dir, "-c", "sink.utils.dummy", NULL };
+	struct bench_side bt = { .name = "babeltrace2" }, vms = { .name = "vmscope" };
 	for (int r = 0; r < runs; r++) {
-		char cmd[4200];
-		snprintf(cmd, sizeof cmd, "babeltrace2 '%s' -c sink.utils.dummy >/dev/null 2>&1", dir);
-		double t0 = now();
-		if (have_bt && system(cmd) != 0)
-			have_bt = false;
-		tb[r] = now() - t0;
-		t0 = now();
-		if (read_vmscope(dir, &ev) < 0)
+		if (have_bt) {
+			struct bench_child c = bench_child_run(bench_exec_quiet, bt_argv);
+			if (c.ok)
+				bench_side_add(&bt, c);
+			else
+				have_bt = false;
+		}
+		struct bench_child c = bench_child_run(read_child, &j);
+		if (!c.ok)
 			return 1;
-		tv[r] = now() - t0;
+		bench_side_add(&vms, c);
 	}
-	qsort(tb, (size_t)runs, sizeof tb[0], cmp_d);
-	qsort(tv, (size_t)runs, sizeof tv[0], cmp_d);
-	double mb = tb[runs / 2], mv = tv[runs / 2];
-	printf("CTF trace of %llu events (tracer bench_ev: two u64), median of %d runs\n",
-	       (unsigned long long)ev, runs);
-	if (have_bt)
-		printf("  babeltrace2 source.ctf.fs -> muxer -> sink.utils.dummy   %.3f s  %.1f M events/s\n",
-		       mb, (double)ev / mb / 1e6);
-	else
+	printf("CTF trace of %llu events (tracer bench_ev: two u64), %d runs each, alternating\n",
+	       (unsigned long long)j.events, runs);
+	bench_load_print();
+	if (have_bt) {
+		bench_side_print(&bt);
+		printf("    (babeltrace2 source.ctf.fs -> muxer -> sink.utils.dummy)\n");
+	} else {
 		printf("  babeltrace2: not installed or failed\n");
-	printf("  vmscope CTF reader, every event decoded          %.3f s  %.1f M events/s\n", mv,
-	       (double)ev / mv / 1e6);
+	}
+	bench_side_print(&vms);
+	printf("    (vmscope's CTF reader, every event decoded: %.1f M events/s of CPU)\n",
+	       (double)j.events / bench_median(vms.cpu, vms.n) / 1e6);
 	if (have_bt)
-		printf("ratio: vmscope's reader is %.1fx faster than babeltrace2 on the same trace\n",
-		       mb / mv);
+		bench_ratio_print(&bt, &vms);
 	char rm[4200];
 	snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
 	return system(rm) == 0 ? 0 : 1;

@@ -129,6 +129,12 @@ for n in "${@:-5000000 50000000}"; do
     show "export .pftrace" "$work/t-export.times"
     show "  one thread" "$work/t-export1.times"
     paste "$work/t-report.times" "$work/t-export.times" | awk '{ r = $5 / $1; printf "%s%.2f", n++ ? " " : "  export / report, wall, per round: ", r } END { print "" }'
+    paste "$work/t-report.times" "$work/t-export.times" | awk '
+      function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                                      return a[int((n + 1) / 2)] }
+      { n++; rw[n] = $1; rc[n] = $2 + $3; ew[n] = $5; ec[n] = $6 + $7 }
+      END { printf "  ratio export / report: wall %.2fx, CPU %.2fx (medians of %d alternating runs each)\n", med(ew, n) / med(rw, n), med(ec, n) / med(rc, n), n }'
+    echo "  load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
     echo "  the threaded export's stages, per run (VMS_EXPORT_STATS=1):"; cat "$work/t-export.stats"
     echo "  .pftrace: $(du -m "$work/t.pftrace" | cut -f1) MiB, $(stat -c %s "$work/t.pftrace" | awk -v e="$e" '{printf "%.1f", $1 / e}') bytes per event"
     [ -n "${QUICK:-}" ] && { rm -f "$work/t.pftrace"; continue; }

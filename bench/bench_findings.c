@@ -165,6 +165,10 @@ int main(int argc, char **argv)
 	printf("latency + findings add %+.1f%% CPU time (least of each; goal: at most +20%%), "
 	       "%+.1f MiB peak\n",
 	       100.0 * (cpu[1] - cpu[0]) / cpu[0], (double)(s[1].rss - s[0].rss) / 1024.0);
+	printf("ratio with / without: wall %.3fx, CPU %.3fx (medians of %d alternating runs each)\n",
+	       median(s[1].wall, runs) / median(s[0].wall, runs),
+	       median(s[1].cpu, runs) / median(s[0].cpu, runs), runs);
+	bench_load_print();
 	return 0;
 usage:
 	fprintf(stderr, "usage: bench_findings [-r RUNS] [-x VMSCOPE] [-m base|findings] FILE...\n");

@@ -8,8 +8,9 @@
 #      muxer (the muxer aborts on it: its timestamps go backwards), source.ctf.fs -> dummy;
 #      each run reads it SCP_REPS times (default 20: one reading takes a few ms, below what
 #      time(1) can tell), the figures are per reading.
-# Each figure is the median of R runs (default 3) of wall time. The machine is shared: say
-# so with the figures.
+# The two alternate (babeltrace2, vmscope, babeltrace2, ...), R runs each (default 3); each
+# figure is the median of the runs' wall and of their CPU time (user + system), with the
+# ratio by each. The machine is shared: the load average is printed with the figures.
 # Usage: bench/bench_lttng.sh VMSCOPE_BINARY [EVENTS] [RUNS]
 set -eu
 VMS=${1:?usage: bench_lttng.sh VMSCOPE_BINARY [EVENTS] [RUNS]}
@@ -24,19 +25,28 @@ printf '#!/usr/bin/env bash\nn=$1; shift\nfor _ in $(seq "$n"); do "$@" >/dev/nu
 chmod +x "$TMP/reps.sh"
 command -v babeltrace2 >/dev/null || { echo "babeltrace2 is not installed (Debian: babeltrace2)"; exit 77; }
 
-# "WALL CPU": median wall seconds and median CPU seconds (user + system) of RUNS runs of
-# "$@" (output discarded; a failure stops the bench). On a loaded machine CPU is the fairer
-# figure: both tools are single-threaded here.
-median() {
-  local w=() c=()
+# one run of "$@" (output discarded; a failure stops the bench): "WALL CPU" appended to $1
+once() {
+  local f=$1; shift
+  /usr/bin/time -f "%e %U %S" -o "$TMP/time" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
+  awk '{printf "%s %.2f\n", $1, $2 + $3}' "$TMP/time" >>"$f"
+}
+# "WALL CPU": the medians of the runs in file $1
+med() {
+  local m=$(( ($(wc -l <"$1") + 1) / 2 ))
+  echo "$(cut -d' ' -f1 "$1" | sort -n | sed -n "${m}p") $(cut -d' ' -f2 "$1" | sort -n | sed -n "${m}p")"
+}
+# alternate B_CMD... -- V_CMD...: RUNS runs of each, B first; sets $b and $v ("WALL CPU")
+alternate() {
+  local bc=() vc=()
+  while [ "$1" != -- ]; do bc+=("$1"); shift; done; shift
+  vc=("$@")
+  : >"$TMP/b.runs"; : >"$TMP/v.runs"
   for _ in $(seq "$RUNS"); do
-    /usr/bin/time -f "%e %U %S" -o "$TMP/time" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
-    read -r e u s <"$TMP/time"
-    w+=("$e")
-    c+=("$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.2f", u + s}')")
+    once "$TMP/b.runs" "${bc[@]}"
+    once "$TMP/v.runs" "${vc[@]}"
   done
-  local m=$(( (RUNS + 1) / 2 ))
-  echo "$(printf '%s\n' "${w[@]}" | sort -n | sed -n "${m}p") $(printf '%s\n' "${c[@]}" | sort -n | sed -n "${m}p")"
+  b=$(med "$TMP/b.runs"); v=$(med "$TMP/v.runs")
 }
 row() { # LABEL "WALL CPU"
   printf '  %-48s wall %7s s   cpu %7s s\n' "$1" ${2% *} ${2#* }
@@ -46,26 +56,27 @@ per() { # "WALL CPU" N: each divided by N
 }
 ratio() { # "WALL CPU" of babeltrace2, of vmscope
   awk -v a="$1" -v b="$2" 'BEGIN {split(a, x, " "); split(b, y, " ");
-    printf "  ratio (babeltrace2 / vmscope): wall %.1fx, cpu %.1fx\n", x[1] / y[1], x[2] / y[2]}'
+    printf "  ratio (babeltrace2 / vmscope): wall %.2fx, cpu %.2fx (medians of %d alternating runs each)\n", x[1] / y[1], x[2] / y[2], '"$RUNS"'}'
 }
 
 "$VMS" synth --format lttng --events "$EVENTS" --out "$TMP/pair" 2>/dev/null
 n=$("$VMS" info "$TMP/pair/host" "$TMP/pair/guest" 2>/dev/null | awk '$1 == "events" {s += $2} END {print s}')
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 echo "synthesized LTTng pair: $n events ($(du -sh "$TMP/pair" | cut -f1))"
-v=$(median "$VMS" report "$TMP/pair/host" "$TMP/pair/guest")
-b=$(median babeltrace2 "$TMP/pair/host" "$TMP/pair/guest" -o dummy)
+alternate babeltrace2 "$TMP/pair/host" "$TMP/pair/guest" -o dummy -- \
+  "$VMS" report "$TMP/pair/host" "$TMP/pair/guest"
 row "vmscope report (whole analysis)" "$v"
 row "babeltrace2 HOST GUEST -o dummy (bare reading)" "$b"
 ratio "$b" "$v"
 
 scp=$SHARED/tcp-sync/scp_src
 if [ -d "$scp" ]; then
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "scp_src (110,771 events), per reading ($SCP_REPS readings a run):"
-  v=$(per "$(median "$TMP/reps.sh" "$SCP_REPS" "$VMS" report "$scp")" "$SCP_REPS")
-  b=$(per "$(median "$TMP/reps.sh" "$SCP_REPS" babeltrace2 run --component=src:source.ctf.fs \
-        --params="inputs=[\"$scp\"]" --component=sink:sink.utils.dummy --connect=src:sink)" \
-        "$SCP_REPS")
+  alternate "$TMP/reps.sh" "$SCP_REPS" babeltrace2 run --component=src:source.ctf.fs \
+    --params="inputs=[\"$scp\"]" --component=sink:sink.utils.dummy --connect=src:sink -- \
+    "$TMP/reps.sh" "$SCP_REPS" "$VMS" report "$scp"
+  v=$(per "$v" "$SCP_REPS"); b=$(per "$b" "$SCP_REPS")
   row "vmscope report (whole analysis)" "$v"
   row "babeltrace2 source.ctf.fs -> dummy (no muxer)" "$b"
   ratio "$b" "$v"

@@ -1,7 +1,7 @@
 /* bench_tracer: the cost of a trace point of the vmscope tracer library, and of the same
  * trace point with LTTng-UST in the same run.
  *
- *   bench_tracer [-n EVENTS] [-k] [-F]
+ *   bench_tracer [-n EVENTS] [-R ROUNDS] [-k] [-F]
  *
  * Disabled cost: 10^8 calls of a never-enabled trace point, timed in batches of 10^4 with
  * the TSC. Enabled cost: EVENTS (default 10 M) calls with two u64 arguments, timed in
@@ -11,7 +11,9 @@
  * Then the sustained rate: full speed for 3 s (how many are dropped), and the highest paced
  * rate that loses nothing. LTTng-UST: its own lttng-sessiond (--no-kernel --daemonize; an
  * already running one is used and left running), a session with 8 x 4 MiB sub-buffers, the
- * same loops in a child process, the events counted afterwards with babeltrace2.
+ * same loops in a child process, ROUNDS times (default 3), each followed by a round of the
+ * vmscope tracer's disabled and enabled loops in this process, so that the two alternate;
+ * the ratio is of the medians of the rounds; the events counted afterwards with babeltrace2.
  * Flush latency under load (also alone with -F): in a child process, 4 threads emit at full
  * speed into 64 MiB buffers (8 x 8 MiB), then 2 MiB (the default), while the main thread
  * times 20 calls of vmst_flush() 100 ms apart; printed: median and maximum, the most bytes the
@@ -227,11 +229,35 @@ static int sh(const char *cmd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static void lttng_peer(const char *tmp, uint64_t n, double vmst_dis, double vmst_en)
+/* One round of the vmscope tracer's side, between LTTng's: disabled and enabled medians. */
+static void vmst_round(uint64_t n, double *dm, double *em)
+{
+	struct samples d = {0}, e = {0};
+	double p;
+	vmst_disabled(&d);
+	summary(&d, dm, &p);
+	vmst_enabled(n, &e);
+	summary(&e, em, &p);
+	free(d.v);
+	free(e.v);
+}
+
+static double median_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* LTTng-UST in `rounds` child processes of n events each, alternating with rounds of the
+ * vmscope tracer in this process (vmst_round), so that a change of the machine's load falls
+ * on both; the ratio is of the medians of the rounds' medians. */
+static void lttng_peer(const char *tmp, uint64_t n, int rounds)
 {
 	char home[4200], out[4300], cmd[9000], session[64];
 	char line[256] = "";
 	double dm = 0, dp = 0, em = 0, ep = 0;
+	double l_dm[16], l_em[16], v_dm[16], v_em[16];
+	int done = 0;
 	bool ok = false;
 	snprintf(home, sizeof home, "%s/lttng-home", tmp);
 	snprintf(out, sizeof out, "%s/lttng-trace", tmp);
@@ -258,28 +284,41 @@ static void lttng_peer(const char *tmp, uint64_t n, double vmst_dis, double vmst
 		printf("LTTng-UST: cannot set up the session: peer not measured\n");
 		goto stop_daemon;
 	}
-	int pfd[2];
-	if (pipe(pfd) != 0)
-		goto destroy;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		char nbuf[32];
-		snprintf(nbuf, sizeof nbuf, "%" PRIu64, n);
-		execl("/proc/self/exe", "bench_tracer", "--lttng-child", nbuf, (char *)NULL);
-		_exit(127);
+	for (int r = 0; r < rounds; r++) {
+		int pfd[2];
+		if (pipe(pfd) != 0)
+			goto destroy;
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			dup2(pfd[1], 1);
+			close(pfd[0]);
+			char nbuf[32];
+			snprintf(nbuf, sizeof nbuf, "%" PRIu64, n);
+			execl("/proc/self/exe", "bench_tracer", "--lttng-child", nbuf, (char *)NULL);
+			_exit(127);
+		}
+		close(pfd[1]);
+		FILE *f = fdopen(pfd[0], "r");
+		ok = false;
+		while (f && fgets(line, sizeof line, f))
+			if (sscanf(line, "LTTNG %lf %lf %lf %lf", &dm, &dp, &em, &ep) == 4)
+				ok = true;
+		if (f)
+			fclose(f);
+		int st;
+		waitpid(pid, &st, 0);
+		if (!ok)
+			break;
+		l_dm[done] = dm;
+		l_em[done] = em;
+		vmst_round(n, &v_dm[done], &v_em[done]);
+		printf("  round %d: LTTng-UST enabled %.2f ns, disabled %.3f ns; vmscope tracer "
+		       "enabled %.2f ns, disabled %.3f ns (medians over batches)\n", r + 1, em, dm,
+		       v_em[done], v_dm[done]);
+		done++;
 	}
-	close(pfd[1]);
-	FILE *f = fdopen(pfd[0], "r");
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "LTTNG %lf %lf %lf %lf", &dm, &dp, &em, &ep) == 4)
-			ok = true;
-	if (f)
-		fclose(f);
-	int st;
-	waitpid(pid, &st, 0);
+	ok = done > 0;
 destroy:
 	snprintf(cmd, sizeof cmd, "lttng stop %s >/dev/null 2>&1; lttng destroy %s >/dev/null 2>&1",
 		 session, session);
@@ -300,14 +339,18 @@ destroy:
 		}
 		if (p)
 			pclose(p);
-		printf("\nLTTng-UST %s, same trace point, same run (8 x 4 MiB sub-buffers):\n",
-		       "2.13");
-		printf("  disabled            median %.3f ns   p99 %.3f ns\n", dm, dp);
-		printf("  enabled, 1 thread   median %.2f ns   p99 %.2f ns   (%llu of %" PRIu64
-		       " events in its trace, %llu discard notices)\n",
-		       em, ep, events, n, disc_msgs);
-		printf("\nratio LTTng-UST / vmscope tracer: enabled %.1fx, disabled %.2fx\n",
-		       em / vmst_en, dm / vmst_dis);
+		printf("\nLTTng-UST %s, same trace point, %d rounds alternating with the vmscope "
+		       "tracer's (8 x 4 MiB sub-buffers):\n", "2.13", done);
+		printf("  disabled            median %.3f ns   p99 %.3f ns   (last round)\n", dm, dp);
+		printf("  enabled, 1 thread   median %.2f ns   p99 %.2f ns   (last round; %llu of %"
+		       PRIu64 " events in its trace, %llu discard notices)\n",
+		       em, ep, events, n * (uint64_t)done, disc_msgs);
+		double le = median_of(l_em, done), ld = median_of(l_dm, done);
+		double ve = median_of(v_em, done), vd = median_of(v_dm, done);
+		printf("\nratio LTTng-UST / vmscope tracer (medians of the %d rounds; times per call "
+		       "by the TSC, i.e. wall time, on one busy thread: its CPU time): enabled %.2f / "
+		       "%.2f ns = %.1fx, disabled %.3f / %.3f ns = %.2fx\n", done, le, ve, le / ve,
+		       ld, vd, ld / vd);
 	} else {
 		printf("LTTng-UST: the child did not report (event not enabled?): %s", line);
 	}
@@ -410,17 +453,24 @@ int main(int argc, char **argv)
 		return lttng_child(strtoull(argv[2], NULL, 10));
 #endif
 	int opt;
-	while ((opt = getopt(argc, argv, "n:kFh")) != -1) {
+	int rounds = 3;
+	while ((opt = getopt(argc, argv, "n:R:kFh")) != -1) {
 		if (opt == 'n')
 			n = strtoull(optarg, NULL, 10);
+		else if (opt == 'R')
+			rounds = atoi(optarg);
 		else if (opt == 'k')
 			keep = true;
 		else if (opt == 'F')
 			flush_only = true;
 		else {
-			fprintf(stderr, "usage: bench_tracer [-n EVENTS] [-k] [-F]\n");
+			fprintf(stderr, "usage: bench_tracer [-n EVENTS] [-R ROUNDS] [-k] [-F]\n");
 			return opt == 'h' ? 0 : 2;
 		}
+	}
+	if (rounds < 1 || rounds > 16) {
+		fprintf(stderr, "bench_tracer: -R takes 1 to 16 rounds\n");
+		return 2;
 	}
 	n = (n + BATCH - 1) / BATCH * BATCH;
 	char tmp[] = "/tmp/bench-tracer.XXXXXX";
@@ -506,6 +556,14 @@ int main(int argc, char **argv)
 		else
 			rate *= 0.7;
 	}
+	printf("\nLTTng-UST and the vmscope tracer, alternating rounds of %" PRIu64 " events:\n", n);
+	fflush(stdout);
+#ifdef HAVE_LTTNG
+	lttng_peer(tmp, n, rounds);
+#else
+	printf("\nLTTng-UST: not built (liblttng-ust-dev missing): peer not measured\n");
+	(void)rounds;
+#endif
 	vmst_shutdown();
 
 	printf("\nvmscope tracer (clock %s, 8 x 4 MiB sub-buffers per thread):\n", vmst_clock_name());
@@ -529,11 +587,6 @@ int main(int argc, char **argv)
 
 	flush_section(tmp);
 
-#ifdef HAVE_LTTNG
-	lttng_peer(tmp, n, dm, e1m);
-#else
-	printf("\nLTTng-UST: not built (liblttng-ust-dev missing): peer not measured\n");
-#endif
 	free(dis.v);
 	free(en1.v);
 	free(en2.v);

@@ -4,7 +4,9 @@
 # the time the page takes to open in headless Chromium (from navigation to the timeline drawn,
 # as the page itself measures it, and the CPU time of the renderer's main thread by then,
 # which a loaded machine does not inflate; needs tests/browser's harness, else "-").
-# Two sizes, so that flat memory and a bounded page show: 5 M events and EVENTS.
+# Two sizes, so that flat memory and a bounded page show: 5 M events and EVENTS. report and
+# html alternate (report, html, report, ...); each command's wall and CPU time (medians) and
+# the ratio html / report by each are printed.
 # usage: bench/html.sh [EVENTS] [RUNS]   (default 50000000 events, 3 runs; medians printed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,31 +28,41 @@ measure() {
   awk '{printf "%s %.1f %.2f\n", $1, $2 / 1024, $3 + $4}' "$work/time.txt"
 }
 printf '%-10s %-8s %8s %8s %9s %11s %8s %11s %5s\n' events command wall_s cpu_s peak_MiB page_bytes open_ms open_cpu_ms rows
-for n in 5000000 "$big"; do
+sizes=(5000000); [ "$big" != 5000000 ] && sizes+=("$big")
+for n in "${sizes[@]}"; do
   d="$work/pair-$n"
   [ -f "$d/host.dat" ] || $vms synth --events "$n" --seed 7 --out "$d" >/dev/null
   for cmd in report html; do
-    : > "$work/w.txt"; : > "$work/m.txt"; : > "$work/u.txt"; : > "$work/o.txt"; : > "$work/c.txt"
-    for ((i = 0; i < runs; i++)); do
+    : > "$work/$cmd-w.txt"; : > "$work/$cmd-m.txt"; : > "$work/$cmd-u.txt"
+  done
+  : > "$work/o.txt"; : > "$work/c.txt"
+  # report and html alternate, so that a change of the machine's load falls on both
+  for ((i = 0; i < runs; i++)); do
+    for cmd in report html; do
       if [ $cmd = html ]; then
         read -r w m u < <(measure $vms html "$d/host.dat" "$d/guest.dat" -o "$work/page-$n.html")
-        if [ $have_browser = 1 ]; then
-          read -r ow oc < <(node bench/html_open.js "$work/page-$n.html")
-          echo "$ow" >> "$work/o.txt"; echo "$oc" >> "$work/c.txt"
-        fi
       else
         read -r w m u < <(measure $vms report "$d/host.dat" "$d/guest.dat")
       fi
-      echo "$w" >> "$work/w.txt"; echo "$m" >> "$work/m.txt"; echo "$u" >> "$work/u.txt"
+      echo "$w" >> "$work/$cmd-w.txt"; echo "$m" >> "$work/$cmd-m.txt"; echo "$u" >> "$work/$cmd-u.txt"
     done
+    if [ $have_browser = 1 ]; then
+      read -r ow oc < <(node bench/html_open.js "$work/page-$n.html")
+      echo "$ow" >> "$work/o.txt"; echo "$oc" >> "$work/c.txt"
+    fi
+  done
+  for cmd in report html; do
     size=-; open=-; cpu=-; rows=-
     if [ $cmd = html ]; then
       size=$(stat -c %s "$work/page-$n.html")
       rows=$(grep -o '"kind":"[a-z]*"' "$work/page-$n.html" | wc -l)
       [ -s "$work/o.txt" ] && open=$(median < "$work/o.txt") && cpu=$(median < "$work/c.txt")
     fi
-    printf '%-10s %-8s %8s %8s %9s %11s %8s %11s %5s\n' "$n" $cmd "$(median < "$work/w.txt")" \
-      "$(median < "$work/u.txt")" "$(median < "$work/m.txt")" "$size" "$open" "$cpu" "$rows"
+    printf '%-10s %-8s %8s %8s %9s %11s %8s %11s %5s\n' "$n" $cmd "$(median < "$work/$cmd-w.txt")" \
+      "$(median < "$work/$cmd-u.txt")" "$(median < "$work/$cmd-m.txt")" "$size" "$open" "$cpu" "$rows"
   done
+  awk -v rw="$(median < "$work/report-w.txt")" -v hw="$(median < "$work/html-w.txt")" \
+      -v rc="$(median < "$work/report-u.txt")" -v hc="$(median < "$work/html-u.txt")" \
+    'BEGIN {printf "           ratio html / report: wall %.2fx, CPU %.2fx (medians of alternating runs)\n", hw / rw, hc / rc}'
 done
 echo "(machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); medians of $runs runs)"

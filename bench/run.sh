@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of the core analysis in an optimized build:
 #  1. ../shared/traces/local/sched-syscalls-2cpu.dat (2.43 M real events, v7 zstd)
-#  2. a synthesized host + guest pair of 50 M events (and one of 5 M, to show that peak memory
-#     does not grow with the number of events)
-# usage: bench/run.sh [EVENTS]   (EVENTS of the big pair, default 50000000)
+#  2. synthesized host + guest pairs of growing length (default 1 M, 3 M and 10 M events): peak
+#     memory does not grow with the number of events, and libtracecmd's time per event does
+#     (so the ratio grows with the trace: quote it with its length; 50 M takes libtracecmd
+#     about 15 minutes and 2.9 GiB a run)
+# Every bench here alternates peer and vmscope and prints the wall and CPU time of each and
+# the ratio by each, with the load average.
+# usage: bench/run.sh [EVENTS...]   (the pairs' lengths, default 1000000 3000000 10000000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh test
-big=${1:-50000000}
+sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(1000000 3000000 10000000)
 [ -f build-release/build.ninja ] || meson setup build-release -Dbuildtype=release -Dtests=false >/dev/null
 ninja -C build-release >/dev/null
 vms=build-release/tools/vmscope/vmscope
@@ -23,7 +27,7 @@ $bench -r 5 "$shared/traces/local/sched-syscalls-2cpu.dat"
 echo
 echo "== the readers against their limit (decompress alone + iterate alone) at --threads 1 and 2"
 build-release/bench/bench_readers -r 9 -d "$work" -x "$vms" "$shared/traces/local/sched-syscalls-2cpu.dat"
-for n in 5000000 "$big"; do
+for n in "${sizes[@]}"; do
   d="$work/pair-$n"
   if [ ! -f "$d/host.dat" ]; then
     $vms synth --events "$n" --seed 7 --out "$d" >/dev/null

@@ -7,7 +7,7 @@ pkgs=(gcc meson ninja-build pkg-config libtraceevent-dev libzstd-dev zlib1g-dev
       libxml2-dev libcmocka-dev libsqlite3-dev libcurl4-openssl-dev)
 if [ "$what" = test ]; then
   # peers and reference readers used by tests and benchmarks
-  pkgs+=(trace-cmd libtracecmd-dev babeltrace2 liblttng-ust-dev lttng-tools protobuf-compiler
+  pkgs+=(trace-cmd libtracecmd-dev libtracefs-dev babeltrace2 liblttng-ust-dev lttng-tools protobuf-compiler
          python3 xen-utils-common)   # xen-utils-common: xenalyze, the xentrace reference
   # xentrace itself (its --help checks docs/recording.md's command line; Debian's
   # /usr/sbin/xentrace is a wrapper that needs a hypervisor), and setpriv (util-linux) to

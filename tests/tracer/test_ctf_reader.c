@@ -81,6 +81,15 @@ static void expect_open_error(const char *want)
 		fail_msg("error '%s' does not say '%s'", err.msg, want);
 }
 
+static struct vms_source *open_ok(void)
+{
+	struct vms_error err = {0};
+	struct vms_source *s = vms_ctf_open(dir, &err);
+	if (!s)
+		fail_msg("cannot open %s: %s", dir, err.msg);
+	return s;
+}
+
 static int read_all(struct vms_source *s, uint64_t *n)
 {
 	*n = 0;
@@ -188,6 +197,36 @@ static void test_unknown_event_id(void **state)
 	vms_source_close(s);
 }
 
+/* A packet whose content ends inside an event: the event header (u16 id, u64 timestamp) is
+ * read inline when it fits (ctf_source.c, struct fixed_header), by the plan when it does not.
+ * Content ending 5 bytes into the third record (byte 128): its timestamp, at byte 130, is
+ * the field past the end; ending right after its header (byte 138): its context's cpu,
+ * at 138. Either way the two records before it are read whole. */
+static void expect_cut_at(uint64_t content_bytes, const char *want)
+{
+	record();
+	uint64_t bits = content_bytes * 8;
+	poke(stream, 40, &bits, 8);   /* content_size */
+	struct vms_source *s = open_ok();
+	struct vms_event ev;
+	for (uint64_t i = 0; i < 2; i++) {
+		assert_int_equal(s->ops->next(s, 0, &ev), 1);
+		assert_int_equal(ev.kind, VMS_K_TRACEPOINT);
+		assert_int_equal(ev.f[1], i);
+	}
+	assert_true(s->ops->next(s, 0, &ev) < 0);
+	if (!strstr(s->err.msg, want))
+		fail_msg("error '%s' does not say '%s'", s->err.msg, want);
+	vms_source_close(s);
+}
+
+static void test_content_ends_in_an_event(void **state)
+{
+	(void)state;
+	expect_cut_at(128 + 5, "past the packet content at byte offset 130");
+	expect_cut_at(128 + 10, "past the packet content at byte offset 138");
+}
+
 static void rewrite_metadata(const char *from, const char *to)
 {
 	char p[4200], cmd[8800];
@@ -214,9 +253,7 @@ static void test_other_layout_is_read(void **state)
 	(void)state;
 	record();
 	rewrite_metadata("int32_t vtid;", "int32_t xtid;");
-	struct vms_error err = {0};
-	struct vms_source *s = vms_ctf_open(dir, &err);
-	assert_non_null(s);
+	struct vms_source *s = open_ok();
 	struct vms_event ev;
 	for (uint64_t i = 0; i < 3; i++) {
 		assert_int_equal(s->ops->next(s, 0, &ev), 1);
@@ -279,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_bad_magic),
 		cmocka_unit_test(test_packet_size_beyond_limits),
 		cmocka_unit_test(test_unknown_event_id),
+		cmocka_unit_test(test_content_ends_in_an_event),
 		cmocka_unit_test(test_metadata_syntax_error),
 		cmocka_unit_test(test_other_layout_is_read),
 	};

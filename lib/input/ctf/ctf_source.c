@@ -44,6 +44,20 @@ struct lttng_header {
 	uint32_t r_tag, r_ts32, r_id32, r_ts64;
 };
 
+/* A stream class whose lean event header is one fixed run after one alignment, holding its
+ * one id and its one clock field (vmstrace's: a 16-bit id and a 64-bit timestamp): read
+ * inline, as the plan would (the run's stored registers are written too: a length could
+ * name them). */
+struct fixed_header {
+	bool on;
+	uint64_t align;                /* bits, a power of two */
+	uint64_t bits;                 /* the run's */
+	uint32_t nf;                   /* fields stored: f[0 .. nf) */
+	struct plan_fx f[4];
+	int8_t id, clk;                /* which of f[] is the id, the clock (-1: none) */
+	uint32_t clk_bits;
+};
+
 /* An event class whose lean body is one fixed run after one alignment (every LTTng kernel
  * event of fixed size): where the fields fill() reads lie in that run, read straight from
  * the packet, no register written. */
@@ -63,6 +77,7 @@ struct sclass {
 	struct plan ph, pc, eh, sec;
 	struct plan eh_l;              /* lean (plan_lean): what reading events runs */
 	struct lttng_header hdr;       /* LTTng's header, read inline when hdr.large */
+	struct fixed_header fh;        /* a fixed-layout header, read inline when fh.on */
 	uint32_t mark;                 /* first register of the event classes */
 	uint32_t r_magic, r_uuid, r_sid, r_ts_begin, r_content, r_packet, r_disc, r_cpu, r_ptid;
 	uint32_t r_id[4], n_id, r_clk[4], clk_bits[4], n_clk;
@@ -259,11 +274,10 @@ static void find_direct(const struct sclass *s, struct eclass *c)
 	const struct plan *b = &c->body;
 	struct direct *d = &c->direct;
 	memset(d, 0, sizeof *d);
-	uint32_t i = b->nops == 2 && b->ops[0].code == PLAN_ALIGN ? 1 : 0;
-	if (b->nops != i + 1 || b->ops[i].code != PLAN_FIXED)
+	const struct plan_op *op;
+	if (!plan_fixed_layout(b, &d->align, &op))
 		return;
-	const struct plan_op *op = &b->ops[i];
-	d->align = i ? b->ops[0].a : 1;
+	uint32_t i = (uint32_t)(op - b->ops);
 	d->bits = op->n;
 	const struct plan_fx *f;
 	for (int k = 0; k < 5; k++) {
@@ -303,6 +317,36 @@ static void find_direct(const struct sclass *s, struct eclass *c)
 		(!i || (k->ops[0].code == PLAN_ALIGN && k->ops[0].a == d->align));
 }
 
+/* s->fh, when s's lean header is [ALIGN] FIXED with at most one id and one clock among the
+ * fields it stores (decode() takes the id and updates the clock as the plan's registers
+ * would give them). */
+static void find_fixed_header(struct sclass *s)
+{
+	struct fixed_header *h = &s->fh;
+	const struct plan *pl = &s->eh_l;
+	const struct plan_op *op;
+	memset(h, 0, sizeof *h);
+	if (s->n_id > 1 || s->n_clk > 1 || !plan_fixed_layout(pl, &h->align, &op) || op->b > 4)
+		return;
+	h->bits = op->n;
+	h->id = h->clk = -1;
+	for (uint32_t k = 0; k < op->b; k++) {
+		const struct plan_fx *f = &pl->fx[op->a + k];
+		if (f->how == FX_BYTES || (f->flags & PLAN_FLOAT))
+			return;
+		h->f[h->nf] = *f;
+		if (s->n_id && f->reg == s->r_id[0])
+			h->id = (int8_t)h->nf;
+		if (s->n_clk && f->reg == s->r_clk[0]) {
+			h->clk = (int8_t)h->nf;
+			h->clk_bits = s->clk_bits[0];
+		}
+		h->nf++;
+	}
+	/* an id or clock register outside the run (not stored, or in no run) would be unset */
+	h->on = (h->id >= 0) == (s->n_id == 1) && (h->clk >= 0) == (s->n_clk == 1);
+}
+
 /* The lean plans of stream class `i` and its event classes: registers kept are those read
  * by name (find_roles, the kinds' maps, tids and CPUs) and lengths and tags. */
 static int lean_class(struct trace *tr, uint32_t i, uint32_t nregs, struct vms_error *err)
@@ -337,6 +381,8 @@ static int lean_class(struct trace *tr, uint32_t i, uint32_t nregs, struct vms_e
 			    s->r_clk[1] == h->r_ts64 && s->clk_bits[1] == 64;
 		s->hdr.large = ids && clks;
 	}
+	if (!rc && !s->hdr.large)
+		find_fixed_header(s);
 	for (uint32_t e = 0; e < tr->t.nr_events && !rc; e++) {
 		struct eclass *c = &tr->ec[e];
 		if (tr->t.events[e].stream_id != s->id)
@@ -789,6 +835,53 @@ static inline bool read_lttng_header(const struct sclass *sc, const uint8_t *buf
 	return true;
 }
 
+/* A field of a fixed run read inline (a direct body, a fixed header): the usual 16-, 32- and
+ * 64-bit little-endian integers first. */
+static inline uint64_t direct_read(const uint8_t *buf, uint64_t run, const struct plan_fx *f)
+{
+	uint64_t q = run + f->off;
+	if (f->how == FX_32) {
+		uint32_t x;
+		memcpy(&x, buf + (q >> 3), 4);
+		return f->flags & PLAN_SIGNED ? (uint64_t)(int64_t)(int32_t)x : x;
+	}
+	if (f->how == FX_16 && !(f->flags & PLAN_SIGNED)) {
+		uint16_t x;
+		memcpy(&x, buf + (q >> 3), 2);
+		return x;
+	}
+	if (f->how == FX_64) {
+		uint64_t x;
+		memcpy(&x, buf + (q >> 3), 8);
+		return x;
+	}
+	return plan_fx_read(buf, q, f);
+}
+
+/* A fixed-layout header (struct fixed_header) at s->pos, inline: false (nothing read) when
+ * the packet ends inside it, for the plan to say where. */
+static inline bool read_fixed_header(const struct sclass *sc, const uint8_t *buf,
+				     struct cstream *s, struct plan_rf *rf, uint64_t *id,
+				     bool *have_id)
+{
+	const struct fixed_header *h = &sc->fh;
+	uint64_t p = (s->pos + h->align - 1) & ~(h->align - 1);
+	if (p > s->end || s->end - p < h->bits)
+		return false;
+	for (uint32_t k = 0; k < h->nf; k++) {
+		uint64_t v = direct_read(buf, p, &h->f[k]);
+		set_reg(rf, h->f[k].reg, v, (p + h->f[k].off) / 8);
+		if ((int)k == h->clk)
+			update_clock(s, v, h->clk_bits);
+		if ((int)k == h->id) {
+			*id = v;
+			*have_id = true;
+		}
+	}
+	s->pos = p + h->bits;
+	return true;
+}
+
 /* Must the fields of an event of class `ec` be decoded? Not when its kind is OTHER or not
  * wanted, except a sched_switch that gives the tid of the events after it. */
 static bool fields_wanted(const struct ctf *c, const struct sclass *sc, const struct eclass *ec)
@@ -817,6 +910,8 @@ static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct
 	bool have_id = false;
 	if (!full && sc->hdr.large && read_lttng_header(sc, buf, s, rf, &id)) {
 		have_id = true;
+	} else if (!full && sc->fh.on && read_fixed_header(sc, buf, s, rf, &id, &have_id)) {
+		/* read */
 	} else {
 		int rc = plan_exec(full ? &sc->eh : &sc->eh_l, buf, &s->pos, s->end, rf);
 		if (rc) {
@@ -944,23 +1039,6 @@ static void fill(struct ctf *c, struct cstream *s, const struct eclass *ec, uint
 			plan_get(rf, ec->r_vtid, &tid) || plan_get(rf, sc->r_vtid, &tid);
 	bool have_cpu = plan_get(rf, ec->r_ecpu, &cpu) || plan_get(rf, sc->r_ecpu, &cpu);
 	finish(s, have_tid, tid, have_cpu, cpu, fields, ev);
-}
-
-/* A field of a direct run: LTTng's usual 32- and 64-bit little-endian integers first. */
-static inline uint64_t direct_read(const uint8_t *buf, uint64_t run, const struct plan_fx *f)
-{
-	uint64_t q = run + f->off;
-	if (f->how == FX_32) {
-		uint32_t x;
-		memcpy(&x, buf + (q >> 3), 4);
-		return f->flags & PLAN_SIGNED ? (uint64_t)(int64_t)(int32_t)x : x;
-	}
-	if (f->how == FX_64) {
-		uint64_t x;
-		memcpy(&x, buf + (q >> 3), 8);
-		return x;
-	}
-	return plan_fx_read(buf, q, f);
 }
 
 /* fill() from a direct read (struct direct): the same, the fields taken from the packet. */

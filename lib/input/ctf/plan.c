@@ -680,6 +680,16 @@ void plan_mark_refs(const struct plan *pl, bool *keep)
 	}
 }
 
+bool plan_fixed_layout(const struct plan *pl, uint64_t *align, const struct plan_op **run)
+{
+	uint32_t i = pl->nops == 2 && pl->ops[0].code == PLAN_ALIGN ? 1 : 0;
+	if (pl->nops != i + 1 || pl->ops[i].code != PLAN_FIXED)
+		return false;
+	*align = i ? pl->ops[0].a : 1;
+	*run = &pl->ops[i];
+	return true;
+}
+
 void plan_regs_free(struct plan_regs *regs)
 {
 	free(regs->r);

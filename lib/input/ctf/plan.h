@@ -119,6 +119,11 @@ int plan_concat(const struct plan *const *parts, uint32_t n, struct plan *out);
 /* Mark in keep[] the registers `pl` reads lengths and tags from (they may belong to the
  * plans of an earlier scope: those must keep them). */
 void plan_mark_refs(const struct plan *pl, bool *keep);
+
+/* Is lean plan `pl` one fixed run, after at most one alignment ([ALIGN] FIXED: every event
+ * of the class has the same layout)? Then *align (bits; 1 if none) and the run's op. Such
+ * a plan needs no interpreter: its fields lie at fixed offsets from the aligned start. */
+bool plan_fixed_layout(const struct plan *pl, uint64_t *align, const struct plan_op **run);
 void plan_regs_free(struct plan_regs *regs);
 
 /* The first register at or after `from` named `name` (without the leading '_') in `scope`
