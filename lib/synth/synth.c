@@ -15,7 +15,7 @@
 
 const char *const vms_synth_scenarios[] = { "noisy-neighbour", "quiet", "noisy-wakeups",
 					    "exit-storm", "halted-wakeup", "oversubscribed",
-					    "cross-vcpu", "cloud-host", NULL };
+					    "cross-vcpu", "cloud-host", "nested", NULL };
 
 #define HOST_CPUS 4
 #define NR_VCPUS 2

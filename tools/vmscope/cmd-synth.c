@@ -27,6 +27,8 @@ static void usage(FILE *f)
 		"       vmscope synth --scenario cloud-host [--guests N] [--vcpus M]\n"
 		"                     [--host-cpus C] [--traced K] [--seed N] [--events N]\n"
 		"                     [--out DIR] [--truth FILE]\n"
+		"       vmscope synth --scenario nested [--seed N] [--events N] [--out DIR]\n"
+		"                     [--truth FILE]\n"
 		"\n"
 		"Writes DIR/host.dat and DIR/guest.dat, a SIMULATED KVM host and guest recorded the\n"
 		"way trace-cmd records them (trace.dat v7, TSC clock with TSC2NSEC, GUEST and\n"
@@ -44,7 +46,11 @@ static void usage(FILE *f)
 		"                      cloud-host: DIR/host.dat of an oversubscribed host running\n"
 		"                      N guests x M vCPUs, guests 0..K-1 traced (DIR/guest-K.dat);\n"
 		"                      a host stress-ng on every odd CPU and the untraced guests\n"
-		"                      3 mod 4 (CPU-bound) preempt the traced vCPUs\n"
+		"                      3 mod 4 (CPU-bound) preempt the traced vCPUs.\n"
+		"                      nested: DIR/host.dat (L0), DIR/l1.dat (L1, L0's guest and\n"
+		"                      L2's hypervisor) and DIR/l2.dat (L2, L1's guest), each with\n"
+		"                      TIME_SHIFT to the layer below (its own offset and ratio):\n"
+		"                      L0 and L1 preemptions, L0 exits and exits reflected to L1\n"
 		"  --guests N          cloud-host: guests, 1 to 1024 (default 64)\n"
 		"  --vcpus M           cloud-host: vCPUs per guest, 1 to 64 (default 8)\n"
 		"  --host-cpus C       cloud-host: host CPUs, 1 to 1024 (default: one per 8 vCPUs,\n"
@@ -250,6 +256,44 @@ static int cloud_host(struct vms_synth_config *cfg, struct vms_synth_cloud_confi
 	return status;
 }
 
+/* --scenario nested: DIR/host.dat, DIR/l1.dat, DIR/l2.dat (vmscope/synth.h) */
+static int nested(struct vms_synth_config *cfg, const char *out, const char *truth_path,
+		  const char *wakeups_path)
+{
+	if (wakeups_path || cfg->format != VMS_SYNTH_TRACEDAT) {
+		fprintf(stderr, "vmscope synth: nested writes trace.dat and has no --truth-wakeups\n");
+		return VMS_EXIT_USAGE;
+	}
+	if (mkdir(out, 0777) && errno != EEXIST) {
+		int e = errno;
+		fprintf(stderr, "vmscope synth: cannot create %s: %s\n", out, strerror(e));
+		return cli_open_exit(e);
+	}
+	FILE *f = NULL;
+	if (truth_path && !(f = open_out(truth_path))) {
+		int e = errno;
+		fprintf(stderr, "vmscope synth: cannot write %s: %s\n", truth_path, strerror(e));
+		return cli_open_exit(e);
+	}
+	struct vms_error err = { 0 };
+	uint64_t events = 0;
+	int rc = vms_synth_nested_run(cfg, out, f, &events, &err);
+	int status = VMS_EXIT_OK;
+	if (rc) {
+		fprintf(stderr, "vmscope synth: %s\n", err.msg);
+		status = VMS_EXIT_FAIL;
+	}
+	if (f && f != stdout && fclose(f) && !status) {
+		fprintf(stderr, "vmscope synth: cannot write %s: %s\n", truth_path, strerror(errno));
+		status = VMS_EXIT_FAIL;
+	}
+	if (!status)
+		fprintf(stderr, "vmscope synth: SIMULATED data (scenario nested, seed %llu): "
+			"%s/host.dat, l1.dat, l2.dat (%llu events)\n", (unsigned long long)cfg->seed,
+			out, (unsigned long long)events);
+	return status;
+}
+
 int cmd_synth(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -430,6 +474,8 @@ int cmd_synth(int argc, char **argv)
 								       cloud.traced);
 		return cloud_host(&cfg, &cloud, out, truth_path, wakeups_path);
 	}
+	if (!strcmp(cfg.scenario, "nested"))
+		return nested(&cfg, out, truth_path, wakeups_path);
 	bool known = false;
 	for (const char *const *s = vms_synth_scenarios; *s; s++)
 		known |= !strcmp(*s, cfg.scenario);

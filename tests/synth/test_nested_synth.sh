@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# vmscope synth --scenario nested (TAP): L0 (host.dat), L1 (l1.dat), L2 (l2.dat), each with
+# TIME_SHIFT to the layer below. vmscope's view of the stack (vcpus --csv, exits --csv,
+# report --json and its text) must equal the truth the generator wrote while planting
+# (--truth): every L2 vCPU interval with its status and the layer of its cause, each exit
+# reason's count/total/min/max/unfinished and L0's part, the time per state, who took the CPU
+# at each layer (nested_check.py). Also given the files in another order; and the checker
+# must catch a truth with one interval's layer changed (it can fail). Several seeds: each
+# draws its own offsets and ratios and its own plan.
+set -u
+VMS=${VMS_BUILD_DIR:?}/tools/vmscope/vmscope
+HERE=$(cd "$(dirname "$0")" && pwd)
+TMP=${VMS_BUILD_DIR}/test-tmp/nested-synth
+rm -rf "$TMP" && mkdir -p "$TMP"
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# ${2//$'\n'/ }"; }
+echo "1..12"
+
+views() {  # DIR FILES...: the four views the checker reads
+  local d=$1; shift
+  "$VMS" vcpus --csv "$@" > "$d/vcpus.csv" 2>"$d/err" &&
+  "$VMS" exits --csv "$@" > "$d/exits.csv" 2>>"$d/err" &&
+  "$VMS" report --json "$@" > "$d/report.json" 2>>"$d/err" &&
+  "$VMS" report "$@" > "$d/report.txt" 2>>"$d/err"
+}
+check() {  # DIR [TRUTH]
+  python3 "$HERE/nested_check.py" "${2:-$1/truth.json}" "$1/vcpus.csv" "$1/exits.csv" \
+    "$1/report.json" "$1/report.txt" > "$1/check.out" 2>&1
+}
+
+for seed in 1 5 9; do
+  d=$TMP/s$seed
+  if ! "$VMS" synth --scenario nested --seed $seed --events 10k --out "$d" \
+       --truth "$d/truth.json" > /dev/null 2>"$TMP/synth.err"; then
+    notok "seed $seed: synth" "$(cat "$TMP/synth.err")"; notok "seed $seed: views"
+    notok "seed $seed: other order"; continue
+  fi
+  if views "$d" "$d/host.dat" "$d/l1.dat" "$d/l2.dat" && check "$d"; then
+    ok "seed $seed: L2 states and layers, exit splits, steal per layer equal the truth"
+  else notok "seed $seed: L2 states and layers, exit splits, steal per layer equal the truth" \
+    "$(cat "$d/err" "$d/check.out" | head -5)"; fi
+  mkdir -p "$d/rev"
+  if views "$d/rev" "$d/l2.dat" "$d/host.dat" "$d/l1.dat" && check "$d/rev" "$d/truth.json"; then
+    ok "seed $seed: the same given l2, host, l1"
+  else notok "seed $seed: the same given l2, host, l1" "$(cat "$d/rev/err" "$d/rev/check.out" | head -5)"; fi
+  # the checker is not blind: the truth with one preemption's layer swapped must fail
+  python3 - "$d/truth.json" "$d/bad.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+s = t["l2_vcpus"][0]["states"]
+i = next(i for i, r in enumerate(s) if r[3] == "preempted")
+s[i][4] = "l1" if s[i][4] == "host" else "host"
+json.dump(t, open(sys.argv[2], "w"))
+PY
+  if ! check "$d" "$d/bad.json" && grep -q "vcpus row" "$d/check.out"; then
+    ok "seed $seed: a truth with one layer changed is caught"
+  else notok "seed $seed: a truth with one layer changed is caught" "$(cat "$d/check.out")"; fi
+done
+
+# what was planted is there at all (a scenario without its parts would pass the above)
+d=$TMP/s1
+if python3 - "$d/truth.json" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))["l2_vcpus"][0]
+kinds = {(r[3], r[4]) for r in v["states"]}
+need = {("vmm", "host"), ("vmm", "l1"), ("preempted", "host"), ("preempted", "l1"),
+        ("idle", None), ("running", None), ("unknown", None)}
+assert need <= kinds, need - kinds
+assert all(s["ns"] > 0 for s in v["steal"]) and {s["layer"] for s in v["steal"]} == {"host", "l1"}
+assert any(x["below_total_ns"] > 0 for x in v["exits"])
+PY
+then ok "the truth plants every kind: vmm and preempted at each layer, idle, L0's part of exits"
+else notok "the truth plants every kind"; fi
+# the same seed gives the same files
+"$VMS" synth --scenario nested --seed 1 --events 10k --out "$TMP/again" > /dev/null 2>&1
+if cmp -s "$d/l2.dat" "$TMP/again/l2.dat" && cmp -s "$d/host.dat" "$TMP/again/host.dat"; then
+  ok "deterministic from the seed"
+else notok "deterministic from the seed"; fi
+# nested has no --truth-wakeups (a usage error)
+"$VMS" synth --scenario nested --truth-wakeups "$TMP/w.csv" --out "$TMP/u" > /dev/null 2>&1
+[ $? = 2 ] && ok "nested --truth-wakeups: exit 2" || notok "nested --truth-wakeups: exit 2"
