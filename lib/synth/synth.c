@@ -305,6 +305,9 @@ int vms_synth_run(const struct vms_synth_config *cfg, struct vms_synth_truth *tr
 	else if (!strcmp(scn, "cloud-host"))
 		return vms_error_set(err, VMS_ERR_USAGE, "scenario cloud-host writes many guests: "
 				     "vms_synth_cloud_run");
+	else if (!strcmp(scn, "nested"))
+		return vms_error_set(err, VMS_ERR_USAGE, "scenario nested writes three layers: "
+				     "vms_synth_nested_run");
 	else
 		return vms_error_set(err, VMS_ERR_USAGE, "unknown scenario '%s' (vmscope synth --help "
 				     "lists them)", scn);
