@@ -5,8 +5,11 @@
 # (--truth): every L2 vCPU interval with its status and the layer of its cause, each exit
 # reason's count/total/min/max/unfinished and L0's part, the time per state, who took the CPU
 # at each layer (nested_check.py). Also given the files in another order; and the checker
-# must catch a truth with one interval's layer changed (it can fail). Several seeds: each
-# draws its own offsets and ratios and its own plan.
+# must catch a truth with one interval's layer changed (it can fail). And independently of
+# the generator: the L2 exits (count, total, unfinished, L0's part) and the steal per layer
+# and thief as computed from trace-cmd's reading of host.dat and l1.dat (nested_tracecmd.py:
+# raw timestamps, L1's TIME_SHIFT as trace-cmd dump prints it) must equal vmscope's (skipped
+# without trace-cmd). Several seeds: each draws its own offsets and ratios and its own plan.
 set -u
 VMS=${VMS_BUILD_DIR:?}/tools/vmscope/vmscope
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +18,8 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# ${2//$'\n'/ }"; }
-echo "1..12"
+echo "1..15"
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
 views() {  # DIR FILES...: the four views the checker reads
   local d=$1; shift
@@ -34,7 +38,7 @@ for seed in 1 5 9; do
   if ! "$VMS" synth --scenario nested --seed $seed --events 10k --out "$d" \
        --truth "$d/truth.json" > /dev/null 2>"$TMP/synth.err"; then
     notok "seed $seed: synth" "$(cat "$TMP/synth.err")"; notok "seed $seed: views"
-    notok "seed $seed: other order"; continue
+    notok "seed $seed: other order"; notok "seed $seed: trace-cmd"; continue
   fi
   if views "$d" "$d/host.dat" "$d/l1.dat" "$d/l2.dat" && check "$d"; then
     ok "seed $seed: L2 states and layers, exit splits, steal per layer equal the truth"
@@ -56,6 +60,26 @@ PY
   if ! check "$d" "$d/bad.json" && grep -q "vcpus row" "$d/check.out"; then
     ok "seed $seed: a truth with one layer changed is caught"
   else notok "seed $seed: a truth with one layer changed is caught" "$(cat "$d/check.out")"; fi
+  if ! command -v trace-cmd > /dev/null; then
+    skip "seed $seed: exits and steal per layer equal trace-cmd's reading" "no trace-cmd"
+  elif python3 "$HERE/nested_tracecmd.py" "$d/host.dat" "$d/l1.dat" > "$d/tc.json" 2>"$d/tc.err" &&
+     python3 - "$d/tc.json" "$d/exits.csv" "$d/report.json" > "$d/tc.out" 2>&1 <<'PY'
+import csv, json, sys
+tc = json.load(open(sys.argv[1]))
+got = {r["name"]: [int(r["count"]), int(r["total_ns"]), int(r["unfinished"]),
+                   int(r["below_total_ns"])]
+       for r in csv.DictReader(open(sys.argv[2])) if r["machine"] == "l2"}
+assert got == tc["exits"], (got, tc["exits"])
+rep = json.load(open(sys.argv[3]))
+v = [m for m in rep["machines"] if m["name"] == "l2"][0]["vcpus"][0]
+got = sorted((s["tid"], s["comm"], s["ns"]) for s in v["steal"])
+want = sorted((t, c, ns) for _, t, c, ns in tc["steal"])
+assert got == want, (got, want)
+assert {l for l, *_ in tc["steal"]} == {"host", "l1"}
+PY
+  then ok "seed $seed: exits and steal per layer equal trace-cmd's reading"
+  else notok "seed $seed: exits and steal per layer equal trace-cmd's reading" \
+    "$(cat "$d/tc.err" "$d/tc.out" | tail -3)"; fi
 done
 
 # what was planted is there at all (a scenario without its parts would pass the above)
