@@ -69,13 +69,14 @@ struct nested {
 	uint64_t o[3];
 	struct vms_task l1v, l2v, l0noise, l1noise, idle, task;
 	uint64_t t;                     /* now, L0 ns */
-	struct nstate *st;
-	size_t nst, cap;
+	struct nstate cur;              /* the L2 vCPU's current interval (have: one started) */
+	bool have;
+	FILE *truth;                    /* the intervals are written as they end: memory flat */
+	uint64_t nrows, first_ns;
 	struct nexit ex[NESTED_REASONS];
 	uint32_t nex;
 	struct nsteal steal[2];
 	uint64_t ns[VMS_SYNTH_NSTATES];
-	bool oom;
 };
 
 static uint64_t raw(const struct nested *N, int layer, uint64_t t)
@@ -86,31 +87,43 @@ static uint64_t raw(const struct nested *N, int layer, uint64_t t)
 	return r;
 }
 
+/* The current interval ends at N->t: into the totals and the truth (one that lasted nothing
+ * is dropped). */
+static void close_row(struct nested *N)
+{
+	const struct nstate *c = &N->cur;
+	if (!N->have || c->end == c->start)
+		return;
+	for (int k = 0; k < VMS_SYNTH_NSTATES; k++)
+		if (!strcmp(c->state, vms_synth_state_name(k)))
+			N->ns[k] += c->end - c->start;
+	if (N->truth) {
+		fprintf(N->truth, "%s\n     [%" PRIu64 ", %" PRIu64 ", %u, \"%s\", ",
+			N->nrows ? "," : "", c->start, c->end, c->status, c->state);
+		if (c->layer)
+			fprintf(N->truth, "\"%s\"]", c->layer);
+		else
+			fprintf(N->truth, "null]");
+	}
+	N->nrows++;
+}
+
 /* The L2 vCPU is in this state from N->t on; `split`: a new row even if it is the same (the
  * analysis starts one where what it knows changes, as at the end of a layer's trace). */
 static void state(struct nested *N, uint32_t status, const char *st, const char *layer, bool split)
 {
-	if (N->nst) {
-		struct nstate *c = &N->st[N->nst - 1];
+	if (N->have) {
+		struct nstate *c = &N->cur;
 		c->end = N->t;
 		if (!split && c->status == status && !strcmp(c->state, st) &&
 		    (c->layer == layer || (c->layer && layer && !strcmp(c->layer, layer))))
 			return;
-		if (c->end == c->start) {  /* nothing lasted: replace */
-			N->nst--;
-		}
+		close_row(N);
+	} else {
+		N->first_ns = N->t;
 	}
-	if (N->nst == N->cap) {
-		size_t cap = N->cap ? 2 * N->cap : 1024;
-		struct nstate *p = realloc(N->st, cap * sizeof *p);
-		if (!p) {
-			N->oom = true;
-			return;
-		}
-		N->st = p;
-		N->cap = cap;
-	}
-	N->st[N->nst++] = (struct nstate){ N->t, N->t, status, st, layer };
+	N->cur = (struct nstate){ N->t, N->t, status, st, layer };
+	N->have = true;
 }
 
 static void exit_done(struct nested *N, uint32_t reason, const char *name, uint64_t ns,
@@ -316,23 +329,22 @@ static int open_files(struct nested *N, const struct vms_synth_config *cfg, cons
 	return rc;
 }
 
-static void truth_json(const struct nested *N, const struct vms_synth_config *cfg, FILE *f)
+/* The truth's beginning, up to the L2 vCPU's intervals, which follow as they end. */
+static void truth_head(const struct nested *N, const struct vms_synth_config *cfg, FILE *f)
 {
 	fprintf(f, "{\n  \"simulated\": true,\n  \"scenario\": \"nested\",\n  \"seed\": %" PRIu64
-		",\n  \"time_unit\": \"ns (L0's, the reference)\",\n  \"window\": {\"start_ns\": %"
-		PRIu64 ", \"end_ns\": %" PRIu64 "},\n  \"clocks\": [", cfg->seed, N->st[0].start,
-		N->st[N->nst - 1].end);
+		",\n  \"time_unit\": \"ns (L0's, the reference)\",\n  \"clocks\": [", cfg->seed);
 	for (int k = 1; k < 3; k++)
 		fprintf(f, "%s{\"machine\": \"l%d\", \"to\": \"%s\", \"offset\": -%" PRIu64
-			", \"scaling\": %llu}", k > 1 ? ", " : "", k, k == 1 ? L0 : "l1", N->o[k], 1ull << N->s[k]);
-	fprintf(f, "],\n  \"files\": {\n");
-	static const char *const keys[3] = { L0, "l1", "l2" };
-	for (int k = 0; k < 3; k++) {
-		vms_synth_file_json(f, keys[k], &N->ft[k]);
-		fprintf(f, k < 2 ? ",\n" : "\n");
-	}
-	fprintf(f, "  },\n  \"l2_vcpus\": [{\"machine\": \"l2\", \"vcpu\": 0, \"l1_tid\": %d, "
-		"\"l0_tid\": %d,\n   \"ns\": {", N->l2v.tid, N->l1v.tid);
+			", \"scaling\": %llu}", k > 1 ? ", " : "", k, k == 1 ? L0 : "l1", N->o[k],
+			1ull << N->s[k]);
+	fprintf(f, "],\n  \"l2_vcpus\": [{\"machine\": \"l2\", \"vcpu\": 0, \"l1_tid\": %d, "
+		"\"l0_tid\": %d,\n   \"states\": [", N->l2v.tid, N->l1v.tid);
+}
+
+static void truth_tail(const struct nested *N, FILE *f)
+{
+	fprintf(f, "],\n   \"ns\": {");
 	for (int s = 0; s < VMS_SYNTH_NSTATES; s++)
 		fprintf(f, "%s\"%s\": %" PRIu64, s ? ", " : "", vms_synth_state_name(s), N->ns[s]);
 	fprintf(f, "},\n   \"exits\": [");
@@ -349,17 +361,14 @@ static void truth_json(const struct nested *N, const struct vms_synth_config *cf
 		fprintf(f, "%s{\"layer\": \"%s\", \"tid\": %d, \"comm\": \"%s\", \"ns\": %" PRIu64 "}",
 			i ? ", " : "", N->steal[i].layer, N->steal[i].tid, N->steal[i].comm,
 			N->steal[i].ns);
-	fprintf(f, "],\n   \"states\": [");
-	for (size_t i = 0; i < N->nst; i++) {
-		const struct nstate *s = &N->st[i];
-		fprintf(f, "%s\n     [%" PRIu64 ", %" PRIu64 ", %u, \"%s\", ", i ? "," : "", s->start,
-			s->end, s->status, s->state);
-		if (s->layer)
-			fprintf(f, "\"%s\"]", s->layer);
-		else
-			fprintf(f, "null]");
+	fprintf(f, "]}],\n  \"window\": {\"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64
+		"},\n  \"files\": {\n", N->first_ns, N->cur.end);
+	static const char *const keys[3] = { L0, "l1", "l2" };
+	for (int k = 0; k < 3; k++) {
+		vms_synth_file_json(f, keys[k], &N->ft[k]);
+		fprintf(f, k < 2 ? ",\n" : "\n");
 	}
-	fprintf(f, "]}]\n}\n");
+	fprintf(f, "  }\n}\n");
 }
 
 int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FILE *truth,
@@ -384,6 +393,9 @@ int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FI
 	int rc = open_files(N, cfg, dir, err);
 	if (rc)
 		goto out;
+	N->truth = truth;
+	if (truth)
+		truth_head(N, cfg, truth);
 	/* the start: L0's, L1's, then L2's first event; unknown until L2's (its base) */
 	N->t = 1000000 + vms_prng_below(&N->rng, 1000000);
 	state(N, ST_UNKNOWN, "unknown", NULL, false);
@@ -397,7 +409,7 @@ int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FI
 	N->t += 400;
 	vms_emit_switch(&N->e[2], 0, raw(N, 2, N->t), &N->idle, VMS_TASK_RUNNING, &N->task);
 	/* cycles until the three files hold cfg->events (the end adds 5) */
-	while (N->ft[0].total + N->ft[1].total + N->ft[2].total + 5 < cfg->events && !N->oom &&
+	while (N->ft[0].total + N->ft[1].total + N->ft[2].total + 5 < cfg->events &&
 	       !N->e[0].rc && !N->e[1].rc && !N->e[2].rc)
 		cycle(N);
 	/* the end: L2's last event, L1's (an unfinished exit), L0's */
@@ -412,18 +424,8 @@ int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FI
 	state(N, ST_UNKNOWN, "unknown", NULL, true);
 	N->t += draw(N, 500, 1000);
 	l0_exit(N, 1);
-	state(N, ST_UNKNOWN, "unknown", NULL, true);   /* closes the last row at t */
-	N->nst--;
-	for (size_t i = 0; i < N->nst; i++) {
-		const struct nstate *s = &N->st[i];
-		for (int k = 0; k < VMS_SYNTH_NSTATES; k++)
-			if (!strcmp(s->state, vms_synth_state_name(k)))
-				N->ns[k] += s->end - s->start;
-	}
-	if (N->oom) {
-		rc = vms_error_set(err, VMS_ERR_NOMEM, "synth nested: out of memory");
-		goto out;
-	}
+	state(N, ST_UNKNOWN, "unknown", NULL, true);   /* the last row ends at t */
+	close_row(N);
 	for (int k = 0; k < 3 && !rc; k++)
 		rc = N->e[k].rc;
 	for (int k = 0; k < 3; k++) {
@@ -435,14 +437,13 @@ int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FI
 			rc = r;
 	}
 	if (!rc && truth)
-		truth_json(N, cfg, truth);
+		truth_tail(N, truth);
 	if (events)
 		*events = N->ft[0].total + N->ft[1].total + N->ft[2].total;
 out:
 	for (int k = 0; k < 3; k++)
 		if (N->e[k].w)
 			vms_tdw_discard(N->e[k].w);
-	free(N->st);
 	free(N);
 	return rc;
 }
