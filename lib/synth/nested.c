@@ -11,7 +11,8 @@
  * L1, L1 switches 4001 in and enters L2, L2's task 200 runs), cycles of running L2 code and one
  * planted thing each, drawn from the seed:
  *   l0-exit     L0 handles an exit of L1 (EPT_VIOLATION) while L2 runs: vmm at l0
- *   reflected   L0 sees an exit of L1 (the L2 exit's reason), enters L1, which records its
+ *   reflected   an L2 exit of vcpu_lane.c's busy-guest reasons and costs: L0 sees an exit of L1
+ *               (that reason), enters L1, which records its
  *               kvm_exit of 4001 and handles it (vmm at l1), sometimes itself exiting to L0
  *               inside (VMREAD: vmm at l0, within the L2 exit); L1's kvm_entry ends it. The
  *               L2 exit's cost split: L0's part the VMREAD, L1's the rest
@@ -32,9 +33,10 @@
 #include "synth/prng.h"
 #include "synth/synth_context.h"
 #include "synth/truth_json.h"
+#include "synth/vcpu_lane.h"
 
 #define NESTED_L0_ID 0x4e45535430000000ull
-#define NESTED_REASONS 8
+#define NESTED_REASONS 16
 /* L0's machine name: its file's, host.dat (L1 and L2 are named by the GUEST options) */
 #define L0 "host"
 
@@ -207,24 +209,23 @@ static void l0_preempt(struct nested *N)
  * 4001 during it */
 static void reflected(struct nested *N, bool preempt)
 {
-	static const struct { uint32_t code; const char *name; } rs[] = {
-		{ 1, "EXTERNAL_INTERRUPT" }, { 10, "CPUID" }, { 30, "IO_INSTRUCTION" },
-		{ 48, "EPT_VIOLATION" } };
-	uint32_t k = preempt ? 0 : (uint32_t)vms_prng_below(&N->rng, 4);
-	l0_handles(N, rs[k].code, draw(N, 100, 600), ST_RUNNING);
+	/* the reasons and costs of vcpu_lane.c's busy guest (its time is L1's handling) */
+	const struct vms_exit_kind *k = preempt ? vms_lane_exit_irq() : vms_lane_exit_busy(&N->rng);
+	uint64_t cost = (uint64_t)(k->min_ns + vms_prng_exp(&N->rng, k->mean_ns - k->min_ns));
+	l0_handles(N, k->code, draw(N, 100, 600), ST_RUNNING);
 	state(N, ST_RUNNING, "running", NULL, false);
 	N->t += draw(N, 20, 200);       /* L0 entered L1 in host mode: L1's kvm_exit follows */
-	l1_exit(N, rs[k].code);
+	l1_exit(N, k->code);
 	uint64_t start = N->t, below = 0;
 	state(N, ST_RUNNING | ST_L1_VMM, "vmm", "l1", false);
-	N->t += draw(N, 100, 800);
+	N->t += cost / 2 + 1;
 	if (vms_prng_below(&N->rng, 2)) {   /* L1's own exit to L0 within its handling */
 		uint64_t ns = draw(N, 100, 900);
 		l0_handles(N, 23, ns, ST_RUNNING | ST_L1_VMM);
 		below = ns;
 		state(N, ST_RUNNING | ST_L1_VMM, "vmm", "l1", false);
-		N->t += draw(N, 50, 500);
 	}
+	N->t += cost - cost / 2 + 1;
 	if (preempt) {
 		vms_emit_switch(&N->e[1], 0, raw(N, 1, N->t), &N->l2v, VMS_TASK_RUNNING, &N->l1noise);
 		state(N, ST_RUNNING | ST_L1_VMM | ST_L1_OFF, "preempted", "l1", false);
@@ -237,7 +238,7 @@ static void reflected(struct nested *N, bool preempt)
 		N->t += draw(N, 50, 300);
 	}
 	l1_entry(N);
-	exit_done(N, rs[k].code, rs[k].name, N->t - start, below, false);
+	exit_done(N, k->code, k->name, N->t - start, below, false);
 }
 
 static void cycle(struct nested *N)
