@@ -11,11 +11,11 @@
  * L1, L1 switches 4001 in and enters L2, L2's task 200 runs), cycles of running L2 code and one
  * planted thing each, drawn from the seed:
  *   l0-exit     L0 handles an exit of L1 (EPT_VIOLATION) while L2 runs: vmm at l0
- *   reflected   an L2 exit of vcpu_lane.c's busy-guest reasons and costs: L0 sees an exit of L1
- *               (that reason), enters L1, which records its
- *               kvm_exit of 4001 and handles it (vmm at l1), sometimes itself exiting to L0
- *               inside (VMREAD: vmm at l0, within the L2 exit); L1's kvm_entry ends it. The
- *               L2 exit's cost split: L0's part the VMREAD, L1's the rest
+ *   reflected   an L2 exit of vcpu_lane.c's busy-guest reasons and costs: L0 sees an exit
+ *               of L1 (that reason), enters L1, which records its kvm_exit of 4001 and
+ *               handles it (vmm at l1), sometimes itself exiting to L0 inside (VMREAD: vmm
+ *               at l0, within the L2 exit); L1's kvm_entry ends it. The L2 exit's cost
+ *               split: L0's part the VMREAD, L1's the rest
  *   l0-preempt  L0 exits L1 (EXTERNAL_INTERRUPT) and preempts 3001 for its stress-ng (tid 77)
  *   l1-preempt  a reflected exit in which L1 preempts 4001 for its own tid 77 ("l1-noise")
  *   idle        L2 switches to its idle task and back, all in guest mode

@@ -44,10 +44,12 @@ for seed in 1 5 9; do
     ok "seed $seed: L2 states and layers, exit splits, steal per layer equal the truth"
   else notok "seed $seed: L2 states and layers, exit splits, steal per layer equal the truth" \
     "$(cat "$d/err" "$d/check.out" | head -5)"; fi
-  mkdir -p "$d/rev"
-  if views "$d/rev" "$d/l2.dat" "$d/host.dat" "$d/l1.dat" && check "$d/rev" "$d/truth.json"; then
-    ok "seed $seed: the same given l2, host, l1"
-  else notok "seed $seed: the same given l2, host, l1" "$(cat "$d/rev/err" "$d/rev/check.out" | head -5)"; fi
+  mkdir -p "$d/rev" "$d/rot"
+  if views "$d/rev" "$d/l2.dat" "$d/host.dat" "$d/l1.dat" && check "$d/rev" "$d/truth.json" &&
+     views "$d/rot" "$d/l1.dat" "$d/l2.dat" "$d/host.dat" && check "$d/rot" "$d/truth.json"; then
+    ok "seed $seed: the same given l2, host, l1 and l1, l2, host"
+  else notok "seed $seed: the same given l2, host, l1 and l1, l2, host" \
+    "$(cat "$d/rev/err" "$d/rev/check.out" "$d/rot/err" "$d/rot/check.out" | head -5)"; fi
   # the checker is not blind: the truth with one preemption's layer swapped must fail
   python3 - "$d/truth.json" "$d/bad.json" <<'PY'
 import json, sys
