@@ -9,7 +9,8 @@
 # the generator: the L2 exits (count, total, unfinished, L0's part) and the steal per layer
 # and thief as computed from trace-cmd's reading of host.dat and l1.dat (nested_tracecmd.py:
 # raw timestamps, L1's TIME_SHIFT as trace-cmd dump prints it) must equal vmscope's (skipped
-# without trace-cmd). Several seeds: each draws its own offsets and ratios and its own plan.
+# without trace-cmd); the fused view (pcpus) stacks L2's thread on L0's CPU for the truth's
+# running time. Several seeds: each draws its own offsets and ratios and its own plan.
 set -u
 VMS=${VMS_BUILD_DIR:?}/tools/vmscope/vmscope
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +19,7 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# ${2//$'\n'/ }"; }
-echo "1..15"
+echo "1..16"
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
 views() {  # DIR FILES...: the four views the checker reads
@@ -98,6 +99,21 @@ assert any(x["below_total_ns"] > 0 for x in v["exits"])
 PY
 then ok "the truth plants every kind: vmm and preempted at each layer, idle, L0's part of exits"
 else notok "the truth plants every kind"; fi
+# the fused view stacks the layers: the rows of L0's CPU with L2's task 200 on top last the
+# L2 vCPU's running time of the truth, those with L2's idle task its idle time
+"$VMS" pcpus --csv "$d/host.dat" "$d/l1.dat" "$d/l2.dat" > "$d/pcpus.csv" 2>/dev/null
+if out=$(python3 - "$d" 2>&1 <<'PY'
+import csv, json, sys
+d = sys.argv[1]
+t = json.load(open(d + "/truth.json"))["l2_vcpus"][0]["ns"]
+got = {"200": 0, "0": 0}
+for r in csv.DictReader(open(d + "/pcpus.csv")):
+    if r["host"] == "host" and r["up_machine"] == "l2" and r["up_tid"] in got:
+        got[r["up_tid"]] += int(r["end_ns"]) - int(r["start_ns"])
+assert (got["200"], got["0"]) == (t["running"], t["idle"]) and t["running"], (got, t)
+PY
+); then ok "pcpus: L0's CPU stacks L2's thread for its running time, its idle task for idle"
+else notok "pcpus: L0's CPU stacks L2's thread for its running time, its idle task for idle" "$out"; fi
 # the same seed gives the same files
 "$VMS" synth --scenario nested --seed 1 --events 10k --out "$TMP/again" > /dev/null 2>&1
 if cmp -s "$d/l2.dat" "$TMP/again/l2.dat" && cmp -s "$d/host.dat" "$TMP/again/host.dat"; then
