@@ -289,9 +289,10 @@ void vms_synth_cloud_truth_free(struct vms_synth_cloud_truth *t);
 int vms_synth_cloud_truth_json(const struct vms_synth_cloud_truth *t, FILE *f);
 
 /* Scenario "nested" (lib/synth/nested.c, vmscope synth --scenario nested): DIR/host.dat (L0),
- * DIR/l1.dat (L1, L0's guest and L2's hypervisor) and DIR/l2.dat (L2), a nested KVM stack with
- * planted L0 and L1 preemptions, L0 exits and exits reflected to L1, cycles of them until the
- * files hold cfg->events (a few more: a cycle writes up to 8). The truth (the L2 vCPU's states
+ * DIR/l1.dat (L1, L0's guest and L2's hypervisor) and DIR/l2.dat (L2), a nested KVM stack of
+ * two vCPUs at each layer, with planted L0 and L1 preemptions, L0 exits and exits reflected to
+ * L1, cycles of them until the files hold cfg->events (a few more: a cycle writes up to 8). The
+ * truth (each L2 vCPU's states
  * with their layer, exits split L0/L1, steal per layer) is written to `truth` as JSON when not
  * NULL; *events is the files' total. */
 int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FILE *truth,

@@ -3,14 +3,14 @@
 (Debian's trace-cmd decodes them, not vmscope): `trace-cmd report --raw-ts` of host.dat (L0)
 and l1.dat (L1), L1's raw TSC taken to L0's by the TIME_SHIFT that `trace-cmd dump --options`
 prints (L0 = (L1 + offset) / scaling, one sample, fraction 0) and L0's TSC2NSEC (mult, shift).
- - an L2 exit: L1's kvm_exit of the L2 vCPU thread (4001) to its next kvm_entry, the reason
-   from the exit; L0's part: L0's exits of the L1 vCPU thread (3001) inside it; an exit with
-   no entry after it is unfinished (counted, no time)
+ - an L2 exit of L2 vCPU v: L1's kvm_exit of its thread (4001+v) to its next kvm_entry, the
+   reason from the exit; L0's part: L0's exits of L1 vCPU v's thread (3001+v) inside it; an
+   exit with no entry after it is unfinished (counted, no time)
  - steal at a layer: from a switch-out of that layer's vCPU thread with prev_state R to its
    switch-in, charged to the thread switched in (tid, comm)
-Prints JSON {"exits": {reason: [count, total, unfinished, below]}, "steal": [[layer, tid,
-comm, ns]]}.
-usage: nested_tracecmd.py HOST.dat L1.dat"""
+Prints JSON {vcpu: {"exits": {reason: [count, total, unfinished, below]}, "steal": [[layer,
+tid, comm, ns]]}}.
+usage: nested_tracecmd.py HOST.dat L1.dat VCPUS"""
 import json
 import re
 import subprocess
@@ -41,16 +41,16 @@ def time_shift(path):
                   options(path))
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
-def main(host, l1):
+def one(host, l1, ev0, ev1, v):
     mult, shift = tsc2nsec(host)
     off, scaling, frac = time_shift(l1)
     assert frac == 0
     ns0 = lambda r: (r * mult) >> shift
     ns1 = lambda r: ns0((r + off) // scaling)
     l0_exits, steal = [], {}
-    for layer, path, conv, vtid in (("host", host, ns0, 3001), ("l1", l1, ns1, 4001)):
+    for layer, evs, conv, vtid in (("host", ev0, ns0, 3001 + v), ("l1", ev1, ns1, 4001 + v)):
         out_at, exit_at, l1_exits = None, None, []
-        for raw, name, rest, line in events(path):
+        for raw, name, rest, line in evs:
             t = conv(raw)
             if name == "sched_switch":
                 m = SW.search(rest)
@@ -79,7 +79,8 @@ def main(host, l1):
                 c = res.setdefault(exit_at[1], [0, 0, 0, 0])
                 c[0] += 1
                 c[2] += 1
-    print(json.dumps({"exits": res, "steal": sorted([k[0], k[1], k[2], v]
-                                                    for k, v in steal.items())}))
+    return {"exits": res, "steal": sorted([k[0], k[1], k[2], ns] for k, ns in steal.items())}
 
-main(*sys.argv[1:3])
+host, l1, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+ev0, ev1 = list(events(host)), list(events(l1))
+print(json.dumps({v: one(host, l1, ev0, ev1, v) for v in range(n)}))

@@ -65,20 +65,22 @@ PY
   else notok "seed $seed: a truth with one layer changed is caught" "$(cat "$d/check.out")"; fi
   if ! command -v trace-cmd > /dev/null; then
     skip "seed $seed: exits and steal per layer equal trace-cmd's reading" "no trace-cmd"
-  elif python3 "$HERE/nested_tracecmd.py" "$d/host.dat" "$d/l1.dat" > "$d/tc.json" 2>"$d/tc.err" &&
+  elif python3 "$HERE/nested_tracecmd.py" "$d/host.dat" "$d/l1.dat" 2 > "$d/tc.json" 2>"$d/tc.err" &&
      python3 - "$d/tc.json" "$d/exits.csv" "$d/report.json" > "$d/tc.out" 2>&1 <<'PY'
 import csv, json, sys
-tc = json.load(open(sys.argv[1]))
-got = {r["name"]: [int(r["count"]), int(r["total_ns"]), int(r["unfinished"]),
-                   int(r["below_total_ns"])]
-       for r in csv.DictReader(open(sys.argv[2])) if r["machine"] == "l2"}
-assert got == tc["exits"], (got, tc["exits"])
 rep = json.load(open(sys.argv[3]))
-v = [m for m in rep["machines"] if m["name"] == "l2"][0]["vcpus"][0]
-got = sorted((s["tid"], s["comm"], s["ns"]) for s in v["steal"])
-want = sorted((t, c, ns) for _, t, c, ns in tc["steal"])
-assert got == want, (got, want)
-assert {l for l, *_ in tc["steal"]} == {"host", "l1"}
+vcpus = [m for m in rep["machines"] if m["name"] == "l2"][0]["vcpus"]
+assert sorted(v["vcpu"] for v in vcpus) == [0, 1]
+for vc, tc in json.load(open(sys.argv[1])).items():
+    got = {r["name"]: [int(r["count"]), int(r["total_ns"]), int(r["unfinished"]),
+                       int(r["below_total_ns"])]
+           for r in csv.DictReader(open(sys.argv[2])) if r["machine"] == "l2" and r["vcpu"] == vc}
+    assert got == tc["exits"], (vc, got, tc["exits"])
+    v = [v for v in vcpus if v["vcpu"] == int(vc)][0]
+    got = sorted((s["tid"], s["comm"], s["ns"]) for s in v["steal"])
+    want = sorted((t, c, ns) for _, t, c, ns in tc["steal"])
+    assert got == want, (vc, got, want)
+    assert {l for l, *_ in tc["steal"]} == {"host", "l1"}
 PY
   then ok "seed $seed: exits and steal per layer equal trace-cmd's reading"
   else notok "seed $seed: exits and steal per layer equal trace-cmd's reading" \
@@ -99,21 +101,24 @@ assert any(x["below_total_ns"] > 0 for x in v["exits"])
 PY
 then ok "the truth plants every kind: vmm and preempted at each layer, idle, L0's part of exits"
 else notok "the truth plants every kind"; fi
-# the fused view stacks the layers: the rows of L0's CPU with L2's task 200 on top last the
-# L2 vCPU's running time of the truth, those with L2's idle task its idle time
+# the fused view stacks the layers: the rows of L0's CPU v with L2's task 200+v on top last
+# L2 vCPU v's running time of the truth, those with L2's idle task its idle time
 "$VMS" pcpus --csv "$d/host.dat" "$d/l1.dat" "$d/l2.dat" > "$d/pcpus.csv" 2>/dev/null
 if out=$(python3 - "$d" 2>&1 <<'PY'
 import csv, json, sys
 d = sys.argv[1]
-t = json.load(open(d + "/truth.json"))["l2_vcpus"][0]["ns"]
-got = {"200": 0, "0": 0}
-for r in csv.DictReader(open(d + "/pcpus.csv")):
-    if r["host"] == "host" and r["up_machine"] == "l2" and r["up_tid"] in got:
-        got[r["up_tid"]] += int(r["end_ns"]) - int(r["start_ns"])
-assert (got["200"], got["0"]) == (t["running"], t["idle"]) and t["running"], (got, t)
+rows = list(csv.DictReader(open(d + "/pcpus.csv")))
+for vt in json.load(open(d + "/truth.json"))["l2_vcpus"]:
+    v, t = vt["vcpu"], vt["ns"]
+    got = {str(200 + v): 0, "0": 0}
+    for r in rows:
+        if (r["host"], r["cpu"], r["up_machine"], r["up_vcpu"]) == ("host", str(v), "l2", str(v)) \
+           and r["up_tid"] in got:
+            got[r["up_tid"]] += int(r["end_ns"]) - int(r["start_ns"])
+    assert (got[str(200 + v)], got["0"]) == (t["running"], t["idle"]) and t["running"], (v, got, t)
 PY
-); then ok "pcpus: L0's CPU stacks L2's thread for its running time, its idle task for idle"
-else notok "pcpus: L0's CPU stacks L2's thread for its running time, its idle task for idle" "$out"; fi
+); then ok "pcpus: each L0 CPU stacks its L2 vCPU's thread for its running time, idle for idle"
+else notok "pcpus: each L0 CPU stacks its L2 vCPU's thread for its running time, idle for idle" "$out"; fi
 # the same seed gives the same files
 "$VMS" synth --scenario nested --seed 1 --events 10k --out "$TMP/again" > /dev/null 2>&1
 if cmp -s "$d/l2.dat" "$TMP/again/l2.dat" && cmp -s "$d/host.dat" "$TMP/again/host.dat"; then
