@@ -54,10 +54,10 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-echo "1..10"
+echo "1..13"
 
 if ! "$MK" "$TMP" 2>"$TMP/mk.err"; then
-  for i in 1 2 3 4 5 6 7 8 9 10; do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
+  for i in $(seq 13); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
 fi
 L0=$TMP/l0.dat L1=$TMP/l1.dat L2=$TMP/l2.dat
 
@@ -228,3 +228,89 @@ if grep -q "task-77              tid 77                       900 ns  8.2% of th
    [ "$(grep -c 'task-77 .*(l[01])$' "$TMP/r.txt")" = 3 ]; then
   ok "report: the L2 vCPU's thieves at each layer, one tid at two layers kept apart"
 else notok "report: the L2 vCPU's thieves at each layer, one tid at two layers kept apart" "$(grep -A3 'taken by' "$TMP/r.txt")"; fi
+
+# L0's nested events (l0n.dat: L0 again, with kernel 6.8's kvm_entry guest_mode and the
+# kvm_nested_* events, listed in mk_nested.c's header) are read: the L2 vCPU's layer comes
+# from L0 where L0 says. Against the rows above, by hand:
+#   [4000, 4100)  vmm at l0: L2's exit (kvm_nested_vmexit) until L0 reflects it at 4100
+#   [4100, 4300)  vmm at l1 (status 2: L1's trace has no exit yet): L0's part of the
+#                 reflected exit ended at the inject; from 4200 L1 runs its own code
+#                 (kvm_entry guest_mode 0), L1's kvm_exit comes at 4300 (it was "running")
+#   [5000, 5050)  vmm at l1: L1's kvm_entry of 4001 is traced before its VMRESUME, L0 says
+#                 L1's own code runs until L0's VMRESUME exit [5050, 5150) (vmm at l0:
+#                 kvm_nested_vmenter at 5100, L2 entered at 5150 with guest_mode 1)
+#   [7900, 7950)  vmm at l0, [7950, 8000) vmm at l1 (kvm_nested_intr_vmexit at 7950)
+#   [9100, 9150)  vmm at l1, [9150, 9250) vmm at l0 (VMRESUME), running from 9250
+# The file is named l0n, so is the machine.
+L0N=$TMP/l0n.dat
+cat > "$TMP/n2.want" <<'CSV'
+l2,0,1000,2500,0,unknown,
+l2,0,2500,3000,2,running,
+l2,0,3000,3400,2,vmm,l0n
+l2,0,3400,4000,2,running,
+l2,0,4000,4100,2,vmm,l0n
+l2,0,4100,4300,2,vmm,l1
+l2,0,4300,4500,130,vmm,l1
+l2,0,4500,4700,130,vmm,l0n
+l2,0,4700,5000,130,vmm,l1
+l2,0,5000,5050,2,vmm,l1
+l2,0,5050,5150,2,vmm,l0n
+l2,0,5150,6000,2,running,
+l2,0,6000,6100,2,vmm,l0n
+l2,0,6100,7000,2,preempted,l0n
+l2,0,7000,7100,2,vmm,l0n
+l2,0,7100,7900,2,running,
+l2,0,7900,7950,2,vmm,l0n
+l2,0,7950,8000,2,vmm,l1
+l2,0,8000,8100,130,vmm,l1
+l2,0,8100,9000,386,preempted,l1
+l2,0,9000,9100,130,vmm,l1
+l2,0,9100,9150,2,vmm,l1
+l2,0,9150,9250,2,vmm,l0n
+l2,0,9250,9500,2,running,
+l2,0,9500,10500,1,idle,
+l2,0,10500,11000,0,unknown,
+l2,0,11000,12000,0,unknown,
+CSV
+# L1's vCPU is L0's one-layer answer: the added exits VMLAUNCH [2150, 2250), VMRESUME
+# [5050, 5150) and [9150, 9250), EXTERNAL_INTERRUPT [7900, 7980) are vmm at l0n
+cat > "$TMP/n1.want" <<'CSV'
+l1,0,1000,2000,0,unknown,
+l1,0,2000,2150,2,running,
+l1,0,2150,2250,130,vmm,l0n
+l1,0,2250,3000,2,running,
+l1,0,3000,3400,130,vmm,l0n
+l1,0,3400,4000,2,running,
+l1,0,4000,4200,130,vmm,l0n
+l1,0,4200,4500,2,running,
+l1,0,4500,4700,130,vmm,l0n
+l1,0,4700,5050,2,running,
+l1,0,5050,5150,130,vmm,l0n
+l1,0,5150,6000,2,running,
+l1,0,6000,6100,130,vmm,l0n
+l1,0,6100,7000,386,preempted,l0n
+l1,0,7000,7100,130,vmm,l0n
+l1,0,7100,7900,2,running,
+l1,0,7900,7980,130,vmm,l0n
+l1,0,7980,9150,2,running,
+l1,0,9150,9250,130,vmm,l0n
+l1,0,9250,11000,2,running,
+l1,0,11000,12000,0,unknown,
+CSV
+"$VMS" vcpus --csv "$L0N" "$L1" "$L2" > "$TMP/n.csv" 2>"$TMP/n.err"; st=$?
+if [ $st -eq 0 ] && grep '^l2,' "$TMP/n.csv" | diff "$TMP/n2.want" - > "$TMP/n2.diff"; then
+  ok "vcpus with L0's nested events: the reflected exits' L1 part from the inject, by hand"
+else notok "vcpus with L0's nested events: the reflected exits' L1 part from the inject, by hand" \
+  "status $st: $(head -12 "$TMP/n2.diff") $(cat "$TMP/n.err")"; fi
+if grep '^l1,' "$TMP/n.csv" | diff "$TMP/n1.want" - > "$TMP/n1.diff"; then
+  ok "vcpus with L0's nested events: the L1 vCPU, by hand"
+else notok "vcpus with L0's nested events: the L1 vCPU, by hand" "$(head -8 "$TMP/n1.diff")"; fi
+# exits: L2's EXTERNAL_INTERRUPT exits (L1's [4300, 5000) and [8000, 9100)) as before, L0's
+# VMREAD [4500, 4700) within; L1's EXTERNAL_INTERRUPT exits in L0 [4000, 4200) 200, [6000,
+# 7100) 1100, [7900, 7980) 80, 12000 unfinished: 4, 1380 ns, min 80, p50 200
+"$VMS" exits --csv "$L0N" "$L1" "$L2" > "$TMP/ne.csv" 2>/dev/null
+if grep -qx 'l2,0,1,1,EXTERNAL_INTERRUPT,2,1800,700,1100,900,700,1100,1100,0,l1,l0n,200' "$TMP/ne.csv" &&
+   grep -qx 'l1,0,1,1,EXTERNAL_INTERRUPT,4,1380,80,1100,460,200,1100,1100,1,l0n,,0' "$TMP/ne.csv" &&
+   grep -qx 'l1,0,1,24,VMRESUME,2,200,100,100,100,100,100,100,0,l0n,,0' "$TMP/ne.csv"; then
+  ok "exits with L0's nested events, by hand"
+else notok "exits with L0's nested events, by hand" "$(cat "$TMP/ne.csv")"; fi
