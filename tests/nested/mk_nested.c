@@ -47,7 +47,11 @@
  *   9150 kvm_exit (24)   9200 kvm_nested_vmenter   9250 kvm_entry [g]
  *   12000 kvm_exit (1)
  *
- *   mk_nested DIR   writes DIR/l0.dat, DIR/l1.dat, DIR/l2.dat, DIR/l0n.dat */
+ *
+ * DIR/l2w.dat is L2 again with a wake-up for `latency`: L2 5900 sched_wakeup of tid 300
+ * (target CPU 0), 9500 switch 200 -> 300 (not to idle), 10500 switch 300 -> 200.
+ *
+ *   mk_nested DIR   writes DIR/l0.dat, DIR/l1.dat, DIR/l2.dat, DIR/l0n.dat, DIR/l2w.dat */
 #include <stdio.h>
 #include <string.h>
 
@@ -205,6 +209,30 @@ static int time_shift(struct vms_tdw *w, uint64_t peer, int64_t offset, uint64_t
 #define L1(t) ((t) + 1000000u)
 #define L2(t) (2u * (t) + 2500000u)
 
+/* DIR/l2w.dat: L2 with the wake-up listed above */
+static int write_l2w(const char *dir, struct vms_error *err)
+{
+	struct vms_tdw *w = open_one(dir, "l2w", 0x12, err);
+	if (!w)
+		return 1;
+	struct vms_ev_sched_wakeup e;
+	memset(&e, 0, sizeof e);
+	e.c.type = 374;
+	e.c.pid = 200;
+	snprintf(e.comm, sizeof e.comm, "task-300");
+	e.pid = 300;
+	e.prio = 120;
+	e.target_cpu = 0;
+	if (mk_fmt(w, "sched", "sched_wakeup", 374, vms_synth_fmt_sched_wakeup, err) ||
+	    vms_tdw_add_tsc2nsec(w, 1, 1, 0, err) || time_shift(w, 0x11, -500000, 2, err) ||
+	    sw(w, L2(2500), 0, 200, err) || vms_tdw_event(w, 0, L2(5900), &e, sizeof e, err) ||
+	    sw(w, L2(9500), 200, 300, err) || sw(w, L2(10500), 300, 200, err)) {
+		vms_tdw_discard(w);
+		return 1;
+	}
+	return vms_tdw_close(w, err) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -254,7 +282,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		if (vms_tdw_close(ws[i], &err))
 			rc = 1;
-	if (!rc && write_l0n(argv[1], &err) == 0)
+	if (!rc && write_l0n(argv[1], &err) == 0 && write_l2w(argv[1], &err) == 0)
 		return 0;
 	fprintf(stderr, "mk_nested: %s\n", err.msg);
 	return 1;

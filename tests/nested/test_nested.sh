@@ -54,10 +54,10 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-echo "1..13"
+echo "1..15"
 
 if ! "$MK" "$TMP" 2>"$TMP/mk.err"; then
-  for i in $(seq 13); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
+  for i in $(seq 15); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
 fi
 L0=$TMP/l0.dat L1=$TMP/l1.dat L2=$TMP/l2.dat
 
@@ -314,3 +314,24 @@ if grep -qx 'l2,0,1,1,EXTERNAL_INTERRUPT,2,1800,700,1100,900,700,1100,1100,0,l1,
    grep -qx 'l1,0,1,24,VMRESUME,2,200,100,100,100,100,100,100,0,l0n,,0' "$TMP/ne.csv"; then
   ok "exits with L0's nested events, by hand"
 else notok "exits with L0's nested events, by hand" "$(cat "$TMP/ne.csv")"; fi
+
+# latency names the layer of each cause (l2w.dat: L2 with task-300 woken at 5900, run at
+# 9500; mk_nested.c). With l0.dat the wait's L2 rows above give: guest-runqueue [5900,
+# 6000) + [7100, 8000) + [9100, 9500) = 1400; preempted at l0 [6100, 7000) 900 + at l1
+# [8100, 9000) 900 = 1800 (task-77 at each layer: two culprits of 900, the first, L0's,
+# named); exits at l0 [6000, 6100) + [7000, 7100) = 200, at l1 [8000, 8100) + [9000, 9100)
+# = 200. Below the guest's host (l1): preempted 900, exits 200.
+H='machine,tid,comm,wakeup,run,latency_ns,guest_runqueue_ns,preempted_ns,exits_ns,halted_wakeup_ns,unknown_ns,top_cause,culprit,layer,below_layer,below_preempted_ns,below_exits_ns,below_halted_wakeup_ns'
+"$VMS" latency --csv "$L0" "$L1" "$TMP/l2w.dat" > "$TMP/lat.csv" 2>"$TMP/lat.err"
+if [ "$(head -1 "$TMP/lat.csv")" = "$H" ] &&
+   grep -qx 'l2,300,task-300,5900,9500,3600,1400,1800,400,0,0,preempted,host task-77 (tid 77) at l0,l0,l0,900,200,0' "$TMP/lat.csv"; then
+  ok "latency: each cause's layer (preempted and exits at l0 and l1), by hand"
+else notok "latency: each cause's layer (preempted and exits at l0 and l1), by hand" "$(cat "$TMP/lat.csv" "$TMP/lat.err")"; fi
+# With L0's nested events (l0n.dat; the L2 rows of the nested-events test): guest-runqueue
+# [5900, 6000) + [7100, 7900) + [9250, 9500) = 1150; preempted as above; exits at l0n
+# [6000, 6100) + [7000, 7100) + [7900, 7950) + [9150, 9250) = 350, at l1 [7950, 8000) +
+# [8000, 8100) + [9000, 9100) + [9100, 9150) = 300
+"$VMS" latency --json "$L0N" "$L1" "$TMP/l2w.dat" > "$TMP/lat.json" 2>/dev/null
+if grep -q '"latency_ns":3600,"ns":{"guest-runqueue":1150,"preempted":1800,"exits":650,"halted-wakeup":0,"unknown":0},"top_cause":"preempted","culprit":"host task-77 (tid 77) at l0n","layer":"l0n","below_layer":"l0n","below":{"ns":{"preempted":900,"exits":350,"halted-wakeup":0}}' "$TMP/lat.json"; then
+  ok "latency --json with L0's nested events: the layers of the causes, by hand"
+else notok "latency --json with L0's nested events: the layers of the causes, by hand" "$(head -2 "$TMP/lat.json")"; fi
