@@ -54,10 +54,10 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-echo "1..15"
+echo "1..16"
 
 if ! "$MK" "$TMP" 2>"$TMP/mk.err"; then
-  for i in $(seq 15); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
+  for i in $(seq 16); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
 fi
 L0=$TMP/l0.dat L1=$TMP/l1.dat L2=$TMP/l2.dat
 
@@ -335,3 +335,29 @@ else notok "latency: each cause's layer (preempted and exits at l0 and l1), by h
 if grep -q '"latency_ns":3600,"ns":{"guest-runqueue":1150,"preempted":1800,"exits":650,"halted-wakeup":0,"unknown":0},"top_cause":"preempted","culprit":"host task-77 (tid 77) at l0n","layer":"l0n","below_layer":"l0n","below":{"ns":{"preempted":900,"exits":350,"halted-wakeup":0}}' "$TMP/lat.json"; then
   ok "latency --json with L0's nested events: the layers of the causes, by hand"
 else notok "latency --json with L0's nested events: the layers of the causes, by hand" "$(head -2 "$TMP/lat.json")"; fi
+
+# The Perfetto export names the layer: every l2 vcpus row with a layer (by hand above, with
+# L0's nested events) is a slice "STATE at LAYER" of the same start and length on l2's vCPU
+# 0 track (the Chrome JSON form of the same timeline: us), and no other slice there has one
+"$VMS" export -o "$TMP/n.json" "$L0N" "$L1" "$L2" > /dev/null 2>"$TMP/x.err"
+if python3 - "$TMP/n.json" "$TMP/n2.want" > "$TMP/x.diff" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d['traceEvents'] if isinstance(d, dict) else d
+pid = [e['pid'] for e in ev if e.get('ph') == 'M' and e.get('name') == 'process_name'
+       and e['args']['name'].startswith('l2 ')][0]
+tid = [e['tid'] for e in ev if e.get('ph') == 'M' and e.get('name') == 'thread_name'
+       and e['pid'] == pid and e['args']['name'] == 'vCPU 0'][0]
+got = sorted((round(e['ts'] * 1000), round(e['dur'] * 1000), e['name']) for e in ev
+             if e.get('ph') == 'X' and e['pid'] == pid and e['tid'] == tid and ' at ' in e['name'])
+want = []
+for line in open(sys.argv[2]):
+    m, v, a, b, st, state, layer = line.strip().split(',')
+    if layer:
+        want.append((int(a), int(b) - int(a), state + ' at ' + layer))
+if got != sorted(want) or len(want) != 18:
+    print('got', got, 'want', sorted(want))
+    sys.exit(1)
+PY
+then ok "export: the L2 vCPU's slices named with their layer (vmm at l0n, preempted at l1), = vcpus"
+else notok "export: the L2 vCPU's slices named with their layer (vmm at l0n, preempted at l1), = vcpus" "$(head -c 600 "$TMP/x.diff") $(cat "$TMP/x.err")"; fi
