@@ -54,10 +54,10 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-echo "1..16"
+echo "1..17"
 
 if ! "$MK" "$TMP" 2>"$TMP/mk.err"; then
-  for i in $(seq 16); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
+  for i in $(seq 17); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
 fi
 L0=$TMP/l0.dat L1=$TMP/l1.dat L2=$TMP/l2.dat
 
@@ -361,3 +361,16 @@ if got != sorted(want) or len(want) != 18:
 PY
 then ok "export: the L2 vCPU's slices named with their layer (vmm at l0n, preempted at l1), = vcpus"
 else notok "export: the L2 vCPU's slices named with their layer (vmm at l0n, preempted at l1), = vcpus" "$(head -c 600 "$TMP/x.diff") $(cat "$TMP/x.err")"; fi
+
+# The HTML page's slices name the layer (its tooltips show a slice's name): L0's VMREAD in
+# L1's handling of L2's exit "exit VMREAD at l0n", L1's handling "exit EXTERNAL_INTERRUPT at
+# l1", who ran instead at each layer "instead: task-77 (77) at l0n" / "... at l1"
+"$VMS" html -o "$TMP/n.html" "$L0N" "$L1" "$L2" > /dev/null 2>&1
+miss=""
+for nm in "exit VMREAD at l0n" "exit EXTERNAL_INTERRUPT at l1" "exit EPT_VIOLATION at l0n" \
+          "instead: task-77 (77) at l0n" "instead: task-77 (77) at l1"; do
+  grep -qF "\"$nm\"" "$TMP/n.html" || miss="$miss [$nm]"
+done
+if [ -z "$miss" ]; then
+  ok "html: the slices of a nested model name their layer"
+else notok "html: the slices of a nested model name their layer" "missing:$miss"; fi
