@@ -624,6 +624,20 @@ static __attribute__((noinline)) int32_t update_nested(struct an_sm *sm, struct 
 			layer = v->host;
 			*ex = lo->refl_reason != UINT32_MAX ? lo : v;
 		}
+	} else if (*state == VMS_STATE_UNKNOWN && v->host_known && !v->vmm && !v->preempted &&
+		   v->run_cpu >= 0 && v->run_cpu < v->lower_n) {
+		/* L1 does not say what its thread runs (no trace of L2: its base is unknown), but
+		 * L0 may: the L1 vCPU it is on in L0's exit of L2's code, or off its CPU while
+		 * running L2 (kvm_nested_vmexit, guest_mode, vmenter), is L0's on L2's behalf */
+		struct sm_vcpu *lo = &sm->v[v->lower_base + v->run_cpu];
+		v->lower_cur = (int32_t)lo->vidx;
+		lo->upper = (int32_t)v->vidx;
+		if (lo->l2_mode == 1 && (lo->state == VMS_STATE_VMM || is_away(lo->state))) {
+			*state = lo->state;
+			layer = lo->host;
+			*polling = false;
+			*ex = lo;
+		}
 	}
 	return layer;
 }
