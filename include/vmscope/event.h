@@ -21,7 +21,9 @@ enum vms_kind {
 	                           f3 prev_prio, f4 next_prio; s0 prev_comm, s1 next_comm */
 	VMS_K_SCHED_WAKEUP,     /* f0 tid, f1 target_cpu, f2 prio; s0 comm (sched_wakeup and
 	                           sched_wakeup_new) */
-	VMS_K_KVM_ENTRY,        /* f0 vcpu_id, f1 rip */
+	VMS_K_KVM_ENTRY,        /* f0 vcpu_id, f1 rip, f2 guest_mode + 1 where the format records
+	                           it (kernels since 6.8: 2 the vCPU enters its own guest, L2;
+	                           1 its own code), 0 where it does not */
 	VMS_K_KVM_EXIT,         /* f0 exit_reason, f1 isa (1 VMX, 2 SVM), f2 guest_rip, f3 info1,
 	                           f4 info2 */
 	VMS_K_VMSYNC_GH_GUEST,  /* f0 vm_uid, f1 cnt: guest -> host message, sent by the guest */
@@ -48,6 +50,14 @@ enum vms_kind {
 	                           vCPU thread when a HLT exit's halt ends */
 	VMS_K_PROCESS_EXEC,     /* f0 tid (after exec the thread leads its process: tid = pid);
 	                           s0 the file executed (LTTng: its base name) */
+	/* nested KVM, recorded by L0 on the thread of an L1 vCPU (docs/DESIGN.md, nested) */
+	VMS_K_KVM_NESTED_VMENTER, /* L1 entered its guest (kvm_nested_vmenter, AMD's older
+	                           kvm_nested_vmrun): the next kvm_entry runs L2 code */
+	VMS_K_KVM_NESTED_VMEXIT,  /* an exit of L2 code, to L0 (kvm_nested_vmexit): f0
+	                           exit_reason, f1 isa */
+	VMS_K_KVM_NESTED_INJECT,  /* L0 reflects L2's exit into L1 (kvm_nested_vmexit_inject,
+	                           kvm_nested_intr_vmexit): L1's hypervisor handles it from here;
+	                           f0 exit_code (0 for intr_vmexit), f1 isa */
 	VMS_K_COUNT
 };
 

@@ -53,7 +53,15 @@ struct vms_wakeup {
 	uint32_t exit_isa, exit_reason; /* the exit reason that cost the most (exits > 0) */
 	enum vms_cause top;           /* the largest cause */
 	char culprit[48];             /* who, for the top cause: the guest thread, the host
-	                                 thread, the exit reason ("exit:HLT"), "" unknown */
+	                                 thread, the exit reason ("exit:HLT"), "" unknown; a
+	                                 nested guest's culprit at the layer below its host (L0)
+	                                 ends with " at " and that machine's name */
+	/* nested guests (vms_model_nested): the layer of each cause (vms_obs_vcpu_state.layer):
+	 * of ns[], the part at the layer below the guest's host (L0 for an L2 guest, below_layer;
+	 * the rest is at its host, L1); 0 and -1 for a guest of one layer */
+	uint64_t below_ns[VMS_CAUSE_COUNT];
+	int32_t below_layer;
+	int32_t layer;                /* the top culprit's layer, -1 none */
 };
 
 /* Per guest thread, after finish */

@@ -42,6 +42,9 @@ void vms_analysis_wanted_kinds(bool wanted[VMS_K_COUNT])
 	wanted[VMS_K_KVM_ENTRY] = true;
 	wanted[VMS_K_KVM_EXIT] = true;
 	wanted[VMS_K_KVM_VCPU_WAKEUP] = true;
+	wanted[VMS_K_KVM_NESTED_VMENTER] = true;
+	wanted[VMS_K_KVM_NESTED_VMEXIT] = true;
+	wanted[VMS_K_KVM_NESTED_INJECT] = true;
 }
 
 int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o)

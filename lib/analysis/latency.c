@@ -41,6 +41,7 @@ struct lt_hist {
 	int32_t tid;               /* guest-runqueue: the guest thread (<= 0: idle); preempted:
 	                              the host thread (-1 unknown) */
 	uint32_t isa, reason;      /* exits and HLT: the exit (reason UINT32_MAX: not recorded) */
+	int32_t layer;             /* the machine whose hypervisor or scheduler it is at, -1 */
 	char comm[24];
 };
 
@@ -49,6 +50,7 @@ struct lt_vcpu {
 	enum vms_vcpu_state state;
 	int32_t exit_reason;
 	uint32_t isa;
+	int32_t layer, host;       /* the state's layer and the vCPU's host (observe.h) */
 	int32_t gtid;
 	char gcomm[24];
 	int32_t instead_tid;
@@ -103,6 +105,7 @@ static void current(const struct lt_vcpu *v, struct lt_hist *e, uint64_t t)
 	e->t = t;
 	e->tid = -1;
 	e->isa = e->reason = 0;
+	e->layer = v->layer;
 	e->comm[0] = '\0';
 	switch (v->state) {
 	case VMS_STATE_RUNNING:
@@ -140,11 +143,26 @@ static void current(const struct lt_vcpu *v, struct lt_hist *e, uint64_t t)
 static bool same_culprit(const struct lt_hist *a, const struct lt_hist *b)
 {
 	return a->cause == b->cause && a->tid == b->tid && a->isa == b->isa &&
-	       a->reason == b->reason;
+	       a->reason == b->reason && a->layer == b->layer;
 }
 
-/* The culprit as the wake-up tells it: the guest thread, the host thread, the exit. */
-static void culprit_name(const struct lt_hist *e, char *buf, size_t len)
+static void culprit_what(const struct lt_hist *e, char *buf, size_t len);
+
+/* The culprit as the wake-up tells it: the guest thread, the host thread, the exit; of a
+ * nested guest's vCPU (host: its L1) at the layer below, " at " that machine (L0). */
+static void culprit_name(const struct vms_latency *l, int32_t host, const struct lt_hist *e,
+			 char *buf, size_t len)
+{
+	culprit_what(e, buf, len);
+	const struct vms_machine *mc;
+	if (__builtin_expect(e->layer >= 0 && e->layer != host, 0) && buf[0] &&
+	    (mc = vms_model_machine_c(l->model, (uint32_t)e->layer)) && mc->name) {
+		size_t n = strlen(buf);
+		snprintf(buf + n, len - n, " at %s", mc->name);
+	}
+}
+
+static void culprit_what(const struct lt_hist *e, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	switch (e->cause) {
@@ -274,6 +292,7 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 	w.waker_vcpu = th->waker;
 	w.wakeup = th->tw;
 	w.run = tr > th->tw ? tr : th->tw;
+	w.below_layer = w.layer = -1;
 	w.latency = w.run - w.wakeup;
 	struct tally cul[VMS_CAUSE_COUNT][8], ex[16];
 	uint32_t ncul[VMS_CAUSE_COUNT] = {0}, nex = 0;
@@ -296,6 +315,10 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 			continue;
 		const struct lt_hist *e = &v->h[i];
 		w.ns[e->cause] += b - a;
+		if (__builtin_expect(e->layer >= 0 && e->layer != v->host, 0)) {
+			w.below_ns[e->cause] += b - a;   /* a nested guest's, at L0 */
+			w.below_layer = e->layer;
+		}
 		tally_add(cul[e->cause], &ncul[e->cause], 8, e, b - a);
 		if (e->cause == VMS_CAUSE_EXITS)
 			tally_add(ex, &nex, 16, e, b - a);
@@ -327,6 +350,8 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 			w.exit_isa = ex[i].e->isa;
 			w.exit_reason = ex[i].e->reason;
 		}
+	if (who)
+		w.layer = who->layer;
 	th->pending = false;
 	if (v->pending)
 		v->pending--;
@@ -356,7 +381,7 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 	/* the history is the vCPU's: read before anyone records into it again */
 	if (l->fn) {
 		if (who)
-			culprit_name(who, w.culprit, sizeof w.culprit);
+			culprit_name(l, v->host, who, w.culprit, sizeof w.culprit);
 		l->fn(l->ctx, &w);
 	}
 }
@@ -371,6 +396,8 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	v->state = o->state;
 	v->exit_reason = o->exit_reason;
 	v->isa = o->isa;
+	v->layer = o->layer;
+	v->host = o->host;
 	note(l, o->vidx, o->t);
 }
 
@@ -497,8 +524,8 @@ static void on_finish(void *ctx, uint64_t t_end)
 				best = th->tail[k].ns[topc];
 				r->tail_culprit[0] = '\0';
 				if (th->tail[k].top == topc && th->tail[k].has_who)
-					culprit_name(&th->tail[k].who, r->tail_culprit,
-						     sizeof r->tail_culprit);
+					culprit_name(l, l->v[th->vidx].host, &th->tail[k].who,
+						     r->tail_culprit, sizeof r->tail_culprit);
 			}
 	}
 	qsort(l->out, l->nr_th, sizeof *l->out, cmp_thread);
@@ -547,6 +574,7 @@ static int layout(struct vms_latency *l, const struct vms_model *model)
 			v->machine = m;
 			v->vcpu = n;
 			v->gtid = v->instead_tid = v->exit_reason = -1;
+			v->layer = v->host = -1;
 			v->untraced = mc->source < 0;
 		}
 	}

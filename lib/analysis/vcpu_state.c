@@ -88,6 +88,13 @@ struct sm_vcpu {
 	 * update (-1 none); for an L1 vCPU, upper is the L2 vCPU that last composed with it */
 	int32_t lower_base, lower_n, lower_cur, upper;
 	int32_t layer;             /* the published layer (vms_obs_vcpu_state.layer) */
+	/* an L1 vCPU, from L0's nested events (kvm_entry's guest_mode, kvm_nested_*): whose
+	 * code it runs, -1 not recorded, 0 L1's own, 1 its guest's (L2); reflected: in this L0
+	 * exit, L0 reflected L2's exit into L1 (kvm_nested_vmexit_inject), whose hypervisor
+	 * handles it from there (refl_reason, refl_isa: that exit) */
+	int8_t l2_mode;
+	bool reflected;
+	uint32_t refl_reason, refl_isa;
 };
 
 struct sm_cpu {
@@ -180,6 +187,8 @@ struct an_sm *an_sm_new(const struct an_layout *L)
 		v->last_stream = -1;
 		v->occ_gtid = v->gm_host = v->gm_cpu = v->occ_cpu = -1;
 		v->lower_base = v->lower_cur = v->upper = v->layer = -1;
+		v->l2_mode = -1;
+		v->refl_reason = UINT32_MAX;
 		int32_t h = v->host;
 		/* L1 is a guest of a traced-or-untraced host and has vCPUs of its own: an L2 vCPU's
 		 * state is composed with the state of the L1 vCPU its thread runs on */
@@ -572,13 +581,15 @@ static void halt_resolve(struct an_sm *sm, struct sm_vcpu *v, bool have_wake, ui
 			 uint64_t t_now);
 
 /* A nested guest's vCPU (L2): its shown state composed with the L1 vCPU its thread runs
- * on; returns the layer (vms_obs_vcpu_state.layer) and may change *state and *polling. */
+ * on; returns the layer (vms_obs_vcpu_state.layer) and may change *state and *polling;
+ * *ex is the vCPU whose exit a VMM state is told of, when not v's own. */
 static __attribute__((noinline)) int32_t update_nested(struct an_sm *sm, struct sm_vcpu *v,
 							enum vms_vcpu_state *state,
-							bool *polling)
+							bool *polling, const struct sm_vcpu **ex)
 {
 	int32_t layer = *state == VMS_STATE_VMM || is_away(*state) ? v->host : -1;
 	v->lower_cur = -1;
+	*ex = v;
 	if ((*state == VMS_STATE_RUNNING || *state == VMS_STATE_IDLE || *state == VMS_STATE_VMM) &&
 	    v->run_cpu >= 0 && v->run_cpu < v->lower_n) {
 		/* its thread is on L1 vCPU run_cpu: when that vCPU is in L0's exit or off its
@@ -587,13 +598,45 @@ static __attribute__((noinline)) int32_t update_nested(struct an_sm *sm, struct 
 		struct sm_vcpu *lo = &sm->v[v->lower_base + v->run_cpu];
 		v->lower_cur = (int32_t)lo->vidx;
 		lo->upper = (int32_t)v->vidx;
-		if (lo->state == VMS_STATE_VMM || is_away(lo->state)) {
+		bool l1_view_runs = *state == VMS_STATE_RUNNING || *state == VMS_STATE_IDLE;
+		if (lo->state == VMS_STATE_VMM && lo->reflected) {
+			/* L0 reflected L2's exit into L1: L0's part ended at the inject, the rest
+			 * is L1's hypervisor's (before L1's own kvm_exit, when it has one) */
+			if (l1_view_runs) {
+				*state = VMS_STATE_VMM;
+				*ex = lo;
+			}
+			layer = v->host;
+		} else if (lo->state == VMS_STATE_VMM || is_away(lo->state)) {
 			*state = lo->state;
 			layer = lo->host;
 			*polling = false;
+			*ex = lo;
 		} else if (lo->state == VMS_STATE_UNKNOWN) {
 			*state = VMS_STATE_UNKNOWN;   /* what L0 did is not known */
 			layer = -1;
+		} else if (lo->l2_mode == 0 && l1_view_runs) {
+			/* L0 says the L1 vCPU runs L1's own code while L1's trace says L2 runs:
+			 * L1's hypervisor handles L2's exit (its kvm_exit not yet, or not,
+			 * recorded), or prepares L2's entry (after its kvm_entry, before the
+			 * VMRESUME that L0 sees) */
+			*state = VMS_STATE_VMM;
+			layer = v->host;
+			*ex = lo->refl_reason != UINT32_MAX ? lo : v;
+		}
+	} else if (*state == VMS_STATE_UNKNOWN && v->host_known && !v->vmm && !v->preempted &&
+		   v->run_cpu >= 0 && v->run_cpu < v->lower_n) {
+		/* L1 does not say what its thread runs (no trace of L2: its base is unknown), but
+		 * L0 may: the L1 vCPU it is on in L0's exit of L2's code, or off its CPU while
+		 * running L2 (kvm_nested_vmexit, guest_mode, vmenter), is L0's on L2's behalf */
+		struct sm_vcpu *lo = &sm->v[v->lower_base + v->run_cpu];
+		v->lower_cur = (int32_t)lo->vidx;
+		lo->upper = (int32_t)v->vidx;
+		if (lo->l2_mode == 1 && (lo->state == VMS_STATE_VMM || is_away(lo->state))) {
+			*state = lo->state;
+			layer = lo->host;
+			*polling = false;
+			*ex = lo;
 		}
 	}
 	return layer;
@@ -620,13 +663,14 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	bool polling = state == VMS_STATE_HALTED && v->halt == HALT_ON_CPU && v->polling &&
 		       !v->preempted;
 	int32_t layer;
+	const struct sm_vcpu *ex = v;   /* whose exit a VMM state is told of */
 	if (__builtin_expect(v->lower_base < 0, 1)) {
 		/* one layer: the layer follows from the state (the early return as before) */
 		if (status == v->status && state == v->state && polling == v->pub_polling)
 			return;
 		layer = state == VMS_STATE_VMM || is_away(state) ? v->host : -1;
 	} else {
-		layer = update_nested(sm, v, &state, &polling);
+		layer = update_nested(sm, v, &state, &polling, &ex);
 		if (status == v->status && state == v->state && polling == v->pub_polling &&
 		    layer == v->layer)
 			return;
@@ -641,10 +685,13 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 					   : v->run_cpu,
 		.exit_reason = -1, .isa = 0, .halt_polling = polling, .layer = layer,
 	};
-	const struct sm_vcpu *ex = layer >= 0 && layer != v->host && v->lower_cur >= 0
-					   ? &sm->v[v->lower_cur] : v;   /* L0's exit, told as such */
-	if (state == VMS_STATE_VMM && ex->have_exit) {
-		o.exit_reason = (int32_t)(ex->exit_reason & INT32_MAX);
+	if (state == VMS_STATE_VMM && ex != v && ex->refl_reason != UINT32_MAX &&
+	    (ex->reflected || !ex->vmm)) {
+		/* L1's part of a reflected exit: the exit L0 reflected */
+		o.exit_reason = (int32_t)(ex->refl_reason & INT32_MAX);
+		o.isa = ex->refl_isa;
+	} else if (state == VMS_STATE_VMM && (ex != v || v->vmm) && ex->have_exit) {
+		o.exit_reason = (int32_t)(ex->exit_reason & INT32_MAX);   /* L0's exit, as such */
 		o.isa = ex->exit_isa;
 	}
 	bool poll_changed = polling != v->pub_polling;
@@ -939,6 +986,14 @@ static inline void publish_mode(struct an_sm *sm, const struct sm_vcpu *v, uint3
 	PUBLISH(sm, vcpu_mode, &mo);
 }
 
+/* An L1 vCPU runs its guest's code (l2) or its own from now. */
+static void nested_mode(struct sm_vcpu *v, bool l2)
+{
+	v->l2_mode = l2 ? 1 : 0;
+	if (l2)
+		v->refl_reason = UINT32_MAX;   /* L1 handled what was reflected */
+}
+
 SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uint64_t t,
 		   const bool occ)
 {
@@ -965,6 +1020,7 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		v->exit_info1 = ev->f[3];
 		v->exit_info2 = ev->f[4];
 		v->exit_cpu = ev->cpu;
+		v->reflected = false;
 		publish_mode(sm, v, h, ev, t);
 		if (occ)
 			occ_mode(sm, v, h, ev->cpu, ev->tid, false, t);
@@ -988,8 +1044,35 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		v->vmm = false;
 		v->halt = HALT_NONE;
 		v->polling = false;
+		v->reflected = false;
+		if (__builtin_expect(ev->f[2] != 0, 0))
+			nested_mode(v, ev->f[2] == 2);
 	}
 	update(sm, v, t);
+}
+
+/* L0's nested events on an L1 vCPU's thread (docs/DESIGN.md, nested): whose code it runs,
+ * and which of L2's exits L0 reflected into L1. */
+static void on_nested(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uint64_t t)
+{
+	struct sm_vcpu *v = vcpu_of_thread(sm, h, ev->tid);
+	if (!v)
+		return;
+	if (ev->kind == VMS_K_KVM_NESTED_INJECT) {
+		v->l2_mode = 0;
+		v->reflected = v->exit_pending;
+		/* kvm_nested_vmexit_inject names the exit L1 is given; kvm_nested_intr_vmexit
+		 * does not (no isa): the exit L0 is in */
+		bool named = ev->f[1] == 1 || ev->f[1] == 2;
+		v->refl_reason = named ? (uint32_t)ev->f[0] & INT32_MAX
+				       : v->exit_pending ? v->exit_reason & INT32_MAX : UINT32_MAX;
+		v->refl_isa = named ? (uint32_t)ev->f[1] : v->exit_isa;
+	} else {
+		/* kvm_nested_vmexit: L2's code exited to L0; kvm_nested_vmenter: L1 entered L2 */
+		nested_mode(v, true);
+	}
+	if (v->upper >= 0 && sm->v[v->upper].lower_cur == (int32_t)v->vidx)
+		update(sm, &sm->v[v->upper], t);
 }
 
 /* kvm_vcpu_wakeup: a halt ends (f0 ns halted or polled, f1 waited, f2 valid). */
@@ -1094,6 +1177,9 @@ SM_HOT void sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t, c
 			case VMS_K_KVM_EXIT: on_kvm(sm, m, ev, t, occ); break;
 			case VMS_K_KVM_VCPU_WAKEUP: on_vcpu_wakeup(sm, m, ev, t); break;
 			case VMS_K_SCHED_WAKEUP: on_host_wakeup(sm, m, ev, t); break;
+			case VMS_K_KVM_NESTED_VMENTER:
+			case VMS_K_KVM_NESTED_VMEXIT:
+			case VMS_K_KVM_NESTED_INJECT: on_nested(sm, m, ev, t); break;
 			default: break;
 			}
 		}

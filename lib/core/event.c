@@ -21,6 +21,9 @@ static const char *const kind_names[VMS_K_COUNT] = {
 	[VMS_K_TRACEPOINT] = "tracepoint",
 	[VMS_K_KVM_VCPU_WAKEUP] = "kvm_vcpu_wakeup",
 	[VMS_K_PROCESS_EXEC] = "process_exec",
+	[VMS_K_KVM_NESTED_VMENTER] = "kvm_nested_vmenter",
+	[VMS_K_KVM_NESTED_VMEXIT] = "kvm_nested_vmexit",
+	[VMS_K_KVM_NESTED_INJECT] = "kvm_nested_inject",
 };
 
 const char *vms_kind_name(enum vms_kind kind)

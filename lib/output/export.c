@@ -5,7 +5,8 @@
  * Where each kind of slice comes from:
  *   CPU n               the fused view (pcpu_view.c), whose observer this one feeds
  *   vCPU n              vcpu_state (maximal intervals, as `vmscope vcpus` gets them from
- *                       the vcpu_interval sink)
+ *                       the vcpu_interval sink); with nested guests (vms_model_nested) a
+ *                       state with a layer is named with it: "vmm at l0"
  *   vCPU n exits        exit_begin opens, exit_end closes (as `vmscope exits` counts them)
  *   guest thread        guest_switch opens/closes "running on vCPU n"; the overlays (as
  *                       `vmscope threads`), made here from the records by the analysis's own
@@ -39,6 +40,7 @@ struct xv {                      /* per vCPU */
 	bool kept;                   /* by the filter: its tracks exist */
 	uint64_t st_start;           /* its state's slice: since when, and which state */
 	enum vms_vcpu_state st;
+	uint32_t st_name;            /* its slice's name when not state_name[st] (nested) */
 	uint32_t state_tr, exits_tr, rate_tr, steal_tr;
 	int32_t run_gtid;            /* guest thread whose running slice is open, -1 none */
 	uint32_t run_tr;             /* its track */
@@ -132,6 +134,8 @@ struct xback {
 	struct vms_keymap thief_ix;  /* (host, tid) -> index in thieves + 1 */
 	struct xthief *thieves;
 	uint32_t nr_thieves, cap_thieves;
+	bool nested;                 /* vms_model_nested: states are named with their layer */
+	struct vms_keymap layer_name; /* state << 32 | layer -> "STATE at MACHINE"'s name id */
 	struct vms_keymap vmm_name;  /* vmm << 63 | isa << 32 | exit reason -> name id of
 	                                "REASON" (an exit) or "vmm: REASON" (an overlay) */
 	uint32_t (*rdirect)[RD_ISAS][RD_REASONS]; /* [vmm]: the same for small isa and reason */
@@ -469,8 +473,27 @@ static inline void state_slice(struct xback *x, struct xv *v, uint64_t t)
 {
 	if (t <= v->st_start)
 		return;
-	vms_tl_slice(x->tl, v->state_tr, v->st_start, t, x->state_name[v->st], NULL, 0);
+	vms_tl_slice(x->tl, v->state_tr, v->st_start, t,
+		     v->st_name ? v->st_name : x->state_name[v->st], NULL, 0);
 	v->st_start = t;
+}
+
+/* "vmm at l0": a state and the machine of its cause, made once per pair (0: out of memory,
+ * the state's own name is used) */
+static __attribute__((noinline)) uint32_t layer_state_name(struct xback *x,
+							    enum vms_vcpu_state st, uint32_t layer)
+{
+	uint64_t key = (uint64_t)st << 32 | layer, *v = vms_keymap_get(&x->layer_name, key);
+	if (v)
+		return (uint32_t)*v;
+	const struct vms_machine *mc = vms_model_machine_c(x->m, layer);
+	char name[96];
+	snprintf(name, sizeof name, "%s at %s", vms_vcpu_state_name(st),
+		 mc && mc->name ? mc->name : "?");
+	uint32_t id = vms_tl_name(x->tl, name);
+	if (id && !vms_keymap_put(&x->layer_name, key, id, NULL))
+		x->failed = true;
+	return id;
 }
 
 static void on_vcpu_state(struct xback *x, const struct xr_state *o)
@@ -482,6 +505,8 @@ static void on_vcpu_state(struct xback *x, const struct xr_state *o)
 	 * an interval made fewer per state */
 	state_slice(x, v, o->t);
 	v->st = o->state < VMS_STATE_COUNT ? (enum vms_vcpu_state)o->state : VMS_STATE_UNKNOWN;
+	v->st_name = __builtin_expect(x->nested, 0) && o->layer >= 0
+			     ? layer_state_name(x, v->st, (uint32_t)o->layer) : 0;
 	advance(x, v, o->t);
 	bool pre = o->state == VMS_STATE_PREEMPTED;
 	if (v->preempted && !pre) {
@@ -762,6 +787,7 @@ static void free_state(struct xback *x)
 	vms_keymap_free(&x->thief_ix);
 	free(x->thieves);
 	vms_keymap_free(&x->vmm_name);
+	vms_keymap_free(&x->layer_name);
 	free(x->rdirect);
 	names_free(&x->occupants);
 	names_free(&x->insteads);
@@ -789,6 +815,8 @@ static int make_state(struct xback *x, const struct vms_model *model)
 	vms_keymap_init(&x->gthread_tr);
 	vms_keymap_init(&x->thief_ix);
 	vms_keymap_init(&x->vmm_name);
+	vms_keymap_init(&x->layer_name);
+	x->nested = vms_model_nested(model);
 	vms_keymap_init(&x->occupants.map);
 	vms_keymap_init(&x->insteads.map);
 	x->nr_mach = vms_model_nr_machines(model);

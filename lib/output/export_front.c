@@ -113,7 +113,9 @@ static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	struct vms_export *x = ctx;
 	struct xr_state *r = rec_begin(x, sizeof *r);
 	*r = (struct xr_state){ .kind = XR_STATE, .machine = o->machine, .vcpu = o->vcpu,
-				.state = (uint16_t)o->state, .isa = (uint16_t)o->isa,
+				.state = (uint8_t)o->state, .isa = (uint8_t)o->isa,
+				.layer = o->layer >= 0 && o->layer <= INT16_MAX ? (int16_t)o->layer
+										: -1,
 				.exit_reason = o->exit_reason, .host_tid = o->host_tid, .t = o->t };
 	rec_end(x, r);
 }

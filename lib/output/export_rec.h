@@ -51,7 +51,9 @@ struct xr_time {                 /* XR_START: the first time; XR_FINISH: the end
 
 struct xr_state {                /* a vCPU's state changed at t (what the overlays read too) */
 	uint32_t kind, machine, vcpu;
-	uint16_t state, isa;         /* isa: VMM's, else 0 */
+	uint8_t state, isa;          /* isa: VMM's, else 0 */
+	int16_t layer;               /* the machine of its cause (observe.h), -1 none (or past
+	                                INT16_MAX machines: not named) */
 	int32_t exit_reason;         /* VMM: the pending exit's reason, else -1 */
 	int32_t host_tid;            /* the vCPU's host thread, -1 unknown */
 	uint64_t t;

@@ -44,6 +44,7 @@ struct html_vcpu {
 	uint32_t gname;          /* its name index */
 	int32_t trow;            /* the row of that guest thread, -1 none */
 	uint32_t who;            /* the vCPU's slice name now */
+	int32_t layer;           /* the machine of its state's cause (observe.h), -1 none */
 };
 
 /* Exit latency histogram of one (guest, isa, reason): bins of a quarter power of two */
@@ -60,6 +61,7 @@ struct vms_html {
 	struct vms_pcpu_view *pv;    /* the fused view, fed by this writer's observer */
 	struct vms_observer pvo;
 	const struct vms_model *model;
+	bool nested;                 /* vms_model_nested: slices name the layer of their cause */
 	struct hs_summary sum;
 	struct html_row *rows;       /* parallel to sum.rows */
 	uint32_t nr_rows, cap_rows;

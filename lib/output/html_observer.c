@@ -77,7 +77,8 @@ uint32_t html_namef(struct vms_html *h, const char *fmt, ...)
  * observation would cost more than the observation. kind: the kind of name; hi: up to 28
  * bits; lo: 32 bits. A cache entry is the name's index + 1, with bit 32 set when the name is
  * final (a thread seen without its comm gets "tid N" until its comm is known). */
-enum { NK_THREAD = 1, NK_EXIT, NK_PCPU_GUEST, NK_PCPU_VMM, NK_PCPU_HOST, NK_INSTEAD, NK_ON_VCPU };
+enum { NK_THREAD = 1, NK_EXIT, NK_PCPU_GUEST, NK_PCPU_VMM, NK_PCPU_HOST, NK_INSTEAD, NK_ON_VCPU,
+       NK_LAYER };
 #define NK_FINAL (1ull << 32)
 
 static uint64_t name_key(unsigned kind, uint64_t hi, uint32_t lo)
@@ -217,6 +218,18 @@ static uint32_t exit_name(struct vms_html *h, uint32_t isa, uint32_t reason)
 	return cache_put(h, key, n ? html_namef(h, "exit %s", n) : html_namef(h, "exit %u", reason), true);
 }
 
+/* A nested guest's slice name who with the layer of its cause: "exit EPT_VIOLATION at l0" */
+static uint32_t at_layer(struct vms_html *h, uint32_t who, int32_t layer)
+{
+	if (__builtin_expect(!h->nested, 1) || layer < 0 || !who || who >= h->nr_names)
+		return who;
+	uint64_t key = name_key(NK_LAYER, (uint32_t)layer, who), e = cache_get(h, key);
+	if (e)
+		return entry_name(e);
+	return cache_put(h, key, html_namef(h, "%s at %s", h->names[who],
+					      machine_name(h, (uint32_t)layer)), true);
+}
+
 /* The name of what a thread row shows while its vCPU is in `state` */
 static uint32_t thread_who(struct vms_html *h, const struct html_vcpu *v, uint32_t vcpu)
 {
@@ -257,6 +270,8 @@ static void on_vcpu_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	default:
 		v->who = 0;
 	}
+	v->layer = o->layer;
+	v->who = at_layer(h, v->who, v->layer);
 	html_row_set(h, (uint32_t)v->row, o->t, o->state, v->who);
 	if (v->trow >= 0)
 		html_row_set(h, (uint32_t)v->trow, o->t, o->state, thread_who(h, v, o->vcpu));
@@ -300,6 +315,7 @@ static void on_vcpu_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 			: cache_put(h, key, html_namef(h, "instead: %s (%d)", o->comm && *o->comm ? o->comm : "?",
 							o->tid), true);
 	}
+	who = at_layer(h, who, v->layer);
 	if (who == v->who)
 		return;
 	v->who = who;
@@ -501,6 +517,7 @@ static int layout(struct vms_html *h, const struct vms_model *model)
 {
 	clear(h);
 	h->model = model;
+	h->nested = vms_model_nested(model);
 	hs_init(&h->sum);
 	vms_keymap_init(&h->threads);
 	vms_keymap_init(&h->pcpus);

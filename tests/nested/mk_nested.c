@@ -29,7 +29,29 @@
  *   L1 11000 kvm_exit 4001 (30 IO_INSTRUCTION) (L1's last event)
  *   L0 12000 kvm_exit 3001 (1) (L0's last event)
  *
- *   mk_nested DIR   writes DIR/l0.dat, DIR/l1.dat, DIR/l2.dat */
+ *
+ * DIR/l0n.dat is L0 again with the nested events a kernel since 6.8 records (kvm_entry's
+ * guest_mode, written [g] for 1, [h] for 0; kvm_nested_vmexit, kvm_nested_vmexit_inject,
+ * kvm_nested_intr_vmexit, kvm_nested_vmenter) and the exits around L1's VMLAUNCH/VMRESUME
+ * (20 VMLAUNCH, 24 VMRESUME) that L1's kvm_entry implies:
+ *   1000 switch 0 -> 3001   1100 kvm_entry [h]
+ *   2150 kvm_exit (20)   2200 kvm_nested_vmenter   2250 kvm_entry [g]
+ *   3000 kvm_exit (48) + kvm_nested_vmexit (48)   3400 kvm_entry [g]
+ *   4000 kvm_exit (1) + kvm_nested_vmexit (1)   4100 kvm_nested_vmexit_inject (1)
+ *   4200 kvm_entry [h]
+ *   4500 kvm_exit (23)   4700 kvm_entry [h]
+ *   5050 kvm_exit (24)   5100 kvm_nested_vmenter   5150 kvm_entry [g]
+ *   6000 kvm_exit (1) + kvm_nested_vmexit (1)   6100 switch 3001 -> 77   7000 switch 77 -> 3001
+ *   7100 kvm_entry [g]
+ *   7900 kvm_exit (1) + kvm_nested_vmexit (1)   7950 kvm_nested_intr_vmexit   7980 kvm_entry [h]
+ *   9150 kvm_exit (24)   9200 kvm_nested_vmenter   9250 kvm_entry [g]
+ *   12000 kvm_exit (1)
+ *
+ *
+ * DIR/l2w.dat is L2 again with a wake-up for `latency`: L2 5900 sched_wakeup of tid 300
+ * (target CPU 0), 9500 switch 200 -> 300 (not to idle), 10500 switch 300 -> 200.
+ *
+ *   mk_nested DIR   writes DIR/l0.dat, DIR/l1.dat, DIR/l2.dat, DIR/l0n.dat, DIR/l2w.dat */
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +70,54 @@ static int vmexit(struct vms_tdw *w, uint64_t ts, int tid, uint32_t reason, stru
 static int sw(struct vms_tdw *w, uint64_t ts, int prev, int next, struct vms_error *err)
 {
 	return mk_switch(w, 0, ts, prev, next, err);
+}
+
+/* The nested events' formats as arch/x86/kvm/trace.h (6.8+) lays them out; ids 116-120 */
+#define COMMON "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+static const char fmt_entry_gm[] = COMMON
+	"\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned long rip;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:u32 inj_info;\toffset:24;\tsize:4;\tsigned:0;\n"
+	"\tfield:u32 inj_info_err;\toffset:28;\tsize:4;\tsigned:0;\n"
+	"\tfield:bool guest_mode;\toffset:32;\tsize:1;\tsigned:0;\n"
+	"\tfield:bool req_imm_exit;\toffset:33;\tsize:1;\tsigned:0;\n\n"
+	"print fmt: \"vcpu %u, rip 0x%lx%s\", REC->vcpu_id, REC->rip, REC->guest_mode ? \" [guest]\" : \"\"\n";
+static const char fmt_inject[] = COMMON
+	"\tfield:__u32 exit_code;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:__u64 exit_info1;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:__u64 exit_info2;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:__u32 exit_int_info;\toffset:32;\tsize:4;\tsigned:0;\n"
+	"\tfield:__u32 exit_int_info_err;\toffset:36;\tsize:4;\tsigned:0;\n"
+	"\tfield:__u32 isa;\toffset:40;\tsize:4;\tsigned:0;\n\n"
+	"print fmt: \"reason: %u\", REC->exit_code\n";
+static const char fmt_rip[] = COMMON
+	"\tfield:__u64 rip;\toffset:8;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"rip: 0x%016llx\", REC->rip\n";
+enum { ID_ENTRY_GM = 116, ID_NVMEXIT, ID_INJECT, ID_INTR, ID_VMENTER };
+
+/* One record of the nested formats: the common header, then u32 a at 8, u32 isa at 40 (for
+ * the inject), guest_mode at 32 (for the entry) */
+static int rec(struct vms_tdw *w, uint64_t ts, unsigned type, uint32_t a, int gm,
+	       struct vms_error *err)
+{
+	uint8_t b[48];
+	memset(b, 0, sizeof b);
+	struct vms_ev_common c = { .type = (uint16_t)type, .pid = 3001 };
+	memcpy(b, &c, sizeof c);
+	size_t len = 16;
+	if (type == ID_ENTRY_GM) {
+		b[32] = (uint8_t)gm;
+		len = 40;
+	} else if (type == ID_INJECT) {
+		memcpy(b + 8, &a, 4);
+		uint32_t isa = 1;
+		memcpy(b + 40, &isa, 4);
+		len = 44;
+	}
+	return vms_tdw_event(w, 0, ts, b, len, err);
 }
 
 static struct vms_tdw *open_one(const char *dir, const char *name, uint64_t id,
@@ -71,7 +141,61 @@ static struct vms_tdw *open_one(const char *dir, const char *name, uint64_t id,
 		vms_tdw_discard(w);
 		return NULL;
 	}
+	if (strcmp(name, "l0n") == 0 &&
+	    (mk_fmt(w, "kvm", "kvm_entry", ID_ENTRY_GM, fmt_entry_gm, err) ||
+	     mk_fmt(w, "kvm", "kvm_nested_vmexit", ID_NVMEXIT, vms_synth_fmt_kvm_exit, err) ||
+	     mk_fmt(w, "kvm", "kvm_nested_vmexit_inject", ID_INJECT, fmt_inject, err) ||
+	     mk_fmt(w, "kvm", "kvm_nested_intr_vmexit", ID_INTR, fmt_rip, err) ||
+	     mk_fmt(w, "kvm", "kvm_nested_vmenter", ID_VMENTER, fmt_rip, err))) {
+		vms_tdw_discard(w);
+		return NULL;
+	}
 	return w;
+}
+
+/* an L0 exit of L2's code: kvm_exit and kvm_nested_vmexit (its record is kvm_exit's) */
+static int l2exit(struct vms_tdw *w, uint64_t ts, uint32_t reason, struct vms_error *err)
+{
+	struct vms_ev_kvm_exit e;
+	memset(&e, 0, sizeof e);
+	e.c.type = ID_NVMEXIT;
+	e.c.pid = 3001;
+	e.exit_reason = reason;
+	e.isa = 1;
+	return vmexit(w, ts, 3001, reason, err) || vms_tdw_event(w, 0, ts, &e, sizeof e, err);
+}
+
+/* DIR/l0n.dat: the events listed above */
+static int write_l0n(const char *dir, struct vms_error *err)
+{
+	struct vms_tdw *w = open_one(dir, "l0n", 0x10, err);
+	if (!w)
+		return 1;
+	int32_t t1 = 3001;
+	enum { H = 0, G = 1 };
+	if (vms_tdw_add_tsc2nsec(w, 1, 0, 0, err) ||
+	    vms_tdw_add_guest(w, "l1", 0x11, 1, &t1, err) ||
+	    vms_tdw_add_cmdline(w, 3001, "CPU 0/KVM", err) ||
+	    sw(w, 1000, 0, 3001, err) || rec(w, 1100, ID_ENTRY_GM, 0, H, err) ||
+	    vmexit(w, 2150, 3001, 20, err) || rec(w, 2200, ID_VMENTER, 0, 0, err) ||
+	    rec(w, 2250, ID_ENTRY_GM, 0, G, err) ||
+	    l2exit(w, 3000, 48, err) || rec(w, 3400, ID_ENTRY_GM, 0, G, err) ||
+	    l2exit(w, 4000, 1, err) || rec(w, 4100, ID_INJECT, 1, 0, err) ||
+	    rec(w, 4200, ID_ENTRY_GM, 0, H, err) ||
+	    vmexit(w, 4500, 3001, 23, err) || rec(w, 4700, ID_ENTRY_GM, 0, H, err) ||
+	    vmexit(w, 5050, 3001, 24, err) || rec(w, 5100, ID_VMENTER, 0, 0, err) ||
+	    rec(w, 5150, ID_ENTRY_GM, 0, G, err) ||
+	    l2exit(w, 6000, 1, err) || sw(w, 6100, 3001, 77, err) || sw(w, 7000, 77, 3001, err) ||
+	    rec(w, 7100, ID_ENTRY_GM, 0, G, err) ||
+	    l2exit(w, 7900, 1, err) || rec(w, 7950, ID_INTR, 0, 0, err) ||
+	    rec(w, 7980, ID_ENTRY_GM, 0, H, err) ||
+	    vmexit(w, 9150, 3001, 24, err) || rec(w, 9200, ID_VMENTER, 0, 0, err) ||
+	    rec(w, 9250, ID_ENTRY_GM, 0, G, err) ||
+	    vmexit(w, 12000, 3001, 1, err)) {
+		vms_tdw_discard(w);
+		return 1;
+	}
+	return vms_tdw_close(w, err) ? 1 : 0;
 }
 
 static int time_shift(struct vms_tdw *w, uint64_t peer, int64_t offset, uint64_t scaling,
@@ -84,6 +208,30 @@ static int time_shift(struct vms_tdw *w, uint64_t peer, int64_t offset, uint64_t
 
 #define L1(t) ((t) + 1000000u)
 #define L2(t) (2u * (t) + 2500000u)
+
+/* DIR/l2w.dat: L2 with the wake-up listed above */
+static int write_l2w(const char *dir, struct vms_error *err)
+{
+	struct vms_tdw *w = open_one(dir, "l2w", 0x12, err);
+	if (!w)
+		return 1;
+	struct vms_ev_sched_wakeup e;
+	memset(&e, 0, sizeof e);
+	e.c.type = 374;
+	e.c.pid = 200;
+	snprintf(e.comm, sizeof e.comm, "task-300");
+	e.pid = 300;
+	e.prio = 120;
+	e.target_cpu = 0;
+	if (mk_fmt(w, "sched", "sched_wakeup", 374, vms_synth_fmt_sched_wakeup, err) ||
+	    vms_tdw_add_tsc2nsec(w, 1, 1, 0, err) || time_shift(w, 0x11, -500000, 2, err) ||
+	    sw(w, L2(2500), 0, 200, err) || vms_tdw_event(w, 0, L2(5900), &e, sizeof e, err) ||
+	    sw(w, L2(9500), 200, 300, err) || sw(w, L2(10500), 300, 200, err)) {
+		vms_tdw_discard(w);
+		return 1;
+	}
+	return vms_tdw_close(w, err) ? 1 : 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -134,7 +282,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		if (vms_tdw_close(ws[i], &err))
 			rc = 1;
-	if (!rc)
+	if (!rc && write_l0n(argv[1], &err) == 0 && write_l2w(argv[1], &err) == 0)
 		return 0;
 	fprintf(stderr, "mk_nested: %s\n", err.msg);
 	return 1;

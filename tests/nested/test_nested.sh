@@ -54,10 +54,10 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-echo "1..10"
+echo "1..18"
 
 if ! "$MK" "$TMP" 2>"$TMP/mk.err"; then
-  for i in 1 2 3 4 5 6 7 8 9 10; do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
+  for i in $(seq 18); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
 fi
 L0=$TMP/l0.dat L1=$TMP/l1.dat L2=$TMP/l2.dat
 
@@ -228,3 +228,193 @@ if grep -q "task-77              tid 77                       900 ns  8.2% of th
    [ "$(grep -c 'task-77 .*(l[01])$' "$TMP/r.txt")" = 3 ]; then
   ok "report: the L2 vCPU's thieves at each layer, one tid at two layers kept apart"
 else notok "report: the L2 vCPU's thieves at each layer, one tid at two layers kept apart" "$(grep -A3 'taken by' "$TMP/r.txt")"; fi
+
+# L0's nested events (l0n.dat: L0 again, with kernel 6.8's kvm_entry guest_mode and the
+# kvm_nested_* events, listed in mk_nested.c's header) are read: the L2 vCPU's layer comes
+# from L0 where L0 says. Against the rows above, by hand:
+#   [4000, 4100)  vmm at l0: L2's exit (kvm_nested_vmexit) until L0 reflects it at 4100
+#   [4100, 4300)  vmm at l1 (status 2: L1's trace has no exit yet): L0's part of the
+#                 reflected exit ended at the inject; from 4200 L1 runs its own code
+#                 (kvm_entry guest_mode 0), L1's kvm_exit comes at 4300 (it was "running")
+#   [5000, 5050)  vmm at l1: L1's kvm_entry of 4001 is traced before its VMRESUME, L0 says
+#                 L1's own code runs until L0's VMRESUME exit [5050, 5150) (vmm at l0:
+#                 kvm_nested_vmenter at 5100, L2 entered at 5150 with guest_mode 1)
+#   [7900, 7950)  vmm at l0, [7950, 8000) vmm at l1 (kvm_nested_intr_vmexit at 7950)
+#   [9100, 9150)  vmm at l1, [9150, 9250) vmm at l0 (VMRESUME), running from 9250
+#   [2200, 2250)  vmm at l0n before L2's trace begins (its base unknown, status 0): L0
+#                 prepares L2's first entry (kvm_nested_vmenter in L1's VMLAUNCH exit)
+# The file is named l0n, so is the machine.
+L0N=$TMP/l0n.dat
+cat > "$TMP/n2.want" <<'CSV'
+l2,0,1000,2200,0,unknown,
+l2,0,2200,2250,0,vmm,l0n
+l2,0,2250,2500,0,unknown,
+l2,0,2500,3000,2,running,
+l2,0,3000,3400,2,vmm,l0n
+l2,0,3400,4000,2,running,
+l2,0,4000,4100,2,vmm,l0n
+l2,0,4100,4300,2,vmm,l1
+l2,0,4300,4500,130,vmm,l1
+l2,0,4500,4700,130,vmm,l0n
+l2,0,4700,5000,130,vmm,l1
+l2,0,5000,5050,2,vmm,l1
+l2,0,5050,5150,2,vmm,l0n
+l2,0,5150,6000,2,running,
+l2,0,6000,6100,2,vmm,l0n
+l2,0,6100,7000,2,preempted,l0n
+l2,0,7000,7100,2,vmm,l0n
+l2,0,7100,7900,2,running,
+l2,0,7900,7950,2,vmm,l0n
+l2,0,7950,8000,2,vmm,l1
+l2,0,8000,8100,130,vmm,l1
+l2,0,8100,9000,386,preempted,l1
+l2,0,9000,9100,130,vmm,l1
+l2,0,9100,9150,2,vmm,l1
+l2,0,9150,9250,2,vmm,l0n
+l2,0,9250,9500,2,running,
+l2,0,9500,10500,1,idle,
+l2,0,10500,11000,0,unknown,
+l2,0,11000,12000,0,unknown,
+CSV
+# L1's vCPU is L0's one-layer answer: the added exits VMLAUNCH [2150, 2250), VMRESUME
+# [5050, 5150) and [9150, 9250), EXTERNAL_INTERRUPT [7900, 7980) are vmm at l0n
+cat > "$TMP/n1.want" <<'CSV'
+l1,0,1000,2000,0,unknown,
+l1,0,2000,2150,2,running,
+l1,0,2150,2250,130,vmm,l0n
+l1,0,2250,3000,2,running,
+l1,0,3000,3400,130,vmm,l0n
+l1,0,3400,4000,2,running,
+l1,0,4000,4200,130,vmm,l0n
+l1,0,4200,4500,2,running,
+l1,0,4500,4700,130,vmm,l0n
+l1,0,4700,5050,2,running,
+l1,0,5050,5150,130,vmm,l0n
+l1,0,5150,6000,2,running,
+l1,0,6000,6100,130,vmm,l0n
+l1,0,6100,7000,386,preempted,l0n
+l1,0,7000,7100,130,vmm,l0n
+l1,0,7100,7900,2,running,
+l1,0,7900,7980,130,vmm,l0n
+l1,0,7980,9150,2,running,
+l1,0,9150,9250,130,vmm,l0n
+l1,0,9250,11000,2,running,
+l1,0,11000,12000,0,unknown,
+CSV
+"$VMS" vcpus --csv "$L0N" "$L1" "$L2" > "$TMP/n.csv" 2>"$TMP/n.err"; st=$?
+if [ $st -eq 0 ] && grep '^l2,' "$TMP/n.csv" | diff "$TMP/n2.want" - > "$TMP/n2.diff"; then
+  ok "vcpus with L0's nested events: the reflected exits' L1 part from the inject, by hand"
+else notok "vcpus with L0's nested events: the reflected exits' L1 part from the inject, by hand" \
+  "status $st: $(head -12 "$TMP/n2.diff") $(cat "$TMP/n.err")"; fi
+if grep '^l1,' "$TMP/n.csv" | diff "$TMP/n1.want" - > "$TMP/n1.diff"; then
+  ok "vcpus with L0's nested events: the L1 vCPU, by hand"
+else notok "vcpus with L0's nested events: the L1 vCPU, by hand" "$(head -8 "$TMP/n1.diff")"; fi
+# exits: L2's EXTERNAL_INTERRUPT exits (L1's [4300, 5000) and [8000, 9100)) as before, L0's
+# VMREAD [4500, 4700) within; L1's EXTERNAL_INTERRUPT exits in L0 [4000, 4200) 200, [6000,
+# 7100) 1100, [7900, 7980) 80, 12000 unfinished: 4, 1380 ns, min 80, p50 200
+"$VMS" exits --csv "$L0N" "$L1" "$L2" > "$TMP/ne.csv" 2>/dev/null
+if grep -qx 'l2,0,1,1,EXTERNAL_INTERRUPT,2,1800,700,1100,900,700,1100,1100,0,l1,l0n,200' "$TMP/ne.csv" &&
+   grep -qx 'l1,0,1,1,EXTERNAL_INTERRUPT,4,1380,80,1100,460,200,1100,1100,1,l0n,,0' "$TMP/ne.csv" &&
+   grep -qx 'l1,0,1,24,VMRESUME,2,200,100,100,100,100,100,100,0,l0n,,0' "$TMP/ne.csv"; then
+  ok "exits with L0's nested events, by hand"
+else notok "exits with L0's nested events, by hand" "$(cat "$TMP/ne.csv")"; fi
+
+# latency names the layer of each cause (l2w.dat: L2 with task-300 woken at 5900, run at
+# 9500; mk_nested.c). With l0.dat the wait's L2 rows above give: guest-runqueue [5900,
+# 6000) + [7100, 8000) + [9100, 9500) = 1400; preempted at l0 [6100, 7000) 900 + at l1
+# [8100, 9000) 900 = 1800 (task-77 at each layer: two culprits of 900, the first, L0's,
+# named); exits at l0 [6000, 6100) + [7000, 7100) = 200, at l1 [8000, 8100) + [9000, 9100)
+# = 200. Below the guest's host (l1): preempted 900, exits 200.
+H='machine,tid,comm,wakeup,run,latency_ns,guest_runqueue_ns,preempted_ns,exits_ns,halted_wakeup_ns,unknown_ns,top_cause,culprit,layer,below_layer,below_preempted_ns,below_exits_ns,below_halted_wakeup_ns'
+"$VMS" latency --csv "$L0" "$L1" "$TMP/l2w.dat" > "$TMP/lat.csv" 2>"$TMP/lat.err"
+if [ "$(head -1 "$TMP/lat.csv")" = "$H" ] &&
+   grep -qx 'l2,300,task-300,5900,9500,3600,1400,1800,400,0,0,preempted,host task-77 (tid 77) at l0,l0,l0,900,200,0' "$TMP/lat.csv"; then
+  ok "latency: each cause's layer (preempted and exits at l0 and l1), by hand"
+else notok "latency: each cause's layer (preempted and exits at l0 and l1), by hand" "$(cat "$TMP/lat.csv" "$TMP/lat.err")"; fi
+# With L0's nested events (l0n.dat; the L2 rows of the nested-events test): guest-runqueue
+# [5900, 6000) + [7100, 7900) + [9250, 9500) = 1150; preempted as above; exits at l0n
+# [6000, 6100) + [7000, 7100) + [7900, 7950) + [9150, 9250) = 350, at l1 [7950, 8000) +
+# [8000, 8100) + [9000, 9100) + [9100, 9150) = 300
+"$VMS" latency --json "$L0N" "$L1" "$TMP/l2w.dat" > "$TMP/lat.json" 2>/dev/null
+if grep -q '"latency_ns":3600,"ns":{"guest-runqueue":1150,"preempted":1800,"exits":650,"halted-wakeup":0,"unknown":0},"top_cause":"preempted","culprit":"host task-77 (tid 77) at l0n","layer":"l0n","below_layer":"l0n","below":{"ns":{"preempted":900,"exits":350,"halted-wakeup":0}}' "$TMP/lat.json"; then
+  ok "latency --json with L0's nested events: the layers of the causes, by hand"
+else notok "latency --json with L0's nested events: the layers of the causes, by hand" "$(head -2 "$TMP/lat.json")"; fi
+
+# The Perfetto export names the layer: every l2 vcpus row with a layer (by hand above, with
+# L0's nested events) is a slice "STATE at LAYER" of the same start and length on l2's vCPU
+# 0 track (the Chrome JSON form of the same timeline: us), and no other slice there has one
+"$VMS" export -o "$TMP/n.json" "$L0N" "$L1" "$L2" > /dev/null 2>"$TMP/x.err"
+if python3 - "$TMP/n.json" "$TMP/n2.want" > "$TMP/x.diff" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d['traceEvents'] if isinstance(d, dict) else d
+pid = [e['pid'] for e in ev if e.get('ph') == 'M' and e.get('name') == 'process_name'
+       and e['args']['name'].startswith('l2 ')][0]
+tid = [e['tid'] for e in ev if e.get('ph') == 'M' and e.get('name') == 'thread_name'
+       and e['pid'] == pid and e['args']['name'] == 'vCPU 0'][0]
+got = sorted((round(e['ts'] * 1000), round(e['dur'] * 1000), e['name']) for e in ev
+             if e.get('ph') == 'X' and e['pid'] == pid and e['tid'] == tid and ' at ' in e['name'])
+want = []
+for line in open(sys.argv[2]):
+    m, v, a, b, st, state, layer = line.strip().split(',')
+    if layer:
+        want.append((int(a), int(b) - int(a), state + ' at ' + layer))
+if got != sorted(want) or len(want) != 19:
+    print('got', got, 'want', sorted(want))
+    sys.exit(1)
+PY
+then ok "export: the L2 vCPU's slices named with their layer (vmm at l0n, preempted at l1), = vcpus"
+else notok "export: the L2 vCPU's slices named with their layer (vmm at l0n, preempted at l1), = vcpus" "$(head -c 600 "$TMP/x.diff") $(cat "$TMP/x.err")"; fi
+
+# The HTML page's slices name the layer (its tooltips show a slice's name): L0's VMREAD in
+# L1's handling of L2's exit "exit VMREAD at l0n", L1's handling "exit EXTERNAL_INTERRUPT at
+# l1", who ran instead at each layer "instead: task-77 (77) at l0n" / "... at l1"
+"$VMS" html -o "$TMP/n.html" "$L0N" "$L1" "$L2" > /dev/null 2>&1
+miss=""
+for nm in "exit VMREAD at l0n" "exit EXTERNAL_INTERRUPT at l1" "exit EPT_VIOLATION at l0n" \
+          "instead: task-77 (77) at l0n" "instead: task-77 (77) at l1"; do
+  grep -qF "\"$nm\"" "$TMP/n.html" || miss="$miss [$nm]"
+done
+if [ -z "$miss" ]; then
+  ok "html: the slices of a nested model name their layer"
+else notok "html: the slices of a nested model name their layer" "missing:$miss"; fi
+
+# L0's nested events without L2's trace (l0n + l1): L1 does not say what tid-4001 runs in
+# guest mode (unknown, as in the test without them), but L0 does where L0 itself handles L2's
+# code: in L0's exits after kvm_nested_vmexit or kvm_nested_vmenter, and off its CPU while
+# L2's code ran (status 0: L1's view unknown). By hand from l0n's events:
+#   vmm at l0n [2200, 2250) (vmenter .. entry), [3000, 3400), [4000, 4100) (.. the
+#   inject), [5100, 5150), [6000, 6100), [7000, 7100), [7900, 7950), [9200, 9250);
+#   preempted at l0n [6100, 7000); L1's own rows as without them; unknown elsewhere
+cat > "$TMP/nu.want" <<'CSV'
+tid-4001,0,1000,2200,0,unknown,
+tid-4001,0,2200,2250,0,vmm,l0n
+tid-4001,0,2250,3000,0,unknown,
+tid-4001,0,3000,3400,0,vmm,l0n
+tid-4001,0,3400,4000,0,unknown,
+tid-4001,0,4000,4100,0,vmm,l0n
+tid-4001,0,4100,4300,0,unknown,
+tid-4001,0,4300,4500,128,vmm,l1
+tid-4001,0,4500,4700,128,vmm,l0n
+tid-4001,0,4700,5000,128,vmm,l1
+tid-4001,0,5000,5100,0,unknown,
+tid-4001,0,5100,5150,0,vmm,l0n
+tid-4001,0,5150,6000,0,unknown,
+tid-4001,0,6000,6100,0,vmm,l0n
+tid-4001,0,6100,7000,0,preempted,l0n
+tid-4001,0,7000,7100,0,vmm,l0n
+tid-4001,0,7100,7900,0,unknown,
+tid-4001,0,7900,7950,0,vmm,l0n
+tid-4001,0,7950,8000,0,unknown,
+tid-4001,0,8000,8100,128,vmm,l1
+tid-4001,0,8100,9000,384,preempted,l1
+tid-4001,0,9000,9100,128,vmm,l1
+tid-4001,0,9100,9200,0,unknown,
+tid-4001,0,9200,9250,0,vmm,l0n
+tid-4001,0,9250,11000,0,unknown,
+tid-4001,0,11000,12000,0,unknown,
+CSV
+"$VMS" vcpus --csv "$L0N" "$L1" > "$TMP/nu.csv" 2>/dev/null
+if grep '^tid-4001,' "$TMP/nu.csv" | diff "$TMP/nu.want" - > "$TMP/nu.diff"; then
+  ok "L0 (nested events) + L1 alone: L0's part of the untraced L2's time, by hand"
+else notok "L0 (nested events) + L1 alone: L0's part of the untraced L2's time, by hand" "$(cat "$TMP/nu.diff")"; fi

@@ -3,7 +3,11 @@
  * thread: count, p50/p90/p99/max and the causes of the tail.
  * CSV header (a contract):
  *   machine,tid,comm,wakeup,run,latency_ns,guest_runqueue_ns,preempted_ns,exits_ns,
- *   halted_wakeup_ns,unknown_ns,top_cause,culprit */
+ *   halted_wakeup_ns,unknown_ns,top_cause,culprit
+ * With nested guests (vms_model_nested) the layer of the causes follows at the end:
+ *   layer (the top culprit's machine),below_layer (the layer below the guest's host, L0),
+ *   below_preempted_ns,below_exits_ns,below_halted_wakeup_ns (of those causes, the part at
+ *   below_layer; the rest is at the guest's host) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +42,19 @@ struct out {
 	struct vms_model *m;
 	FILE *f;
 	uint64_t rows;
+	bool nested;               /* vms_model_nested: the causes' layers are named */
 };
+
+/* The causes that can be at a layer below the guest's host (a running, idle or unknown
+ * vCPU is at none) */
+static const enum vms_cause below_causes[] = { VMS_CAUSE_PREEMPTED, VMS_CAUSE_EXITS,
+					       VMS_CAUSE_HALTED_WAKEUP };
+#define NR_BELOW (sizeof below_causes / sizeof below_causes[0])
+
+static const char *layer_name(struct vms_model *m, int32_t layer)
+{
+	return layer >= 0 ? cli_machine_name(m, (uint32_t)layer) : NULL;
+}
 
 static bool wanted(const struct cli *c, int32_t tid, const char *comm)
 {
@@ -77,6 +93,18 @@ static void wakeup_row(void *ctx, const struct vms_wakeup *w)
 			fprintf(o->f, ",%llu", (unsigned long long)w->ns[k]);
 		fprintf(o->f, ",%s,", vms_cause_name(w->top));
 		vms_csv_string(o->f, w->culprit);
+		if (o->nested) {
+			const char *ly = layer_name(o->m, w->layer);
+			const char *bl = layer_name(o->m, w->below_layer);
+			fputc(',', o->f);
+			if (ly)
+				vms_csv_string(o->f, ly);
+			fputc(',', o->f);
+			if (bl)
+				vms_csv_string(o->f, bl);
+			for (size_t k = 0; k < NR_BELOW; k++)
+				fprintf(o->f, ",%llu", (unsigned long long)w->below_ns[below_causes[k]]);
+		}
 		fputc('\n', o->f);
 	} else if (o->c->json) {
 		struct vms_json j;
@@ -97,6 +125,25 @@ static void wakeup_row(void *ctx, const struct vms_wakeup *w)
 		json_causes(&j, w->ns);
 		vms_json_string(&j, "top_cause", vms_cause_name(w->top));
 		vms_json_string(&j, "culprit", w->culprit);
+		if (o->nested) {
+			const char *ly = layer_name(o->m, w->layer);
+			const char *bl = layer_name(o->m, w->below_layer);
+			if (ly)
+				vms_json_string(&j, "layer", ly);
+			else
+				vms_json_null(&j, "layer");
+			if (bl)
+				vms_json_string(&j, "below_layer", bl);
+			else
+				vms_json_null(&j, "below_layer");
+			vms_json_begin_object(&j, "below");
+			vms_json_begin_object(&j, cli_unit());
+			for (size_t k = 0; k < NR_BELOW; k++)
+				vms_json_uint(&j, vms_cause_name(below_causes[k]),
+					      w->below_ns[below_causes[k]]);
+			vms_json_end_object(&j);
+			vms_json_end_object(&j);
+		}
 		vms_json_end_object(&j);
 		vms_json_finish(&j);
 	}
@@ -204,6 +251,7 @@ int cmd_latency(int argc, char **argv)
 	if (vms_session_build_model(c.s, &err) != 0)
 		return cli_end(&c, cli_fail(&c, &err));
 	struct out o = { .c = &c, .m = vms_session_model(c.s), .f = c.f };
+	o.nested = vms_model_nested(o.m);
 	struct vms_observer obs;
 	struct vms_latency *l = vms_latency_new(o.m, wakeup_row, &o, &obs);
 	if (!l || vms_session_observe(c.s, &obs) != 0) {
@@ -211,10 +259,15 @@ int cmd_latency(int argc, char **argv)
 		fprintf(stderr, "vmscope %s: out of memory\n", c.cmd);
 		return cli_end(&c, VMS_EXIT_FAIL);
 	}
-	if (c.csv)
-		fprintf(c.f, "machine,tid,comm,wakeup,run,%s,%s,%s,%s,%s,%s,top_cause,culprit\n",
+	if (c.csv) {
+		fprintf(c.f, "machine,tid,comm,wakeup,run,%s,%s,%s,%s,%s,%s,top_cause,culprit",
 			cli_key("latency"), cli_key("guest_runqueue"), cli_key("preempted"),
 			cli_key("exits"), cli_key("halted_wakeup"), cli_key("unknown"));
+		if (o.nested)
+			fprintf(c.f, ",layer,below_layer,%s,%s,%s", cli_key("below_preempted"),
+				cli_key("below_exits"), cli_key("below_halted_wakeup"));
+		fputc('\n', c.f);
+	}
 	st = cli_run(&c, NULL);
 	if (st == 0)
 		thread_table(&o, l);

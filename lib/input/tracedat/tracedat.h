@@ -185,7 +185,9 @@ struct td_field {
 /* One event type: its kind and where its kind's fields are. */
 struct td_type {
 	uint16_t kind;
-	uint16_t tid_from_pid; /* f[0] falls back to common_pid when the field is missing */
+	uint8_t tid_from_pid;  /* f[0] falls back to common_pid when the field is missing */
+	uint8_t mode_plus1;    /* f[2] is kvm_entry's guest_mode: read as guest_mode + 1, so
+	                          that 0 says the format does not record it */
 	struct td_field f[5];
 	struct td_field s[2];
 	struct tep_event *tev; /* parsed by libtraceevent (on the first record of a mapped

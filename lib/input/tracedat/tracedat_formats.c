@@ -252,6 +252,11 @@ static uint16_t name_kind(const char *sys, const char *n)
 		{"kvm", "kvm_entry", VMS_K_KVM_ENTRY},
 		{"kvm", "kvm_exit", VMS_K_KVM_EXIT},
 		{"kvm", "kvm_vcpu_wakeup", VMS_K_KVM_VCPU_WAKEUP},
+		{"kvm", "kvm_nested_vmenter", VMS_K_KVM_NESTED_VMENTER},
+		{"kvm", "kvm_nested_vmrun", VMS_K_KVM_NESTED_VMENTER},
+		{"kvm", "kvm_nested_vmexit", VMS_K_KVM_NESTED_VMEXIT},
+		{"kvm", "kvm_nested_vmexit_inject", VMS_K_KVM_NESTED_INJECT},
+		{"kvm", "kvm_nested_intr_vmexit", VMS_K_KVM_NESTED_INJECT},
 		/* the vmsync events of any system (the tracer's own, or a module's) */
 		{NULL, "vmsync_gh_guest", VMS_K_VMSYNC_GH_GUEST},
 		{NULL, "vmsync_gh_host", VMS_K_VMSYNC_GH_HOST},
@@ -445,6 +450,14 @@ static void map_type(struct td_type *t, struct tep_event *ev)
 	case VMS_K_KVM_ENTRY:
 		field_at(&t->f[0], ev, NAMES("vcpu_id"), false);
 		field_at(&t->f[1], ev, NAMES("rip", "guest_rip"), false);
+		/* arch/x86/kvm/trace.h: `bool guest_mode` (is_guest_mode at the entry) */
+		t->mode_plus1 = field_at(&t->f[2], ev, NAMES("guest_mode"), false);
+		break;
+	case VMS_K_KVM_NESTED_VMEXIT:
+	case VMS_K_KVM_NESTED_INJECT:
+		/* kvm_nested_vmexit has kvm_exit's fields since 5.12 (exit_code before) */
+		field_at(&t->f[0], ev, NAMES("exit_reason", "exit_code"), false);
+		field_at(&t->f[1], ev, NAMES("isa"), false);
 		break;
 	case VMS_K_KVM_EXIT:
 		/* field names differ between kernels: 'reason' before 3.x, 'exit_reason' since;

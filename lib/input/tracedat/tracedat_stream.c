@@ -444,6 +444,8 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 						ev->f[i] = get_num(f, rec, rlen, ty->f[i]);
 				if (ty->tid_from_pid)
 					ev->f[0] = (uint64_t)(int64_t)ev->tid;
+				if (__builtin_expect(ty->mode_plus1, 0))
+					ev->f[2] = ev->f[2] ? 2 : 1;
 				if (ty->s[0].flags)
 					ev->s[0] = get_str(f, rec, rlen, ty->s[0], s->str[0]);
 				if (ty->s[1].flags)
