@@ -43,8 +43,9 @@ for v in truth["l2_vcpus"]:
     for k, ns in v["ns"].items():
         if rv["ns"][k] != ns:
             bad.append("report ns.%s: %s, want %s" % (k, rv["ns"][k], ns))
-    got = sorted((s["tid"], s["comm"], s["ns"]) for s in rv["steal"] if s["ns"])
-    want = sorted((s["tid"], s["comm"], s["ns"]) for s in v["steal"] if s["ns"])
+    # the JSON names each thief's layer too ("layer", nested models only)
+    got = sorted((s["tid"], s["comm"], s.get("layer"), s["ns"]) for s in rv["steal"] if s["ns"])
+    want = sorted((s["tid"], s["comm"], s["layer"], s["ns"]) for s in v["steal"] if s["ns"])
     if got != want:
         bad.append("report steal: %s, want %s" % (got, want))
     # the layer of each thief: report's text names it after the share

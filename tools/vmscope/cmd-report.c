@@ -574,7 +574,7 @@ static void json_exits(struct vms_json *j, const char *key, const struct vms_exi
 	vms_json_end_array(j);
 }
 
-static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
+static void json_vcpu(struct vms_json *j, struct vms_model *m, const struct vms_machine *g,
 		      const struct vms_vcpu_stats *v)
 {
 	vms_json_begin_object(j, NULL);
@@ -632,6 +632,10 @@ static void json_vcpu(struct vms_json *j, const struct vms_machine *g,
 		else
 			vms_json_null(j, "pid");
 		vms_json_string(j, "comm", e->comm);
+		/* nested: the layer whose scheduler ran the thread, as the text report's "(l0)";
+		 * one-layer documents keep their keys */
+		if (vms_model_nested(m) && e->kind == VMS_STEAL_THREAD)
+			vms_json_string(j, "layer", cli_machine_name(m, e->host));
 		vms_json_uint(j, cli_unit(), e->ns);
 		if (e->kind == VMS_STEAL_OTHERS) {
 			vms_json_uint(j, "threads", e->threads);
@@ -730,7 +734,7 @@ static void json_report(FILE *f, struct vms_session *s, const struct vms_finding
 		for (uint32_t k = rows.vstart[i]; k < rows.vstart[i + 1]; k++) {
 			const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, rows.vidx[k]);
 			if (vms_filter_vcpu(flt, i, v->vcpu))
-				json_vcpu(&j, mc, v);
+				json_vcpu(&j, m, mc, v);
 		}
 		vms_json_end_array(&j);
 		bool host_seen, preempt_seen;
