@@ -580,6 +580,21 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 static void halt_resolve(struct an_sm *sm, struct sm_vcpu *v, bool have_wake, uint64_t th,
 			 uint64_t t_now);
 
+/* The layer a vCPU's own state names: its host's, when in the hypervisor or away. */
+static inline int32_t own_layer(const struct sm_vcpu *v, enum vms_vcpu_state state)
+{
+	return state == VMS_STATE_VMM || is_away(state) ? v->host : -1;
+}
+
+static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t);
+
+/* An L1 vCPU's state changed: the L2 vCPU whose thread is on it recomposes its own. */
+static inline void update_upper(struct an_sm *sm, const struct sm_vcpu *v, uint64_t t)
+{
+	if (__builtin_expect(v->upper >= 0, 0) && sm->v[v->upper].lower_cur == (int32_t)v->vidx)
+		update(sm, &sm->v[v->upper], t);
+}
+
 /* A nested guest's vCPU (L2): its shown state composed with the L1 vCPU its thread runs
  * on; returns the layer (vms_obs_vcpu_state.layer) and may change *state and *polling;
  * *ex is the vCPU whose exit a VMM state is told of, when not v's own. */
@@ -587,7 +602,7 @@ static __attribute__((noinline)) int32_t update_nested(struct an_sm *sm, struct 
 							enum vms_vcpu_state *state,
 							bool *polling, const struct sm_vcpu **ex)
 {
-	int32_t layer = *state == VMS_STATE_VMM || is_away(*state) ? v->host : -1;
+	int32_t layer = own_layer(v, *state);
 	v->lower_cur = -1;
 	*ex = v;
 	if ((*state == VMS_STATE_RUNNING || *state == VMS_STATE_IDLE || *state == VMS_STATE_VMM) &&
@@ -668,7 +683,7 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		/* one layer: the layer follows from the state (the early return as before) */
 		if (status == v->status && state == v->state && polling == v->pub_polling)
 			return;
-		layer = state == VMS_STATE_VMM || is_away(state) ? v->host : -1;
+		layer = own_layer(v, state);
 	} else {
 		layer = update_nested(sm, v, &state, &polling, &ex);
 		if (status == v->status && state == v->state && polling == v->pub_polling &&
@@ -703,9 +718,7 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	PUBLISH(sm, vcpu_state, &o);
 	if (is_away(state) && (!was_away || poll_changed || layer_changed))
 		publish_instead(sm, v, t);
-	/* an L2 vCPU whose thread is on this (L1) vCPU: its composed state follows */
-	if (__builtin_expect(v->upper >= 0, 0) && sm->v[v->upper].lower_cur == (int32_t)v->vidx)
-		update(sm, &sm->v[v->upper], t);
+	update_upper(sm, v, t);
 }
 
 static struct sm_vcpu *vcpu_of_thread_slow(struct an_sm *sm, uint32_t h, int64_t tid)
@@ -1071,8 +1084,7 @@ static void on_nested(struct an_sm *sm, uint32_t h, const struct vms_event *ev, 
 		/* kvm_nested_vmexit: L2's code exited to L0; kvm_nested_vmenter: L1 entered L2 */
 		nested_mode(v, true);
 	}
-	if (v->upper >= 0 && sm->v[v->upper].lower_cur == (int32_t)v->vidx)
-		update(sm, &sm->v[v->upper], t);
+	update_upper(sm, v, t);
 }
 
 /* kvm_vcpu_wakeup: a halt ends (f0 ns halted or polled, f1 waited, f2 valid). */
