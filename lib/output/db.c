@@ -14,6 +14,7 @@ struct vms_db *vms_db_new(const struct vms_db_ops *ops, void *impl)
 		return NULL;
 	db->ops = ops;
 	db->impl = impl;
+	atomic_init(&db->failed, false);
 	db->batch_rows = 65536;
 	db->batch_bytes = 4u << 20;
 	return db;
@@ -66,39 +67,54 @@ const char *vms_db_backend_name(const struct vms_db *db)
 
 enum vms_db_begin vms_db_begin(struct vms_db *db, const char *id, bool replace)
 {
+	vms_db_writer_stop(db->w, true);   /* (a capture begun and neither committed nor aborted) */
+	db->w = NULL;
 	snprintf(db->capture, sizeof db->capture, "%s", id);
-	memset(db->rows, 0, sizeof db->rows);
-	return db->ops->begin(db, id, replace);
+	for (int t = 0; t < VMS_DB_NR_TABLES; t++)
+		atomic_store(&db->rows[t], 0);
+	enum vms_db_begin b = db->ops->begin(db, id, replace);
+	if (b == VMS_DB_BEGUN && !db->err[0])
+		db->w = vms_db_writer_start(db);
+	return b;
 }
 
 int vms_db_row(struct vms_db *db, enum vms_db_table_id t, const struct vms_db_value *v)
 {
+	if (db->w)
+		return vms_db_writer_row(db->w, t, v);
 	if (db->err[0])
 		return -1;
-	if (db->ops->row(db, t, v) != 0)
-		return -1;
-	db->rows[t]++;
-	return 0;
+	return vms_db_put_row(db, t, v);
+}
+
+/* the writer thread stopped: what it did is seen here, the backend is this thread's again */
+static void stop_writer(struct vms_db *db, bool cancel)
+{
+	vms_db_writer_stop(db->w, cancel);
+	db->w = NULL;
 }
 
 int vms_db_commit(struct vms_db *db, const struct vms_db_value *capture_row)
 {
-	if (db->err[0])
+	stop_writer(db, false);
+	if (db->err[0] || atomic_load(&db->failed))
 		return -1;
 	if (db->ops->commit(db, capture_row) != 0)
 		return -1;
-	db->rows[VMS_DB_CAPTURES]++;
+	atomic_fetch_add(&db->rows[VMS_DB_CAPTURES], 1);
 	return 0;
 }
 
 void vms_db_abort(struct vms_db *db)
 {
+	stop_writer(db, true);
 	db->ops->abort(db);
 }
 
 uint64_t vms_db_rows_written(const struct vms_db *db, enum vms_db_table_id t)
 {
-	return (unsigned)t < VMS_DB_NR_TABLES ? db->rows[t] : 0;
+	return (unsigned)t < VMS_DB_NR_TABLES ? atomic_load_explicit(&db->rows[t], memory_order_relaxed)
+					      : 0;
 }
 
 int vms_db_query(struct vms_db *db, const char *sql, FILE *out, bool csv)
@@ -108,6 +124,9 @@ int vms_db_query(struct vms_db *db, const char *sql, FILE *out, bool csv)
 
 const char *vms_db_error(const struct vms_db *db)
 {
+	/* the writer thread runs: err is its own until it failed (and then written no more) */
+	if (db->w && !atomic_load_explicit(&db->failed, memory_order_acquire))
+		return "";
 	return db->err;
 }
 
@@ -115,6 +134,7 @@ void vms_db_close(struct vms_db *db)
 {
 	if (!db)
 		return;
+	stop_writer(db, true);
 	db->ops->close(db);
 	free(db);
 }

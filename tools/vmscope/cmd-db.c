@@ -365,6 +365,7 @@ oom:
 	st = VMS_EXIT_FAIL;
 	goto done;
 db_failed: {
+	vms_db_abort(db);   /* (the writer stopped: the rows it wrote are all counted) */
 	char rows[600];
 	rows_text(db, rows, sizeof rows);
 	if (o->sqlite)
@@ -374,7 +375,6 @@ db_failed: {
 		fprintf(stderr, "vmscope db: %s; capture %s not committed (rows sent before the "
 			"failure: %s; the rest not written); a rerun deletes them and writes it whole\n",
 			cli_text(vms_db_error(db)), id, rows);
-	vms_db_abort(db);
 	st = VMS_EXIT_FAIL;
 }
 done:
