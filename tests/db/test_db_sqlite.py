@@ -128,20 +128,31 @@ ok(p.returncode == 1 and len(p.stderr.decode().splitlines()) == 1 and b"not.db" 
 full = os.path.join(tmp, "full")
 os.makedirs(full)
 mounted = os.geteuid() == 0 and subprocess.run(
-    ["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", full], capture_output=True).returncode == 0
+    ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", full], capture_output=True).returncode == 0
 if not mounted or not loaded:
     skip("a full disk", "mounting a small tmpfs needs root" if not mounted else "no inputs")
 else:
     try:
         fdb = os.path.join(full, "f.db")
+        # a small capture first (the fewest rows), then the synthesized pair's, which cannot fit
+        small = min(loaded, key=lambda x: fetcher(db)(
+            "SELECT count(*) FROM vcpu_intervals WHERE capture = '%s'" % x[2])[0][0])
+        p = run(vmscope, "db", "--sqlite", fdb, *small[1], check=False)
+        ok(p.returncode == 0, "a full disk: a small capture (%s) fits first" % small[0], p.stderr.decode())
+        con = sqlite3.connect(fdb)
+        before_full = list(con.iterdump())
+        con.close()
         label, inputs, cap = loaded[0]
         p = run(vmscope, "db", "--sqlite", fdb, *inputs, check=False)
         lines = [l for l in p.stderr.decode().splitlines() if "disk is full" in l]
         ok(p.returncode == 1 and len(lines) == 1 and "rolled back" in lines[0],
            "a full disk: exit 1, one line saying so", p.stderr.decode())
-        ok(fetcher(fdb)("SELECT count(*) FROM captures") == [[0]] and
-           fetcher(fdb)("SELECT count(*) FROM vcpu_intervals") == [[0]],
-           "the file holds nothing of the failed capture")
+        con = sqlite3.connect(fdb)
+        after_full = list(con.iterdump())
+        con.close()
+        ok(after_full == before_full and fetcher(fdb)("SELECT count(*) FROM captures") == [[1]],
+           "the file holds what it held before: the capture committed first intact, nothing "
+           "of the failed one")
     finally:
         subprocess.run(["umount", full])
 
