@@ -10,6 +10,32 @@
 #        JOBS=2 (hosts loaded at once) ROUNDS=3 FLEET=0 (the pair only: no ClickHouse, no fleet)
 # Not in CI (speed goals live here). Results below, newest first.
 #
+# h-dbw (the backend in a writer thread, db_writer.c; SQLite 16 KiB pages, the schema in one
+# transaction, INSERT OR FAIL, the file's writeback started during the load), 2026-12-02
+# 20:30 UTC, release build (meson setup build-rel -Dbuildtype=release), load 0.8 (a quiet
+# moment): bench/bench_db.sh build-rel/tools/vmscope/vmscope
+#   500 k-event pair (the synthesizer now gives 1,183,456 rows), medians of 3 rounds:
+#     db --sqlite  0.72 s wall, 0.86 s CPU, peak RSS 22.5 MiB (the queue: +2 MiB)
+#     vcpus/threads/pcpus/exits/latency --csv: 1,019,800 rows, 0.89 s wall, 0.99 s CPU
+#     db/CSV: 0.81x wall, 0.87x CPU: the goal (<= 1) met by both
+#     ClickHouse 1.77 s wall, 1.17 s CPU, 41.3 MiB
+#   fleet of 100 hosts, 20 k events each, 2 at a time: SQLite 5.43 s, ClickHouse 9.76 s
+#   fleet queries (wall): top-steal SQLite 0.01 s / ClickHouse 0.02 s, exit-storms 1.49 /
+#     0.14 s, wakeup-p99 0.28 / 0.03 s, wakeup-p99-kernel 0.30 / 0.03 s
+#   Where db's wall time went before (strace -T, perf sched; load 10-17): the commit's
+#   fdatasync of the 80 MB file 0.27-0.64 s (it wrote the whole file then: SQLite's pages
+#   sit dirty in the page cache until then), the schema's 11 autocommits 44 fsyncs (0.03-0.3
+#   s on a new file), the journal's unlink 25-75 ms (a synchronous discard), and the rest
+#   time waiting for a CPU: on this machine a CPU-bound process of 1.2 s CPU took 4.3-5 s
+#   (autogroup: a session's threads share one group's share, so a second thread gains
+#   nothing under load; it does on a quiet machine). synchronous=OFF as a scratch
+#   experiment: 3.3-4.5 s against 3.9-5.9 s, i.e. no cure, the load's noise dominated.
+#   After: the commit's fdatasync of the file 9 ms, 4 fsyncs at the schema; 16 KiB pages
+#   0.80 s CPU (0.74 user, 0.06 sys) against 1.02 s (0.87, 0.15) with 4 KiB; the thread
+#   (quiet machine, VMS_DB_THREADS=0 against 1): 0.86-0.97 s wall -> 0.73-0.76 s, +0.05 s
+#   CPU; the writer thread is the longer side (0.63 s CPU against the analysis' 0.27 s).
+#   Under load 5-6 (FLEET=0): db 1.24 s wall, 0.88 s CPU; CSV 1.29 s, 0.97 s: 0.96x, 0.91x.
+#
 # h-dbspeed (rows written 32 to an INSERT), 2026-12-02 16:02-16:06 UTC, release build
 # (meson setup build-rel --buildtype=release), load 10.6 before, 9.6 after the pair, 7.7 at
 # the end, on 2 vCPUs (other helpers at work): bench/bench_db.sh build-rel/tools/vmscope/vmscope
