@@ -35,6 +35,10 @@
 #   (quiet machine, VMS_DB_THREADS=0 against 1): 0.86-0.97 s wall -> 0.73-0.76 s, +0.05 s
 #   CPU; the writer thread is the longer side (0.63 s CPU against the analysis' 0.27 s).
 #   Under load 5-6 (FLEET=0): db 1.24 s wall, 0.88 s CPU; CSV 1.29 s, 0.97 s: 0.96x, 0.91x.
+#   A/B at 20:32, load 1.1, FLEET=0, main's binary (2428266, git archive, release) then this:
+#     main  db 1.23 s wall, 1.03 s CPU; CSV 1.16 s, 1.29 s: 1.06x wall, 0.80x CPU
+#     h-dbw db 0.80 s wall, 1.01 s CPU; CSV 1.04 s, 1.15 s: 0.77x wall, 0.88x CPU
+#     (sqlite3 .dump of the two binaries' files identical)
 #
 # h-dbspeed (rows written 32 to an INSERT), 2026-12-02 16:02-16:06 UTC, release build
 # (meson setup build-rel --buildtype=release), load 10.6 before, 9.6 after the pair, 7.7 at
