@@ -51,7 +51,13 @@
  * DIR/l2w.dat is L2 again with a wake-up for `latency`: L2 5900 sched_wakeup of tid 300
  * (target CPU 0), 9500 switch 200 -> 300 (not to idle), 10500 switch 300 -> 200.
  *
- *   mk_nested DIR   writes DIR/l0.dat, DIR/l1.dat, DIR/l2.dat, DIR/l0n.dat, DIR/l2w.dat */
+ * DIR/l2u.dat is L2 unlinked: the same events, TRACEID 0x22 (L1's GUEST option names 0x12)
+ * and no TIME_SHIFT, so nothing in the files says it is L1's guest; its own clock (TSC2NSEC
+ * mult 1 shift 1) reads raw / 2 = t + 1250000 ns. The user says it: --map l2u@l1:0=4001
+ * --offset l2u=-1250000.
+ *
+ *   mk_nested DIR   writes DIR/l0.dat, DIR/l1.dat, DIR/l2.dat, DIR/l0n.dat, DIR/l2w.dat,
+ *                   DIR/l2u.dat */
 #include <stdio.h>
 #include <string.h>
 
@@ -233,6 +239,20 @@ static int write_l2w(const char *dir, struct vms_error *err)
 	return vms_tdw_close(w, err) ? 1 : 0;
 }
 
+/* DIR/l2u.dat: L2 with no link to L1 (above) */
+static int write_l2u(const char *dir, struct vms_error *err)
+{
+	struct vms_tdw *w = open_one(dir, "l2u", 0x22, err);
+	if (!w)
+		return 1;
+	if (vms_tdw_add_tsc2nsec(w, 1, 1, 0, err) || sw(w, L2(2500), 0, 200, err) ||
+	    sw(w, L2(9500), 200, 0, err) || sw(w, L2(10500), 0, 200, err)) {
+		vms_tdw_discard(w);
+		return 1;
+	}
+	return vms_tdw_close(w, err) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -282,7 +302,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		if (vms_tdw_close(ws[i], &err))
 			rc = 1;
-	if (!rc && write_l0n(argv[1], &err) == 0 && write_l2w(argv[1], &err) == 0)
+	if (!rc && write_l0n(argv[1], &err) == 0 && write_l2w(argv[1], &err) == 0 &&
+	    write_l2u(argv[1], &err) == 0)
 		return 0;
 	fprintf(stderr, "mk_nested: %s\n", err.msg);
 	return 1;

@@ -54,10 +54,10 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-echo "1..18"
+echo "1..21"
 
 if ! "$MK" "$TMP" 2>"$TMP/mk.err"; then
-  for i in $(seq 18); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
+  for i in $(seq 21); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
 fi
 L0=$TMP/l0.dat L1=$TMP/l1.dat L2=$TMP/l2.dat
 
@@ -418,3 +418,31 @@ CSV
 if grep '^tid-4001,' "$TMP/nu.csv" | diff "$TMP/nu.want" - > "$TMP/nu.diff"; then
   ok "L0 (nested events) + L1 alone: L0's part of the untraced L2's time, by hand"
 else notok "L0 (nested events) + L1 alone: L0's part of the untraced L2's time, by hand" "$(cat "$TMP/nu.diff")"; fi
+
+# --map NAME@HOST (l2u.dat: L2 with no link to L1, mk_nested.c: another TRACEID, no
+# TIME_SHIFT; its own ns are t + 1250000). Mapped by hand into L1 (thread 4001 of l1) and
+# offset back to L0's ns, it is the linked L2: every interval and cause of l2.want above,
+# and its exits' L0/L1 split
+U="$L0 $L1 $TMP/l2u.dat --offset l2u=-1250000"
+"$VMS" vcpus --csv $U --map l2u@l1:0=4001 > "$TMP/u.csv" 2>"$TMP/u.err"; st=$?
+if [ $st -eq 0 ] && grep '^l2u,' "$TMP/u.csv" | sed 's/^l2u,/l2,/' | diff "$TMP/l2.want" - > "$TMP/u.diff" &&
+   grep '^l1,' "$TMP/u.csv" | diff "$TMP/l1.want" - > /dev/null; then
+  ok "--map l2u@l1:0=4001: the unlinked L2 mapped into L1, the linked L2's rows"
+else notok "--map l2u@l1:0=4001: the unlinked L2 mapped into L1, the linked L2's rows" \
+  "status $st: $(head -8 "$TMP/u.diff") $(cat "$TMP/u.err")"; fi
+"$VMS" exits --csv $U --map l2u@l1:0=4001 > "$TMP/ue.csv" 2>/dev/null
+if grep '^l2,' "$TMP/e.want" | diff - <(grep '^l2u,' "$TMP/ue.csv" | sed 's/^l2u,/l2,/') > /dev/null; then
+  ok "--map NAME@HOST: exits (a single checked pass) split at l0 and l1 as the linked L2's"
+else notok "--map NAME@HOST: exits (a single checked pass) split at l0 and l1 as the linked L2's" "$(cat "$TMP/ue.csv")"; fi
+# without the host, the map goes to the reference (l0), which never shows thread 4001; a
+# host that contradicts the trace's link, or names no trace, is refused (exit 2, one line)
+"$VMS" vcpus --csv $U --map l2u:0=4001 > /dev/null 2>"$TMP/u1.err"; st1=$?
+"$VMS" vcpus --csv "$L0" "$L1" "$L2" --map l2@l0:0=3001 > "$TMP/u2.out" 2>"$TMP/u2.err"; st2=$?
+"$VMS" vcpus --csv $U --map l2u@nosuch:0=4001 > /dev/null 2>"$TMP/u3.err"; st3=$?
+if [ $st1 = 2 ] && grep -qx 'vmscope vcpus: --map l2u:0=4001: no event of l0 shows thread 4001' "$TMP/u1.err" &&
+   [ $st2 = 2 ] && [ ! -s "$TMP/u2.out" ] &&
+   grep -qx "vmscope vcpus: --map l2@l0:0=3001: l2's trace links it to l1" "$TMP/u2.err" &&
+   [ $st3 = 2 ] && grep -qx 'vmscope vcpus: --map l2u@nosuch: no trace named nosuch' "$TMP/u3.err"; then
+  ok "--map NAME@HOST: without it l0's thread; a contradicting or unknown host refused"
+else notok "--map NAME@HOST: without it l0's thread; a contradicting or unknown host refused" \
+  "$st1 $(cat "$TMP/u1.err") / $st2 $(cat "$TMP/u2.err") / $st3 $(cat "$TMP/u3.err")"; fi
