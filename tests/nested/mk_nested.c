@@ -56,12 +56,21 @@
  * mult 1 shift 1) reads raw / 2 = t + 1250000 ns. The user says it: --map l2u@l1:0=4001
  * --offset l2u=-1250000.
  *
+ * DIR/l0c/ is l0n as LTTng records it: a CTF kernel trace (vmscope's LTTng-style writer,
+ * hostname l0c, clock in ns: raw = t) with lttng-modules' event and field names
+ * (include/instrumentation/events/arch/x86/kvm/trace.h): kvm_x86_entry (vcpu_id only: no
+ * guest_mode), kvm_x86_exit, kvm_x86_nested_vmrun (LTTng has no kvm_nested_vmenter: its
+ * VMX entry to L2 is not instrumented, AMD's VMRUN is), kvm_x86_nested_vmexit (rip,
+ * exit_code, ..., isa), kvm_x86_nested_vmexit_inject (exit_code, ..., isa),
+ * kvm_x86_nested_intr_vmexit (rip), sched_switch; thread 3001 on CPU 0, l0n's times.
+ *
  *   mk_nested DIR   writes DIR/l0.dat, DIR/l1.dat, DIR/l2.dat, DIR/l0n.dat, DIR/l2w.dat,
- *                   DIR/l2u.dat */
+ *                   DIR/l2u.dat, DIR/l0c/ */
 #include <stdio.h>
 #include <string.h>
 
 #include "mk_events.h"
+#include "output/ctf_writer.h"
 
 static int entry(struct vms_tdw *w, uint64_t ts, int tid, struct vms_error *err)
 {
@@ -253,6 +262,103 @@ static int write_l2u(const char *dir, struct vms_error *err)
 	return vms_tdw_close(w, err) ? 1 : 0;
 }
 
+enum { C_SWITCH, C_ENTRY, C_EXIT, C_VMRUN, C_NVMEXIT, C_INJECT, C_INTR, C_N };
+
+/* one event of DIR/l0c on CPU 0: the class's integers in field order (sched_switch: prev,
+ * next; kvm_x86_exit / kvm_x86_nested_vmexit / _inject: the exit reason) */
+static int cev(struct vms_ctfw *w, const uint32_t *id, uint64_t ts, int c, int64_t a, int64_t b,
+	       struct vms_error *err)
+{
+	uint64_t v[8] = { 0 };
+	const char *comm[2] = { "", "" };
+	int32_t tid = 3001;
+	switch (c) {
+	case C_SWITCH: /* prev_comm, prev_tid, prev_prio, prev_state, next_comm, next_tid, prio */
+		v[0] = (uint64_t)a, v[1] = 120, v[3] = (uint64_t)b, v[4] = 120; /* state 0: R */
+		comm[0] = a == 3001 ? "CPU 0/KVM" : a ? "task-77" : "swapper/0";
+		comm[1] = b == 3001 ? "CPU 0/KVM" : b ? "task-77" : "swapper/0";
+		tid = (int32_t)a;
+		break;
+	case C_EXIT: /* exit_reason, guest_rip, isa, info1, info2 */
+		v[0] = (uint64_t)a, v[2] = 1;
+		break;
+	case C_NVMEXIT: /* rip, exit_code, exit_info1, exit_info2, exit_int_info, _err, isa */
+		v[1] = (uint64_t)a, v[6] = 1;
+		break;
+	case C_INJECT: /* exit_code, exit_info1, exit_info2, exit_int_info, _err, isa */
+		v[0] = (uint64_t)a, v[5] = 1;
+		break;
+	}
+	return vms_ctfw_event(w, 0, ts, id[c], tid, v, comm, err);
+}
+
+/* DIR/l0c/: the CTF L0 (above) */
+static int write_l0c(const char *dir, struct vms_error *err)
+{
+#define FL(n, t) { n, VMS_CTFW_##t }
+	static const struct vms_ctfw_field sw[] = {
+		FL("prev_comm", COMM), FL("prev_tid", S32), FL("prev_prio", S32),
+		FL("prev_state", S64), FL("next_comm", COMM), FL("next_tid", S32),
+		FL("next_prio", S32) };
+	static const struct vms_ctfw_field en[] = { FL("vcpu_id", U32) };
+	static const struct vms_ctfw_field ex[] = { FL("exit_reason", U32), FL("guest_rip", U64),
+		FL("isa", U32), FL("info1", U64), FL("info2", U64) };
+	static const struct vms_ctfw_field run[] = { FL("rip", U64), FL("vmcb", U64),
+		FL("nested_rip", U64), FL("int_ctl", U32), FL("event_inj", U32), FL("npt", U8) };
+	static const struct vms_ctfw_field nx[] = { FL("rip", U64), FL("exit_code", U32),
+		FL("exit_info1", U64), FL("exit_info2", U64), FL("exit_int_info", U32),
+		FL("exit_int_info_err", U32), FL("isa", U32) };
+	static const struct vms_ctfw_field inj[] = { FL("exit_code", U32), FL("exit_info1", U64),
+		FL("exit_info2", U64), FL("exit_int_info", U32), FL("exit_int_info_err", U32),
+		FL("isa", U32) };
+	static const struct vms_ctfw_field intr[] = { FL("rip", U64) };
+#undef FL
+	static const struct {
+		const char *name;
+		const struct vms_ctfw_field *f;
+		uint32_t n;
+	} cl[C_N] = {
+		{ "sched_switch", sw, 7 }, { "kvm_x86_entry", en, 1 }, { "kvm_x86_exit", ex, 5 },
+		{ "kvm_x86_nested_vmrun", run, 6 }, { "kvm_x86_nested_vmexit", nx, 7 },
+		{ "kvm_x86_nested_vmexit_inject", inj, 6 }, { "kvm_x86_nested_intr_vmexit", intr, 1 },
+	};
+	char path[4096];
+	snprintf(path, sizeof path, "%s/l0c", dir);
+	struct vms_ctfw_config c = { .dir = path, .hostname = "l0c", .kernel_release = "6.1.0",
+				     .nr_cpus = 1, .uuid_seed = 0x10 };
+	struct vms_ctfw *w;
+	uint32_t id[C_N];
+	if (vms_ctfw_open(&w, &c, err))
+		return 1;
+	for (int i = 0; i < C_N; i++)
+		if (vms_ctfw_add_event(w, cl[i].name, cl[i].f, cl[i].n, &id[i], err)) {
+			vms_ctfw_discard(w);
+			return 1;
+		}
+	/* l0n's events, an L2 exit being kvm_x86_exit then kvm_x86_nested_vmexit */
+	static const struct { uint64_t t; int c; int64_t a, b; } evs[] = {
+		{ 1000, C_SWITCH, 0, 3001 }, { 1100, C_ENTRY, 0, 0 },
+		{ 2150, C_EXIT, 20, 0 }, { 2200, C_VMRUN, 0, 0 }, { 2250, C_ENTRY, 0, 0 },
+		{ 3000, C_EXIT, 48, 0 }, { 3000, C_NVMEXIT, 48, 0 }, { 3400, C_ENTRY, 0, 0 },
+		{ 4000, C_EXIT, 1, 0 }, { 4000, C_NVMEXIT, 1, 0 }, { 4100, C_INJECT, 1, 0 },
+		{ 4200, C_ENTRY, 0, 0 },
+		{ 4500, C_EXIT, 23, 0 }, { 4700, C_ENTRY, 0, 0 },
+		{ 5050, C_EXIT, 24, 0 }, { 5100, C_VMRUN, 0, 0 }, { 5150, C_ENTRY, 0, 0 },
+		{ 6000, C_EXIT, 1, 0 }, { 6000, C_NVMEXIT, 1, 0 }, { 6100, C_SWITCH, 3001, 77 },
+		{ 7000, C_SWITCH, 77, 3001 }, { 7100, C_ENTRY, 0, 0 },
+		{ 7900, C_EXIT, 1, 0 }, { 7900, C_NVMEXIT, 1, 0 }, { 7950, C_INTR, 0, 0 },
+		{ 7980, C_ENTRY, 0, 0 },
+		{ 9150, C_EXIT, 24, 0 }, { 9200, C_VMRUN, 0, 0 }, { 9250, C_ENTRY, 0, 0 },
+		{ 12000, C_EXIT, 1, 0 },
+	};
+	for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+		if (cev(w, id, evs[i].t, evs[i].c, evs[i].a, evs[i].b, err)) {
+			vms_ctfw_discard(w);
+			return 1;
+		}
+	return vms_ctfw_close(w, err) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -303,7 +409,7 @@ int main(int argc, char **argv)
 		if (vms_tdw_close(ws[i], &err))
 			rc = 1;
 	if (!rc && write_l0n(argv[1], &err) == 0 && write_l2w(argv[1], &err) == 0 &&
-	    write_l2u(argv[1], &err) == 0)
+	    write_l2u(argv[1], &err) == 0 && write_l0c(argv[1], &err) == 0)
 		return 0;
 	fprintf(stderr, "mk_nested: %s\n", err.msg);
 	return 1;
