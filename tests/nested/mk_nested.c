@@ -64,8 +64,16 @@
  * exit_code, ..., isa), kvm_x86_nested_vmexit_inject (exit_code, ..., isa),
  * kvm_x86_nested_intr_vmexit (rip), sched_switch; thread 3001 on CPU 0, l0n's times.
  *
+ * DIR/l2c/ is l2w as LTTng records it in a guest with containers: a CTF kernel trace
+ * (hostname l2c, its clock in ns: raw = t; no TIME_SHIFT: --map l2c@l1:0=4001 --offset
+ * l2c=0) on CPU 0:
+ *   2500 switch 0 -> 200, then at 2500 the statedump: task-200 (pid 200) in PID namespace
+ *        4026532100 (level 1, in the root 4026531836), task-300 (pid 300) in 4026532200
+ *        (level 1): lttng_statedump_process_state and one _process_pid_ns per level
+ *   5900 sched_wakeup of 300   9500 switch 200 (S) -> 300   10500 switch 300 (S) -> 200
+ *
  *   mk_nested DIR   writes DIR/l0.dat, DIR/l1.dat, DIR/l2.dat, DIR/l0n.dat, DIR/l2w.dat,
- *                   DIR/l2u.dat, DIR/l0c/ */
+ *                   DIR/l2u.dat, DIR/l0c/, DIR/l2c/ */
 #include <stdio.h>
 #include <string.h>
 
@@ -262,6 +270,12 @@ static int write_l2u(const char *dir, struct vms_error *err)
 	return vms_tdw_close(w, err) ? 1 : 0;
 }
 
+/* LTTng's sched_switch, in both CTF traces */
+static const struct vms_ctfw_field ctf_switch[] = {
+	{ "prev_comm", VMS_CTFW_COMM }, { "prev_tid", VMS_CTFW_S32 }, { "prev_prio", VMS_CTFW_S32 },
+	{ "prev_state", VMS_CTFW_S64 }, { "next_comm", VMS_CTFW_COMM }, { "next_tid", VMS_CTFW_S32 },
+	{ "next_prio", VMS_CTFW_S32 } };
+
 enum { C_SWITCH, C_ENTRY, C_EXIT, C_VMRUN, C_NVMEXIT, C_INJECT, C_INTR, C_N };
 
 /* one event of DIR/l0c on CPU 0: the class's integers in field order (sched_switch: prev,
@@ -296,10 +310,6 @@ static int cev(struct vms_ctfw *w, const uint32_t *id, uint64_t ts, int c, int64
 static int write_l0c(const char *dir, struct vms_error *err)
 {
 #define FL(n, t) { n, VMS_CTFW_##t }
-	static const struct vms_ctfw_field sw[] = {
-		FL("prev_comm", COMM), FL("prev_tid", S32), FL("prev_prio", S32),
-		FL("prev_state", S64), FL("next_comm", COMM), FL("next_tid", S32),
-		FL("next_prio", S32) };
 	static const struct vms_ctfw_field en[] = { FL("vcpu_id", U32) };
 	static const struct vms_ctfw_field ex[] = { FL("exit_reason", U32), FL("guest_rip", U64),
 		FL("isa", U32), FL("info1", U64), FL("info2", U64) };
@@ -318,7 +328,7 @@ static int write_l0c(const char *dir, struct vms_error *err)
 		const struct vms_ctfw_field *f;
 		uint32_t n;
 	} cl[C_N] = {
-		{ "sched_switch", sw, 7 }, { "kvm_x86_entry", en, 1 }, { "kvm_x86_exit", ex, 5 },
+		{ "sched_switch", ctf_switch, 7 }, { "kvm_x86_entry", en, 1 }, { "kvm_x86_exit", ex, 5 },
 		{ "kvm_x86_nested_vmrun", run, 6 }, { "kvm_x86_nested_vmexit", nx, 7 },
 		{ "kvm_x86_nested_vmexit_inject", inj, 6 }, { "kvm_x86_nested_intr_vmexit", intr, 1 },
 	};
@@ -356,6 +366,56 @@ static int write_l0c(const char *dir, struct vms_error *err)
 			vms_ctfw_discard(w);
 			return 1;
 		}
+	return vms_ctfw_close(w, err) ? 1 : 0;
+}
+
+/* DIR/l2c/: L2 with two containers (above) */
+static int write_l2c(const char *dir, struct vms_error *err)
+{
+#define FL(n, t) { n, VMS_CTFW_##t }
+	static const struct vms_ctfw_field wk[] = { FL("comm", COMM), FL("tid", S32),
+		FL("prio", S32), FL("target_cpu", S32) };
+	static const struct vms_ctfw_field st[] = { FL("tid", S32), FL("vtid", S32),
+		FL("pid", S32), FL("vpid", S32), FL("ppid", S32), FL("vppid", S32),
+		FL("name", COMM), FL("type", S32), FL("mode", S32), FL("submode", S32),
+		FL("status", S32), FL("cpu", S32) };
+	static const struct vms_ctfw_field ns[] = { FL("tid", S32), FL("vtid", S32),
+		FL("vpid", S32), FL("vppid", S32), FL("ns_level", S32), FL("ns_inum", U32) };
+#undef FL
+	char path[4096];
+	snprintf(path, sizeof path, "%s/l2c", dir);
+	struct vms_ctfw_config c = { .dir = path, .hostname = "l2c", .kernel_release = "6.1.0",
+				     .nr_cpus = 1, .uuid_seed = 0x12 };
+	struct vms_ctfw *w;
+	uint32_t isw, iwk, ist, ins;
+	if (vms_ctfw_open(&w, &c, err))
+		return 1;
+	const char *c200[] = { "task-200", "task-300" }, *c300[] = { "task-300", "task-200" };
+	const char *c0[] = { "swapper/0", "task-200" };
+	uint64_t s0[] = { 0, 120, 0, 200, 120 }, s1[] = { 200, 120, 1, 300, 120 },
+		 s2[] = { 300, 120, 1, 200, 120 }, wake[] = { 300, 120, 0 };
+	int rc = vms_ctfw_add_event(w, "sched_switch", ctf_switch, 7, &isw, err) ||
+		 vms_ctfw_add_event(w, "sched_wakeup", wk, 4, &iwk, err) ||
+		 vms_ctfw_add_event(w, "lttng_statedump_process_state", st, 12, &ist, err) ||
+		 vms_ctfw_add_event(w, "lttng_statedump_process_pid_ns", ns, 6, &ins, err) ||
+		 vms_ctfw_event(w, 0, 2500, isw, 0, s0, c0, err);
+	for (int k = 0; k < 2 && !rc; k++) {
+		uint64_t tid = k ? 300 : 200, inum = k ? 4026532200u : 4026532100u;
+		/* tid, vtid, pid, vpid, ppid, vppid, type 1, mode 5, submode 0, status 5, cpu 0 */
+		uint64_t sv[] = { tid, 1, tid, 1, 1, 0, 1, 5, 0, 5, 0 };
+		uint64_t root[] = { tid, tid, tid, 1, 0, 4026531836u }, own[] = { tid, 1, 1, 0, 1, inum };
+		const char *nm[] = { k ? "task-300" : "task-200" };
+		rc = vms_ctfw_event(w, 0, 2500, ist, 200, sv, nm, err) ||
+		     vms_ctfw_event(w, 0, 2500, ins, 200, root, NULL, err) ||
+		     vms_ctfw_event(w, 0, 2500, ins, 200, own, NULL, err);
+	}
+	rc = rc || vms_ctfw_event(w, 0, 5900, iwk, 200, wake, c300, err) ||
+	     vms_ctfw_event(w, 0, 9500, isw, 200, s1, c200, err) ||
+	     vms_ctfw_event(w, 0, 10500, isw, 300, s2, c300, err);
+	if (rc) {
+		vms_ctfw_discard(w);
+		return 1;
+	}
 	return vms_ctfw_close(w, err) ? 1 : 0;
 }
 
@@ -409,7 +469,8 @@ int main(int argc, char **argv)
 		if (vms_tdw_close(ws[i], &err))
 			rc = 1;
 	if (!rc && write_l0n(argv[1], &err) == 0 && write_l2w(argv[1], &err) == 0 &&
-	    write_l2u(argv[1], &err) == 0 && write_l0c(argv[1], &err) == 0)
+	    write_l2u(argv[1], &err) == 0 && write_l0c(argv[1], &err) == 0 &&
+	    write_l2c(argv[1], &err) == 0)
 		return 0;
 	fprintf(stderr, "mk_nested: %s\n", err.msg);
 	return 1;

@@ -54,10 +54,10 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-echo "1..23"
+echo "1..25"
 
 if ! "$MK" "$TMP" 2>"$TMP/mk.err"; then
-  for i in $(seq 23); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
+  for i in $(seq 25); do notok "mk_nested" "$(cat "$TMP/mk.err")"; done; exit 0
 fi
 L0=$TMP/l0.dat L1=$TMP/l1.dat L2=$TMP/l2.dat
 
@@ -474,3 +474,44 @@ if grep -qx 'l2,0,1,1,EXTERNAL_INTERRUPT,2,1800,700,1100,900,700,1100,1100,0,l1,
   ok "LTTng L0: exits split as with trace.dat's nested events; L2's clock through L1's --offset"
 else notok "LTTng L0: exits split as with trace.dat's nested events; L2's clock through L1's --offset" \
   "$(cat "$TMP/ce.csv") $(grep clock: "$TMP/cr.txt")"; fi
+
+# Containers by layer (l2c/: l2w's events as LTTng records them in a guest with two PID
+# namespaces, mk_nested.c; no TIME_SHIFT: mapped into L1 by --map l2c@l1, its clock is L0's
+# ns). Its vCPU is l2.want's to 9100, then running [9100, 10500) (task-300 from 9500, not
+# idle), unknown from L2's end. By hand:
+#   task-200 (container 4026532100) runs [2500, 9500) and [10500, 12000: the end) = 8500;
+#     of it vmm at l1 [4300,4500) + [4700,5000) + [8000,8100) + [9000,9100) = 700 and at
+#     l0 [3000,3400) + [4000,4200) + [4500,4700) + [6000,6100) + [7000,7100) = 1000: 1700,
+#     below (l0) 1000; preempted at l1 [8100,9000) 900 and at l0 [6100,7000) 900: 1800,
+#     below 900; never in the run queue (it blocks at 9500: S)
+#   task-300 (4026532200) woken at 5900, runs at 9500: runqueue 3600; runs [9500, 10500)
+#     1000 with its vCPU running: vmm 0, preempted 0
+C2="$L0 $L1 $TMP/l2c --map l2c@l1:0=4001 --offset l2c=0"
+"$VMS" containers --csv $C2 > "$TMP/k.csv" 2>"$TMP/k.err"; st=$?
+cat > "$TMP/k.want" <<'CSV'
+machine,container,level,parent,tid,comm,running_ns,runqueue_ns,vmm_ns,preempted_ns,layer,below_layer,below_vmm_ns,below_preempted_ns
+l2c,4026532100,1,4026531836,200,task-200,8500,0,1700,1800,l1,l0,1000,900
+l2c,4026532200,1,4026531836,300,task-300,1000,3600,0,0,l1,l0,0,0
+CSV
+if [ $st -eq 0 ] && diff "$TMP/k.want" "$TMP/k.csv" > "$TMP/k.diff"; then
+  ok "containers --csv: an L2 container's lost time at l1 and at l0, by hand"
+else notok "containers --csv: an L2 container's lost time at l1 and at l0, by hand" \
+  "status $st: $(cat "$TMP/k.diff" "$TMP/k.err")"; fi
+"$VMS" containers --json $C2 > "$TMP/k.json" 2>/dev/null
+"$VMS" containers $C2 > "$TMP/k.txt" 2>/dev/null
+if python3 - "$TMP/k.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = d['containers'][0]
+want = {'machine': 'l2c', 'ns_inum': 4026532100, 'layer': 'l1', 'below_layer': 'l0',
+        'vmm_ns': 1700, 'preempted_ns': 1800, 'below_vmm_ns': 1000, 'below_preempted_ns': 900}
+t = k['threads'][0]
+sys.exit(0 if all(k[x] == v for x, v in want.items()) and t['tid'] == 200 and
+         t['below_vmm_ns'] == 1000 and t['below_preempted_ns'] == 900 else 1)
+PY
+then
+  if grep -q 'l2c: container 4026532100 (level 1, in 4026531836), 1 thread; vmm and preempted at l1 or below, the part below at l0' "$TMP/k.txt" &&
+     grep -qE '^ +200 +task-200 +8.50 us +0 ns +1.70 us +1.80 us +1.00 us +900 ns$' "$TMP/k.txt"; then
+    ok "containers --json and text: the layers named, the part at l0"
+  else notok "containers --json and text: the layers named, the part at l0" "$(cat "$TMP/k.txt")"; fi
+else notok "containers --json and text: the layers named, the part at l0" "$(head -c 800 "$TMP/k.json")"; fi
