@@ -72,8 +72,13 @@
  *        (level 1): lttng_statedump_process_state and one _process_pid_ns per level
  *   5900 sched_wakeup of 300   9500 switch 200 (S) -> 300   10500 switch 300 (S) -> 200
  *
+ * DIR/l0s.dat, l1s.dat, l2s.dat are l0, l1, l2 with each preemption by a crowd: L0's
+ * [6100, 7000) of thread 3001 and L1's [8100, 9000) of thread 4001 are taken by 300 threads
+ * in turn, tids 1000 .. 1299 (the same numbers on both machines), 3 ns each.
+ *
  *   mk_nested DIR   writes DIR/l0.dat, DIR/l1.dat, DIR/l2.dat, DIR/l0n.dat, DIR/l2w.dat,
- *                   DIR/l2u.dat, DIR/l0c/, DIR/l2c/ */
+ *                   DIR/l2u.dat, DIR/l0c/, DIR/l2c/, DIR/l0s.dat, DIR/l1s.dat, DIR/l2s.dat */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -419,6 +424,74 @@ static int write_l2c(const char *dir, struct vms_error *err)
 	return vms_ctfw_close(w, err) ? 1 : 0;
 }
 
+/* A preemption of thread vt for [t, t + 900) (+ off, the file's clock): by task-77, or with
+ * `crowd` by 300 threads in turn, tids 1000 .. 1299, 3 ns each */
+static int preempt(struct vms_tdw *w, uint64_t off, uint64_t t, int vt, bool crowd,
+		   struct vms_error *err)
+{
+	if (!crowd)
+		return sw(w, off + t, vt, 77, err) || sw(w, off + t + 900, 77, vt, err);
+	int prev = vt;
+	for (int k = 0; k < 300; prev = 1000 + k, k++)
+		if (sw(w, off + t + 3 * (uint64_t)k, prev, 1000 + k, err))
+			return 1;
+	return sw(w, off + t + 900, prev, vt, err);
+}
+
+/* DIR/l0.dat, l1.dat, l2.dat (the events above); with `crowd` DIR/l0s.dat, l1s.dat, l2s.dat,
+ * the two preemptions by 300 threads each (preempt) */
+static int write_three(const char *dir, bool crowd, struct vms_error *err)
+{
+	struct vms_tdw *w0 = open_one(dir, crowd ? "l0s" : "l0", 0x10, err), *w1 = NULL, *w2 = NULL;
+	if (w0)
+		w1 = open_one(dir, crowd ? "l1s" : "l1", 0x11, err);
+	if (w1)
+		w2 = open_one(dir, crowd ? "l2s" : "l2", 0x12, err);
+	if (!w2)
+		goto fail;
+	int32_t t1 = 3001, t2 = 4001;
+	if (vms_tdw_add_tsc2nsec(w0, 1, 0, 0, err) ||
+	    vms_tdw_add_guest(w0, "l1", 0x11, 1, &t1, err) ||
+	    vms_tdw_add_tsc2nsec(w1, 1, 0, 0, err) || time_shift(w1, 0x10, -1000000, 1, err) ||
+	    vms_tdw_add_guest(w1, "l2", 0x12, 1, &t2, err) ||
+	    vms_tdw_add_tsc2nsec(w2, 1, 1, 0, err) || time_shift(w2, 0x11, -500000, 2, err) ||
+	    vms_tdw_add_cmdline(w0, 3001, "CPU 0/KVM", err) ||
+	    vms_tdw_add_cmdline(w1, 4001, "CPU 0/KVM", err))
+		goto fail;
+	/* L0 */
+	if (sw(w0, 1000, 0, 3001, err) || entry(w0, 1100, 3001, err) ||
+	    vmexit(w0, 3000, 3001, 48, err) || entry(w0, 3400, 3001, err) ||
+	    vmexit(w0, 4000, 3001, 1, err) || entry(w0, 4200, 3001, err) ||
+	    vmexit(w0, 4500, 3001, 23, err) || entry(w0, 4700, 3001, err) ||
+	    vmexit(w0, 6000, 3001, 1, err) || preempt(w0, 0, 6100, 3001, crowd, err) ||
+	    entry(w0, 7100, 3001, err) || vmexit(w0, 12000, 3001, 1, err))
+		goto fail;
+	/* L1 */
+	if (sw(w1, L1(2000), 0, 4001, err) || entry(w1, L1(2100), 4001, err) ||
+	    vmexit(w1, L1(4300), 4001, 1, err) || entry(w1, L1(5000), 4001, err) ||
+	    vmexit(w1, L1(8000), 4001, 1, err) || preempt(w1, L1(0), 8100, 4001, crowd, err) ||
+	    entry(w1, L1(9100), 4001, err) || vmexit(w1, L1(11000), 4001, 30, err))
+		goto fail;
+	/* L2 */
+	if (sw(w2, L2(2500), 0, 200, err) || sw(w2, L2(9500), 200, 0, err) ||
+	    sw(w2, L2(10500), 0, 200, err))
+		goto fail;
+	struct vms_tdw *ws[3] = { w0, w1, w2 };
+	int rc = 0;
+	for (int i = 0; i < 3; i++)
+		if (vms_tdw_close(ws[i], err))
+			rc = 1;
+	return rc;
+fail:
+	if (w0)
+		vms_tdw_discard(w0);
+	if (w1)
+		vms_tdw_discard(w1);
+	if (w2)
+		vms_tdw_discard(w2);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -426,61 +499,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct vms_error err = { 0 };
-	struct vms_tdw *w0 = open_one(argv[1], "l0", 0x10, &err), *w1 = NULL, *w2 = NULL;
-	if (w0)
-		w1 = open_one(argv[1], "l1", 0x11, &err);
-	if (w1)
-		w2 = open_one(argv[1], "l2", 0x12, &err);
-	if (!w2)
-		goto fail;
-	int32_t t1 = 3001, t2 = 4001;
-	if (vms_tdw_add_tsc2nsec(w0, 1, 0, 0, &err) ||
-	    vms_tdw_add_guest(w0, "l1", 0x11, 1, &t1, &err) ||
-	    vms_tdw_add_tsc2nsec(w1, 1, 0, 0, &err) || time_shift(w1, 0x10, -1000000, 1, &err) ||
-	    vms_tdw_add_guest(w1, "l2", 0x12, 1, &t2, &err) ||
-	    vms_tdw_add_tsc2nsec(w2, 1, 1, 0, &err) || time_shift(w2, 0x11, -500000, 2, &err) ||
-	    vms_tdw_add_cmdline(w0, 3001, "CPU 0/KVM", &err) ||
-	    vms_tdw_add_cmdline(w1, 4001, "CPU 0/KVM", &err))
-		goto fail;
-	/* L0 */
-	if (sw(w0, 1000, 0, 3001, &err) || entry(w0, 1100, 3001, &err) ||
-	    vmexit(w0, 3000, 3001, 48, &err) || entry(w0, 3400, 3001, &err) ||
-	    vmexit(w0, 4000, 3001, 1, &err) || entry(w0, 4200, 3001, &err) ||
-	    vmexit(w0, 4500, 3001, 23, &err) || entry(w0, 4700, 3001, &err) ||
-	    vmexit(w0, 6000, 3001, 1, &err) || sw(w0, 6100, 3001, 77, &err) ||
-	    sw(w0, 7000, 77, 3001, &err) || entry(w0, 7100, 3001, &err) ||
-	    vmexit(w0, 12000, 3001, 1, &err))
-		goto fail;
-	/* L1 */
-	if (sw(w1, L1(2000), 0, 4001, &err) || entry(w1, L1(2100), 4001, &err) ||
-	    vmexit(w1, L1(4300), 4001, 1, &err) || entry(w1, L1(5000), 4001, &err) ||
-	    vmexit(w1, L1(8000), 4001, 1, &err) || sw(w1, L1(8100), 4001, 77, &err) ||
-	    sw(w1, L1(9000), 77, 4001, &err) || entry(w1, L1(9100), 4001, &err) ||
-	    vmexit(w1, L1(11000), 4001, 30, &err))
-		goto fail;
-	/* L2 */
-	if (sw(w2, L2(2500), 0, 200, &err) || sw(w2, L2(9500), 200, 0, &err) ||
-	    sw(w2, L2(10500), 0, 200, &err))
-		goto fail;
-	struct vms_tdw *ws[3] = { w0, w1, w2 };
-	w0 = w1 = w2 = NULL;
-	int rc = 0;
-	for (int i = 0; i < 3; i++)
-		if (vms_tdw_close(ws[i], &err))
-			rc = 1;
-	if (!rc && write_l0n(argv[1], &err) == 0 && write_l2w(argv[1], &err) == 0 &&
+	if (write_three(argv[1], false, &err) == 0 && write_three(argv[1], true, &err) == 0 &&
+	    write_l0n(argv[1], &err) == 0 && write_l2w(argv[1], &err) == 0 &&
 	    write_l2u(argv[1], &err) == 0 && write_l0c(argv[1], &err) == 0 &&
 	    write_l2c(argv[1], &err) == 0)
 		return 0;
 	fprintf(stderr, "mk_nested: %s\n", err.msg);
-	return 1;
-fail:
-	fprintf(stderr, "mk_nested: %s\n", err.msg);
-	if (w0)
-		vms_tdw_discard(w0);
-	if (w1)
-		vms_tdw_discard(w1);
-	if (w2)
-		vms_tdw_discard(w2);
 	return 1;
 }

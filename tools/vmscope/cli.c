@@ -814,11 +814,13 @@ static void warn_steal_buckets(const struct cli *c)
 	uint64_t nv = 0, ns = 0;
 	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a); i++) {
 		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+		bool any = false; /* (a nested guest's vCPU: one bucket per layer) */
 		for (uint32_t k = 0; k < v->nr_steal; k++)
 			if (v->steal[k].kind == VMS_STEAL_OTHERS) {
-				nv++;
+				any = true;
 				ns += v->steal[k].ns;
 			}
+		nv += any;
 	}
 	if (nv)
 		fprintf(stderr, "vmscope %s: warning: %llu vCPUs had their CPU taken by more threads "
