@@ -137,7 +137,9 @@ struct vms_exit_stats {
  *    already waited (vmscope/observe.h): who ran is not followed for it;
  *  - OTHERS: the host threads beyond the first VMS_STEAL_MAX_THIEVES (256) of the vCPU (or
  *    beyond VMS_STEAL_MAX_ENTRIES of all vCPUs), `threads` of them (at least that many when
- *    threads_at_least: counting them distinct took more than a fixed budget).
+ *    threads_at_least: counting them distinct took more than a fixed budget); one per layer
+ *    whose scheduler ran them (`host`: a nested guest's vCPU has one at L1 and one at L0,
+ *    whose tids are two machines'), in machine order.
  * Bucket entries have host_tid = host_pid = -1 and a comm naming them ("unattributed",
  * "other threads"). */
 #define VMS_STEAL_MAX_THIEVES 256

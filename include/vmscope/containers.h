@@ -15,6 +15,10 @@
  *   preempted  of its running time (guests), the vCPU's host thread was preempted by the host
  * vmm and preempted are known only for a guest whose host was traced (below_known);
  * otherwise they are unknown, never zero. Intervals still open at the end are closed there.
+ * A nested guest's (L2's) vmm and preempted are at its host (L1: L1's hypervisor, L1's
+ * scheduler) or at the layer below it (L0: the L1 vCPU in L0's exit or off its physical
+ * CPU, the state machine's vcpu_state layer); vmm_below and preempted_below are the part at
+ * the layer below, below_layer that machine (-1: not a nested guest).
  *
  * A consumer of the state machine's observations (vmscope/observe.h): the raw events for the
  * namespaces and the machines' own scheduling, vcpu_state and guest_switch for the layers
@@ -37,6 +41,7 @@ struct vms_container_thread {
 	int32_t tid;
 	char comm[24];                 /* "" when no record named it */
 	uint64_t running, runqueue, vmm, preempted; /* reference ns */
+	uint64_t vmm_below, preempted_below;        /* of vmm and preempted: at below_layer */
 };
 
 struct vms_container {
@@ -45,9 +50,11 @@ struct vms_container {
 	uint32_t level;                /* ns_level: 1 = a child of the root namespace */
 	uint64_t parent;               /* the namespace a level above, 0 when not recorded */
 	bool below_known;              /* vmm and preempted are known (a guest with its host) */
+	int32_t below_layer;           /* a nested guest: its host's host (L0), else -1 */
 	uint32_t nr_threads;           /* its own threads (not those of nested containers) */
 	const struct vms_container_thread *threads; /* by tid */
 	uint64_t running, runqueue, vmm, preempted; /* its threads', summed */
+	uint64_t vmm_below, preempted_below;
 };
 
 struct vms_containers;

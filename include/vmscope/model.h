@@ -190,11 +190,17 @@ bool vms_model_nested(const struct vms_model *m);
 /* User overrides: call them before vms_model_finish (they are applied there, and win over
  * what the data says). force_guest's name may be NULL (keep the derived name).
  * user_map: vCPU `vcpu` of guest `guest` (a machine name) is host thread `tid` of that
- * guest's host (when the guest has no host link, of the reference host). */
+ * guest's host (when the guest has no host link, of the reference host).
+ * user_map_host: the same, the host named: thread `tid` of machine `host` (a traced machine;
+ * NULL: as user_map). For a nested guest (L2) whose trace has no link to its hypervisor (L1),
+ * which user_map would put on the reference (L0); a host that contradicts the guest's link
+ * from its trace is a usage error at vms_model_finish. */
 int vms_model_force_host(struct vms_model *m, uint32_t machine);
 int vms_model_force_guest(struct vms_model *m, uint32_t machine, const char *name);
 int vms_model_user_map(struct vms_model *m, const char *guest, uint32_t vcpu, int32_t tid,
 		       struct vms_error *err);
+int vms_model_user_map_host(struct vms_model *m, const char *guest, const char *host,
+			    uint32_t vcpu, int32_t tid, struct vms_error *err);
 /* user_domain: Xen domain `dom` of the xentrace host is the machine `guest` (a guest trace of
  * that name, whose vCPU v is the domain's vCPU v; else the domain's machine takes the name). */
 int vms_model_user_domain(struct vms_model *m, const char *guest, uint32_t dom,

@@ -25,10 +25,11 @@ struct vms_session_opts {
 	uint32_t nr_guests;          /* --guest NAME=FILE */
 	const char **guest_names;
 	const char **guest_paths;
-	uint32_t nr_maps;            /* --map NAME:VCPU=TID */
+	uint32_t nr_maps;            /* --map NAME[@HOST]:VCPU=TID */
 	const char **map_guest;
 	uint32_t *map_vcpu;
 	int32_t *map_tid;
+	const char **map_host;       /* NULL, or per entry the host named (NULL: none) */
 	uint32_t nr_dom_maps;        /* --map NAME:dom=N (Xen domain N is machine NAME) */
 	const char **dom_map_guest;
 	uint32_t *dom_map_id;

@@ -121,6 +121,8 @@ struct vms_synth_config {
 	bool tsc_scaling;               /* default true: the guest TSC runs at 3.0 GHz */
 	enum vms_synth_format format;
 	int64_t clock_error_ns;         /* LTTng: the guest's epoch offset is off by this much */
+	uint32_t nested_vcpus;          /* nested: vCPUs at each layer, 1 to
+	                                   VMS_SYNTH_NESTED_MAX_VCPUS; 0: 2 */
 	/* progress, called now and then from the generating thread */
 	void (*progress)(void *ctx, uint64_t done, uint64_t target);
 	void *progress_ctx;
@@ -290,11 +292,12 @@ int vms_synth_cloud_truth_json(const struct vms_synth_cloud_truth *t, FILE *f);
 
 /* Scenario "nested" (lib/synth/nested.c, vmscope synth --scenario nested): DIR/host.dat (L0),
  * DIR/l1.dat (L1, L0's guest and L2's hypervisor) and DIR/l2.dat (L2), a nested KVM stack of
- * two vCPUs at each layer, with planted L0 and L1 preemptions, L0 exits and exits reflected to
+ * cfg->nested_vcpus vCPUs at each layer (default two), with planted L0 and L1 preemptions, L0 exits and exits reflected to
  * L1, cycles of them until the files hold cfg->events (a few more: a cycle writes up to 8). The
  * truth (each L2 vCPU's states
  * with their layer, exits split L0/L1, steal per layer) is written to `truth` as JSON when not
  * NULL; *events is the files' total. */
+#define VMS_SYNTH_NESTED_MAX_VCPUS 16
 int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FILE *truth,
 			 uint64_t *events, struct vms_error *err);
 

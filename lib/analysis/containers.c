@@ -25,6 +25,7 @@ struct ct_thread {
 	struct ct_ns deep, above; /* its deepest namespace, and the one a level above it */
 	uint64_t wait_since;   /* NONE: not waiting (as far as recorded) */
 	uint64_t running, runqueue, vmm, preempted;
+	uint64_t vmm_below, preempted_below; /* of vmm and preempted: below the guest's host */
 };
 
 struct ct_cpu {                /* a CPU of a machine, as its own sched_switch shows it */
@@ -36,6 +37,7 @@ struct ct_cpu {                /* a CPU of a machine, as its own sched_switch sh
 struct ct_vcpu {               /* a guest's vCPU, as the state machine publishes it */
 	uint32_t machine;
 	enum vms_vcpu_state state;
+	bool below;            /* the state is at a layer below the guest's host (nested) */
 	int32_t gtid;
 	uint32_t th;           /* gtid's index in the threads, NONE32: none */
 	uint64_t since;
@@ -257,10 +259,14 @@ static void close_vcpu(struct vms_containers *c, struct ct_vcpu *v, uint64_t t)
 	if (v->th < c->nr_th && t > v->since &&
 	    (v->state == VMS_STATE_VMM || v->state == VMS_STATE_PREEMPTED)) {
 		struct ct_thread *x = &c->th[v->th];
-		if (v->state == VMS_STATE_VMM)
-			x->vmm += t - v->since;
-		else
-			x->preempted += t - v->since;
+		uint64_t d = t - v->since;
+		if (v->state == VMS_STATE_VMM) {
+			x->vmm += d;
+			x->vmm_below += v->below ? d : 0;
+		} else {
+			x->preempted += d;
+			x->preempted_below += v->below ? d : 0;
+		}
 	}
 	v->since = t;
 }
@@ -282,6 +288,7 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	struct ct_vcpu *v = vcpu_from(ctx, o->vidx, o->machine, o->t);
 	if (v) {
 		v->state = o->state;
+		v->below = o->layer >= 0 && o->host >= 0 && o->layer != o->host;
 		if (v->gtid != o->gtid)
 			v->th = index_of(ctx, thread(ctx, o->machine, (uint64_t)(int64_t)o->gtid));
 		v->gtid = o->gtid;
@@ -305,6 +312,15 @@ static bool below_known(const struct vms_model *m, uint32_t machine)
 	return (mc->role & VMS_ROLE_GUEST) && mc->host >= 0 &&
 	       (uint32_t)mc->host < vms_model_nr_machines(m) &&
 	       vms_model_machine_c(m, (uint32_t)mc->host)->source >= 0;
+}
+
+/* A nested guest's host's host (L2 -> L1 -> L0), else -1. */
+static int32_t below_layer(const struct vms_model *m, uint32_t machine)
+{
+	if (!below_known(m, machine))
+		return -1;
+	uint32_t h = (uint32_t)vms_model_machine_c(m, machine)->host;
+	return below_known(m, h) ? vms_model_machine_c(m, h)->host : -1;
 }
 
 static int cmp_th(const void *a, const void *b)
@@ -354,6 +370,7 @@ static void add_ns(struct vms_containers *c, uint32_t machine, struct ct_ns ns, 
 		k->inum = ns.inum;
 		k->level = ns.level;
 		k->below_known = below_known(c->model, machine);
+		k->below_layer = below_layer(c->model, machine);
 	}
 	if (!k->parent && parent)
 		k->parent = parent;
@@ -387,7 +404,8 @@ static int build(struct vms_containers *c)
 		struct vms_container *k = find_out(c, x->machine, x->deep.inum);
 		struct vms_container_thread *o = &c->out_th[i];
 		*o = (struct vms_container_thread){ .tid = x->tid, .running = x->running,
-			.runqueue = x->runqueue, .vmm = x->vmm, .preempted = x->preempted };
+			.runqueue = x->runqueue, .vmm = x->vmm, .preempted = x->preempted,
+			.vmm_below = x->vmm_below, .preempted_below = x->preempted_below };
 		memcpy(o->comm, x->comm, sizeof o->comm);
 		if (!k->threads)
 			k->threads = o; /* sorted: a container's threads are consecutive */
@@ -396,6 +414,8 @@ static int build(struct vms_containers *c)
 		k->runqueue += o->runqueue;
 		k->vmm += o->vmm;
 		k->preempted += o->preempted;
+		k->vmm_below += o->vmm_below;
+		k->preempted_below += o->preempted_below;
 	}
 	free(in);
 	return 0;

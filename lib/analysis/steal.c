@@ -20,11 +20,21 @@
  * Bounded whatever the trace (issue 7.5): at most VMS_STEAL_MAX_THIEVES threads itemised per
  * vCPU and VMS_STEAL_MAX_ENTRIES for all, the first to steal; later ones are summed in the
  * vCPU's "other threads" bucket (exact time; counted distinct in a set of 4-byte tids while
- * all those sets together stay under ST_MAX_OTHER_SLOTS, then "at least"). With the state
+ * all those sets together stay under ST_MAX_OTHER_SLOTS, then "at least"), one bucket per
+ * layer whose scheduler ran them (a nested guest's vCPU loses its CPU at L1 and at L0, whose
+ * thread ids are two machines' and may be the same numbers). With the state
  * machine's VMS_INSTEAD_MAX_WAITERS, a trace leaving N vCPUs runnable on one CPU while N
  * threads run in turn (xml-entry-tids) keeps 64 x 256 entries, not N^2/2. */
 #define ST_SCAN 16
 #define ST_MAX_OTHER_SLOTS (1u << 22)
+
+struct st_other {              /* the "other threads" of one layer */
+	uint32_t host;             /* the machine whose scheduler ran them */
+	uint64_t ns, threads;
+	bool at_least;
+	uint32_t *oset;            /* open addressing: tid + 1 of the other threads, 0 empty */
+	uint32_t nr_oset;          /* a power of two > 2 threads, or 0 */
+};
 
 struct st_vcpu {
 	bool preempted;            /* shown state PREEMPTED */
@@ -40,10 +50,8 @@ struct st_vcpu {
 	uint64_t unattributed_ns;
 	uint64_t unattr_key;       /* (host, cpu) + 1 its last unattributed wait was counted on */
 	uint32_t cur_cpu, cur_host;
-	uint64_t other_ns, other_threads;
-	bool other_at_least;
-	uint32_t *oset;            /* open addressing: tid + 1 of the other threads, 0 empty */
-	uint32_t nr_oset;          /* a power of two > 2 other_threads, or 0 */
+	struct st_other *oth;      /* by layer */
+	uint32_t nr_oth, cap_oth;
 	bool wake_pending;
 	uint64_t wake_t;
 	struct vms_dist *runq;
@@ -109,48 +117,70 @@ static bool index_room(struct st_vcpu *v)
 	return true;
 }
 
-/* ns of thread tid, one not itemised, in the vCPU's "other threads": the first time it is
- * seen there, it counts one more (while the sets' budget lasts; then "at least"). */
-static void charge_other(struct an_steal *st, struct st_vcpu *v, int32_t tid, uint64_t ns)
+/* The vCPU's "other threads" of layer host; NULL when out of memory. */
+static struct st_other *other_of(struct st_vcpu *v, uint32_t host)
 {
-	v->other_ns += ns;
-	if (v->other_at_least)
+	for (uint32_t i = 0; i < v->nr_oth; i++) /* one per layer: a handful */
+		if (v->oth[i].host == host)
+			return &v->oth[i];
+	if (v->nr_oth == v->cap_oth) {
+		struct st_other *o = vms_grow(v->oth, &v->cap_oth, sizeof *o, 2);
+		if (!o)
+			return NULL;
+		v->oth = o;
+	}
+	struct st_other *o = &v->oth[v->nr_oth++];
+	*o = (struct st_other){ .host = host };
+	return o;
+}
+
+/* ns of thread tid of machine host, one not itemised, in the vCPU's "other threads" of that
+ * layer: the first time it is seen there, it counts one more (while the sets' budget lasts;
+ * then "at least"). */
+static void charge_other(struct an_steal *st, struct st_vcpu *v, uint32_t host, int32_t tid,
+			 uint64_t ns)
+{
+	struct st_other *b = other_of(v, host);
+	if (!b)
+		return; /* out of memory: that time is not itemised anywhere */
+	b->ns += ns;
+	if (b->at_least)
 		return;
 	uint32_t key = (uint32_t)tid + 1;
-	for (uint32_t h = v->nr_oset ? hash_tid(tid, v->nr_oset) : 0; v->nr_oset && v->oset[h];
-	     h = (h + 1) & (v->nr_oset - 1))
-		if (v->oset[h] == key)
+	for (uint32_t h = b->nr_oset ? hash_tid(tid, b->nr_oset) : 0; b->nr_oset && b->oset[h];
+	     h = (h + 1) & (b->nr_oset - 1))
+		if (b->oset[h] == key)
 			return;
-	if ((v->other_threads + 1) * 2 > v->nr_oset) {
-		uint32_t n = v->nr_oset ? v->nr_oset * 2 : 64;
+	if ((b->threads + 1) * 2 > b->nr_oset) {
+		uint32_t n = b->nr_oset ? b->nr_oset * 2 : 64;
 		uint32_t *s = st->nr_oslots + n <= ST_MAX_OTHER_SLOTS ? calloc(n, sizeof *s) : NULL;
 		if (!s) {
 			/* the count from here would be a guess: it says "at least" */
-			v->other_at_least = true;
-			v->other_threads++;
-			free(v->oset);
-			st->nr_oslots -= v->nr_oset;
-			v->oset = NULL;
-			v->nr_oset = 0;
+			b->at_least = true;
+			b->threads++;
+			free(b->oset);
+			st->nr_oslots -= b->nr_oset;
+			b->oset = NULL;
+			b->nr_oset = 0;
 			return;
 		}
-		for (uint32_t i = 0; i < v->nr_oset; i++)
-			if (v->oset[i]) {
-				uint32_t h = hash_tid((int32_t)(v->oset[i] - 1), n);
+		for (uint32_t i = 0; i < b->nr_oset; i++)
+			if (b->oset[i]) {
+				uint32_t h = hash_tid((int32_t)(b->oset[i] - 1), n);
 				while (s[h])
 					h = (h + 1) & (n - 1);
-				s[h] = v->oset[i];
+				s[h] = b->oset[i];
 			}
-		free(v->oset);
-		st->nr_oslots += n - v->nr_oset;
-		v->oset = s;
-		v->nr_oset = n;
+		free(b->oset);
+		st->nr_oslots += n - b->nr_oset;
+		b->oset = s;
+		b->nr_oset = n;
 	}
-	uint32_t h = hash_tid(tid, v->nr_oset);
-	while (v->oset[h])
-		h = (h + 1) & (v->nr_oset - 1);
-	v->oset[h] = key;
-	v->other_threads++;
+	uint32_t h = hash_tid(tid, b->nr_oset);
+	while (b->oset[h])
+		h = (h + 1) & (b->nr_oset - 1);
+	b->oset[h] = key;
+	b->threads++;
 }
 
 /* An unattributed wait of vCPU v on (host, cpu) is counted for the warning. */
@@ -206,13 +236,13 @@ static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 	}
 	if (v->nr_steal >= VMS_STEAL_MAX_THIEVES || st->nr_entries >= VMS_STEAL_MAX_ENTRIES ||
 	    !index_room(v)) {
-		charge_other(st, v, v->tid, ns);
+		charge_other(st, v, thief_host, v->tid, ns);
 		return;
 	}
 	if (v->nr_steal == v->cap_steal) {
 		struct vms_steal_entry *ns_ = vms_grow(v->steal, &v->cap_steal, sizeof *ns_, 8);
 		if (!ns_) {
-			charge_other(st, v, v->tid, ns);
+			charge_other(st, v, thief_host, v->tid, ns);
 			return;
 		}
 		v->steal = ns_;
@@ -299,6 +329,12 @@ static int cmp_steal(const void *x, const void *y)
 	return a->host < b->host ? -1 : a->host > b->host;   /* (nested: two layers' tid) */
 }
 
+static int cmp_other(const void *x, const void *y)
+{
+	const struct st_other *a = x, *b = y;
+	return a->host < b->host ? -1 : a->host > b->host;
+}
+
 static void on_finish(void *ctx, uint64_t t_end)
 {
 	struct an_steal *st = ctx;
@@ -312,12 +348,17 @@ static void on_finish(void *ctx, uint64_t t_end)
 		free(v->slot);
 		v->slot = NULL;
 		v->nr_slot = 0;
-		free(v->oset);
-		v->oset = NULL;
-		v->nr_oset = 0;
-		/* the buckets, after the threads */
-		uint32_t need = v->nr_steal + 2;
-		if ((v->unattributed_ns || v->other_ns) && need > v->cap_steal) {
+		for (uint32_t k = 0; k < v->nr_oth; k++) {
+			free(v->oth[k].oset);
+			v->oth[k].oset = NULL;
+			v->oth[k].nr_oset = 0;
+		}
+		/* the buckets, after the threads: the other threads of each layer, the layers
+		 * in machine order */
+		if (v->nr_oth > 1)
+			qsort(v->oth, v->nr_oth, sizeof *v->oth, cmp_other);
+		uint32_t need = v->nr_steal + 1 + v->nr_oth;
+		if ((v->unattributed_ns || v->nr_oth) && need > v->cap_steal) {
 			struct vms_steal_entry *e = realloc(v->steal, need * sizeof *e);
 			if (!e)
 				continue; /* (out of memory at the end: the table without them) */
@@ -328,11 +369,13 @@ static void on_finish(void *ctx, uint64_t t_end)
 			v->steal[v->nr_steal++] = (struct vms_steal_entry){
 				.host_tid = -1, .host_pid = -1, .comm = "unattributed",
 				.ns = v->unattributed_ns, .kind = VMS_STEAL_UNATTRIBUTED };
-		if (v->other_ns)
-			v->steal[v->nr_steal++] = (struct vms_steal_entry){
-				.host_tid = -1, .host_pid = -1, .comm = "other threads",
-				.ns = v->other_ns, .kind = VMS_STEAL_OTHERS,
-				.threads = v->other_threads, .threads_at_least = v->other_at_least };
+		for (uint32_t k = 0; k < v->nr_oth; k++)
+			if (v->oth[k].ns)
+				v->steal[v->nr_steal++] = (struct vms_steal_entry){
+					.host_tid = -1, .host_pid = -1, .host = v->oth[k].host,
+					.comm = "other threads", .ns = v->oth[k].ns,
+					.kind = VMS_STEAL_OTHERS, .threads = v->oth[k].threads,
+					.threads_at_least = v->oth[k].at_least };
 	}
 }
 
@@ -387,7 +430,9 @@ void an_steal_free(struct an_steal *st)
 	for (uint32_t i = 0; i < st->L->nr_v; i++) {
 		free(st->v[i].steal);
 		free(st->v[i].slot);
-		free(st->v[i].oset);
+		for (uint32_t k = 0; k < st->v[i].nr_oth; k++)
+			free(st->v[i].oth[k].oset);
+		free(st->v[i].oth);
 		vms_dist_free(st->v[i].runq);
 	}
 	vms_keymap_free(&st->ucpu);

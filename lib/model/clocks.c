@@ -185,6 +185,26 @@ static void chain_timeshift(struct vms_model *m, uint32_t i, uint8_t *state)
 	state[i] = 2;
 }
 
+/* A TIME_SHIFT guest's clock ends in its host's ns (a nested guest's in its root's: the
+ * first machine up the chain that is not synchronized by TIME_SHIFT): when that root was
+ * synchronized by the hull or by the user (--offset), the root's transform follows. */
+static void inherit_root_linear(struct vms_model *m)
+{
+	for (uint32_t i = 0; i < m->nr_sources; i++) {
+		int32_t h = m->mach[i].sync.parent;
+		for (uint32_t hop = 0; h >= 0 && hop < m->nr_sources &&
+		     m->mach[h].sync.method == VMS_SYNC_TIMESHIFT; hop++)
+			h = m->mach[h].sync.parent;
+		if (m->mach[i].sync.method == VMS_SYNC_TIMESHIFT && h >= 0 && m->mach[h].clock.linear) {
+			m->mach[i].clock.linear = true;
+			m->mach[i].clock.lin = m->mach[h].clock.lin;
+			/* exact to the root, approximate from there when the user gave it */
+			if (m->mach[h].sync.method == VMS_SYNC_USER)
+				m->mach[i].sync.quality = VMS_SYNC_Q_APPROXIMATE;
+		}
+	}
+}
+
 int vms_model_set_clocks(struct vms_model *m, struct vms_error *err)
 {
 	if (m->reference_name) {
@@ -252,19 +272,7 @@ int vms_model_set_clocks(struct vms_model *m, struct vms_error *err)
 		for (uint32_t i = 0; i < m->nr_sources; i++)
 			if (m->mach[i].sync.method == VMS_SYNC_NONE)
 				set_hull(m, i);
-		/* a TIME_SHIFT guest's clock ends in its host's ns: when the host itself was
-		 * synchronized by the hull, the host's transform follows */
-		for (uint32_t i = 0; i < m->nr_sources; i++) {
-			/* (a nested guest's clock ends in its root's ns: the root's transform) */
-			int32_t h = m->mach[i].sync.parent;
-			for (uint32_t hop = 0; h >= 0 && hop < m->nr_sources &&
-			     m->mach[h].sync.method == VMS_SYNC_TIMESHIFT; hop++)
-				h = m->mach[h].sync.parent;
-			if (m->mach[i].sync.method == VMS_SYNC_TIMESHIFT && h >= 0 && m->mach[h].clock.linear) {
-				m->mach[i].clock.linear = true;
-				m->mach[i].clock.lin = m->mach[h].clock.lin;
-			}
-		}
+		inherit_root_linear(m);
 	}
 	free(fixed);
 	free(rhost);
@@ -272,6 +280,8 @@ int vms_model_set_clocks(struct vms_model *m, struct vms_error *err)
 	int rc = vms_model_apply_user_offsets(m, err);
 	if (rc < 0)
 		return rc;
+	if (m->nr_offsets)
+		inherit_root_linear(m); /* an L1 given --offset: its TIME_SHIFT guests follow */
 	for (uint32_t i = 0; i < m->nr; i++) {
 		struct vms_machine *mc = &m->mach[i];
 		if (m->priv[i].meta || mc->host < 0)

@@ -8,7 +8,9 @@
  * vm_uid belongs to the guest, and so does its process; (3) kvm_entry.vcpu_id: a host thread
  * of a process that belongs to a guest and that executed kvm_entry with vcpu_id n is vCPU n;
  * (4) the user's --map, which wins over everything: it replaces the links it contradicts
- * (the vCPU's thread, another vCPU on the same thread) and takes in no other thread.
+ * (the vCPU's thread, another vCPU on the same thread) and takes in no other thread; its
+ * host is the guest's (else the reference), or the one it names (NAME@HOST: a nested guest
+ * whose trace does not link it to its hypervisor), which may not contradict the trace's.
  *
  * A thread's process is its pid when the trace says (PROCESS_EXEC, THREAD_NAME / PROCESS_FORK
  * tgid); a vCPU thread whose creation was recorded is in its creator's process
@@ -193,6 +195,20 @@ static int link_by_user(struct vms_model *m, uint32_t g, struct vms_error *err)
 		if (strcmp(um->guest, G->name) != 0)
 			continue;
 		G->role |= VMS_ROLE_GUEST;
+		if (um->host) {
+			/* the host named (NAME@HOST): checked to be another traced machine */
+			int32_t h = vms_model_find(m, um->host);
+			if (G->host >= 0 && G->host != h)
+				return vms_error_set(err, VMS_ERR_USAGE,
+						     "--map %s@%s:%u=%d: %s's trace links it to %s",
+						     um->guest, um->host, um->vcpu, um->tid,
+						     um->guest, m->mach[G->host].name);
+			if (G->host < 0) {
+				G->host = h;
+				G->host_how = VMS_LINK_USER;
+				m->mach[h].role |= VMS_ROLE_HOST;
+			}
+		}
 		if (G->host < 0) {
 			if (m->reference == g || !is_host(m, m->reference))
 				return vms_error_set(err, VMS_ERR_USAGE,
@@ -226,6 +242,14 @@ static int check_user_maps(const struct vms_model *m, struct vms_error *err)
 		if (g < 0 || (uint32_t)g >= m->nr_sources)
 			return vms_error_set(err, VMS_ERR_USAGE, "--map %s: no trace named %s",
 					     m->maps[i].guest, m->maps[i].guest);
+		const char *host = m->maps[i].host;
+		int32_t h = host ? vms_model_find(m, host) : 0;
+		if (h < 0 || (uint32_t)h >= m->nr_sources)
+			return vms_error_set(err, VMS_ERR_USAGE, "--map %s@%s: no trace named %s",
+					     m->maps[i].guest, host, host);
+		if (host && h == g)
+			return vms_error_set(err, VMS_ERR_USAGE, "--map %s@%s: a machine is not "
+					     "its own host", m->maps[i].guest, host);
 	}
 	return 0;
 }

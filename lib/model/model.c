@@ -36,8 +36,10 @@ void vms_model_free(struct vms_model *m)
 	free(m->priv);
 	vms_keymap_free(&m->thread_idx);
 	free(m->threads);
-	for (uint32_t i = 0; i < m->nr_maps; i++)
+	for (uint32_t i = 0; i < m->nr_maps; i++) {
 		free(m->maps[i].guest);
+		free(m->maps[i].host);
+	}
 	free(m->maps);
 	for (uint32_t i = 0; i < m->nr_dom_maps; i++)
 		free(m->dom_maps[i].guest);
@@ -202,6 +204,12 @@ int vms_model_force_guest(struct vms_model *m, uint32_t machine, const char *nam
 int vms_model_user_map(struct vms_model *m, const char *guest, uint32_t vcpu, int32_t tid,
 		       struct vms_error *err)
 {
+	return vms_model_user_map_host(m, guest, NULL, vcpu, tid, err);
+}
+
+int vms_model_user_map_host(struct vms_model *m, const char *guest, const char *host,
+			    uint32_t vcpu, int32_t tid, struct vms_error *err)
+{
 	if (!guest || !*guest)
 		return vms_error_set(err, VMS_ERR_USAGE, "--map: no guest name");
 	if (vcpu >= VMS_MODEL_MAX_VCPUS)
@@ -214,8 +222,14 @@ int vms_model_user_map(struct vms_model *m, const char *guest, uint32_t vcpu, in
 	if (!nm)
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	m->maps = nm;
-	if (!(nm[m->nr_maps].guest = strdup(guest)))
+	if (host && !*host)
+		return vms_error_set(err, VMS_ERR_USAGE, "--map %s@: no host name", guest);
+	nm[m->nr_maps].host = NULL;
+	if (!(nm[m->nr_maps].guest = strdup(guest)) ||
+	    (host && !(nm[m->nr_maps].host = strdup(host)))) {
+		free(nm[m->nr_maps].guest);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
 	nm[m->nr_maps].vcpu = vcpu;
 	nm[m->nr_maps].tid = tid;
 	m->nr_maps++;

@@ -40,6 +40,7 @@ struct vms_machine_priv {
 
 struct vms_user_map {
 	char *guest;
+	char *host; /* NULL: the guest's host, else the reference */
 	uint32_t vcpu;
 	int32_t tid;
 };

@@ -468,8 +468,9 @@ static struct vms_model *new_model(struct vms_session *s, struct vms_error *err)
 		if (s->forced_guest[i])
 			vms_model_force_guest(m, i, s->names[i]);
 	for (uint32_t i = 0; i < s->opts.nr_maps; i++)
-		if (vms_model_user_map(m, s->opts.map_guest[i], s->opts.map_vcpu[i],
-				       s->opts.map_tid[i], err) < 0)
+		if (vms_model_user_map_host(m, s->opts.map_guest[i],
+					    s->opts.map_host ? s->opts.map_host[i] : NULL,
+					    s->opts.map_vcpu[i], s->opts.map_tid[i], err) < 0)
 			goto fail;
 	for (uint32_t i = 0; i < s->opts.nr_dom_maps; i++)
 		if (vms_model_user_domain(m, s->opts.dom_map_guest[i], s->opts.dom_map_id[i], err) < 0)

@@ -1,5 +1,5 @@
 /* Scenario "nested" (vmscope synth --scenario nested): three trace.dat files of a nested KVM
- * stack recorded the way trace-cmd records them, two CPUs each. L0 (host.dat) is the physical
+ * stack recorded the way trace-cmd records them, two CPUs each (cfg->nested_vcpus). L0 (host.dat) is the physical
  * host; its GUEST option names L1, whose vCPU v is L0's thread 3001+v. L1 (l1.dat) is L0's
  * guest and L2's hypervisor: TIME_SHIFT to L0, and a GUEST option naming L2, whose vCPU v is
  * L1's thread 4001+v. L2 (l2.dat) has a TIME_SHIFT to L1. Each hop has its own offset and
@@ -42,7 +42,7 @@
 
 #define NESTED_L0_ID 0x4e45535430000000ull
 #define NESTED_REASONS 16
-#define NESTED_VCPUS 2
+#define NESTED_VCPUS VMS_SYNTH_NESTED_MAX_VCPUS /* the most; N->nv of them */
 /* L0's machine name: its file's, host.dat (L1 and L2 are named by the GUEST options) */
 #define L0 "host"
 
@@ -93,6 +93,7 @@ struct nested {
 	uint64_t o[3];
 	struct vms_task idle;
 	struct lane lane[NESTED_VCPUS];
+	uint32_t nv;                    /* vCPUs at each layer */
 };
 
 static uint64_t raw(const struct nested *N, int layer, uint64_t t)
@@ -298,18 +299,18 @@ static struct vms_task mktask(int32_t tid, const char *comm)
 	return t;
 }
 
-static int time_shift(struct vms_tdw *w, uint64_t peer, uint64_t o, uint32_t s,
+static int time_shift(struct vms_tdw *w, uint32_t nv, uint64_t peer, uint64_t o, uint32_t s,
 		      struct vms_error *err)
 {
 	uint64_t time[NESTED_VCPUS] = { 0 }, scaling[NESTED_VCPUS], frac[NESTED_VCPUS] = { 0 };
 	int64_t offset[NESTED_VCPUS];
 	struct vms_tdw_ts_cpu c[NESTED_VCPUS];
-	for (int v = 0; v < NESTED_VCPUS; v++) {
+	for (int v = 0; v < (int)nv; v++) {
 		scaling[v] = 1ull << s;
 		offset[v] = -(int64_t)o;
 		c[v] = (struct vms_tdw_ts_cpu){ 1, &time[v], &offset[v], &scaling[v], &frac[v] };
 	}
-	return vms_tdw_add_time_shift(w, peer, 0, NESTED_VCPUS, c, err);
+	return vms_tdw_add_time_shift(w, peer, 0, nv, c, err);
 }
 
 static int open_files(struct nested *N, const struct vms_synth_config *cfg, const char *dir,
@@ -324,29 +325,29 @@ static int open_files(struct nested *N, const struct vms_synth_config *cfg, cons
 		struct vms_synth_file_truth *ft = &N->ft[k];
 		snprintf(ft->path, sizeof ft->path, "%s/%s.dat", dir, names[k]);
 		ft->trace_id = NESTED_L0_ID + (uint64_t)k;
-		ft->nr_cpus = NESTED_VCPUS;
+		ft->nr_cpus = N->nv;
 		e->ft = ft;
 		e->err = err;
 		e->mult = 1;
-		rc = vms_synth_open_file(e, ft->path, NESTED_VCPUS, cfg, ft->trace_id, unames[k], k < 2,
+		rc = vms_synth_open_file(e, ft->path, N->nv, cfg, ft->trace_id, unames[k], k < 2,
 					 err);
 		if (!rc)
 			rc = vms_tdw_add_tsc2nsec(e->w, 1, N->s[1] * (k >= 1) + N->s[2] * (k == 2), 0, err);
 	}
 	int32_t t1[NESTED_VCPUS], t2[NESTED_VCPUS];
-	for (int v = 0; v < NESTED_VCPUS; v++) {
+	for (int v = 0; v < (int)N->nv; v++) {
 		t1[v] = N->lane[v].l1v.tid;
 		t2[v] = N->lane[v].l2v.tid;
 	}
 	if (!rc)
-		rc = vms_tdw_add_guest(N->e[0].w, "l1", N->ft[1].trace_id, NESTED_VCPUS, t1, err);
+		rc = vms_tdw_add_guest(N->e[0].w, "l1", N->ft[1].trace_id, N->nv, t1, err);
 	if (!rc)
-		rc = time_shift(N->e[1].w, N->ft[0].trace_id, N->o[1], N->s[1], err);
+		rc = time_shift(N->e[1].w, N->nv, N->ft[0].trace_id, N->o[1], N->s[1], err);
 	if (!rc)
-		rc = vms_tdw_add_guest(N->e[1].w, "l2", N->ft[2].trace_id, NESTED_VCPUS, t2, err);
+		rc = vms_tdw_add_guest(N->e[1].w, "l2", N->ft[2].trace_id, N->nv, t2, err);
 	if (!rc)
-		rc = time_shift(N->e[2].w, N->ft[1].trace_id, N->o[2], N->s[2], err);
-	for (int v = 0; v < NESTED_VCPUS && !rc; v++) {
+		rc = time_shift(N->e[2].w, N->nv, N->ft[1].trace_id, N->o[2], N->s[2], err);
+	for (int v = 0; v < (int)N->nv && !rc; v++) {
 		const struct lane *L = &N->lane[v];
 		rc = vms_tdw_add_cmdline(N->e[0].w, L->l1v.tid, L->l1v.comm, err);
 		if (!rc)
@@ -372,7 +373,7 @@ static int truth_json(const struct nested *N, const struct vms_synth_config *cfg
 			", \"scaling\": %llu}", k > 1 ? ", " : "", k, k == 1 ? L0 : "l1", N->o[k],
 			1ull << N->s[k]);
 	fprintf(f, "],\n  \"l2_vcpus\": [");
-	for (int v = 0; v < NESTED_VCPUS; v++) {
+	for (int v = 0; v < (int)N->nv; v++) {
 		const struct lane *L = &N->lane[v];
 		fprintf(f, "%s{\"machine\": \"l2\", \"vcpu\": %u, \"l1_tid\": %d, \"l0_tid\": %d,\n"
 			"   \"states\": [", v ? ",\n  " : "", L->v, L->l2v.tid, L->l1v.tid);
@@ -422,9 +423,14 @@ static uint64_t total(const struct nested *N)
 int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FILE *truth,
 			 uint64_t *events, struct vms_error *err)
 {
+	uint32_t nv = cfg->nested_vcpus ? cfg->nested_vcpus : 2;
+	if (nv > NESTED_VCPUS)
+		return vms_error_set(err, VMS_ERR_USAGE, "synth nested: %u vCPUs, at most %d", nv,
+				     NESTED_VCPUS);
 	struct nested *N = calloc(1, sizeof *N);
 	if (!N)
 		return vms_error_set(err, VMS_ERR_NOMEM, "synth nested: out of memory");
+	N->nv = nv;
 	vms_prng_seed(&N->rng, cfg->seed);
 	for (int k = 1; k < 3; k++) {
 		N->s[k] = (uint32_t)vms_prng_below(&N->rng, 3);
@@ -432,9 +438,9 @@ int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FI
 	}
 	N->idle = mktask(0, "swapper");
 	int rc = 0;
-	for (uint32_t v = 0; v < NESTED_VCPUS; v++) {
+	for (uint32_t v = 0; v < N->nv; v++) {
 		struct lane *L = &N->lane[v];
-		char name[16];
+		char name[24];
 		L->v = v;
 		snprintf(name, sizeof name, "CPU %u/KVM", v);
 		L->l1v = mktask(3001 + (int32_t)v, name);
@@ -455,7 +461,7 @@ int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FI
 	/* the start, the same on every CPU: L0's, L1's, then L2's first event; unknown until
 	 * L2's (its base) */
 	uint64_t t0 = 1000000 + vms_prng_below(&N->rng, 1000000);
-	for (int v = 0; v < NESTED_VCPUS; v++) {
+	for (int v = 0; v < (int)N->nv; v++) {
 		struct lane *L = &N->lane[v];
 		L->t = t0;
 		state(L, ST_UNKNOWN, "unknown", NULL, false);
@@ -471,10 +477,10 @@ int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FI
 	}
 	/* cycles, the vCPU furthest behind first, until the files hold cfg->events (the end
 	 * adds 5 per vCPU) */
-	while (total(N) + 5 * NESTED_VCPUS < cfg->events && !N->e[0].rc && !N->e[1].rc &&
+	while (total(N) + 5 * N->nv < cfg->events && !N->e[0].rc && !N->e[1].rc &&
 	       !N->e[2].rc) {
 		struct lane *L = &N->lane[0];
-		for (int v = 1; v < NESTED_VCPUS; v++)
+		for (int v = 1; v < (int)N->nv; v++)
 			if (N->lane[v].t < L->t)
 				L = &N->lane[v];
 		cycle(N, L);
@@ -482,11 +488,11 @@ int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FI
 	/* the end, the same on every CPU (each file's last event is each CPU's): L2's last
 	 * event, L1's (an unfinished exit), L0's */
 	uint64_t end = 0;
-	for (int v = 0; v < NESTED_VCPUS; v++)
+	for (int v = 0; v < (int)N->nv; v++)
 		if (N->lane[v].t > end)
 			end = N->lane[v].t;
 	uint64_t idle = draw(N, 1000, 5000), d1 = draw(N, 500, 1000), d0 = draw(N, 500, 1000);
-	for (int v = 0; v < NESTED_VCPUS; v++) {
+	for (int v = 0; v < (int)N->nv; v++) {
 		struct lane *L = &N->lane[v];
 		L->t = end;
 		sw(N, L, 2, &L->task, VMS_TASK_INTERRUPTIBLE, &N->idle);
@@ -522,7 +528,7 @@ out:
 	for (int k = 0; k < 3; k++)
 		if (N->e[k].w)
 			vms_tdw_discard(N->e[k].w);
-	for (int v = 0; v < NESTED_VCPUS; v++)
+	for (int v = 0; v < (int)N->nv; v++)
 		if (N->lane[v].rows)
 			fclose(N->lane[v].rows);
 	free(N);

@@ -10,7 +10,8 @@
 # and thief as computed from trace-cmd's reading of host.dat and l1.dat (nested_tracecmd.py:
 # raw timestamps, L1's TIME_SHIFT as trace-cmd dump prints it) must equal vmscope's (skipped
 # without trace-cmd); the fused view (pcpus) stacks L2's thread on L0's CPU for the truth's
-# running time. Several seeds: each draws its own offsets and ratios and its own plan.
+# running time. Several seeds: each draws its own offsets and ratios and its own plan; and
+# --vcpus 3 and 4 (seed 5), against the truth and trace-cmd's reading alike.
 set -u
 VMS=${VMS_BUILD_DIR:?}/tools/vmscope/vmscope
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +20,7 @@ rm -rf "$TMP" && mkdir -p "$TMP"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# ${2//$'\n'/ }"; }
-echo "1..16"
+echo "1..20"
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 
 views() {  # DIR FILES...: the four views the checker reads
@@ -28,6 +29,28 @@ views() {  # DIR FILES...: the four views the checker reads
   "$VMS" exits --csv "$@" > "$d/exits.csv" 2>>"$d/err" &&
   "$VMS" report --json "$@" > "$d/report.json" 2>>"$d/err" &&
   "$VMS" report "$@" > "$d/report.txt" 2>>"$d/err"
+}
+tc_check() {  # DIR VCPUS: the L2 exits and steal per layer of trace-cmd's reading = vmscope's
+  python3 "$HERE/nested_tracecmd.py" "$1/host.dat" "$1/l1.dat" $2 > "$1/tc.json" 2>"$1/tc.err" &&
+  python3 - "$1/tc.json" "$1/exits.csv" "$1/report.json" $2 > "$1/tc.out" 2>&1 <<'PY'
+import csv, json, sys
+rep = json.load(open(sys.argv[3]))
+vcpus = [m for m in rep["machines"] if m["name"] == "l2"][0]["vcpus"]
+tcs = json.load(open(sys.argv[1]))
+n = int(sys.argv[4])
+assert sorted(v["vcpu"] for v in vcpus) == list(range(n))
+assert sorted(int(v) for v in tcs) == list(range(n)), sorted(tcs)
+for vc, tc in tcs.items():
+    got = {r["name"]: [int(r["count"]), int(r["total_ns"]), int(r["unfinished"]),
+                       int(r["below_total_ns"])]
+           for r in csv.DictReader(open(sys.argv[2])) if r["machine"] == "l2" and r["vcpu"] == vc}
+    assert got == tc["exits"], (vc, got, tc["exits"])
+    v = [v for v in vcpus if v["vcpu"] == int(vc)][0]
+    got = sorted((s["tid"], s["comm"], s["ns"]) for s in v["steal"])
+    want = sorted((t, c, ns) for _, t, c, ns in tc["steal"])
+    assert got == want, (vc, got, want)
+    assert {l for l, *_ in tc["steal"]} == {"host", "l1"}
+PY
 }
 check() {  # DIR [TRUTH]
   python3 "$HERE/nested_check.py" "${2:-$1/truth.json}" "$1/vcpus.csv" "$1/exits.csv" \
@@ -65,23 +88,7 @@ PY
   else notok "seed $seed: a truth with one layer changed is caught" "$(cat "$d/check.out")"; fi
   if ! command -v trace-cmd > /dev/null; then
     skip "seed $seed: exits and steal per layer equal trace-cmd's reading" "no trace-cmd"
-  elif python3 "$HERE/nested_tracecmd.py" "$d/host.dat" "$d/l1.dat" 2 > "$d/tc.json" 2>"$d/tc.err" &&
-     python3 - "$d/tc.json" "$d/exits.csv" "$d/report.json" > "$d/tc.out" 2>&1 <<'PY'
-import csv, json, sys
-rep = json.load(open(sys.argv[3]))
-vcpus = [m for m in rep["machines"] if m["name"] == "l2"][0]["vcpus"]
-assert sorted(v["vcpu"] for v in vcpus) == [0, 1]
-for vc, tc in json.load(open(sys.argv[1])).items():
-    got = {r["name"]: [int(r["count"]), int(r["total_ns"]), int(r["unfinished"]),
-                       int(r["below_total_ns"])]
-           for r in csv.DictReader(open(sys.argv[2])) if r["machine"] == "l2" and r["vcpu"] == vc}
-    assert got == tc["exits"], (vc, got, tc["exits"])
-    v = [v for v in vcpus if v["vcpu"] == int(vc)][0]
-    got = sorted((s["tid"], s["comm"], s["ns"]) for s in v["steal"])
-    want = sorted((t, c, ns) for _, t, c, ns in tc["steal"])
-    assert got == want, (vc, got, want)
-    assert {l for l, *_ in tc["steal"]} == {"host", "l1"}
-PY
+  elif tc_check "$d" 2
   then ok "seed $seed: exits and steal per layer equal trace-cmd's reading"
   else notok "seed $seed: exits and steal per layer equal trace-cmd's reading" \
     "$(cat "$d/tc.err" "$d/tc.out" | tail -3)"; fi
@@ -124,6 +131,31 @@ else notok "pcpus: each L0 CPU stacks its L2 vCPU's thread for its running time,
 if cmp -s "$d/l2.dat" "$TMP/again/l2.dat" && cmp -s "$d/host.dat" "$TMP/again/host.dat"; then
   ok "deterministic from the seed"
 else notok "deterministic from the seed"; fi
+# --vcpus: 3 and 4 vCPUs at each layer (seed 5): every L2 vCPU against the truth, and the
+# exits and steal per layer against trace-cmd's reading
+for nv in 3 4; do
+  d=$TMP/v$nv
+  if ! "$VMS" synth --scenario nested --vcpus $nv --seed 5 --events 10k --out "$d" \
+       --truth "$d/truth.json" > /dev/null 2>"$TMP/synth.err"; then
+    notok "--vcpus $nv: synth" "$(cat "$TMP/synth.err")"; notok "--vcpus $nv: trace-cmd"; continue
+  fi
+  if views "$d" "$d/host.dat" "$d/l1.dat" "$d/l2.dat" && check "$d" &&
+     python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["l2_vcpus"]
+r = [m for m in json.load(open(sys.argv[2]))["machines"] if m["name"] == "l2"][0]["vcpus"]
+n = int(sys.argv[3])
+sys.exit(0 if [v["vcpu"] for v in t] == list(range(n)) and len(r) == n and
+         all(v["ns"]["running"] > 0 for v in t) else 1)' "$d/truth.json" "$d/report.json" $nv; then
+    ok "--vcpus $nv: $nv L2 vCPUs, states and layers, exit splits, steal per layer equal the truth"
+  else notok "--vcpus $nv: $nv L2 vCPUs, states and layers, exit splits, steal per layer equal the truth" \
+    "$(cat "$d/err" "$d/check.out" | head -5)"; fi
+  if ! command -v trace-cmd > /dev/null; then
+    skip "--vcpus $nv: exits and steal per layer equal trace-cmd's reading" "no trace-cmd"
+  elif tc_check "$d" $nv
+  then ok "--vcpus $nv: exits and steal per layer equal trace-cmd's reading"
+  else notok "--vcpus $nv: exits and steal per layer equal trace-cmd's reading" \
+    "$(cat "$d/tc.err" "$d/tc.out" | tail -3)"; fi
+done
 # nested has no --truth-wakeups (a usage error)
 "$VMS" synth --scenario nested --truth-wakeups "$TMP/w.csv" --out "$TMP/u" > /dev/null 2>&1
 [ $? = 2 ] && ok "nested --truth-wakeups: exit 2" || notok "nested --truth-wakeups: exit 2"

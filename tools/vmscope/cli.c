@@ -101,7 +101,7 @@ static int add_offset(struct cli *c, const char *arg)
 	return 0;
 }
 
-/* --map NAME:VCPU=TID[,VCPU=TID...] or NAME:dom=N */
+/* --map NAME[@HOST]:VCPU=TID[,VCPU=TID...] or NAME:dom=N */
 static int add_map(struct cli *c, const char *arg)
 {
 	const char *colon = strrchr(arg, ':');
@@ -110,9 +110,17 @@ static int add_map(struct cli *c, const char *arg)
 	if (strncmp(colon + 1, "dom=", 4) == 0)
 		return add_dom_map(c, arg, colon);
 	bool name_used = false;
-	char *name = strndup(arg, (size_t)(colon - arg));
+	/* NAME@HOST: the host named (the last '@' before the colon) */
+	const char *at = NULL;
+	for (const char *p = arg; p < colon; p++)
+		if (*p == '@')
+			at = p;
+	if (at && (at == arg || at + 1 == colon))
+		return -1;
+	char *name = strndup(arg, (size_t)((at ? at : colon) - arg));
+	char *host = at ? strndup(at + 1, (size_t)(colon - at - 1)) : NULL;
 	char *list = strdup(colon + 1);
-	if (!name || !list)
+	if (!name || !list || (at && !host))
 		goto bad;
 	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
@@ -136,7 +144,12 @@ static int add_map(struct cli *c, const char *arg)
 		if (!t)
 			goto bad;
 		c->sopts.map_tid = t;
+		const char **hs = realloc((void *)c->sopts.map_host, (n + 1) * sizeof *hs);
+		if (!hs)
+			goto bad;
+		c->sopts.map_host = hs;
 		g[n] = name_used ? strdup(name) : name;
+		hs[n] = name_used ? (host ? strdup(host) : NULL) : host;
 		name_used = true;
 		v[n] = (uint32_t)vcpu;
 		t[n] = (int32_t)tid;
@@ -147,8 +160,10 @@ static int add_map(struct cli *c, const char *arg)
 	free(list);
 	return 0;
 bad:
-	if (!name_used)
+	if (!name_used) {
 		free(name);
+		free(host);
+	}
 	free(list);
 	return -1;
 }
@@ -292,7 +307,7 @@ int cli_parse(struct cli *c, int argc, char **argv, unsigned allow, const char *
 			if (!(allow & CLI_ROLES))
 				bad = "--map";
 			else if (add_map(c, optarg) < 0) {
-				fprintf(stderr, "vmscope %s: --map wants NAME:VCPU=TID[,VCPU=TID...] or NAME:dom=N, not '%s'\n",
+				fprintf(stderr, "vmscope %s: --map wants NAME[@HOST]:VCPU=TID[,VCPU=TID...] or NAME:dom=N, not '%s'\n",
 					c->cmd, optarg);
 				return 1002;
 			}
@@ -379,10 +394,12 @@ void cli_free(struct cli *c)
 	free((void *)c->sopts.guest_names);
 	free((void *)c->sopts.guest_paths);
 	/* map names: one allocation per --map, shared by its entries */
-	for (uint32_t i = 0; i < c->sopts.nr_maps; i++)
-		if (i == 0 || c->sopts.map_guest[i] != c->sopts.map_guest[i - 1])
-			free((void *)c->sopts.map_guest[i]);
+	for (uint32_t i = 0; i < c->sopts.nr_maps; i++) {
+		free((void *)c->sopts.map_guest[i]);
+		free((void *)c->sopts.map_host[i]);
+	}
 	free((void *)c->sopts.map_guest);
+	free((void *)c->sopts.map_host);
 	free(c->sopts.map_vcpu);
 	free(c->sopts.map_tid);
 	for (uint32_t i = 0; i < c->sopts.nr_dom_maps; i++)
@@ -797,11 +814,13 @@ static void warn_steal_buckets(const struct cli *c)
 	uint64_t nv = 0, ns = 0;
 	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(a); i++) {
 		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+		bool any = false; /* (a nested guest's vCPU: one bucket per layer) */
 		for (uint32_t k = 0; k < v->nr_steal; k++)
 			if (v->steal[k].kind == VMS_STEAL_OTHERS) {
-				nv++;
+				any = true;
 				ns += v->steal[k].ns;
 			}
+		nv += any;
 	}
 	if (nv)
 		fprintf(stderr, "vmscope %s: warning: %llu vCPUs had their CPU taken by more threads "

@@ -50,7 +50,8 @@ enum cli_allow {
 #define CLI_HELP_ROLES                                                                   \
 	CLI_HELP_HOST_GUEST                                                              \
 	"  --map NAME:VCPU=TID,...  guest NAME's vCPU VCPU runs on host thread TID (replaces\n" \
-	"                      the link the data gave)\n"                                    \
+	"                      the link the data gave); NAME@HOST:VCPU=TID: thread TID of\n" \
+	"                      machine HOST (a nested guest whose trace has no link to L1)\n" \
 	"  --map NAME:dom=N    Xen: domain N of the xentrace host is the machine NAME\n"      \
 	"  --offset NAME=NS    NAME's clock: reference time = its time + NS (ns, or -1.5ms,\n" \
 	"                      250us, 2s), when no shared clock or matched events sync it\n"

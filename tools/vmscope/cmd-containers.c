@@ -3,7 +3,9 @@
  * the writers of report's "Containers" section and its JSON "containers" array.
  * CSV header (a contract): machine,container,level,parent,tid,comm,running_ns,runqueue_ns,
  * vmm_ns,preempted_ns (_cycles for a counter clock without its rate; vmm and preempted empty
- * when unknown). */
+ * when unknown); in a nested model four more at the end: layer (the guest's host, whose
+ * hypervisor and scheduler vmm and preempted are at), below_layer (a nested guest's host's
+ * host, L0), below_vmm_ns, below_preempted_ns (the part of them at below_layer). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,11 +25,14 @@ static const char usage[] =
 	"sched_switch), runqueue (waiting in the machine's own run queue: from a wake-up, a fork\n"
 	"or a switch that left it runnable, to the switch that runs it), and for a guest whose\n"
 	"host was traced, of its running time: vmm (its vCPU was in a VM exit) and preempted (its\n"
-	"vCPU's host thread was preempted); without the host they are unknown. Times are integer\n"
+	"vCPU's host thread was preempted); without the host they are unknown. For a nested\n"
+	"guest (L2, whose host L1 is a guest of L0), the part of vmm and preempted at L0 (the L1\n"
+	"vCPU in L0's exit or preempted by L0's scheduler), the layer named. Times are integer\n"
 	"ns in the reference timebase (cycles when a trace counts cycles with no rate).\n"
 	"\n"
 	"  --csv               CSV: machine,container,level,parent,tid,comm,running_ns,\n"
-	"                      runqueue_ns,vmm_ns,preempted_ns (one row per thread)\n"
+	"                      runqueue_ns,vmm_ns,preempted_ns (one row per thread); nested:\n"
+	"                      + layer,below_layer,below_vmm_ns,below_preempted_ns\n"
 	"  --json              a JSON document: the header, then \"containers\"\n"
 	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
@@ -36,13 +41,19 @@ static const char *below(uint64_t v, bool known, char *buf, size_t len)
 	return known ? cli_ns(v, buf, len) : "unknown";
 }
 
+/* One row of times; `nested`: the model is, so the two columns of the layer below follow
+ * (blank for a machine that is no nested guest) */
 static void text_row(FILE *f, const char *what, const char *comm, uint64_t run, uint64_t rq,
-		     uint64_t vmm, uint64_t pre, bool known)
+		     uint64_t vmm, uint64_t pre, uint64_t vmm_b, uint64_t pre_b,
+		     const struct vms_container *k, bool nested)
 {
-	char b[4][32];
-	fprintf(f, "    %-28s %-16s %12s %12s %12s %12s\n", what, cli_text(comm),
-		cli_ns(run, b[0], 32), cli_ns(rq, b[1], 32), below(vmm, known, b[2], 32),
-		below(pre, known, b[3], 32));
+	char b[6][32];
+	fprintf(f, "    %-28s %-16s %12s %12s %12s %12s", what, cli_text(comm),
+		cli_ns(run, b[0], 32), cli_ns(rq, b[1], 32), below(vmm, k->below_known, b[2], 32),
+		below(pre, k->below_known, b[3], 32));
+	if (nested && k->below_layer >= 0)
+		fprintf(f, " %12s %12s", cli_ns(vmm_b, b[4], 32), cli_ns(pre_b, b[5], 32));
+	fputc('\n', f);
 }
 
 void cli_containers_text(FILE *f, struct vms_model *m, const struct vms_containers *c)
@@ -52,8 +63,12 @@ void cli_containers_text(FILE *f, struct vms_model *m, const struct vms_containe
 		return;
 	fprintf(f, "\nContainers (PID namespaces below the root; vmm and preempted: of the running "
 		   "time)\n");
-	fprintf(f, "    %-28s %-16s %12s %12s %12s %12s\n", "container / tid", "comm", "running",
+	bool nested = vms_model_nested(m);
+	fprintf(f, "    %-28s %-16s %12s %12s %12s %12s", "container / tid", "comm", "running",
 		"runqueue", "vmm", "preempted");
+	if (nested)
+		fprintf(f, " %12s %12s", "vmm below", "pre. below");
+	fputc('\n', f);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct vms_container *k = vms_containers_get(c, i);
 		char what[96], par[24] = "root";
@@ -61,40 +76,70 @@ void cli_containers_text(FILE *f, struct vms_model *m, const struct vms_containe
 			snprintf(par, sizeof par, "%llu", (unsigned long long)k->parent);
 		else if (k->level > 1)
 			snprintf(par, sizeof par, "?");
-		fprintf(f, "  %s: container %llu (level %u, in %s), %u thread%s\n",
+		fprintf(f, "  %s: container %llu (level %u, in %s), %u thread%s",
 			cli_text(cli_machine_name(m, k->machine)), (unsigned long long)k->inum, k->level,
 			par, k->nr_threads, k->nr_threads == 1 ? "" : "s");
+		if (nested && k->below_layer >= 0) {
+			const struct vms_machine *mc = vms_model_machine_c(m, k->machine);
+			fprintf(f, "; vmm and preempted at %s", cli_text(cli_machine_name(m, (uint32_t)mc->host)));
+			fprintf(f, " or below, the part below at %s",
+				cli_text(cli_machine_name(m, (uint32_t)k->below_layer)));
+		}
+		fputc('\n', f);
 		for (uint32_t t = 0; t < k->nr_threads; t++) {
 			const struct vms_container_thread *x = &k->threads[t];
 			snprintf(what, sizeof what, "%d", x->tid);
 			text_row(f, what, x->comm, x->running, x->runqueue, x->vmm, x->preempted,
-				 k->below_known);
+				 x->vmm_below, x->preempted_below, k, nested);
 		}
 		if (k->nr_threads > 1)
 			text_row(f, "all", "", k->running, k->runqueue, k->vmm, k->preempted,
-				 k->below_known);
+				 k->vmm_below, k->preempted_below, k, nested);
 	}
 }
 
+/* `layers`: the model is nested, so the part at the layer below follows (null when vmm and
+ * preempted are unknown, 0 for a guest of the root) */
 static void json_times(struct vms_json *j, uint64_t run, uint64_t rq, uint64_t vmm, uint64_t pre,
-		       bool known)
+		       uint64_t vmm_b, uint64_t pre_b, const struct vms_container *k, bool layers)
 {
 	vms_json_uint(j, cli_key("running"), run);
 	vms_json_uint(j, cli_key("runqueue"), rq);
-	if (known) {
+	if (k->below_known) {
 		vms_json_uint(j, cli_key("vmm"), vmm);
 		vms_json_uint(j, cli_key("preempted"), pre);
 	} else {
 		vms_json_null(j, cli_key("vmm"));
 		vms_json_null(j, cli_key("preempted"));
 	}
+	if (!layers)
+		return;
+	if (k->below_known) { /* 0 when no layer is below the host */
+		vms_json_uint(j, cli_key("below_vmm"), vmm_b);
+		vms_json_uint(j, cli_key("below_preempted"), pre_b);
+	} else {
+		vms_json_null(j, cli_key("below_vmm"));
+		vms_json_null(j, cli_key("below_preempted"));
+	}
+}
+
+/* A nested model's layer names of container k: its machine's host and the one below */
+static void layer_names(struct vms_model *m, const struct vms_container *k, const char **layer,
+			const char **below)
+{
+	const struct vms_machine *mc = vms_model_machine_c(m, k->machine);
+	*layer = k->below_known ? cli_machine_name(m, (uint32_t)mc->host) : NULL;
+	*below = k->below_layer >= 0 ? cli_machine_name(m, (uint32_t)k->below_layer) : NULL;
 }
 
 void cli_containers_json(struct vms_json *j, struct vms_model *m, const struct vms_containers *c)
 {
+	bool nested = vms_model_nested(m);
 	vms_json_begin_array(j, "containers");
 	for (uint32_t i = 0; i < vms_containers_count(c); i++) {
 		const struct vms_container *k = vms_containers_get(c, i);
+		const char *layer, *below_at;
+		layer_names(m, k, &layer, &below_at);
 		vms_json_begin_object(j, NULL);
 		vms_json_string(j, "machine", cli_machine_name(m, k->machine));
 		vms_json_uint(j, "ns_inum", k->inum);
@@ -104,14 +149,26 @@ void cli_containers_json(struct vms_json *j, struct vms_model *m, const struct v
 		else
 			vms_json_null(j, "parent"); /* the root, or not recorded (level > 1) */
 		vms_json_bool(j, "below_known", k->below_known);
-		json_times(j, k->running, k->runqueue, k->vmm, k->preempted, k->below_known);
+		if (nested) {
+			if (layer)
+				vms_json_string(j, "layer", layer);
+			else
+				vms_json_null(j, "layer");
+			if (below_at)
+				vms_json_string(j, "below_layer", below_at);
+			else
+				vms_json_null(j, "below_layer");
+		}
+		json_times(j, k->running, k->runqueue, k->vmm, k->preempted, k->vmm_below,
+			   k->preempted_below, k, nested);
 		vms_json_begin_array(j, "threads");
 		for (uint32_t t = 0; t < k->nr_threads; t++) {
 			const struct vms_container_thread *x = &k->threads[t];
 			vms_json_begin_object(j, NULL);
 			vms_json_int(j, "tid", x->tid);
 			vms_json_string(j, "comm", x->comm);
-			json_times(j, x->running, x->runqueue, x->vmm, x->preempted, k->below_known);
+			json_times(j, x->running, x->runqueue, x->vmm, x->preempted, x->vmm_below,
+				   x->preempted_below, k, nested);
 			vms_json_end_object(j);
 		}
 		vms_json_end_array(j);
@@ -181,10 +238,17 @@ static void csv_below(FILE *f, uint64_t v, bool known)
 
 static void csv(FILE *f, struct vms_model *m, const struct vms_containers *c)
 {
-	fprintf(f, "machine,container,level,parent,tid,comm,%s,%s,%s,%s\n", cli_key("running"),
+	bool nested = vms_model_nested(m);
+	fprintf(f, "machine,container,level,parent,tid,comm,%s,%s,%s,%s", cli_key("running"),
 		cli_key("runqueue"), cli_key("vmm"), cli_key("preempted"));
+	if (nested)
+		fprintf(f, ",layer,below_layer,%s,%s", cli_key("below_vmm"),
+			cli_key("below_preempted"));
+	fputc('\n', f);
 	for (uint32_t i = 0; i < vms_containers_count(c); i++) {
 		const struct vms_container *k = vms_containers_get(c, i);
+		const char *layer, *below_at;
+		layer_names(m, k, &layer, &below_at);
 		for (uint32_t t = 0; t < k->nr_threads; t++) {
 			const struct vms_container_thread *x = &k->threads[t];
 			vms_csv_string(f, cli_machine_name(m, k->machine));
@@ -197,6 +261,16 @@ static void csv(FILE *f, struct vms_model *m, const struct vms_containers *c)
 				(unsigned long long)x->runqueue);
 			csv_below(f, x->vmm, k->below_known);
 			csv_below(f, x->preempted, k->below_known);
+			if (nested) {
+				fputc(',', f);
+				if (layer)
+					vms_csv_string(f, layer);
+				fputc(',', f);
+				if (below_at)
+					vms_csv_string(f, below_at);
+				csv_below(f, x->vmm_below, k->below_known);
+				csv_below(f, x->preempted_below, k->below_known);
+			}
 			fputc('\n', f);
 		}
 	}

@@ -221,8 +221,9 @@ static void text_vcpu(FILE *f, struct vms_session *s, const struct vms_vcpu_stat
 				name = "Xen's idle vCPU";
 			fprintf(f, "      %-20s %-22s %12s  %.1f%% of the time", name, who,
 				cli_ns(e->ns, b[0], 32), pct(e->ns, span));
-			/* nested: the layer whose scheduler ran it */
-			if (vms_model_nested(m) && e->kind == VMS_STEAL_THREAD)
+			/* nested: the layer whose scheduler ran it (or them: "other threads" are
+			 * per layer) */
+			if (vms_model_nested(m) && e->kind != VMS_STEAL_UNATTRIBUTED)
 				fprintf(f, "  (%s)", cli_text(cli_machine_name(m, e->host)));
 			fputc('\n', f);
 		}
@@ -634,7 +635,7 @@ static void json_vcpu(struct vms_json *j, struct vms_model *m, const struct vms_
 		vms_json_string(j, "comm", e->comm);
 		/* nested: the layer whose scheduler ran the thread, as the text report's "(l0)";
 		 * one-layer documents keep their keys */
-		if (vms_model_nested(m) && e->kind == VMS_STEAL_THREAD)
+		if (vms_model_nested(m) && e->kind != VMS_STEAL_UNATTRIBUTED)
 			vms_json_string(j, "layer", cli_machine_name(m, e->host));
 		vms_json_uint(j, cli_unit(), e->ns);
 		if (e->kind == VMS_STEAL_OTHERS) {

@@ -27,8 +27,8 @@ static void usage(FILE *f)
 		"       vmscope synth --scenario cloud-host [--guests N] [--vcpus M]\n"
 		"                     [--host-cpus C] [--traced K] [--seed N] [--events N]\n"
 		"                     [--out DIR] [--truth FILE]\n"
-		"       vmscope synth --scenario nested [--seed N] [--events N] [--out DIR]\n"
-		"                     [--truth FILE]\n"
+		"       vmscope synth --scenario nested [--vcpus M] [--seed N] [--events N]\n"
+		"                     [--out DIR] [--truth FILE]\n"
 		"\n"
 		"Writes DIR/host.dat and DIR/guest.dat, a SIMULATED KVM host and guest recorded the\n"
 		"way trace-cmd records them (trace.dat v7, TSC clock with TSC2NSEC, GUEST and\n"
@@ -52,7 +52,8 @@ static void usage(FILE *f)
 		"                      TIME_SHIFT to the layer below (its own offset and ratio):\n"
 		"                      L0 and L1 preemptions, L0 exits and exits reflected to L1\n"
 		"  --guests N          cloud-host: guests, 1 to 1024 (default 64)\n"
-		"  --vcpus M           cloud-host: vCPUs per guest, 1 to 64 (default 8)\n"
+		"  --vcpus M           cloud-host: vCPUs per guest, 1 to 64 (default 8); nested:\n"
+		"                      vCPUs at each layer, 1 to 16 (default 2)\n"
 		"  --host-cpus C       cloud-host: host CPUs, 1 to 1024 (default: one per 8 vCPUs,\n"
 		"                      at least K x M; at most 32 vCPU threads per CPU)\n"
 		"  --traced K          cloud-host: traced guests, 0 to 64 (default 2)\n"
@@ -319,7 +320,7 @@ int cmd_synth(int argc, char **argv)
 	uint64_t hosts = 0;
 	struct vms_synth_cloud_config cloud;
 	vms_synth_cloud_config_init(&cloud);
-	bool cloud_given = false, cpus_given = false;
+	bool cloud_given = false, cpus_given = false, vcpus_given = false;
 	bool scenario_given = false, events_given = false;
 	struct vms_synth_config cfg;
 	vms_synth_config_init(&cfg);
@@ -355,7 +356,8 @@ int cmd_synth(int argc, char **argv)
 			}
 			*(c == 'G' ? &cloud.guests : c == 'V' ? &cloud.vcpus : c == 'C' ? &cloud.host_cpus
 			  : &cloud.traced) = (uint32_t)v;
-			cloud_given = true;
+			cloud_given |= c != 'V';   /* (--vcpus is nested's too) */
+			vcpus_given |= c == 'V';
 			cpus_given |= c == 'C';
 			break;
 		}
@@ -463,10 +465,19 @@ int cmd_synth(int argc, char **argv)
 		return fleet(&cfg, out, (uint32_t)hosts);
 	}
 	bool is_cloud = !strcmp(cfg.scenario, "cloud-host");
-	if (cloud_given && !is_cloud) {
-		fprintf(stderr, "vmscope synth: --guests, --vcpus, --host-cpus and --traced are "
-			"for --scenario cloud-host\n");
+	bool is_nested = !strcmp(cfg.scenario, "nested");
+	if ((cloud_given && !is_cloud) || (vcpus_given && !is_cloud && !is_nested)) {
+		fprintf(stderr, "vmscope synth: --guests, --host-cpus and --traced are for "
+			"--scenario cloud-host, --vcpus for cloud-host and nested\n");
 		return VMS_EXIT_USAGE;
+	}
+	if (is_nested && vcpus_given) {
+		if (cloud.vcpus < 1 || cloud.vcpus > VMS_SYNTH_NESTED_MAX_VCPUS) {
+			fprintf(stderr, "vmscope synth: nested: --vcpus wants 1 to %d, not %u\n",
+				VMS_SYNTH_NESTED_MAX_VCPUS, cloud.vcpus);
+			return VMS_EXIT_USAGE;
+		}
+		cfg.nested_vcpus = cloud.vcpus;
 	}
 	if (is_cloud) {
 		if (!cpus_given)

@@ -48,6 +48,24 @@ static const struct rule rules[] = {
 	{"kvm_x86_exit", VMS_K_KVM_EXIT,
 	 {F("exit_reason", "reason"), F("isa"), F("guest_rip", "rip"), F("info1"), F("info2")},
 	 {{NULL}}, 1, false},
+	/* nested KVM, on L0 (lttng-modules' arch/x86/kvm/trace.h): AMD's VMRUN of L2 (VMX's
+	 * entry to L2 has no LTTng event; kvm_x86_entry has no guest_mode field, so 0: not
+	 * recorded), L2's exit to L0 (exit_code, isa), its reflection into L1 (the inject names
+	 * the exit, the interrupt's does not: no isa); the spellings without kvm_x86_ too */
+	{"kvm_x86_nested_vmrun", VMS_K_KVM_NESTED_VMENTER, {{NULL}}, {{NULL}}, 0, false},
+	{"kvm_nested_vmrun", VMS_K_KVM_NESTED_VMENTER, {{NULL}}, {{NULL}}, 0, false},
+	{"kvm_x86_nested_vmenter", VMS_K_KVM_NESTED_VMENTER, {{NULL}}, {{NULL}}, 0, false},
+	{"kvm_nested_vmenter", VMS_K_KVM_NESTED_VMENTER, {{NULL}}, {{NULL}}, 0, false},
+	{"kvm_x86_nested_vmexit", VMS_K_KVM_NESTED_VMEXIT,
+	 {F("exit_code", "exit_reason"), F("isa")}, {{NULL}}, 1, false},
+	{"kvm_nested_vmexit", VMS_K_KVM_NESTED_VMEXIT,
+	 {F("exit_code", "exit_reason"), F("isa")}, {{NULL}}, 1, false},
+	{"kvm_x86_nested_vmexit_inject", VMS_K_KVM_NESTED_INJECT,
+	 {F("exit_code", "exit_reason"), F("isa")}, {{NULL}}, 1, false},
+	{"kvm_nested_vmexit_inject", VMS_K_KVM_NESTED_INJECT,
+	 {F("exit_code", "exit_reason"), F("isa")}, {{NULL}}, 1, false},
+	{"kvm_x86_nested_intr_vmexit", VMS_K_KVM_NESTED_INJECT, {{NULL}}, {{NULL}}, 0, false},
+	{"kvm_nested_intr_vmexit", VMS_K_KVM_NESTED_INJECT, {{NULL}}, {{NULL}}, 0, false},
 	{"kvm_vcpu_wakeup", VMS_K_KVM_VCPU_WAKEUP, {F("ns"), F("waited"), F("valid")}, {{NULL}}, 3,
 	 false},
 	{"vmsync_gh_guest", VMS_K_VMSYNC_GH_GUEST, {F("vm_uid"), F("cnt")}, {{NULL}}, 3, false},
