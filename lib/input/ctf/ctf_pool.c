@@ -118,6 +118,7 @@ static void fill_block(struct ctf_pool *p, struct cq_block *b, struct plan_rf *r
 	}
 	b->n = i;
 	b->status = r;
+	atomic_fetch_add_explicit(&c->decoded_pool, i, memory_order_relaxed);
 }
 
 static void pool_run(struct vms_pool_client *pc, void *job, unsigned worker)
@@ -297,6 +298,7 @@ static int replay(struct vms_source *src, struct ctf *c, uint32_t stream)
 		int r = ctf_decode_next(s, stream, &c->rf, &old, &src->err, &ev, s->sbuf, &at);
 		if (r <= 0)
 			return r; /* it was read before: cannot happen unless the file changed */
+		c->decoded_alone++;
 	}
 	vms_pool_lock();
 	q->taken = taken;

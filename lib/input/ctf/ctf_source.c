@@ -1081,7 +1081,17 @@ static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *e
 	struct cstream *s = &c->st[stream];
 	int rc = ctf_decode_next(s, stream, &c->rf, &c->flt, &src->err, ev, s->sbuf, &s->last);
 	s->have_last = rc == 1;
+	c->decoded_alone += rc == 1;
 	return rc;
+}
+
+/* For the tests: the events decoded since open, and whether the pool decodes them. */
+void vms_ctf_counters(const struct vms_source *src, uint64_t *decoded, bool *pooled);
+void vms_ctf_counters(const struct vms_source *src, uint64_t *decoded, bool *pooled)
+{
+	const struct ctf *c = src->impl;
+	*decoded = c->decoded_alone + atomic_load(&c->decoded_pool);
+	*pooled = c->pool != NULL;
 }
 
 void ctf_reset_stream(struct cstream *s)

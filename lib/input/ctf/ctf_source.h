@@ -8,6 +8,7 @@
 #ifndef VMS_CTF_SOURCE_H
 #define VMS_CTF_SOURCE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -91,6 +92,10 @@ struct ctf {
 	struct plan_rf rf;             /* the reading thread's registers */
 	struct ctf_filter flt;
 	struct ctf_pool *pool;         /* NULL: the reading thread decodes alone */
+	/* events decoded, for the tests (vms_ctf_counters): by the reading thread alone (and
+	 * replays), and by the pool's jobs (a block at a time) */
+	uint64_t decoded_alone;
+	atomic_uint_fast64_t decoded_pool;
 };
 
 /* The next event of stream `stream` decoded into *ev (its strings into sb, its place into
