@@ -152,8 +152,9 @@ static void test_rewind_midway(void **state)
 	vms_source_close(src);
 	src = open_at(synth_host, 2);
 	struct vms_event ev;
-	for (int i = 0; i < 5000; i++)
-		assert_int_equal(src->ops->next(src, (uint32_t)(i % 4), &ev), 1);
+	uint32_t ns = src->ops->nr_streams(src);
+	for (int i = 0; i < 5000; i++) /* some of each stream (a stream may end first) */
+		assert_true(src->ops->next(src, (uint32_t)i % ns, &ev) >= 0);
 	assert_int_equal(src->ops->rewind(src), 0);
 	read_merged(src, &g, 0, false, NULL);
 	assert_true(g.hash == alone.hash);
