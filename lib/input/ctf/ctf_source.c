@@ -23,6 +23,7 @@
 
 #include "core/grow.h"
 #include "ctf_kinds.h"
+#include "ctf_source.h"
 #include "plan.h"
 #include "tsdl_lex.h"
 #include "tsdl.h"
@@ -119,46 +120,9 @@ struct trace {
 	bool strict_end;               /* a cut last packet is damage (vmstrace, closed) */
 };
 
-struct cstream {
-	char *path;
-	struct trace *tr;
-	const uint8_t *map;
-	uint64_t size;                 /* bytes mapped (the file at open) */
-	uint64_t valid_end;            /* bytes of complete packets */
-	uint64_t next_pkt;             /* offset of the next packet */
-	uint64_t given_back;           /* bytes before this are released */
-	/* the current packet */
-	const struct sclass *sc;
-	uint64_t pkt_off;
-	uint64_t pos, end;             /* bits from the packet's start */
-	uint64_t clock;
-	uint32_t cpu;
-	int32_t ptid;                  /* the packet's thread (vmstrace), or -1 */
-	int32_t cur_tid;               /* from sched_switch, when no context gives a tid */
-	uint64_t disc_prev;
-	bool lost_pending;
-	bool have_last_ts;
-	uint64_t last_ts;
-	bool direct;                   /* the last event's body was read direct (struct direct) */
-	uint64_t run;                  /* then: its run's start, bits from the packet's start */
-	bool have_last;                /* last event, for format_event */
-	uint64_t last_pos, last_clock;
-	char sbuf[2][64];
-};
-
-struct ctf {
-	uint32_t nt;
-	struct trace *tr;
-	uint32_t n;
-	struct cstream *st;
-	struct plan_rf rf;
-	bool filter;                   /* set_wanted: only kinds in wanted[] need their fields */
-	bool wanted[VMS_K_COUNT];
-};
-
-static int fail(struct vms_source *src, const char *path, uint64_t off, const char *what)
+static int fail(struct vms_error *err, const char *path, uint64_t off, const char *what)
 {
-	return vms_error_set(&src->err, VMS_ERR_FORMAT, "%s: %s at byte offset %llu", path, what,
+	return vms_error_set(err, VMS_ERR_FORMAT, "%s: %s at byte offset %llu", path, what,
 			     (unsigned long long)off);
 }
 
@@ -574,27 +538,26 @@ struct pktinfo {
 
 /* Decode the packet header and context at `off`: 1 with *pi, 0 when the packet does not fit
  * in the `limit` bytes (a cut packet), or a negative status. */
-static int read_packet(struct vms_source *src, struct ctf *c, struct cstream *s, uint64_t off,
-		       uint64_t limit, struct pktinfo *pi)
+static int read_packet(struct vms_error *err, struct plan_rf *rf, struct cstream *s,
+		       uint64_t off, uint64_t limit, struct pktinfo *pi)
 {
 	struct trace *tr = s->tr;
 	const uint8_t *buf = s->map + off;
 	uint64_t avail = limit - off;
 	uint64_t end = avail > (UINT64_MAX >> 4) ? UINT64_MAX >> 1 : avail * 8, pos = 0;
-	struct plan_rf *rf = &c->rf;
 	plan_next_gen(rf);
 	const struct sclass *sc = &tr->sc[0];
 	int rc = plan_exec(&sc->ph, buf, &pos, end, rf);
 	if (rc == PLAN_E_END && avail < 4096)
 		return 0;
 	if (rc)
-		return fail(src, s->path, off + pos / 8, plan_err_text(rc));
+		return fail(err, s->path, off + pos / 8, plan_err_text(rc));
 	uint64_t v;
 	if (plan_get(rf, sc->r_magic, &v) && v != CTF_MAGIC)
-		return fail(src, s->path, off, "bad packet magic");
+		return fail(err, s->path, off, "bad packet magic");
 	if (tr->t.has_uuid && sc->r_uuid != NOREG && rf->gen[sc->r_uuid] == rf->cur &&
 	    (rf->aux[sc->r_uuid] != 16 || memcmp(buf + rf->val[sc->r_uuid], tr->t.uuid, 16)))
-		return fail(src, s->path, off + rf->val[sc->r_uuid],
+		return fail(err, s->path, off + rf->val[sc->r_uuid],
 			    "packet of another trace (UUID differs)");
 	if (plan_get(rf, sc->r_sid, &v)) {
 		sc = NULL;
@@ -602,9 +565,9 @@ static int read_packet(struct vms_source *src, struct ctf *c, struct cstream *s,
 			if (tr->sc[i].id == v)
 				sc = &tr->sc[i];
 		if (!sc)
-			return fail(src, s->path, off, "unknown stream id");
+			return fail(err, s->path, off, "unknown stream id");
 	} else if (tr->nsc != 1) {
-		return fail(src, s->path, off, "packet without a stream id in a trace of several "
+		return fail(err, s->path, off, "packet without a stream id in a trace of several "
 			    "stream classes");
 	}
 	uint64_t at = pos;
@@ -612,7 +575,7 @@ static int read_packet(struct vms_source *src, struct ctf *c, struct cstream *s,
 	if (rc == PLAN_E_END && avail < 4096)
 		return 0;
 	if (rc)
-		return fail(src, s->path, off + pos / 8, plan_err_text(rc));
+		return fail(err, s->path, off + pos / 8, plan_err_text(rc));
 	memset(pi, 0, sizeof *pi);
 	pi->sc = sc;
 	pi->header_bits = pos;
@@ -626,7 +589,7 @@ static int read_packet(struct vms_source *src, struct ctf *c, struct cstream *s,
 		/* name the field that is wrong: content_size when it is, else packet_size */
 		uint32_t r = has_c && (csize > psize || csize < pos) ? sc->r_content
 			     : has_p ? sc->r_packet : NOREG;
-		return fail(src, s->path, off + (r != NOREG ? rf->aux[r] : at / 8),
+		return fail(err, s->path, off + (r != NOREG ? rf->aux[r] : at / 8),
 			    "bad packet size");
 	}
 	if (psize / 8 > avail)
@@ -710,12 +673,12 @@ static int scan_stream(struct vms_source *src, struct ctf *c, struct cstream *s)
 	uint64_t off = 0, disc = 0;
 	while (off < s->size) {
 		struct pktinfo pi;
-		int rc = read_packet(src, c, s, off, s->size, &pi);
+		int rc = read_packet(&src->err, &c->rf, s, off, s->size, &pi);
 		if (rc < 0)
 			return rc;
 		if (rc == 0) {
 			if (s->tr->strict_end)
-				return fail(src, s->path, off, "truncated packet");
+				return fail(&src->err, s->path, off, "truncated packet");
 			src->meta.ended_abruptly = true;
 			break;
 		}
@@ -750,13 +713,13 @@ static void give_back(struct cstream *s, uint64_t upto)
 }
 
 /* Load the next packet with events; 0 at the end of the stream. */
-static int load_packet(struct vms_source *src, struct ctf *c, struct cstream *s)
+static int load_packet(struct vms_error *err, struct plan_rf *rf, struct cstream *s)
 {
 	while (s->next_pkt < s->valid_end) {
 		struct pktinfo pi;
-		int rc = read_packet(src, c, s, s->next_pkt, s->valid_end, &pi);
+		int rc = read_packet(err, rf, s, s->next_pkt, s->valid_end, &pi);
 		if (rc <= 0)
-			return rc < 0 ? rc : fail(src, s->path, s->next_pkt, "packet changed since open");
+			return rc < 0 ? rc : fail(err, s->path, s->next_pkt, "packet changed since open");
 		give_back(s, s->next_pkt);
 		s->sc = pi.sc;
 		s->pkt_off = s->next_pkt;
@@ -884,12 +847,13 @@ static inline bool read_fixed_header(const struct sclass *sc, const uint8_t *buf
 
 /* Must the fields of an event of class `ec` be decoded? Not when its kind is OTHER or not
  * wanted, except a sched_switch that gives the tid of the events after it. */
-static bool fields_wanted(const struct ctf *c, const struct sclass *sc, const struct eclass *ec)
+static bool fields_wanted(const struct ctf_filter *flt, const struct sclass *sc,
+			  const struct eclass *ec)
 {
 	uint16_t k = ec->map.kind;
 	if (k == VMS_K_OTHER)
 		return false;
-	if (!c->filter || c->wanted[k])
+	if (!flt->on || flt->wanted[k])
 		return true;
 	return k == VMS_K_SCHED_SWITCH && sc->r_tid == NOREG && sc->r_vtid == NOREG;
 }
@@ -897,12 +861,12 @@ static bool fields_wanted(const struct ctf *c, const struct sclass *sc, const st
 /* Decode the event at s->pos: its class (or NULL with an error). `full`: every field into
  * the registers (format_event), else the lean plans; *fields: whether its mapped fields were
  * decoded. */
-static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct cstream *s,
-				   bool full, bool *fields)
+static const struct eclass *decode(struct vms_error *err, struct plan_rf *rf,
+				   const struct ctf_filter *flt, struct cstream *s, bool full,
+				   bool *fields)
 {
 	const struct sclass *sc = s->sc;
 	struct trace *tr = s->tr;
-	struct plan_rf *rf = &c->rf;
 	const uint8_t *buf = s->map + s->pkt_off;
 	uint64_t start = s->pos;
 	plan_next_gen(rf);
@@ -915,7 +879,7 @@ static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct
 	} else {
 		int rc = plan_exec(full ? &sc->eh : &sc->eh_l, buf, &s->pos, s->end, rf);
 		if (rc) {
-			fail(src, s->path, s->pkt_off + s->pos / 8, plan_err_text(rc));
+			fail(err, s->path, s->pkt_off + s->pos / 8, plan_err_text(rc));
 			return NULL;
 		}
 		for (uint32_t i = 0; i < sc->n_id; i++)
@@ -930,11 +894,11 @@ static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct
 	int rc;
 	uint32_t e = have_id ? class_of(sc, id) : sc->nr_classes == 1 ? sc->only : UINT32_MAX;
 	if (e == UINT32_MAX) {
-		fail(src, s->path, s->pkt_off + start / 8, "unknown event id");
+		fail(err, s->path, s->pkt_off + start / 8, "unknown event id");
 		return NULL;
 	}
 	const struct eclass *ec = &tr->ec[e];
-	*fields = full || fields_wanted(c, sc, ec);
+	*fields = full || fields_wanted(flt, sc, ec);
 	s->direct = false;
 	if (!full && ec->direct.on) {
 		uint64_t a = ec->direct.align, p = (s->pos + a - 1) & ~(a - 1);
@@ -951,15 +915,16 @@ static const struct eclass *decode(struct vms_source *src, struct ctf *c, struct
 		   (rc = plan_exec(&ec->ef, buf, &s->pos, s->end, rf))
 		 : (rc = plan_exec(*fields ? &ec->body : &ec->body_skip, buf, &s->pos, s->end,
 				   rf))) {
-		fail(src, s->path, s->pkt_off + s->pos / 8, plan_err_text(rc));
+		fail(err, s->path, s->pkt_off + s->pos / 8, plan_err_text(rc));
 		return NULL;
 	}
 	return ec;
 }
 
-/* A text field (byte `at` of the packet, n bytes) into s->sbuf[k] (char arrays need not
+/* A text field (byte `at` of the packet, n bytes) into dst, 64 bytes (char arrays need not
  * end with a NUL; strings do). */
-static const char *text_at(struct cstream *s, uint64_t at, size_t n, int k, bool basename)
+static const char *text_at(const struct cstream *s, uint64_t at, size_t n, char *dst,
+			   bool basename)
 {
 	const char *p = (const char *)s->map + s->pkt_off + at;
 	const char *nul = memchr(p, 0, n);
@@ -974,11 +939,11 @@ static const char *text_at(struct cstream *s, uint64_t at, size_t n, int k, bool
 		if (n > 15)
 			n = 15; /* the kernel's comm after exec: TASK_COMM_LEN - 1 */
 	}
-	if (n >= sizeof s->sbuf[k])
-		n = sizeof s->sbuf[k] - 1;
-	memcpy(s->sbuf[k], p, n);
-	s->sbuf[k][n] = 0;
-	return s->sbuf[k];
+	if (n >= sizeof s->sbuf[0])
+		n = sizeof s->sbuf[0] - 1;
+	memcpy(dst, p, n);
+	dst[n] = 0;
+	return dst;
 }
 
 static bool first_set(const struct plan_rf *rf, const uint32_t *cand, uint8_t n, uint32_t *reg)
@@ -1013,10 +978,9 @@ static void finish(struct cstream *s, bool have_tid, uint64_t tid, bool have_cpu
 		ev->cpu = s->cpu;
 }
 
-static void fill(struct ctf *c, struct cstream *s, const struct eclass *ec, uint32_t stream,
-		 bool fields, struct vms_event *ev)
+static void fill(const struct plan_rf *rf, struct cstream *s, const struct eclass *ec,
+		 uint32_t stream, bool fields, struct vms_event *ev, char (*sb)[64])
 {
-	const struct plan_rf *rf = &c->rf;
 	const struct sclass *sc = s->sc;
 	const struct ctf_evmap *m = &ec->map;
 	memset(ev, 0, sizeof *ev);
@@ -1033,7 +997,7 @@ static void fill(struct ctf *c, struct cstream *s, const struct eclass *ec, uint
 	}
 	for (int k = 0; k < 2 && fields; k++)
 		if (first_set(rf, m->s[k], m->ns[k], &reg))
-			ev->s[k] = text_at(s, rf->val[reg], rf->aux[reg], k, m->basename && k == 0);
+			ev->s[k] = text_at(s, rf->val[reg], rf->aux[reg], sb[k], m->basename && k == 0);
 	uint64_t tid = 0, cpu = 0;
 	bool have_tid = plan_get(rf, ec->r_tid, &tid) || plan_get(rf, sc->r_tid, &tid) ||
 			plan_get(rf, ec->r_vtid, &tid) || plan_get(rf, sc->r_vtid, &tid);
@@ -1043,7 +1007,7 @@ static void fill(struct ctf *c, struct cstream *s, const struct eclass *ec, uint
 
 /* fill() from a direct read (struct direct): the same, the fields taken from the packet. */
 static void fill_direct(struct cstream *s, const struct eclass *ec, uint32_t stream,
-			bool fields, struct vms_event *ev)
+			bool fields, struct vms_event *ev, char (*sb)[64])
 {
 	const struct direct *d = &ec->direct;
 	const struct ctf_evmap *m = &ec->map;
@@ -1058,8 +1022,8 @@ static void fill_direct(struct cstream *s, const struct eclass *ec, uint32_t str
 			ev->f[d->slot[i]] = direct_read(buf, s->run, &d->f[i]);
 		for (int k = 0; k < 2; k++)
 			if (d->has_s >> k & 1)
-				ev->s[k] = text_at(s, (s->run + d->s[k].off) / 8, d->s[k].size / 8, k,
-						   m->basename && k == 0);
+				ev->s[k] = text_at(s, (s->run + d->s[k].off) / 8, d->s[k].size / 8,
+						   sb[k], m->basename && k == 0);
 	}
 	uint64_t tid = d->has_tid ? direct_read(buf, s->run, &d->tid) : 0;
 	uint64_t cpu = d->has_cpu ? direct_read(buf, s->run, &d->cpu) : 0;
@@ -1071,36 +1035,31 @@ static uint32_t ctf_nr_streams(struct vms_source *src)
 	return ((struct ctf *)src->impl)->n;
 }
 
-static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
+int ctf_decode_next(struct cstream *s, uint32_t stream, struct plan_rf *rf,
+		    const struct ctf_filter *flt, struct vms_error *err, struct vms_event *ev,
+		    char (*sb)[64], struct ctf_pos *at)
 {
-	struct ctf *c = src->impl;
-	if (stream >= c->n)
-		return vms_error_set(&src->err, VMS_ERR_USAGE, "no stream %u", stream);
-	struct cstream *s = &c->st[stream];
 	if (s->pos >= s->end || !s->sc) {
-		s->have_last = false;
-		int rc = load_packet(src, c, s);
+		int rc = load_packet(err, rf, s);
 		if (rc <= 0)
 			return rc;
 	}
-	s->last_pos = s->pos;
-	s->last_clock = s->clock;
+	*at = (struct ctf_pos){s->sc, s->pkt_off, s->end, s->pos, s->clock};
 	bool fields;
-	const struct eclass *ec = decode(src, c, s, false, &fields);
+	const struct eclass *ec = decode(err, rf, flt, s, false, &fields);
 	if (!ec)
-		return src->err.status ? src->err.status : VMS_ERR_FORMAT;
-	s->have_last = true;
+		return err->status ? err->status : VMS_ERR_FORMAT;
 	/* a packet may be up to 64 MiB and every stream is partway through one: the pages
 	 * behind the cursor are given back inside a packet too, so that a stream keeps about
 	 * GIVE_BACK of its file mapped (16 streams sharing one 64 MiB packet took 1 GB). Pages
 	 * given back come again from the file if touched, so this costs no correctness. */
-	uint64_t at = s->pkt_off + s->pos / 8;
-	if (at >= s->given_back + 2 * GIVE_BACK)
-		give_back(s, at);
+	uint64_t off = s->pkt_off + s->pos / 8;
+	if (off >= s->given_back + 2 * GIVE_BACK)
+		give_back(s, off);
 	if (s->direct)
-		fill_direct(s, ec, stream, fields, ev);
+		fill_direct(s, ec, stream, fields, ev, sb);
 	else
-		fill(c, s, ec, stream, fields, ev);
+		fill(rf, s, ec, stream, fields, ev, sb);
 	if (s->have_last_ts && ev->ts < s->last_ts)
 		ev->flags |= VMS_EVF_TIME_BACKWARDS;
 	if (s->lost_pending) {
@@ -1112,7 +1071,30 @@ static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *e
 	return 1;
 }
 
-static void reset_stream(struct cstream *s)
+static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
+{
+	struct ctf *c = src->impl;
+	if (stream >= c->n)
+		return vms_error_set(&src->err, VMS_ERR_USAGE, "no stream %u", stream);
+	if (c->pool)
+		return ctf_pool_next(src, c, stream, ev);
+	struct cstream *s = &c->st[stream];
+	int rc = ctf_decode_next(s, stream, &c->rf, &c->flt, &src->err, ev, s->sbuf, &s->last);
+	s->have_last = rc == 1;
+	c->decoded_alone += rc == 1;
+	return rc;
+}
+
+/* For the tests: the events decoded since open, and whether the pool decodes them. */
+void vms_ctf_counters(const struct vms_source *src, uint64_t *decoded, bool *pooled);
+void vms_ctf_counters(const struct vms_source *src, uint64_t *decoded, bool *pooled)
+{
+	const struct ctf *c = src->impl;
+	*decoded = c->decoded_alone + atomic_load(&c->decoded_pool);
+	*pooled = c->pool != NULL;
+}
+
+void ctf_reset_stream(struct cstream *s)
 {
 	s->next_pkt = 0;
 	s->sc = NULL;
@@ -1130,9 +1112,13 @@ static void reset_stream(struct cstream *s)
 static int ctf_rewind(struct vms_source *src)
 {
 	struct ctf *c = src->impl;
+	if (c->pool) {
+		ctf_pool_rewind(c);
+		return 0;
+	}
 	for (uint32_t i = 0; i < c->n; i++) {
 		struct cstream *s = &c->st[i];
-		reset_stream(s);
+		ctf_reset_stream(s);
 		s->given_back = 0; /* released pages come back from the file on access */
 	}
 	return 0;
@@ -1147,14 +1133,14 @@ static int ctf_format(struct vms_source *src, uint32_t stream, char *buf, size_t
 	buf[0] = 0;
 	if (stream >= c->n || !c->st[stream].have_last)
 		return 0;
-	struct cstream *s = &c->st[stream];
-	uint64_t pos = s->pos, clock = s->clock;
-	s->pos = s->last_pos;
-	s->clock = s->last_clock;
+	/* a cursor of its own at the event: the stream's may be a worker's, ahead */
+	const struct cstream *st = &c->st[stream];
+	struct cstream at = {.path = st->path, .tr = st->tr, .map = st->map, .size = st->size,
+			     .sc = st->last.sc, .pkt_off = st->last.pkt_off, .end = st->last.end,
+			     .pos = st->last.pos, .clock = st->last.clock};
+	struct cstream *s = &at;
 	bool fields;
-	const struct eclass *ec = decode(src, c, s, true, &fields);
-	s->pos = pos;
-	s->clock = clock;
+	const struct eclass *ec = decode(&src->err, &c->rf, &c->flt, s, true, &fields);
 	if (!ec)
 		return 0;
 	const struct plan_rf *rf = &c->rf;
@@ -1232,6 +1218,7 @@ static void ctf_close(struct vms_source *src)
 		return;
 	struct ctf *c = src->impl;
 	if (c) {
+		ctf_pool_stop(c);
 		for (uint32_t i = 0; i < c->n; i++) {
 			struct cstream *s = &c->st[i];
 			if (s->map)
@@ -1242,9 +1229,7 @@ static void ctf_close(struct vms_source *src)
 		for (uint32_t i = 0; i < c->nt; i++)
 			free_trace(&c->tr[i]);
 		free(c->tr);
-		free(c->rf.val);
-		free(c->rf.aux);
-		free(c->rf.gen);
+		ctf_rf_free(&c->rf);
 		free(c);
 	}
 	vms_trace_meta_free(&src->meta);
@@ -1256,9 +1241,13 @@ static void ctf_close(struct vms_source *src)
 static void ctf_set_wanted(struct vms_source *src, const bool *wanted)
 {
 	struct ctf *c = src->impl;
-	c->filter = wanted != NULL;
+	if (c->pool) {
+		ctf_pool_set_wanted(c, wanted);
+		return;
+	}
+	c->flt.on = wanted != NULL;
 	if (wanted)
-		memcpy(c->wanted, wanted, sizeof c->wanted);
+		memcpy(c->flt.wanted, wanted, sizeof c->flt.wanted);
 }
 
 static const struct vms_source_ops ctf_ops = {
@@ -1626,6 +1615,26 @@ static const char *domain_name(enum ctf_domain d)
 }
 
 /* Returns 1 when opened, 0 when a directory is not CTF, or a negative status. */
+int ctf_rf_init(struct plan_rf *rf, uint32_t n)
+{
+	rf->n = n;
+	rf->cur = rf->spin = 0;
+	rf->val = calloc(n, sizeof *rf->val);
+	rf->aux = calloc(n, sizeof *rf->aux);
+	rf->gen = calloc(n, sizeof *rf->gen);
+	return rf->val && rf->aux && rf->gen ? 0 : -1;
+}
+
+void ctf_rf_free(struct plan_rf *rf)
+{
+	free(rf->val);
+	free(rf->aux);
+	free(rf->gen);
+	rf->val = NULL;
+	rf->aux = NULL;
+	rf->gen = NULL;
+}
+
 static int open_all(struct vms_source *src, struct ctf *c, const struct names *dirs)
 {
 	int rc = 0;
@@ -1656,11 +1665,7 @@ static int open_all(struct vms_source *src, struct ctf *c, const struct names *d
 	}
 	if (rc)
 		return rc;
-	c->rf.n = max_regs;
-	c->rf.val = calloc(max_regs, sizeof *c->rf.val);
-	c->rf.aux = calloc(max_regs, sizeof *c->rf.aux);
-	c->rf.gen = calloc(max_regs, sizeof *c->rf.gen);
-	if (!c->rf.val || !c->rf.aux || !c->rf.gen) /* (the registers of the metadata's fields) */
+	if (ctf_rf_init(&c->rf, max_regs)) /* (the registers of the metadata's fields) */
 		return tsdl_nomem_at(&src->err, c->nt ? c->tr[0].path : src->path, 0);
 	if ((rc = set_clock(src, c)) || (rc = set_types(src, c)))
 		return rc;
@@ -1689,7 +1694,7 @@ static int open_all(struct vms_source *src, struct ctf *c, const struct names *d
 	for (size_t i = 0; i < files.n && !rc; i++) {
 		struct cstream *s = &c->st[c->n++];
 		s->tr = &c->tr[owner[i]];
-		reset_stream(s);
+		ctf_reset_stream(s);
 		if (!(s->path = strdup(files.v[i]))) {
 			rc = vms_error_nomem_at(&src->err, files.v[i], 0);
 			break;
@@ -1739,5 +1744,6 @@ struct vms_source *vms_ctf_open(const char *path, struct vms_error *err)
 		ctf_close(src);
 		return NULL; /* not CTF: err untouched */
 	}
+	ctf_pool_start(c);
 	return src;
 }

@@ -1,0 +1,387 @@
+/* CTF: the streams decoded ahead by the readers' worker pool (lib/core/pool.c).
+ *
+ * An LTTng trace is a stream file per CPU and channel (and per user-space buffer), each
+ * decoded on its own: the workers decode every stream's next events while the reading
+ * thread merges and the analyses run. A job is one stream's next block of up to
+ * `per_block` events (their strings and where each lies, for format_event), decoded with
+ * the worker's own registers into a free block of the stream's queue; a stream has at most
+ * CQ_DEPTH blocks decoded ahead and one being read, so memory is bounded by the queues
+ * (per_block is chosen at open so that all of them stay under CQ_MEM), whatever the length
+ * of the trace. One job per stream at a time, so each event is decoded once, in order, by
+ * the decoder the reading thread runs when alone (ctf_decode_next): the events, their
+ * flags and errors are the same. The reading thread, when the block it needs is neither
+ * decoded nor claimed, claims and decodes it itself; when a worker is decoding it, it waits.
+ *
+ * The filter (set_wanted) decides what is decoded: it changes only with no job running,
+ * and a stream that has events decoded ahead under the old one is read again from its
+ * start up to where the reader was, under the old filter, when next asked for (the
+ * session calls set_wanted at the start and the end of a pass, where no stream has any). */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctf_source.h"
+
+#define CQ_DEPTH 4               /* blocks decoded ahead per stream */
+#define CQ_KICK 2                /* wake the workers when a stream has this few ahead */
+#define CQ_MAX_EVENTS 256        /* events per block: a job of ~10-20 us */
+#define CQ_MIN_EVENTS 32         /* below this the lock and wake-ups cost more than a worker */
+#define CQ_MEM (32u << 20)       /* all blocks of a source together */
+/* Below this a trace reads in tens of ms and the pool costs more than it gives (bench_lttng,
+ * report on scp_src, 2.4 MB: 0.014 s alone, 0.017 s with a worker). */
+#define POOL_MIN_BYTES (8u << 20)
+
+struct cq_ent {
+	struct vms_event ev;
+	struct ctf_pos at;
+	char sb[2][64];
+};
+
+struct cq_block {
+	uint32_t stream;
+	uint32_t n;                   /* events decoded */
+	int status;                   /* after them: 1 more to come, 0 the end, <0 an error */
+	struct cq_ent e[];
+};
+
+struct ctf_pool {
+	struct vms_pool_client pc;
+	struct ctf *c;
+	struct plan_rf *rf;           /* one per worker */
+	unsigned nr_rf;
+	uint32_t rr;                  /* the stream the workers look at first */
+	uint32_t per_block;
+};
+
+static struct ctf_pool *client_pool(struct vms_pool_client *c)
+{
+	return (struct ctf_pool *)((char *)c - offsetof(struct ctf_pool, pc));
+}
+
+/* Under the lock: a free block of q, allocated while q has fewer than CQ_DEPTH + 1. */
+static struct cq_block *take_spare(struct ctf_pool *p, struct ctf_queue *q)
+{
+	if (q->nspare)
+		return q->spare[--q->nspare];
+	if (q->nblocks > CQ_DEPTH)
+		return NULL;
+	struct cq_block *b = malloc(sizeof *b + p->per_block * sizeof b->e[0]);
+	if (b)
+		q->nblocks++;
+	return b;
+}
+
+/* Under the lock: can a job decode q's next block? */
+static bool claimable(const struct ctf_queue *q)
+{
+	return q->started && !q->ended && !q->busy && !q->stale && q->nready < CQ_DEPTH;
+}
+
+static int pool_claim(struct vms_pool_client *pc, void **job)
+{
+	struct ctf_pool *p = client_pool(pc);
+	struct ctf *c = p->c;
+	/* the stream with the fewest blocks ahead (the merge will want it first), from rr on */
+	uint32_t best = UINT32_MAX, least = CQ_DEPTH;
+	for (uint32_t i = 0; i < c->n && least; i++) {
+		uint32_t k = (p->rr + i) % c->n;
+		const struct ctf_queue *q = &c->st[k].q;
+		if (claimable(q) && q->nready < least) {
+			best = k;
+			least = q->nready;
+		}
+	}
+	if (best == UINT32_MAX)
+		return 0;
+	struct ctf_queue *q = &c->st[best].q;
+	struct cq_block *b = take_spare(p, q);
+	if (!b)
+		return 0; /* out of memory: the reader says it when it needs the block */
+	b->stream = best;
+	q->busy = true;
+	p->rr = (best + 1) % c->n;
+	*job = b;
+	return 1;
+}
+
+/* Without the lock, by the job's holder: the stream's next events into b. */
+static void fill_block(struct ctf_pool *p, struct cq_block *b, struct plan_rf *rf)
+{
+	struct ctf *c = p->c;
+	struct cstream *s = &c->st[b->stream];
+	uint32_t i = 0;
+	int r = 1;
+	while (i < p->per_block) {
+		struct cq_ent *e = &b->e[i];
+		r = ctf_decode_next(s, b->stream, rf, &c->flt, &s->q.err, &e->ev, e->sb, &e->at);
+		if (r != 1)
+			break;
+		i++;
+	}
+	b->n = i;
+	b->status = r;
+	atomic_fetch_add_explicit(&c->decoded_pool, i, memory_order_relaxed);
+}
+
+static void pool_run(struct vms_pool_client *pc, void *job, unsigned worker)
+{
+	struct ctf_pool *p = client_pool(pc);
+	fill_block(p, job, &p->rf[worker]);
+}
+
+/* Under the lock: the job's block joins its stream's queue. */
+static void pool_finish(struct vms_pool_client *pc, void *job)
+{
+	struct ctf_pool *p = client_pool(pc);
+	struct cq_block *b = job;
+	struct ctf_queue *q = &p->c->st[b->stream].q;
+	q->ring[(q->head + q->nready) % CQ_DEPTH] = b;
+	q->nready++;
+	q->busy = false;
+	if (b->status != 1)
+		q->ended = true;
+}
+
+static void free_queue(struct ctf_queue *q)
+{
+	if (q->cur)
+		q->spare[q->nspare++] = q->cur;
+	for (uint32_t i = 0; i < q->nready; i++)
+		q->spare[q->nspare++] = q->ring[(q->head + i) % CQ_DEPTH];
+	for (uint32_t i = 0; i < q->nspare; i++)
+		free(q->spare[i]);
+	free(q->ring);
+	free(q->spare);
+	memset(q, 0, sizeof *q);
+}
+
+void ctf_pool_start(struct ctf *c)
+{
+	uint64_t bytes = 0;
+	for (uint32_t i = 0; i < c->n; i++)
+		bytes += c->st[i].valid_end;
+	/* VMS_CTF_POOL_MIN=BYTES: the tests put small (hostile) traces through the pool */
+	const char *env = getenv("VMS_CTF_POOL_MIN");
+	uint64_t min = env && *env ? strtoull(env, NULL, 10) : POOL_MIN_BYTES;
+	if (bytes < min || c->n == 0 || vms_pool_threads() < 2)
+		return;
+	uint64_t per = CQ_MEM / ((uint64_t)c->n * (CQ_DEPTH + 1) * sizeof(struct cq_ent));
+	if (per < CQ_MIN_EVENTS)
+		return; /* thousands of streams: read alone, in the memory of one */
+	struct ctf_pool *p = calloc(1, sizeof *p);
+	unsigned most = vms_pool_threads() - 1;
+	if (!p || !(p->rf = calloc(most, sizeof *p->rf)))
+		goto alone;
+	p->nr_rf = most;
+	for (unsigned i = 0; i < most; i++)
+		if (ctf_rf_init(&p->rf[i], c->rf.n))
+			goto alone;
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct ctf_queue *q = &c->st[i].q;
+		if (!(q->ring = calloc(CQ_DEPTH, sizeof *q->ring)) ||
+		    !(q->spare = calloc(CQ_DEPTH + 1, sizeof *q->spare)))
+			goto alone;
+	}
+	p->c = c;
+	p->per_block = per < CQ_MAX_EVENTS ? (uint32_t)per : CQ_MAX_EVENTS;
+	p->pc.claim = pool_claim;
+	p->pc.run = pool_run;
+	p->pc.finish = pool_finish;
+	unsigned n = vms_pool_join(&p->pc);
+	if (n == 0 || n > most) {
+		/* no worker, or a pool started earlier with more workers than registers made */
+		vms_pool_leave(&p->pc);
+		goto alone;
+	}
+	c->pool = p;
+	return;
+alone:
+	for (uint32_t i = 0; i < c->n; i++)
+		free_queue(&c->st[i].q);
+	if (p) {
+		for (unsigned i = 0; i < p->nr_rf; i++)
+			ctf_rf_free(&p->rf[i]);
+		free(p->rf);
+	}
+	free(p);
+}
+
+void ctf_pool_stop(struct ctf *c)
+{
+	struct ctf_pool *p = c->pool;
+	if (!p)
+		return;
+	vms_pool_leave(&p->pc);
+	for (uint32_t i = 0; i < c->n; i++)
+		free_queue(&c->st[i].q);
+	for (unsigned i = 0; i < p->nr_rf; i++)
+		ctf_rf_free(&p->rf[i]);
+	free(p->rf);
+	free(p);
+	c->pool = NULL;
+}
+
+/* Under the lock, no job of the source running: q empty, its stream at its start. */
+static void reset_queue(struct cstream *s)
+{
+	struct ctf_queue *q = &s->q;
+	if (q->cur)
+		q->spare[q->nspare++] = q->cur;
+	for (uint32_t i = 0; i < q->nready; i++)
+		q->spare[q->nspare++] = q->ring[(q->head + i) % CQ_DEPTH];
+	q->cur = NULL;
+	q->cur_i = 0;
+	q->head = q->nready = 0;
+	q->started = q->busy = q->ended = q->stale = false;
+	q->taken = 0;
+	vms_error_clear(&q->err);
+	ctf_reset_stream(s);
+}
+
+void ctf_pool_rewind(struct ctf *c)
+{
+	struct ctf_pool *p = c->pool;
+	vms_pool_lock();
+	vms_pool_quiesce(&p->pc);
+	for (uint32_t i = 0; i < c->n; i++) {
+		reset_queue(&c->st[i]);
+		c->st[i].given_back = 0; /* released pages come back from the file on access */
+	}
+	vms_pool_resume(&p->pc);
+	vms_pool_unlock();
+}
+
+/* Has q events decoded that the reader has not taken (or a decoder past them)? */
+static bool ahead(const struct ctf_queue *q)
+{
+	/* with no job running and nothing left to take, the decoder is where the reader is */
+	return q->started && !q->stale && (q->nready || (q->cur && q->cur_i < q->cur->n));
+}
+
+void ctf_pool_set_wanted(struct ctf *c, const bool *wanted)
+{
+	struct ctf_pool *p = c->pool;
+	struct ctf_filter nf = {.on = wanted != NULL};
+	if (wanted)
+		memcpy(nf.wanted, wanted, sizeof nf.wanted);
+	vms_pool_lock();
+	vms_pool_quiesce(&p->pc);
+	if (memcmp(&nf, &c->flt, sizeof nf) != 0) {
+		for (uint32_t i = 0; i < c->n; i++) {
+			struct ctf_queue *q = &c->st[i].q;
+			if (ahead(q)) {
+				/* a worker may have read past the reader under the old filter: its
+				 * decoding of the events after them may differ (fields, the tid a
+				 * sched_switch gives) */
+				q->stale = true;
+				q->replay = c->flt;
+			}
+		}
+		c->flt = nf;
+	}
+	vms_pool_resume(&p->pc);
+	vms_pool_unlock();
+}
+
+/* The reading thread, a stream stale after set_wanted: decoded again from its start to the
+ * event after the last one taken, as reading alone would have left it. */
+static int replay(struct vms_source *src, struct ctf *c, uint32_t stream)
+{
+	struct cstream *s = &c->st[stream];
+	struct ctf_queue *q = &s->q;
+	uint64_t taken = q->taken;
+	struct ctf_filter old = q->replay;
+	vms_pool_lock();
+	reset_queue(s);
+	vms_pool_unlock();
+	struct vms_event ev;
+	struct ctf_pos at;
+	for (uint64_t i = 0; i < taken; i++) {
+		int r = ctf_decode_next(s, stream, &c->rf, &old, &src->err, &ev, s->sbuf, &at);
+		if (r <= 0)
+			return r; /* it was read before: cannot happen unless the file changed */
+		c->decoded_alone++;
+	}
+	vms_pool_lock();
+	q->taken = taken;
+	q->started = true;
+	vms_pool_unlock();
+	return 1;
+}
+
+/* Under the lock: q's next block as q->cur, decoded here when no one has claimed it; false
+ * when out of memory for it. */
+static bool next_block(struct ctf_pool *p, struct cstream *s, uint32_t stream)
+{
+	struct ctf_queue *q = &s->q;
+	for (;;) {
+		if (q->nready) {
+			q->cur = q->ring[q->head];
+			q->head = (q->head + 1) % CQ_DEPTH;
+			q->nready--;
+			if (q->nready <= CQ_KICK && !q->ended)
+				vms_pool_kick(); /* a few blocks per wake-up, not one */
+			return true;
+		}
+		if (q->busy) {
+			/* a worker decodes the very block needed: wait rather than decode twice */
+			vms_pool_wait();
+			continue;
+		}
+		struct cq_block *b = take_spare(p, q);
+		if (!b)
+			return false;
+		b->stream = stream;
+		q->busy = true;
+		vms_pool_kick(); /* the workers take the blocks after it */
+		vms_pool_unlock();
+		fill_block(p, b, &p->c->rf);
+		vms_pool_lock();
+		pool_finish(&p->pc, b);
+	}
+}
+
+int ctf_pool_next(struct vms_source *src, struct ctf *c, uint32_t stream, struct vms_event *ev)
+{
+	struct cstream *s = &c->st[stream];
+	struct ctf_queue *q = &s->q;
+	if (q->stale) {
+		int r = replay(src, c, stream);
+		if (r <= 0) {
+			s->have_last = false;
+			return r;
+		}
+	}
+	if (!q->cur || q->cur_i >= q->cur->n) {
+		if (q->cur && q->cur->status != 1) {
+			/* the end, or the error, again (as reading alone repeats it) */
+			s->have_last = false;
+			if (q->cur->status == 0)
+				return 0;
+			return vms_error_set(&src->err, q->err.status ? q->err.status
+					     : VMS_ERR_FORMAT, "%s", q->err.msg);
+		}
+		vms_pool_lock();
+		q->started = true;
+		if (q->cur)
+			q->spare[q->nspare++] = q->cur;
+		q->cur = NULL;
+		if (!next_block(c->pool, s, stream)) {
+			/* no job on the stream: its cursor is still */
+			uint64_t at = s->next_pkt;
+			vms_pool_unlock();
+			s->have_last = false;
+			return vms_error_nomem_at(&src->err, s->path, at);
+		}
+		vms_pool_unlock();
+		q->cur_i = 0;
+		if (q->cur->n == 0)
+			return ctf_pool_next(src, c, stream, ev); /* an end or error right away */
+	}
+	const struct cq_ent *e = &q->cur->e[q->cur_i++];
+	*ev = e->ev;
+	s->last = e->at;
+	s->have_last = true;
+	q->taken++;
+	return 1;
+}
