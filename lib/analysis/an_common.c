@@ -22,21 +22,13 @@ int an_subs_build(struct an_subs *s, const struct vms_observer *obs, uint32_t nr
 	}
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct vms_observer *o = &obs[i];
+#define CB(cb) [AN_CB_##cb] = (void (*)(void))o->cb
 		void (*const fn[AN_CB_COUNT])(void) = {
-			[AN_CB_vcpu_state] = (void (*)(void))o->vcpu_state,
-			[AN_CB_guest_switch] = (void (*)(void))o->guest_switch,
-			[AN_CB_exit_begin] = (void (*)(void))o->exit_begin,
-			[AN_CB_exit_end] = (void (*)(void))o->exit_end,
-			[AN_CB_cpu_run] = (void (*)(void))o->cpu_run,
-			[AN_CB_vcpu_mode] = (void (*)(void))o->vcpu_mode,
-			[AN_CB_vcpu_wakeup] = (void (*)(void))o->vcpu_wakeup,
-			[AN_CB_vcpu_instead] = (void (*)(void))o->vcpu_instead,
-			[AN_CB_guest_wakeup] = (void (*)(void))o->guest_wakeup,
-			[AN_CB_cpu_occupant] = (void (*)(void))o->cpu_occupant,
-			[AN_CB_event] = (void (*)(void))o->event,
-			[AN_CB_start] = (void (*)(void))o->start,
-			[AN_CB_finish] = (void (*)(void))o->finish,
+			CB(vcpu_state), CB(guest_switch), CB(exit_begin), CB(exit_end), CB(cpu_run),
+			CB(vcpu_mode), CB(vcpu_wakeup), CB(vcpu_instead), CB(guest_wakeup),
+			CB(cpu_occupant), CB(event), CB(start), CB(finish),
 		};
+#undef CB
 		for (int k = 0; k < AN_CB_COUNT; k++)
 			if (fn[k])
 				s->by[k][s->n[k]++] = (struct an_call){ fn[k], o->ctx };
