@@ -220,8 +220,11 @@ struct an_exit_table {
 	struct an_exit_row *row;
 	uint32_t n, cap;
 	uint32_t last;             /* index of the last hit: exits come in runs of one reason */
-	uint32_t near[8];          /* row + 1 by reason % 8, 0 none: a vCPU's few reasons alternate
-				    * (HLT, I/O, interrupts), so `last` misses half the exits */
+	uint32_t near[64];         /* row + 1 by reason % 64, 0 none: a vCPU's few reasons alternate
+				    * (HLT, I/O, interrupts), so `last` misses half the exits; VMX's
+				    * basic reasons are below 64 and SVM's common intercepts differ in
+				    * their low 6 bits, so each has a slot (by % 8, the synthesized
+				    * pair's 1/49, 32/40/48 and 12/52 shared one) */
 };
 
 /* window.c: the time window's gate between the state machine and the consumers */
