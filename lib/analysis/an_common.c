@@ -27,6 +27,7 @@ int an_subs_build(struct an_subs *s, const struct vms_observer *obs, uint32_t nr
 			CB(vcpu_state), CB(guest_switch), CB(exit_begin), CB(exit_end), CB(cpu_run),
 			CB(vcpu_mode), CB(vcpu_wakeup), CB(vcpu_instead), CB(guest_wakeup),
 			CB(cpu_occupant), CB(event), CB(start), CB(finish),
+			[AN_CB_host_event] = o->guest_events_only ? NULL : (void (*)(void))o->event,
 		};
 #undef CB
 		for (int k = 0; k < AN_CB_COUNT; k++)

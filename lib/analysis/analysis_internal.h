@@ -107,7 +107,9 @@ enum an_cb {
 	AN_CB_vcpu_state, AN_CB_guest_switch, AN_CB_exit_begin, AN_CB_exit_end, AN_CB_cpu_run,
 	AN_CB_vcpu_mode, AN_CB_vcpu_wakeup, AN_CB_vcpu_instead, AN_CB_guest_wakeup,
 	AN_CB_cpu_occupant, AN_CB_event,
-	AN_CB_start, AN_CB_finish, AN_CB_COUNT
+	AN_CB_start, AN_CB_finish,
+	AN_CB_host_event,   /* `event` for a host's events: those without guest_events_only */
+	AN_CB_COUNT
 };
 /* One subscription: the callback (cast back to its own type by AN_EACH) and its context,
  * side by side, so that a publication loads each pair from one array and not through the
@@ -127,11 +129,13 @@ struct an_subs {
 int an_subs_build(struct an_subs *s, const struct vms_observer *obs, uint32_t nr);
 void an_subs_free(struct an_subs *s);
 /* Call callback cb of every observer that has it: AN_EACH(subs, vcpu_state, &o). */
-#define AN_EACH(subs, cb, ...)                                                        \
+#define AN_EACH(subs, cb, ...) AN_EACH_IN(subs, AN_CB_##cb, cb, __VA_ARGS__)
+/* The same for the subscribers in list `list` (an enum an_cb), called as callback cb. */
+#define AN_EACH_IN(subs, list, cb, ...)                                               \
 	do {                                                                          \
 		const struct an_subs *s_ = (subs);                                    \
-		const struct an_call *c_ = s_->by[AN_CB_##cb];                        \
-		for (uint32_t i_ = 0, n_ = s_->n[AN_CB_##cb]; i_ < n_; i_++)          \
+		const struct an_call *c_ = s_->by[list];                              \
+		for (uint32_t i_ = 0, n_ = s_->n[list]; i_ < n_; i_++)                \
 			((__typeof__(((struct vms_observer *)0)->cb))c_[i_].fn)(c_[i_].ctx, \
 										__VA_ARGS__);       \
 	} while (0)

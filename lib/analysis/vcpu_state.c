@@ -1197,8 +1197,12 @@ SM_HOT void sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t, c
 		}
 		if (occ)
 			occ_event_after(sm, m, lm, ev, t);
+		if (lm->guest) {
+			AN_EACH(sm->subs, event, ev, t);
+			return;
+		}
 	}
-	AN_EACH(sm->subs, event, ev, t);
+	AN_EACH_IN(sm->subs, AN_CB_host_event, event, ev, t);
 }
 
 /* The event path twice, with and without following occupants (occ a constant in each
