@@ -125,7 +125,10 @@ static bool is_overlay(enum vms_vcpu_state s)
 	return s == VMS_STATE_VMM || s == VMS_STATE_PREEMPTED || s == VMS_STATE_HALTED;
 }
 
-static void segment_close(struct an_overlays *ov, uint32_t vidx, uint64_t t)
+/* (inline in refresh_cut: nearly every state change closes a segment; refresh_cut itself
+ * inline in its four callers cost more than the call) */
+static inline __attribute__((always_inline)) void segment_close(struct an_overlays *ov,
+								   uint32_t vidx, uint64_t t)
 {
 	struct ov_segment *s = &ov->v[vidx].seg;
 	if (t <= s->start)
