@@ -208,6 +208,9 @@ struct vms_observer {
 	 * then leave out the records no analysis reads (vms_source_ops.skip_unread). Without it,
 	 * an observer with `event` gets every event of the traces. */
 	bool event_kinds_only;
+	/* `event` looks only at events of guest machines: the analysis may then leave it out
+	 * of a host's events (a hint: it must still ignore one it is given) */
+	bool guest_events_only;
 	/* the vCPU callbacks (vcpu_state, vcpu_instead, exit_begin, exit_end, guest_switch,
 	 * guest_wakeup) matter only for vCPUs of guests with a trace of their own: when no guest
 	 * has one (a Xen host, a VM whose host alone was traced), the analysis subscribes the

@@ -10,7 +10,7 @@
 int an_subs_build(struct an_subs *s, const struct vms_observer *obs, uint32_t nr)
 {
 	if (nr > s->cap) {
-		const struct vms_observer **all = realloc(s->all, (size_t)AN_CB_COUNT * nr * sizeof *all);
+		struct an_call *all = realloc(s->all, (size_t)AN_CB_COUNT * nr * sizeof *all);
 		if (!all)
 			return -1;
 		s->all = all;
@@ -22,18 +22,17 @@ int an_subs_build(struct an_subs *s, const struct vms_observer *obs, uint32_t nr
 	}
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct vms_observer *o = &obs[i];
-		const bool has[AN_CB_COUNT] = {
-			[AN_CB_vcpu_state] = o->vcpu_state, [AN_CB_guest_switch] = o->guest_switch,
-			[AN_CB_exit_begin] = o->exit_begin, [AN_CB_exit_end] = o->exit_end,
-			[AN_CB_cpu_run] = o->cpu_run, [AN_CB_vcpu_mode] = o->vcpu_mode,
-			[AN_CB_vcpu_wakeup] = o->vcpu_wakeup, [AN_CB_vcpu_instead] = o->vcpu_instead,
-			[AN_CB_guest_wakeup] = o->guest_wakeup,
-			[AN_CB_cpu_occupant] = o->cpu_occupant, [AN_CB_event] = o->event,
-			[AN_CB_start] = o->start, [AN_CB_finish] = o->finish,
+#define CB(cb) [AN_CB_##cb] = (void (*)(void))o->cb
+		void (*const fn[AN_CB_COUNT])(void) = {
+			CB(vcpu_state), CB(guest_switch), CB(exit_begin), CB(exit_end), CB(cpu_run),
+			CB(vcpu_mode), CB(vcpu_wakeup), CB(vcpu_instead), CB(guest_wakeup),
+			CB(cpu_occupant), CB(event), CB(start), CB(finish),
+			[AN_CB_host_event] = o->guest_events_only ? NULL : (void (*)(void))o->event,
 		};
+#undef CB
 		for (int k = 0; k < AN_CB_COUNT; k++)
-			if (has[k])
-				s->by[k][s->n[k]++] = o;
+			if (fn[k])
+				s->by[k][s->n[k]++] = (struct an_call){ fn[k], o->ctx };
 	}
 	return 0;
 }

@@ -27,7 +27,7 @@ static struct an_exit_row *row(struct an_exits *ex, uint32_t table, struct an_ex
 {
 	if (tb->last < tb->n && tb->row[tb->last].isa == isa && tb->row[tb->last].reason == reason)
 		return &tb->row[tb->last];
-	uint32_t *near = &tb->near[reason & 7], j = *near - 1;
+	uint32_t *near = &tb->near[reason & 63], j = *near - 1;
 	if (j < tb->n && tb->row[j].isa == isa && tb->row[j].reason == reason) {
 		tb->last = j;
 		return &tb->row[j];

@@ -84,10 +84,17 @@ static const char *fmt_at(const struct vms_findings *f, uint64_t t, uint64_t t0,
 }
 
 /* a preempted stretch [since, t) by the current thief ends */
-static void thief_close(struct f_vcpu *v, uint64_t t)
+static __attribute__((noinline)) void thief_note(struct f_vcpu *v, uint64_t t);
+
+/* (inline: at every vCPU state change, and most are not of a preempted vCPU) */
+static inline __attribute__((always_inline)) void thief_close(struct f_vcpu *v, uint64_t t)
 {
-	if (v->state != VMS_STATE_PREEMPTED || v->tid < 0 || t <= v->since)
-		return;
+	if (v->state == VMS_STATE_PREEMPTED && v->tid >= 0 && t > v->since)
+		thief_note(v, t);
+}
+
+static void thief_note(struct f_vcpu *v, uint64_t t)
+{
 	uint32_t i;
 	for (i = 0; i < v->nth; i++)
 		if (v->th[i].tid == v->tid)

@@ -202,12 +202,20 @@ static void culprit_what(const struct lt_hist *e, char *buf, size_t len)
 /* The vCPU's cause may have changed at t: record it while someone waits on the vCPU. Without
  * waiters nothing is kept but the time (what holds from then on is the vCPU's state, which the
  * next wait's history begins with): most changes happen with nobody waiting. */
-static void note(struct vms_latency *l, uint32_t vidx, uint64_t t)
+static __attribute__((noinline)) void note_waited(struct lt_vcpu *v, uint64_t t);
+
+/* (inline: most changes find nobody waiting; the record itself out of line) */
+static inline __attribute__((always_inline)) void note(struct vms_latency *l, uint32_t vidx,
+						       uint64_t t)
 {
 	struct lt_vcpu *v = &l->v[vidx];
 	v->since = t;
-	if (!v->pending || !v->cap) /* (no history when out of memory) */
-		return;
+	if (v->pending && v->cap) /* (no history when out of memory) */
+		note_waited(v, t);
+}
+
+static void note_waited(struct lt_vcpu *v, uint64_t t)
+{
 	struct lt_hist e;
 	current(v, &e, t);
 	if (v->n && same_culprit(&v->h[v->n - 1], &e))

@@ -20,6 +20,9 @@ struct ov_gthread {
 	struct vms_gthread_stats st;
 	uint32_t cap_reasons;
 	uint32_t last_reason;      /* index of the last reason row used */
+	/* row + 1 by reason % 64 (0 none; rows past 254 not kept): a thread's exits alternate
+	 * a few reasons, which `last_reason` misses, and each has a slot (an_exit_table.near) */
+	uint8_t near[64];
 };
 
 struct ov_segment {
@@ -85,12 +88,19 @@ static struct vms_gthread_reason *reason_row(struct an_overlays *ov, uint32_t gi
 	if (g->last_reason < g->st.nr_reasons && g->st.reasons[g->last_reason].isa == isa &&
 	    g->st.reasons[g->last_reason].reason == reason)
 		return &g->st.reasons[g->last_reason];
+	uint32_t j = (uint32_t)g->near[reason & 63] - 1;
+	if (j < g->st.nr_reasons && g->st.reasons[j].isa == isa && g->st.reasons[j].reason == reason) {
+		g->last_reason = j;
+		return &g->st.reasons[j];
+	}
 	uint32_t i = an_reason_find(&ov->reason_idx, gidx, isa, reason);
 	for (uint32_t k = 0; i == AN_REASON_UNINDEXED && k < g->st.nr_reasons; k++)
 		if (g->st.reasons[k].isa == isa && g->st.reasons[k].reason == reason)
 			i = k;
 	if (i < g->st.nr_reasons) {
 		g->last_reason = i;
+		if (i < 255)
+			g->near[reason & 63] = (uint8_t)(i + 1);
 		return &g->st.reasons[i];
 	}
 	if (g->st.nr_reasons == g->cap_reasons) {
@@ -104,6 +114,8 @@ static struct vms_gthread_reason *reason_row(struct an_overlays *ov, uint32_t gi
 		return NULL;
 	i = g->st.nr_reasons++;
 	g->last_reason = i;
+	if (i < 255)
+		g->near[reason & 63] = (uint8_t)(i + 1);
 	g->st.reasons[i] = (struct vms_gthread_reason){ .isa = isa, .reason = reason };
 	return &g->st.reasons[i];
 }
@@ -113,7 +125,10 @@ static bool is_overlay(enum vms_vcpu_state s)
 	return s == VMS_STATE_VMM || s == VMS_STATE_PREEMPTED || s == VMS_STATE_HALTED;
 }
 
-static void segment_close(struct an_overlays *ov, uint32_t vidx, uint64_t t)
+/* (inline in refresh_cut: nearly every state change closes a segment; refresh_cut itself
+ * inline in its four callers cost more than the call) */
+static inline __attribute__((always_inline)) void segment_close(struct an_overlays *ov,
+								   uint32_t vidx, uint64_t t)
 {
 	struct ov_segment *s = &ov->v[vidx].seg;
 	if (t <= s->start)

@@ -721,29 +721,33 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	update_upper(sm, v, t);
 }
 
-static struct sm_vcpu *vcpu_of_thread_slow(struct an_sm *sm, uint32_t h, int64_t tid)
+/* A thread not in the cache: the model's answer, kept in slot `slot` under `key`. */
+static __attribute__((noinline)) struct sm_vcpu *vcpu_of_thread_slow(struct an_sm *sm,
+								      uint32_t h, int64_t tid,
+								      size_t slot, uint64_t key)
 {
 	uint32_t g, n;
-	if (vms_model_vcpu_of(sm->L->model, h, (int32_t)tid, &g, &n) != 0)
-		return NULL;
-	if (g >= sm->L->nr_mach || n >= sm->L->mach[g].nr_vcpus)
-		return NULL;
-	return &sm->v[sm->L->mach[g].vcpu_base + n];
+	struct sm_vcpu *v = NULL;
+	if (vms_model_vcpu_of(sm->L->model, h, (int32_t)tid, &g, &n) == 0 &&
+	    g < sm->L->nr_mach && n < sm->L->mach[g].nr_vcpus)
+		v = &sm->v[sm->L->mach[g].vcpu_base + n];
+	sm->thread_cache[slot].key = key;
+	sm->thread_cache[slot].v = v;
+	return v;
 }
 
-static struct sm_vcpu *vcpu_of_thread(struct an_sm *sm, uint32_t h, int64_t tid)
+/* (inline: 0.9 M calls on a 1 M-event pair, nearly all found in the cache) */
+static inline __attribute__((always_inline)) struct sm_vcpu *vcpu_of_thread(struct an_sm *sm,
+									     uint32_t h, int64_t tid)
 {
 	if (tid < 0 || tid > INT32_MAX)
 		return NULL;
 	/* key + 1 so that the zeroed cache holds no valid entry */
 	uint64_t key = ((uint64_t)h << 32 | (uint64_t)tid) + 1;
 	size_t slot = (size_t)((uint64_t)tid ^ h) & 255;
-	if (sm->thread_cache[slot].key == key)
+	if (__builtin_expect(sm->thread_cache[slot].key == key, 1))
 		return sm->thread_cache[slot].v;
-	struct sm_vcpu *v = vcpu_of_thread_slow(sm, h, tid);
-	sm->thread_cache[slot].key = key;
-	sm->thread_cache[slot].v = v;
-	return v;
+	return vcpu_of_thread_slow(sm, h, tid, slot, key);
 }
 
 static void exit_obs(const struct sm_vcpu *v, uint32_t h, uint64_t t, struct vms_obs_exit *o)
@@ -1197,8 +1201,12 @@ SM_HOT void sm_event(struct an_sm *sm, const struct vms_event *ev, uint64_t t, c
 		}
 		if (occ)
 			occ_event_after(sm, m, lm, ev, t);
+		if (lm->guest) {
+			AN_EACH(sm->subs, event, ev, t);
+			return;
+		}
 	}
-	AN_EACH(sm->subs, event, ev, t);
+	AN_EACH_IN(sm->subs, AN_CB_host_event, event, ev, t);
 }
 
 /* The event path twice, with and without following occupants (occ a constant in each

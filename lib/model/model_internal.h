@@ -30,6 +30,10 @@ struct vms_machine_priv {
 	bool has_guest_uid;
 	uint64_t guest_uid;        /* vm_uid of this machine's own (guest-side) vmsync events */
 	struct vms_keymap kvm_threads; /* host: tid -> vcpu_id of its first kvm_entry */
+	/* tid + 1 of threads already in kvm_threads, by tid % 16 (0 none): a kvm_entry's thread
+	 * is nearly always one seen before, and its first entry's vcpu_id stays, so the put is
+	 * left out (a hash lookup at every kvm_entry of the checked single pass) */
+	uint32_t kvm_seen[16];
 	struct vms_sync_host *sync;
 	uint32_t nr_sync;
 	struct vms_keymap vcpu_of; /* host: tid -> guest machine << 32 | vcpu (after finish) */

@@ -118,8 +118,10 @@ void vms_model_observe(struct vms_model *m, const struct vms_event *ev)
 	switch (ev->kind) {
 	case VMS_K_KVM_ENTRY:
 		p->has_kvm = true;
-		if (ev->tid >= 0 && ev->f[0] < VMS_MODEL_MAX_VCPUS)
-			vms_keymap_put(&p->kvm_threads, (uint32_t)ev->tid, ev->f[0], NULL);
+		if (ev->tid >= 0 && ev->f[0] < VMS_MODEL_MAX_VCPUS &&
+		    p->kvm_seen[ev->tid & 15] != (uint32_t)ev->tid + 1 &&
+		    vms_keymap_put(&p->kvm_threads, (uint32_t)ev->tid, ev->f[0], NULL))
+			p->kvm_seen[ev->tid & 15] = (uint32_t)ev->tid + 1;
 		break;
 	case VMS_K_KVM_EXIT:
 		p->has_kvm = true;
