@@ -8,7 +8,8 @@
  *   "VMSIDX\r\n"  magic (8 bytes)
  *   u32 version (VMS_INDEX_VERSION), u32 number of sections (<= VMS_INDEX_MAX_SECTIONS)
  *   u32 key length (<= VMS_INDEX_KEY_MAX), the key's bytes
- *   per section: u32 type, u32 0, u64 length, its bytes
+ *   per section: u32 type, u32 flags, u64 length, its bytes; flags 1: the bytes are the
+ *     section's length (u64) and its zlib stream (at most 1 GiB either way, at most 1032x)
  *   u32 CRC-32 (zlib's) of every byte before it
  * The file is written to a temporary name beside it and renamed, so a reader never sees half
  * of one. */

@@ -4,6 +4,7 @@
  * the bytes left, so a file that lies about them is "damaged", never a crash or a huge
  * allocation. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,12 @@ struct vms_index {
 	uint8_t *buf;
 	uint32_t nr;
 	struct vms_index_sect sect[VMS_INDEX_MAX_SECTIONS];
+	void *inflated[VMS_INDEX_MAX_SECTIONS];   /* a compressed section's bytes, or NULL */
 };
+
+#define FLAG_ZLIB 1u
+/* zlib's deflate never shrinks more than ~1032:1: a section that claims more is a lie */
+#define ZLIB_MAX_RATIO 1032u
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -88,12 +94,24 @@ int vms_index_write(const char *path, const char *key, const struct vms_index_se
 	put32(h + 8, (uint32_t)kl);
 	bad |= wr(f, &crc, h, 12);
 	bad |= wr(f, &crc, key, kl);
-	for (uint32_t i = 0; i < nr; i++) {
+	for (uint32_t i = 0; i < nr && !bad; i++) {
+		/* deflated when that is smaller (the page and the rows are text: ~10x) */
+		uLongf zl = sect[i].len <= (1u << 30) ? compressBound((uLong)sect[i].len) : 0;
+		Bytef *z = zl ? malloc(zl) : NULL;
+		bool zip = z && compress2(z, &zl, sect[i].data, (uLong)sect[i].len, 6) == Z_OK &&
+			   zl + 8 < sect[i].len;
 		put32(h, sect[i].type);
-		put32(h + 4, 0);
-		put64(h + 8, sect[i].len);
+		put32(h + 4, zip ? FLAG_ZLIB : 0);
+		put64(h + 8, zip ? zl + 8 : sect[i].len);
 		bad |= wr(f, &crc, h, 16);
-		bad |= wr(f, &crc, sect[i].data, sect[i].len);
+		if (zip) {
+			put64(h, sect[i].len);
+			bad |= wr(f, &crc, h, 8);
+			bad |= wr(f, &crc, z, zl);
+		} else {
+			bad |= wr(f, &crc, sect[i].data, sect[i].len);
+		}
+		free(z);
 	}
 	put32(h, (uint32_t)crc);
 	if (fwrite(h, 1, 4, f) != 4)
@@ -190,12 +208,29 @@ struct vms_index *vms_index_read(const char *path, const char *key, enum vms_ind
 		if (body - off < 16)
 			return damaged(x, state, err, path, "section header cut", off);
 		uint64_t len = get64(b + off + 8);
-		if (get32(b + off + 4) != 0)
+		uint32_t flags = get32(b + off + 4);
+		if (flags & ~FLAG_ZLIB)
 			return damaged(x, state, err, path, "section header damaged", off + 4);
 		if (len > body - off - 16)
 			return damaged(x, state, err, path, "section longer than the file", off + 8);
 		x->sect[i] = (struct vms_index_sect){ .type = get32(b + off), .data = b + off + 16,
 						      .len = len };
+		if (flags & FLAG_ZLIB) {
+			uint64_t raw = len >= 8 ? get64(b + off + 16) : UINT64_MAX;
+			if (len < 8 || len - 8 > (1u << 30) || raw > (1u << 30) ||
+			    raw > ZLIB_MAX_RATIO * (len - 8) + 64)
+				return damaged(x, state, err, path, "compressed section's length lies",
+					       off + 16);
+			uLongf got = (uLongf)raw;
+			void *out = malloc(raw ? raw : 1);
+			if (!out)
+				return damaged(x, state, err, path, "out of memory", off + 16);
+			x->inflated[i] = out;
+			if (uncompress(out, &got, b + off + 24, (uLong)(len - 8)) != Z_OK || got != raw)
+				return damaged(x, state, err, path, "compressed section damaged", off + 24);
+			x->sect[i].data = out;
+			x->sect[i].len = raw;
+		}
 		off += 16 + len;
 	}
 	if (off != body)
@@ -217,6 +252,8 @@ void vms_index_free(struct vms_index *x)
 {
 	if (!x)
 		return;
+	for (uint32_t i = 0; i < VMS_INDEX_MAX_SECTIONS; i++)
+		free(x->inflated[i]);
 	free(x->buf);
 	free(x);
 }

@@ -66,10 +66,21 @@ def parse(path):
     sect = []
     for _ in range(nr):
         t, z, ln = struct.unpack_from('<IIQ', b, off)
-        sect.append((off, t, ln))
+        sect.append((off, t, ln, z))
         off += 16 + ln
     assert off == len(b) - 4 and struct.unpack_from('<I', b, off)[0] == zlib.crc32(b[:off])
     return b, ver, kl, sect
+
+
+def content(b, sect, typ):
+    """A section's bytes, inflated when its flags say zlib (flag 1: u64 length, stream)."""
+    o, t, ln, z = [x for x in sect if x[1] == typ][0]
+    data = b[o + 16:o + 16 + ln]
+    if z & 1:
+        raw = zlib.decompress(data[8:])
+        assert len(raw) == struct.unpack_from('<Q', data)[0]
+        return raw
+    return data
 
 
 def recrc(b):
@@ -88,18 +99,19 @@ ok(r.returncode == 0 and path.startswith(os.path.join(CACHE, 'vmscope') + '/') a
    path.endswith('.vmsidx') and os.path.isfile(path),
    'index: written in $XDG_CACHE_HOME/vmscope, its path on stdout', r.stderr)
 b, ver, kl, sect = parse(path)
-ok(ver == 1 and sorted(t for _, t, _ in sect) == [1, 2, 3], 'index: version 1, page/findings/rows')
+ok(ver == 1 and sorted(x[1] for x in sect) == [1, 2, 3], 'index: version 1, page/findings/rows')
+ok(all(x[3] == 1 for x in sect if x[1] == 1), 'index: the page is deflated')
 key = b[20:20 + kl].decode()
 ok(os.path.realpath(tr[0]) in key and ('size %d ' % os.path.getsize(tr[0])) in key,
    'index: the key names the traces by absolute path and size')
 
 # the index's sections are the bytes serve computes without one
 plain, _ = serve_answers(tr, ['--no-index'])
-rows = [b[o + 16:o + 16 + ln] for o, t, ln in sect if t == 3][0]
+rows = content(b, sect, 3)
 ok(rows == plain['/api/rows'], 'index: rows section == serve --no-index /api/rows')
-fnd = [b[o + 16:o + 16 + ln] for o, t, ln in sect if t == 2][0]
+fnd = content(b, sect, 2)
 ok(fnd == plain['/api/findings'], 'index: findings section == serve --no-index /api/findings')
-page = [b[o + 16:o + 16 + ln] for o, t, ln in sect if t == 1][0]
+page = content(b, sect, 1)
 ok(page == plain['/'], 'index: page section == serve --no-index /')
 got, s = serve_answers(tr, [])
 ok(got == plain, 'serve from the index: /, /api/rows, /api/findings byte-identical')
@@ -133,6 +145,8 @@ ok(r.returncode == 2, 'index -o with --cache-dir: usage error')
 # damaged files: one line, rebuilt, never a crash
 good = open(own, 'rb').read()
 _, _, kl2, sect2 = parse(own)
+pg = [x for x in sect2 if x[1] == 1][0]
+pg_raw = struct.unpack_from('<Q', good, pg[0] + 16)[0]
 cases = [
     ('a flipped byte', good[:100] + bytes([good[100] ^ 0x40]) + good[101:], 'checksum'),
     ('cut in half', good[:len(good) // 2], 'checksum'),
@@ -141,6 +155,17 @@ cases = [
     ('a section 2^60 bytes long (CRC recomputed)',
      recrc(good[:sect2[0][0] + 8] + struct.pack('<Q', 1 << 60) + good[sect2[0][0] + 16:]),
      'section longer than the file'),
+    ('a deflated section claiming 2^40 bytes (CRC recomputed)',
+     recrc(b'' .join([good[:pg[0] + 16], struct.pack('<Q', 1 << 40), good[pg[0] + 24:]])),
+     "compressed section's length lies"),
+    ('a deflated section claiming 1 byte more (CRC recomputed)',
+     recrc(b'' .join([good[:pg[0] + 16], struct.pack('<Q', pg_raw + 1), good[pg[0] + 24:]])),
+     'compressed section damaged'),
+    ('a deflated section with a broken stream (CRC recomputed)',
+     recrc(good[:pg[0] + 40] + bytes([good[pg[0] + 40] ^ 0xff]) + good[pg[0] + 41:]),
+     'compressed section damaged'),
+    ('unknown section flags (CRC recomputed)',
+     recrc(good[:pg[0] + 4] + struct.pack('<I', 6) + good[pg[0] + 8:]), 'section header damaged'),
     ('2^31 sections (CRC recomputed)', recrc(good[:12] + struct.pack('<I', 1 << 31) + good[16:]),
      'too many sections'),
     ('a key 4 GiB long (CRC recomputed)', recrc(good[:16] + struct.pack('<I', 0xffffffff) + good[20:]),
