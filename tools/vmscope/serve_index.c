@@ -33,10 +33,14 @@ static int put_findings(struct cli *c, struct serve_art *a, struct vms_findings 
 	return fclose(f) != 0 ? -1 : 0;
 }
 
-/* The page: `vmscope html`'s, in its server mode; the findings of `report` from the same
- * run, as report does it. */
+/* The page: `vmscope html`'s, in its server mode; the findings of `report` and the rows of
+ * /api/rows from the same run (one pass over the traces after the model's). */
 static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 {
+	struct vms_sinks sinks;
+	struct vms_serve_rows_acc *rows = vms_serve_rows_begin(c->s, &sinks, err);
+	if (!rows)
+		return -1;
 	struct vms_html *h = vms_html_new(NULL, NULL);
 	struct vms_observer obs, lo, fo;
 	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
@@ -48,12 +52,22 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 		vms_html_free(h);
 		vms_latency_free(lat);
 		vms_findings_free(fd);
+		vms_serve_rows_free(rows);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
 	vms_findings_time_unit(fd, cli_cycles());
-	int r = vms_session_run(c->s, NULL, NULL, NULL, err);
+	int r = vms_session_run(c->s, &sinks, NULL, NULL, err);
 	if (!r && put_findings(c, a, fd, lat) < 0)
 		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	FILE *rf = r ? NULL : open_memstream(&a->rows, &a->rows_len);
+	if (rf) {
+		vms_serve_rows_write(rows, c->s, rf);
+		if (fclose(rf) != 0)
+			r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	} else if (!r) {
+		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	vms_serve_rows_free(rows);
 	vms_latency_free(lat);
 	vms_findings_free(fd);
 	if (r < 0) {
@@ -83,15 +97,8 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 int serve_art_build(struct cli *c, const struct vms_serve_traces *t, struct serve_art *a,
 		    struct vms_error *err)
 {
-	if (make_page(c, a, err) < 0)
-		return -1;
-	FILE *rf = open_memstream(&a->rows, &a->rows_len);
-	if (!rf)
-		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
-	int st = vms_serve_rows(t, rf, err);
-	if (fclose(rf) != 0 && !st)
-		st = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
-	return st < 0 ? -1 : 0;
+	(void)t;
+	return make_page(c, a, err) < 0 ? -1 : 0;
 }
 
 void serve_art_free(struct serve_art *a)
