@@ -9,6 +9,11 @@
 #    (VmHWM) after them.
 # The index holds the page, the findings and the rows, no checkpoints yet: a window still
 # replays the traces from their start, so its latency grows with its position.
+# 2026-12-02, 17c72ec, 2 shared cores at load 5-10, `VMS_BUILD=build-rel bench/bench_index.sh
+# 5000000 30`: report 1.86 s wall / 0.97 s CPU; index 8.72 s / 2.25 s (4.69x / 2.32x: the
+# page's run holds html, latency and findings, what serve computes before it listens); index
+# 896,429 bytes = 2.65 % of the 33.8 MB pair; first whole-trace window 6.33 s with the index,
+# 12.67 s without; windows median 2,173 ms, p99 4,430 ms (replayed); server peak RSS 31.1 MiB.
 # usage: bench/bench_index.sh [EVENTS] [WINDOWS]   (default 50000000 events, 30 windows)
 #        VMS_BUILD=DIR picks the build (default build-release, made when missing)
 set -euo pipefail
