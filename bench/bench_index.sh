@@ -14,6 +14,10 @@
 # page's run holds html, latency and findings, what serve computes before it listens); index
 # 896,429 bytes = 2.65 % of the 33.8 MB pair; first whole-trace window 6.33 s with the index,
 # 12.67 s without; windows median 2,173 ms, p99 4,430 ms (replayed); server peak RSS 31.1 MiB.
+# Same commit, `VMS_BUILD=build-rel bench/bench_index.sh 50000000 5`: report 29.69 s / 11.71 s;
+# index 54.46 s / 22.16 s (1.83x / 1.89x); 1,311,244 bytes = 0.39 % of 337.7 MB; first
+# whole-trace window 37.91 s with the index, 71.26 s without; windows median 13.8 s, max 25.3 s;
+# server peak RSS 33.3 MiB.
 # usage: bench/bench_index.sh [EVENTS] [WINDOWS]   (default 50000000 events, 30 windows)
 #        VMS_BUILD=DIR picks the build (default build-release, made when missing)
 set -euo pipefail
