@@ -79,6 +79,15 @@ struct vms_serve_traces {
 /* Every row the page draws: {"rows":[{"id":"v:M:V","kind":"vcpu","label":...},...]}, and the
  * trace's first/last reference ns. */
 int vms_serve_rows(const struct vms_serve_traces *t, FILE *f, struct vms_error *err);
+/* The same rows collected during a run of another caller's session (the page's run of serve
+ * and index, so that the rows cost no pass of their own): _begin builds the model, subscribes
+ * its observer and fills *sinks, which the caller gives vms_session_run; after the run
+ * _write writes what vms_serve_rows writes; _free always. */
+struct vms_serve_rows_acc;
+struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vms_sinks *sinks,
+						struct vms_error *err);
+void vms_serve_rows_write(struct vms_serve_rows_acc *a, struct vms_session *s, FILE *f);
+void vms_serve_rows_free(struct vms_serve_rows_acc *a);
 /* The rows' contents in [from, to) (reference ns) at `px` pixels: per row the exact
  * intervals when fewer than 2 per pixel, else per pixel the ns of each state; per vCPU row
  * its VM exits (exact, or counts per pixel). `row` NULL: every row; else one row id. */

@@ -32,10 +32,12 @@
  * TASK_REPORT_MAX (0x100, printed "R+"; older kernels used TASK_STATE_MAX, also above
  * 0xff): all of these are runnable. Any bit in the low byte (S, D, T, t, X, Z, P, I) means
  * the thread blocked: the vCPU halted. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "vcpu_state_snap.h"
 
 enum sm_halt {
 	HALT_NONE = 0,             /* not in a HLT exit */
@@ -1320,4 +1322,91 @@ void an_sm_finish(struct an_sm *sm, uint64_t t_end)
 			exit_close(sm, v, (uint32_t)v->host, t_end, VMS_EXIT_UNFINISHED);
 	}
 	AN_EACH(sm->subs, finish, t_end);
+}
+
+/* ---- the state's parts, for the snapshot (vcpu_state_snap.c writes and checks them) ----
+ * Every field of the state is in one of these byte ranges, so that a field added to
+ * struct sm_vcpu, sm_cpu or sm_machine is snapshotted without a line here (the round-trip
+ * test compares a restored state's re-serialisation with the original's). Left out, and
+ * why: L and subs (the restoring machine's own), the CPU arrays' pointers (remade), and
+ * thread_cache (a cache of the model's answers, emptied: it refills with the same). */
+struct an_sm_parts an_sm_parts(struct an_sm *sm)
+{
+	return (struct an_sm_parts){
+		.vcpus = sm->v, .nr_vcpus = sm->L->nr_v, .vcpu_size = sizeof *sm->v,
+		.nr_machines = sm->L->nr_mach,
+		.machine_tail_off = offsetof(struct sm_machine, started),
+		.machine_size = sizeof(struct sm_machine), .cpu_size = sizeof(struct sm_cpu),
+		.occ = &sm->occ, .occ_where = &sm->occ_where, .occ_unfollowed = &sm->occ_unfollowed,
+		.occ_end_pending = &sm->occ_end_pending,
+	};
+}
+
+void *an_sm_machine(struct an_sm *sm, uint32_t m, void **cpus, uint32_t *nr_cpus)
+{
+	*cpus = sm->mach[m].cpu;
+	*nr_cpus = sm->mach[m].nr_cpus;
+	return &sm->mach[m];
+}
+
+int an_sm_set_cpus(struct an_sm *sm, uint32_t m, uint32_t nr)
+{
+	struct sm_machine *mc = &sm->mach[m];
+	free(mc->cpu);
+	mc->cpu = nr ? calloc(nr, sizeof *mc->cpu) : NULL;
+	mc->nr_cpus = mc->cpu ? nr : 0;
+	memset(sm->thread_cache, 0, sizeof sm->thread_cache);
+	return nr && !mc->cpu ? -1 : 0;
+}
+
+/* Whether restored bytes make a state this file can run: every index in range, every flag 0
+ * or 1, every enum one of its values (the bytes come from a file, so they are checked, not
+ * trusted). */
+static bool ok_b(const bool *b) { return *(const unsigned char *)b <= 1; }
+static bool ok_i(int32_t i, uint32_t n) { return i >= -1 && (i < 0 || (uint32_t)i < n); }
+
+bool an_sm_check(const struct an_sm *sm)
+{
+	const struct an_layout *L = sm->L;
+	if (!ok_b(&sm->occ) || !ok_b(&sm->occ_end_pending))
+		return false;
+	for (uint32_t i = 0; i < L->nr_v; i++) {
+		const struct sm_vcpu *v = &sm->v[i];
+		if (v->machine != L->v[i].machine || v->vcpu != L->v[i].vcpu || v->vidx != i ||
+		    v->host != L->v[i].host || v->base > VMS_VCPU_RUNNING ||
+		    (uint32_t)v->state >= VMS_STATE_COUNT || (uint32_t)v->halt > HALT_ON_CPU ||
+		    v->status > 0xffff || v->nheld > 8 || !ok_i(v->run_cpu, AN_MAX_CPUS) ||
+		    !ok_i(v->left_prev, L->nr_v) || !ok_i(v->left_next, L->nr_v) ||
+		    v->left_cpu >= AN_MAX_CPUS || !ok_i(v->occ_cpu, AN_MAX_CPUS) ||
+		    !ok_i(v->gm_cpu, AN_MAX_CPUS) || !ok_i(v->gm_host, L->nr_mach) ||
+		    !ok_i(v->lower_cur, L->nr_v) || !ok_i(v->upper, L->nr_v) ||
+		    !ok_i(v->lower_base, L->nr_v) || v->lower_n < 0 ||
+		    (v->lower_base >= 0 && (uint32_t)v->lower_base + (uint32_t)v->lower_n > L->nr_v) ||
+		    v->l2_mode < -1 || v->l2_mode > 1 || v->occ_gcomm[23])
+			return false;
+		const bool *flags[] = { &v->vmm, &v->preempted, &v->halted, &v->host_known,
+					&v->sched_seen, &v->polling, &v->pub_polling, &v->exit_pending,
+					&v->have_exit, &v->left_valid, &v->left_listed, &v->reflected };
+		for (size_t k = 0; k < sizeof flags / sizeof *flags; k++)
+			if (!ok_b(flags[k]))
+				return false;
+		for (uint32_t k = 0; k < 8; k++)
+			if (!ok_b(&v->held[k].preempted) || !ok_b(&v->held[k].halted))
+				return false;
+	}
+	for (uint32_t m = 0; m < L->nr_mach; m++) {
+		const struct sm_machine *mc = &sm->mach[m];
+		if (mc->nr_cpus > AN_MAX_CPUS || !ok_b(&mc->started) || !ok_b(&mc->ended) ||
+		    !ok_b(&mc->unscheduled) || !ok_b(&mc->occ_end_pending))
+			return false;
+		for (uint32_t c = 0; c < mc->nr_cpus; c++) {
+			const struct sm_cpu *cp = &mc->cpu[c];
+			if (!ok_i(cp->left_head, L->nr_v) || cp->nr_left > VMS_INSTEAD_MAX_WAITERS ||
+			    !ok_i(cp->occ_gm, L->nr_v) || cp->comm[23] || cp->occ_comm[23] ||
+			    !ok_b(&cp->occ_known) || !ok_b(&cp->occ_seen) || !ok_b(&cp->pub_open) ||
+			    !ok_b(&cp->pub_named))
+				return false;
+		}
+	}
+	return true;
 }

@@ -438,38 +438,61 @@ static int row_cmp(const void *x, const void *y)
 	return a->b < b->b ? -1 : a->b > b->b;
 }
 
-int vms_serve_rows(const struct vms_serve_traces *t, FILE *f, struct vms_error *err)
+struct vms_serve_rows_acc {
+	struct q q;
+	struct vms_pcpu_view *pv;
+};
+
+struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vms_sinks *sinks,
+						struct vms_error *err)
 {
-	struct q q = { .px = 1 };
-	q.rows = calloc(MAX_ROWS, sizeof *q.rows);
-	q.hash = calloc(2 * MAX_ROWS, sizeof *q.hash);
-	struct vms_session *s = q.rows && q.hash ? open_window(t, 0, UINT64_MAX, err) : NULL;
-	struct vms_pcpu_view *pv = NULL;
-	int st = -1;
-	if (!q.rows || !q.hash) {
+	struct vms_serve_rows_acc *a = calloc(1, sizeof *a);
+	if (!a)
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory"), NULL;
+	a->q.px = 1;
+	a->q.rows = calloc(MAX_ROWS, sizeof *a->q.rows);
+	a->q.hash = calloc(2 * MAX_ROWS, sizeof *a->q.hash);
+	if (!a->q.rows || !a->q.hash) {
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
-		goto out;
+		goto fail;
 	}
-	if (!s || vms_session_build_model(s, err) != 0)
-		goto out;
+	if (vms_session_build_model(s, err) != 0)
+		goto fail;
+	a->pv = vms_pcpu_view_new(vms_session_model(s), rows_pcpu, &a->q);
+	struct vms_observer po = a->pv ? vms_pcpu_view_observer(a->pv) : (struct vms_observer){ 0 };
+	if (!a->pv || vms_session_observe(s, &po) != 0) {
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	*sinks = (struct vms_sinks){ .ctx = &a->q, .vcpu_interval = rows_vcpu,
+				     .thread_interval = rows_thread };
+	return a;
+fail:
+	vms_serve_rows_free(a);
+	return NULL;
+}
+
+void vms_serve_rows_free(struct vms_serve_rows_acc *a)
+{
+	if (!a)
+		return;
+	vms_pcpu_view_free(a->pv);
+	free(a->q.rows);
+	free(a->q.hash);
+	free(a);
+}
+
+void vms_serve_rows_write(struct vms_serve_rows_acc *a, struct vms_session *s, FILE *f)
+{
+	struct q *qp = &a->q;
 	struct vms_model *m = vms_session_model(s);
-	pv = vms_pcpu_view_new(m, rows_pcpu, &q);
-	struct vms_observer po = pv ? vms_pcpu_view_observer(pv) : (struct vms_observer){ 0 };
-	if (!pv || vms_session_observe(s, &po) != 0) {
-		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	struct vms_sinks sinks = { .ctx = &q, .vcpu_interval = rows_vcpu,
-				   .thread_interval = rows_thread };
-	if (vms_session_run(s, &sinks, NULL, NULL, err) < 0)
-		goto out;
-	qsort(q.rows, q.nr_rows, sizeof *q.rows, row_cmp);
+	qsort(qp->rows, qp->nr_rows, sizeof *qp->rows, row_cmp);
 	struct vms_analysis *an = vms_session_analysis(s);
 	fprintf(f, "{\"first\":%" PRIu64 ",\"last\":%" PRIu64 ",\"events\":%" PRIu64
 		",\"rows_truncated\":%s,\"rows\":[", vms_session_first_ts(s), vms_session_last_ts(s),
-		vms_session_events(s), q.full ? "true" : "false");
-	for (uint32_t i = 0; i < q.nr_rows; i++) {
-		const struct row *r = &q.rows[i];
+		vms_session_events(s), qp->full ? "true" : "false");
+	for (uint32_t i = 0; i < qp->nr_rows; i++) {
+		const struct row *r = &qp->rows[i];
 		char id[48], label[160];
 		row_id(id, sizeof id, r->kind, r->a, r->b);
 		const char *mn = machine_name(m, r->a);
@@ -499,12 +522,20 @@ int vms_serve_rows(const struct vms_serve_traces *t, FILE *f, struct vms_error *
 		fputc('}', f);
 	}
 	fputs("]}\n", f);
-	st = 0;
-out:
+}
+
+int vms_serve_rows(const struct vms_serve_traces *t, FILE *f, struct vms_error *err)
+{
+	struct vms_session *s = open_window(t, 0, UINT64_MAX, err);
+	struct vms_sinks sinks;
+	struct vms_serve_rows_acc *a = s ? vms_serve_rows_begin(s, &sinks, err) : NULL;
+	int st = -1;
+	if (a && vms_session_run(s, &sinks, NULL, NULL, err) == 0) {
+		vms_serve_rows_write(a, s, f);
+		st = 0;
+	}
+	vms_serve_rows_free(a);
 	vms_session_free(s);
-	vms_pcpu_view_free(pv);
-	free(q.rows);
-	free(q.hash);
 	return st;
 }
 

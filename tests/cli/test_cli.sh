@@ -20,13 +20,13 @@ status_is() { local want=$1; shift; "$@" >/dev/null 2>&1; [ $? -eq "$want" ]; }
 check "no command: usage, exit 2" status_is 2 "$VMS"
 check "--help: exit 0" status_is 0 "$VMS" --help
 check "unknown command: exit 2" status_is 2 "$VMS" frobnicate
-for c in info report html serve vcpus pcpus export threads exits latency containers sync synth demo dump ctl db; do
+for c in info report html serve index vcpus pcpus export threads exits latency containers sync synth demo dump ctl db; do
   out=$("$VMS" $c --help 2>&1); st=$?
   if [ $st -eq 0 ] && grep -q "usage: vmscope $c" <<<"$out"; then ok "$c --help"; else notok "$c --help" "status $st"; fi
 done
 # a man page per command, naming every long option its --help names
 SRC=${VMS_SOURCE_DIR:?}
-for c in info report html serve vcpus pcpus export threads exits latency containers sync synth demo dump ctl db; do
+for c in info report html serve index vcpus pcpus export threads exits latency containers sync synth demo dump ctl db; do
   page=$SRC/man/vmscope-$c.1
   if [ ! -f "$page" ]; then notok "man page for $c" "missing $page"; continue; fi
   missing=""

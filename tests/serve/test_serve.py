@@ -28,9 +28,11 @@ def ok(cond, name, diag=''):
 
 
 class Server:
-    def __init__(self, traces):
-        self.p = subprocess.Popen([VMS, 'serve'] + traces, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True)
+    def __init__(self, traces, extra=(), stderr=subprocess.DEVNULL):
+        # the index cache in the build tree, never the user's (test_index.py tests it)
+        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(TMP, 'cache'))
+        self.p = subprocess.Popen([VMS, 'serve'] + list(extra) + traces, stdout=subprocess.PIPE,
+                                  stderr=stderr, text=True, env=env)
         url = self.p.stdout.readline().strip()
         u = urllib.parse.urlparse(url)
         self.url = url

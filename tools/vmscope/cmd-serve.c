@@ -21,10 +21,7 @@
 
 #include "cli.h"
 #include "cmds.h"
-#include "vmscope/findings.h"
-#include "vmscope/html.h"
-#include "vmscope/latency.h"
-#include "vmscope/writers.h"
+#include "serve_index.h"
 #include "vmscope/serve.h"
 
 static const char usage[] =
@@ -37,10 +34,16 @@ static const char usage[] =
 	"the window as `vmscope dump` prints them, and searches. It prints the URL to open, with a\n"
 	"random token every request must carry; other hosts and requests without it are refused.\n"
 	"One request is served at a time; each window replays the traces from their start with\n"
-	"the state machine of `vmscope report`. Ctrl+C stops it.\n"
+	"the state machine of `vmscope report`. The page, the findings and the rows are read\n"
+	"from the index (vmscope index) when it is these traces', else computed and the index\n"
+	"written. Ctrl+C stops it.\n"
 	"\n"
 	"  --port N            listen on port N (default 0: a free port)\n"
 	"  --open              open the URL in the browser (xdg-open)\n"
+	"  --cache-dir DIR     the index cache (default $XDG_CACHE_HOME/vmscope, else\n"
+	"                      ~/.cache/vmscope): see vmscope index\n"
+	"  --index FILE        use (and write) this index file instead of the cache's\n"
+	"  --no-index          neither read nor write an index\n"
 	CLI_HELP_OUTPUT CLI_HELP_ROLES;
 
 static volatile sig_atomic_t stop;
@@ -49,13 +52,8 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 struct srv {
 	struct cli *c;
 	struct vms_serve_traces t;
-	char *page;
-	size_t page_len;
-	char *rows;                   /* /api/rows, computed once */
-	size_t rows_len;
-	char *findings;               /* /api/findings: report --json's, computed once */
-	size_t findings_len;
-	uint64_t first, last;
+	struct serve_art art;         /* the page, /api/findings, /api/rows: computed once, or
+	                                 read from the index (serve_index.c) */
 	const char *self;             /* this program, for dump */
 };
 
@@ -186,17 +184,17 @@ static void handle(void *ctx, const struct vms_http_req *r, struct vms_http_resp
 	if (!strcmp(r->path, "/") || !strcmp(r->path, "/index.html")) {
 		resp->status = 200;
 		resp->content_type = "text/html; charset=utf-8";
-		fwrite(sv->page, 1, sv->page_len, resp->body);
+		fwrite(sv->art.page, 1, sv->art.page_len, resp->body);
 		return;
 	}
 	if (!strcmp(r->path, "/api/findings")) {
 		resp->status = 200;
-		fwrite(sv->findings, 1, sv->findings_len, resp->body);
+		fwrite(sv->art.findings, 1, sv->art.findings_len, resp->body);
 		return;
 	}
 	if (!strcmp(r->path, "/api/rows")) {
 		resp->status = 200;
-		fwrite(sv->rows, 1, sv->rows_len, resp->body);
+		fwrite(sv->art.rows, 1, sv->art.rows_len, resp->body);
 		return;
 	}
 	if (!strcmp(r->path, "/api/window") || !strcmp(r->path, "/api/events")) {
@@ -234,70 +232,37 @@ static void handle(void *ctx, const struct vms_http_req *r, struct vms_http_resp
 	resp->status = 404;   /* the server writes the refusal */
 }
 
-/* The findings of `report`, as report --json writes them, from the run of the page. */
-static int put_findings(struct srv *sv, struct vms_findings *fd, struct vms_latency *lat)
+/* The page, findings and rows: from the index when it is these traces' (unchanged since it was
+ * written, same options, same program), else computed and the index written for next time.
+ * A damaged index is said in one line and replaced; one that cannot be written is a warning. */
+static int prepare(struct srv *sv, const struct serve_index_opts *io, struct vms_error *err)
 {
-	struct vms_session *s = sv->c->s;
-	cli_findings_compute(s, fd, lat);
-	FILE *f = open_memstream(&sv->findings, &sv->findings_len);
-	if (!f)
-		return -1;
-	struct vms_json j;
-	vms_json_init(&j, f, false);
-	vms_json_begin_object(&j, NULL);
-	cli_findings_json(&j, vms_session_model(s), fd);
-	vms_json_end_object(&j);
-	vms_json_finish(&j);
-	return fclose(f) != 0 ? -1 : 0;
-}
-
-/* The page: `vmscope html`'s, in its server mode; the findings of `report` from the same
- * run, as report does it. */
-static int make_page(struct srv *sv, struct vms_error *err)
-{
-	struct vms_html *h = vms_html_new(NULL, NULL);
-	struct vms_observer obs, lo, fo;
-	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
-	struct vms_findings *fd = vms_findings_new(NULL, &fo);
-	if (h)
-		obs = vms_html_observer(h);
-	if (!h || !lat || !fd || vms_session_observe(sv->c->s, &lo) < 0 ||
-	    vms_session_observe(sv->c->s, &fo) < 0 || vms_session_observe(sv->c->s, &obs) < 0) {
-		vms_html_free(h);
-		vms_latency_free(lat);
-		vms_findings_free(fd);
-		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	char *key = NULL, *path = NULL;
+	struct vms_error ie = { 0 };
+	if (!io->off && serve_index_locate(sv->c, io, &key, &path, &ie) < 0) {
+		fprintf(stderr, "vmscope serve: warning: no index: %s\n", ie.msg);
+		vms_error_clear(&ie);
 	}
-	vms_findings_time_unit(fd, cli_cycles());
-	int r = vms_session_run(sv->c->s, NULL, NULL, NULL, err);
-	if (!r && put_findings(sv, fd, lat) < 0)
-		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
-	vms_latency_free(lat);
-	vms_findings_free(fd);
-	if (r < 0) {
-		vms_html_free(h);
-		return -1;
+	enum vms_index_state state = VMS_INDEX_MISSING;
+	if (path && serve_art_load(path, key, &sv->art, &state, &ie) == 0) {
+		fprintf(stderr, "vmscope serve: index %s\n", path);
+		free(key);
+		free(path);
+		return 0;
 	}
-	char *summary = NULL;
-	size_t slen = 0;
-	FILE *sf = open_memstream(&summary, &slen);
-	if (sf) {
-		cli_report_text(sf, sv->c->s, 10);
-		fclose(sf);
+	if (state == VMS_INDEX_DAMAGED)
+		fprintf(stderr, "vmscope serve: %s: rebuilding the index\n", ie.msg);
+	vms_error_clear(&ie);
+	int st = serve_art_build(sv->c, &sv->t, &sv->art, err);
+	if (!st && path) {
+		if (serve_art_save(path, key, &sv->art, &ie) < 0)
+			fprintf(stderr, "vmscope serve: warning: index not written: %s\n", ie.msg);
+		else
+			fprintf(stderr, "vmscope serve: index %s written\n", path);
 	}
-	struct vms_html_page pg = { .title = "vmscope serve", .summary = summary,
-				    .analysis = vms_session_analysis(sv->c->s),
-				    .events = vms_session_events(sv->c->s), .time_unit = cli_unit(),
-				    .serve = true };
-	FILE *pf = open_memstream(&sv->page, &sv->page_len);
-	int w = pf ? vms_html_write(h, pf, &pg) : VMS_ERR_NOMEM;
-	if (pf && fclose(pf) != 0 && !w)
-		w = VMS_ERR_NOMEM;
-	free(summary);
-	sv->first = vms_session_first_ts(sv->c->s);
-	sv->last = vms_session_last_ts(sv->c->s);
-	vms_html_free(h);
-	return w ? vms_error_set(err, VMS_ERR_NOMEM, "out of memory building the page") : 0;
+	free(key);
+	free(path);
+	return st;
 }
 
 int cmd_serve(int argc, char **argv)
@@ -305,6 +270,7 @@ int cmd_serve(int argc, char **argv)
 	/* --port and --open are serve's own: taken out before the shared parser sees argv */
 	long port = 0;
 	bool open_it = false;
+	struct serve_index_opts io = { 0 };
 	char **av = calloc((size_t)argc + 1, sizeof *av);
 	int ac = 0;
 	if (!av) {
@@ -322,6 +288,13 @@ int cmd_serve(int argc, char **argv)
 			open_it = true;
 			continue;
 		}
+		int t = serve_index_opt("serve", argc, argv, &i, false, &io, usage);
+		if (t < 0) {
+			free(av);
+			return VMS_EXIT_USAGE;
+		}
+		if (t)
+			continue;
 		if (!strcmp(a, "--port")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "vmscope serve: --port needs a value\n%s", usage);
@@ -355,23 +328,13 @@ int cmd_serve(int argc, char **argv)
 	sv.t = (struct vms_serve_traces){ .paths = c.paths, .nr_paths = c.nr_paths, .opts = &c.sopts };
 	struct vms_error err = { 0 };
 	struct vms_server *s = NULL;
-	FILE *rf = NULL;
 	static char self[4096];
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (sl > 0) {
 		self[sl] = 0;
 		sv.self = self;
 	}
-	if (make_page(&sv, &err) < 0)
-		goto fail;
-	rf = open_memstream(&sv.rows, &sv.rows_len);
-	if (!rf) {
-		vms_error_set(&err, VMS_ERR_NOMEM, "out of memory");
-		goto fail;
-	}
-	st = vms_serve_rows(&sv.t, rf, &err);
-	fclose(rf);
-	if (st < 0)
+	if (prepare(&sv, &io, &err) < 0)
 		goto fail;
 	s = vms_server_new((uint16_t)port, &err);
 	if (!s)
@@ -402,9 +365,7 @@ fail:
 	st = cli_fail(&c, &err);
 out:
 	vms_server_free(s);
-	free(sv.page);
-	free(sv.rows);
-	free(sv.findings);
+	serve_art_free(&sv.art);
 	free(av);
 	return cli_end(&c, st);
 }

@@ -19,6 +19,7 @@ int cmd_info(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_html(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 int cmd_vcpus(int argc, char **argv);
 int cmd_pcpus(int argc, char **argv);
 int cmd_export(int argc, char **argv);

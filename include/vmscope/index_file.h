@@ -1,0 +1,68 @@
+/* vmscope: the index file of `vmscope index` and `vmscope serve` (lib/output/index_file.c
+ * writes and reads it; lib/session/index_key.c says what it is the index of).
+ *
+ * A cache, so never trusted: it is read back only when its key (the text naming the traces'
+ * identities and the options that change the analysis, vms_index_key) is byte for byte the
+ * one asked for, its version is this one and its CRC-32 covers every byte; every length is
+ * checked against the file before it is used. Layout (integers little-endian):
+ *   "VMSIDX\r\n"  magic (8 bytes)
+ *   u32 version (VMS_INDEX_VERSION), u32 number of sections (<= VMS_INDEX_MAX_SECTIONS)
+ *   u32 key length (<= VMS_INDEX_KEY_MAX), the key's bytes
+ *   per section: u32 type, u32 flags, u64 length, its bytes; flags 1: the bytes are the
+ *     section's length (u64) and its zlib stream (at most 1 GiB either way, at most 1032x)
+ *   u32 CRC-32 (zlib's) of every byte before it
+ * The file is written to a temporary name beside it and renamed, so a reader never sees half
+ * of one. */
+#ifndef VMSCOPE_INDEX_FILE_H
+#define VMSCOPE_INDEX_FILE_H
+
+#include <stdint.h>
+
+#include "vmscope/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VMS_INDEX_VERSION 1u
+#define VMS_INDEX_MAX_SECTIONS 64u
+#define VMS_INDEX_KEY_MAX (1u << 20)
+#define VMS_INDEX_FILE_MAX (1ull << 34)   /* 16 GiB: larger is not one of ours */
+
+/* What a section holds. */
+enum vms_index_sect_type {
+	VMS_INDEX_PAGE = 1,      /* the page of `serve` (`vmscope html`'s, server mode) */
+	VMS_INDEX_FINDINGS = 2,  /* /api/findings: report --json's findings */
+	VMS_INDEX_ROWS = 3,      /* /api/rows */
+};
+
+struct vms_index_sect {
+	uint32_t type;
+	const void *data;
+	uint64_t len;
+};
+
+/* Write the index at path (atomically: path.tmp.PID, then rename). 0, or <0 with err. */
+int vms_index_write(const char *path, const char *key, const struct vms_index_sect *sect,
+		    uint32_t nr, struct vms_error *err);
+
+enum vms_index_state {
+	VMS_INDEX_OK = 0,
+	VMS_INDEX_MISSING,       /* no such file */
+	VMS_INDEX_STALE,         /* a sound file of other traces or options, or another version */
+	VMS_INDEX_DAMAGED,       /* not an index, or cut, or its CRC does not match (err says
+	                            where: "FILE: WHAT at byte offset N") */
+};
+struct vms_index;
+/* Read the index at path if it is the index of key. *state says why not when NULL is
+ * returned (err holds the line for DAMAGED and for an unreadable file). */
+struct vms_index *vms_index_read(const char *path, const char *key, enum vms_index_state *state,
+				 struct vms_error *err);
+/* The section of that type, NULL when the index has none. Valid until vms_index_free. */
+const struct vms_index_sect *vms_index_section(const struct vms_index *x, uint32_t type);
+void vms_index_free(struct vms_index *x);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

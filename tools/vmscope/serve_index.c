@@ -1,0 +1,229 @@
+/* What `serve` shows before any window (serve_index.h): computed from the traces, or read
+ * from the index file that `vmscope index` or an earlier `serve` wrote. */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "serve_index.h"
+#include "vmscope/findings.h"
+#include "vmscope/html.h"
+#include "vmscope/index_key.h"
+#include "vmscope/latency.h"
+#include "vmscope/writers.h"
+
+/* The findings of `report`, as report --json writes them, from the run of the page. */
+static int put_findings(struct cli *c, struct serve_art *a, struct vms_findings *fd,
+			struct vms_latency *lat)
+{
+	struct vms_session *s = c->s;
+	cli_findings_compute(s, fd, lat);
+	FILE *f = open_memstream(&a->findings, &a->findings_len);
+	if (!f)
+		return -1;
+	struct vms_json j;
+	vms_json_init(&j, f, false);
+	vms_json_begin_object(&j, NULL);
+	cli_findings_json(&j, vms_session_model(s), fd);
+	vms_json_end_object(&j);
+	vms_json_finish(&j);
+	return fclose(f) != 0 ? -1 : 0;
+}
+
+/* The page: `vmscope html`'s, in its server mode; the findings of `report` and the rows of
+ * /api/rows from the same run (one pass over the traces after the model's). */
+static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
+{
+	struct vms_sinks sinks;
+	struct vms_serve_rows_acc *rows = vms_serve_rows_begin(c->s, &sinks, err);
+	if (!rows)
+		return -1;
+	struct vms_html *h = vms_html_new(NULL, NULL);
+	struct vms_observer obs, lo, fo;
+	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
+	struct vms_findings *fd = vms_findings_new(NULL, &fo);
+	if (h)
+		obs = vms_html_observer(h);
+	if (!h || !lat || !fd || vms_session_observe(c->s, &lo) < 0 ||
+	    vms_session_observe(c->s, &fo) < 0 || vms_session_observe(c->s, &obs) < 0) {
+		vms_html_free(h);
+		vms_latency_free(lat);
+		vms_findings_free(fd);
+		vms_serve_rows_free(rows);
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	vms_findings_time_unit(fd, cli_cycles());
+	int r = vms_session_run(c->s, &sinks, NULL, NULL, err);
+	if (!r && put_findings(c, a, fd, lat) < 0)
+		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	FILE *rf = r ? NULL : open_memstream(&a->rows, &a->rows_len);
+	if (rf) {
+		vms_serve_rows_write(rows, c->s, rf);
+		if (fclose(rf) != 0)
+			r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	} else if (!r) {
+		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	vms_serve_rows_free(rows);
+	vms_latency_free(lat);
+	vms_findings_free(fd);
+	if (r < 0) {
+		vms_html_free(h);
+		return -1;
+	}
+	char *summary = NULL;
+	size_t slen = 0;
+	FILE *sf = open_memstream(&summary, &slen);
+	if (sf) {
+		cli_report_text(sf, c->s, 10);
+		fclose(sf);
+	}
+	struct vms_html_page pg = { .title = "vmscope serve", .summary = summary,
+				    .analysis = vms_session_analysis(c->s),
+				    .events = vms_session_events(c->s), .time_unit = cli_unit(),
+				    .serve = true };
+	FILE *pf = open_memstream(&a->page, &a->page_len);
+	int w = pf ? vms_html_write(h, pf, &pg) : VMS_ERR_NOMEM;
+	if (pf && fclose(pf) != 0 && !w)
+		w = VMS_ERR_NOMEM;
+	free(summary);
+	vms_html_free(h);
+	return w ? vms_error_set(err, VMS_ERR_NOMEM, "out of memory building the page") : 0;
+}
+
+int serve_art_build(struct cli *c, const struct vms_serve_traces *t, struct serve_art *a,
+		    struct vms_error *err)
+{
+	(void)t;
+	return make_page(c, a, err) < 0 ? -1 : 0;
+}
+
+void serve_art_free(struct serve_art *a)
+{
+	free(a->page);
+	free(a->findings);
+	free(a->rows);
+	*a = (struct serve_art){ 0 };
+}
+
+int serve_index_opt(const char *cmd, int argc, char **argv, int *i, bool out,
+		    struct serve_index_opts *o, const char *usage)
+{
+	static const char *const names[] = { "--cache-dir", "--index", "--output", "-o" };
+	const char *a = argv[*i];
+	for (unsigned k = 0; k < 4; k++) {
+		size_t l = strlen(names[k]);
+		if (k >= 2 && !out)
+			break;
+		const char *v;
+		if (!strcmp(a, names[k])) {
+			if (*i + 1 >= argc) {
+				fprintf(stderr, "vmscope %s: %s needs a value\n%s", cmd, names[k], usage);
+				return -1;
+			}
+			v = argv[++*i];
+		} else if (k < 3 && !strncmp(a, names[k], l) && a[l] == '=') {
+			v = a + l + 1;
+		} else if (k == 3 && !strncmp(a, "-o", 2) && a[2]) {
+			v = a + 2;
+		} else {
+			continue;
+		}
+		if (!*v) {
+			fprintf(stderr, "vmscope %s: %s: an empty value\n%s", cmd, names[k], usage);
+			return -1;
+		}
+		if (k == 0)
+			o->cache_dir = v;
+		else
+			o->file = v;
+		return 1;
+	}
+	if (!out && !strcmp(a, "--no-index")) {
+		o->off = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* The program itself is part of the key: its page, analysis and this file's layout are in
+ * the index, and another build may differ in any of them. */
+static void tool_id(char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	struct stat st;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0 && stat("/proc/self/exe", &st) == 0) {
+		self[n] = 0;
+		snprintf(buf, len, "vmscope %s %s size %lld mtime %lld.%09ld", VMSCOPE_VERSION, self,
+			 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	} else {
+		snprintf(buf, len, "vmscope %s (no /proc/self/exe)", VMSCOPE_VERSION);
+	}
+}
+
+int serve_index_locate(struct cli *c, const struct serve_index_opts *o, char **key, char **path,
+		       struct vms_error *err)
+{
+	char tool[PATH_MAX + 128];
+	tool_id(tool, sizeof tool);
+	/* --tsc-hz changes the unit of the findings too; it is in the session's options */
+	*key = vms_index_key(c->paths, c->nr_paths, &c->sopts, tool, err);
+	if (!*key)
+		return -1;
+	*path = o->file ? strdup(o->file) : vms_index_cache_path(o->cache_dir, *key, err);
+	if (!*path) {
+		free(*key);
+		*key = NULL;
+		return err->status ? -1 : vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int serve_art_save(const char *path, const char *key, const struct serve_art *a,
+		   struct vms_error *err)
+{
+	struct vms_index_sect s[] = {
+		{ VMS_INDEX_PAGE, a->page, a->page_len },
+		{ VMS_INDEX_FINDINGS, a->findings, a->findings_len },
+		{ VMS_INDEX_ROWS, a->rows, a->rows_len },
+	};
+	return vms_index_write(path, key, s, 3, err);
+}
+
+static char *dup_sect(const struct vms_index *x, uint32_t type, size_t *len)
+{
+	const struct vms_index_sect *s = vms_index_section(x, type);
+	if (!s || s->len > SIZE_MAX - 1)
+		return NULL;
+	char *p = malloc((size_t)s->len + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, s->data, (size_t)s->len);
+	p[s->len] = 0;
+	*len = (size_t)s->len;
+	return p;
+}
+
+int serve_art_load(const char *path, const char *key, struct serve_art *a,
+		   enum vms_index_state *state, struct vms_error *err)
+{
+	struct vms_index *x = vms_index_read(path, key, state, err);
+	if (!x)
+		return -1;
+	a->page = dup_sect(x, VMS_INDEX_PAGE, &a->page_len);
+	a->findings = dup_sect(x, VMS_INDEX_FINDINGS, &a->findings_len);
+	a->rows = dup_sect(x, VMS_INDEX_ROWS, &a->rows_len);
+	vms_index_free(x);
+	if (!a->page || !a->findings || !a->rows) {
+		/* a sound file of this key without a section is one we did not write */
+		serve_art_free(a);
+		*state = VMS_INDEX_DAMAGED;
+		return vms_error_set(err, VMS_ERR_FORMAT, "%s: a section is missing at byte offset 0",
+				     path);
+	}
+	return 0;
+}
