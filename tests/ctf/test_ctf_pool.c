@@ -26,7 +26,7 @@ void vms_ctf_counters(const struct vms_source *src, uint64_t *decoded, bool *poo
 
 #define MAXS 64
 
-static char synth_host[1100];
+static char synth_host[2100];
 static uint64_t synth_events;
 
 struct digest {
@@ -195,7 +195,7 @@ static int make_synth(void **state)
 {
 	(void)state;
 	const char *dir = vms_test_tmpdir("ctf-pool");
-	char host[1100], guest[1100], cmd[2300];
+	char host[2100], guest[2100], cmd[4300];   /* the temporary directory is < 2048 bytes */
 	snprintf(host, sizeof host, "%s/host", dir);
 	snprintf(guest, sizeof guest, "%s/guest", dir);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", host, guest);
