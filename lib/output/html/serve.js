@@ -32,6 +32,12 @@
   let rows = [], first = 0, last = 1, v0 = 0, v1 = 1, data = null, seq = 0;
   let selRow = -1, selSlice = null, cursor = null, markers = [], back = [], fwd = [];
   let matches = [], matchIdx = -1;
+  /* ranges: the selection (shift+drag), and the two stored for the comparison (Shift+A,
+   * Shift+B); picked: the rows they are shown for (click one, ctrl+click more) */
+  let range = null, rangeA = null, rangeB = null, dragSel = null, dragged = false;
+  let picked = [], rangeStats = null, cmpStats = null, evTimes = [];
+  const cmpBox = document.getElementById('drill-compare');
+  const selBox = document.getElementById('drill-selstats');
 
   function api(path, params) {
     const q = new URLSearchParams(params);
@@ -101,10 +107,45 @@
   function fetchEvents(a, b, my) {
     api('/api/events', { from: a, to: b, limit: 200 }).then((j) => {
       if (my !== seq) return;
-      evlist.innerHTML = j.lines.map((l) => '<div class="ev">' + esc(l) + '</div>').join('') +
+      evTimes = j.lines.map(lineTime);
+      evlist.innerHTML = j.lines.map((l, k) => '<div class="ev" data-k="' + k + '">' + esc(l) +
+        '</div>').join('') +
         (j.lines.length >= 200 ? '<div class="note">the first 200 events of the window</div>' : '');
+      markEvent();
     }).catch(() => {});
   }
+
+  /* the reference ns of a line of dump ("22149.948193 ..." seconds, to the microsecond);
+   * null when the line has no such time (a cycle count, simpletrace) */
+  function lineTime(l) {
+    const m = /^(\d+)\.(\d{6}) /.exec(l);
+    return m ? Number(m[1]) * 1e9 + Number(m[2]) * 1e3 : null;
+  }
+  /* the line at or just before the cursor is marked, and scrolled into the list's view */
+  function markEvent() {
+    let best = -1;
+    if (cursor !== null)
+      for (let k = 0; k < evTimes.length; k++) if (evTimes[k] !== null && evTimes[k] <= cursor + 500) best = k;
+    for (const e of evlist.querySelectorAll('.ev.cur')) e.classList.remove('cur');
+    const el = best >= 0 ? evlist.querySelector('.ev[data-k="' + best + '"]') : null;
+    if (el) {
+      el.classList.add('cur');
+      const top = el.offsetTop - evlist.offsetTop;
+      if (top < evlist.scrollTop || top > evlist.scrollTop + evlist.clientHeight - el.offsetHeight)
+        evlist.scrollTop = top - evlist.clientHeight / 2;
+    }
+  }
+  evlist.addEventListener('click', (ev) => {
+    const el = ev.target.closest && ev.target.closest('.ev');
+    if (!el) return;
+    const t = evTimes[Number(el.dataset.k)];
+    if (t === null || t === undefined) return;
+    cursor = t;
+    status.textContent = 'cursor at ' + fmtT(t) + ' (' + rel(t) + '), the event clicked';
+    if (t < v0 || t >= v1) { const h = (v1 - v0) / 2; setView(t - h, t + h, true); } else draw();
+    markEvent();
+    root.focus();
+  });
 
   function colorOf(kind, iv) {
     if (kind === 'vcpu') return COLORS.vcpu[iv.state] || '#000';
@@ -174,6 +215,14 @@
         d.exits.pixels.forEach((c, p) => { if (c) g.fillRect(LABEL_W + p * pw, y + ROW_H + 1, Math.max(1, pw), EXIT_H); });
       }
     });
+    for (const [r, c, name] of [[rangeA, 'rgba(230,120,0,0.13)', 'A'], [rangeB, 'rgba(0,150,150,0.13)', 'B'],
+      [range, 'rgba(30,90,200,0.18)', '']]) {
+      if (!r || r.b <= v0 || r.a >= v1) continue;
+      const x0 = Math.max(LABEL_W, xOf(r.a)), x1 = Math.min(LABEL_W + W(), xOf(r.b));
+      g.fillStyle = c;
+      g.fillRect(x0, 14, Math.max(1, x1 - x0), h - 14);
+      if (name) { g.fillStyle = '#333'; g.fillText(name, x0 + 2, 24); }
+    }
     for (const m of markers) line(g, m, '#0057d8', h);
     if (cursor !== null) line(g, cursor, '#000', h);
     for (let k = 0; k < matches.length; k++) if (matches[k].t >= v0 && matches[k].t < v1) {
@@ -247,13 +296,40 @@
     tip.style.top = (ev.pageY + 12) + 'px';
   });
   canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
+  canvas.addEventListener('mousedown', (ev) => {
+    if (ev.button !== 0 || !ev.shiftKey) return;
+    const b = canvas.getBoundingClientRect();
+    dragSel = { t0: tOf(ev.clientX - b.left), x0: ev.clientX };
+    dragged = false;
+    ev.preventDefault();
+  });
+  window.addEventListener('mousemove', (ev) => {
+    if (!dragSel || Math.abs(ev.clientX - dragSel.x0) < 3) return;
+    const b = canvas.getBoundingClientRect();
+    const t = Math.max(v0, Math.min(v1, tOf(Math.max(LABEL_W, ev.clientX - b.left))));
+    range = { a: Math.round(Math.min(t, dragSel.t0)), b: Math.round(Math.max(t, dragSel.t0)) };
+    dragged = true;
+    draw();
+  });
+  window.addEventListener('mouseup', () => {
+    if (!dragSel) return;
+    dragSel = null;
+    if (dragged && range && range.b > range.a) setRange(range.a, range.b);
+  });
   canvas.addEventListener('click', (ev) => {
     root.focus();
+    if (dragged) { dragged = false; return; }
     const h = hit(ev);
     if (!h) return;
     cursor = h.t;
+    markEvent();
     if (h.row !== undefined) {
+      if (ev.ctrlKey || ev.metaKey) {
+        const k = picked.indexOf(h.row);
+        if (k >= 0) picked.splice(k, 1); else picked.push(h.row);
+      } else picked = [h.row];
       selRow = h.row;
+      showStats();
       const f = describe(h, true);
       selSlice = h.x ? { x: h.x, begin: h.x.begin, end: h.x.end } : h.iv ? { begin: h.iv.start, end: h.iv.end } : null;
       details.innerHTML = '<h3>Details</h3>' + table(f);
@@ -327,7 +403,14 @@
       const e = selSlice.end === null ? selSlice.begin + 1000 : selSlice.end;
       const pad = Math.max(50, (e - selSlice.begin) * 0.25);
       setView(selSlice.begin - pad, e + pad, true);
-    } else if (ev.key === 'm' && cursor !== null) { markers.push(cursor); saveHash(); draw(); }
+    } else if (ev.key === 'A' || ev.key === 'B') {
+      /* the selection (else the view) stored as range A or B */
+      const r = range ? { a: range.a, b: range.b } : { a: Math.floor(v0), b: Math.ceil(v1) };
+      if (ev.key === 'A') rangeA = r; else rangeB = r;
+      compare();
+      draw();
+    } else if (ev.key === 'Escape' && range) { range = null; rangeStats = null; showStats(); draw(); }
+    else if (ev.key === 'm' && cursor !== null) { markers.push(cursor); saveHash(); draw(); }
     else if (ev.key === 'Backspace' && !ev.shiftKey && back.length) { fwd.push([v0, v1]); const p = back.pop(); setView(p[0], p[1], false); }
     else if (ev.key === 'Backspace' && ev.shiftKey && fwd.length) { back.push([v0, v1]); const p = fwd.pop(); setView(p[0], p[1], false); }
     else used = false;
@@ -342,6 +425,176 @@
     setView(m - h, m + h, true);
   });
   window.addEventListener('resize', () => { draw(); fetchWindow(); });
+
+  /* ---- the statistics of a range: the selection, and ranges A and B side by side ---- */
+
+  const rowById = () => { const o = {}; for (const r of rows) o[r.id] = r; return o; };
+  function pct(ns, span) { return (100 * ns / span).toFixed(2) + ' %'; }
+  /* the lower edge of histogram bin b: 2^(b/4) ns, as the page's "VM exit latency" */
+  function binNs(b) { return Math.pow(2, b >> 2) * [1, 1.189207115, 1.414213562, 1.681792831][b & 3]; }
+  function fmtD(ns) {
+    if (ns < 1e3) return ns.toFixed(0) + ' ns';
+    if (ns < 1e6) return (ns / 1e3).toPrecision(3) + ' us';
+    if (ns < 1e9) return (ns / 1e6).toPrecision(3) + ' ms';
+    return (ns / 1e9).toPrecision(4) + ' s';
+  }
+  /* an exit-duration histogram as the page draws them; lo/hi: the bins shown (shared by the
+   * two ranges of a comparison so that their bars line up) */
+  function histSvg(bins, lo, hi, title) {
+    const Wd = 300, H = 70, nb = hi - lo + 1, bw = Wd / nb;
+    let peak = 0;
+    for (const [, c] of bins) peak = Math.max(peak, c);
+    let svg = '<svg width="' + Wd + '" height="' + (H + 14) + '" role="img">';
+    for (const [b, c] of bins) {
+      const bh = Math.max(1, H * c / peak);
+      svg += '<rect x="' + ((b - lo) * bw).toFixed(1) + '" y="' + (H - bh).toFixed(1) + '" width="' +
+        Math.max(bw - 0.5, 0.5).toFixed(1) + '" height="' + bh.toFixed(1) + '"><title>' +
+        fmtD(binNs(b)) + ' - ' + fmtD(binNs(b + 1)) + ': ' + c + '</title></rect>';
+    }
+    svg += '<text x="0" y="' + (H + 12) + '">' + fmtD(binNs(lo)) + '</text><text x="' + Wd + '" y="' +
+      (H + 12) + '" text-anchor="end">' + fmtD(binNs(hi + 1)) + '</text></svg>';
+    return '<figure class="hist"><figcaption>' + title + '</figcaption>' + (peak ? svg : '') + '</figure>';
+  }
+  function binRange(lists) {
+    let lo = Infinity, hi = -Infinity;
+    for (const l of lists) for (const [b] of l) { lo = Math.min(lo, b); hi = Math.max(hi, b); }
+    return lo <= hi ? [lo, hi] : [0, 0];
+  }
+  /* per row: time by state (ns and % of the range), exits by reason, their histograms; one
+   * range, or two side by side with B - A */
+  function statsHtml(list, names, ids) {
+    const by = list.map((st) => { const o = {}; for (const r of st.rows) o[r.id] = r; return o; });
+    const spans = list.map((st) => st.to - st.from), two = list.length === 2;
+    const info = rowById();
+    let html = '';
+    for (const id of ids) {
+      const rs = by.map((o) => o[id]);
+      if (!rs.some((r) => r)) continue;
+      const r0 = rs.find((r) => r);
+      html += '<div class="rowstats" data-row="' + esc(id) + '"><h4>' + esc(info[id] ? info[id].label : id) + '</h4>';
+      html += '<table class="stats"><tr><th>state</th>' + names.map((n) => '<th>' + n + ' ns</th><th>' + n +
+        ' %</th>').join('') + (two ? '<th>B \u2212 A ns</th><th>B \u2212 A %</th>' : '') + '</tr>';
+      r0.categories.forEach((c, k) => {
+        const ns = rs.map((r) => (r ? r.state_ns[k] : 0));
+        if (!c || !ns.some((x) => x)) return;
+        html += '<tr data-state="' + esc(c) + '"><td>' + esc(c) + '</td>' + ns.map((x, i) => '<td class="ns">' + x +
+          '</td><td>' + pct(x, spans[i]) + '</td>').join('') + (two ? '<td class="ns">' + (ns[1] - ns[0]) +
+          '</td><td>' + (100 * ns[1] / spans[1] - 100 * ns[0] / spans[0]).toFixed(2) + '</td>' : '') + '</tr>';
+      });
+      html += '</table>';
+      if (r0.kind === 'vcpu') {
+        const reasons = [];
+        for (const r of rs) for (const x of (r ? r.exits : [])) if (!reasons.includes(x.name)) reasons.push(x.name);
+        const ex = rs.map((r) => { const o = {}; for (const x of (r ? r.exits : [])) o[x.name] = x; return o; });
+        html += '<table class="stats exits"><tr><th>exit reason</th>' + names.map((n) => '<th>' + n +
+          ' exits</th><th>' + n + ' mean</th>').join('') + (two ? '<th>B \u2212 A exits</th>' : '') + '</tr>';
+        for (const nm of reasons) {
+          const xs = ex.map((o) => o[nm]);
+          html += '<tr data-reason="' + esc(nm) + '"><td>' + esc(nm) + '</td>' + xs.map((x) => '<td class="n">' +
+            (x ? x.count : 0) + '</td><td>' + (x && x.ended ? fmtD(x.total_ns / x.ended) : '\u2013') + '</td>').join('') +
+            (two ? '<td class="n">' + ((xs[1] ? xs[1].count : 0) - (xs[0] ? xs[0].count : 0)) + '</td>' : '') + '</tr>';
+        }
+        html += '</table><div class="hists">';
+        for (const nm of reasons.slice(0, 4)) {
+          const xs = ex.map((o) => o[nm]);
+          const [lo, hi] = binRange(xs.map((x) => (x ? x.bins : [])));
+          html += xs.map((x, i) => histSvg(x ? x.bins : [], lo, hi, '<b>' + esc(nm) + '</b> ' + names[i] +
+            ': ' + (x ? x.ended : 0) + ' ended exits')).join('');
+        }
+        html += '</div>';
+      }
+      html += '</div>';
+    }
+    return html || '<p class="note">Nothing in the range for these rows.</p>';
+  }
+  function shownIds() {
+    if (picked.length) return picked.map((i) => rows[i].id);
+    return rows.filter((r) => r.kind === 'vcpu').map((r) => r.id);
+  }
+  function rangeText(r) { return '[' + r.a + ', ' + r.b + ') ns (' + rel(r.a) + ', ' + fmtD(r.b - r.a) + ')'; }
+  function compare() {
+    if (!cmpBox) return;
+    if (!rangeA || !rangeB) {
+      cmpBox.innerHTML = '<h3>Ranges compared</h3><p class="note">' + (rangeA ? 'A: ' + rangeText(rangeA) +
+        '. ' : '') + 'Select a range (shift+drag) or a view, then <kbd>Shift</kbd>+<kbd>A</kbd> stores it ' +
+        'as range A and <kbd>Shift</kbd>+<kbd>B</kbd> as range B.</p>';
+      return;
+    }
+    const a = rangeA, b = rangeB;
+    cmpBox.innerHTML = '<h3>Ranges compared</h3><p class="note">asking the server...</p>';
+    Promise.all([api('/api/stats', { from: a.a, to: a.b }), api('/api/stats', { from: b.a, to: b.b })])
+      .then(([sa, sb]) => {
+        if (a !== rangeA || b !== rangeB) return;
+        cmpStats = [sa, sb];
+        renderCompare();
+      }).catch((e) => { cmpBox.innerHTML = '<h3>Ranges compared</h3><p class="warn">the server refused: ' + esc(e.message) + '</p>'; });
+  }
+  function renderCompare() {
+    if (!cmpStats || !cmpBox) return;
+    cmpBox.innerHTML = '<h3>Ranges compared</h3><p class="note" id="drill-compare-ranges">A: ' + rangeText(rangeA) +
+      '; B: ' + rangeText(rangeB) + '. Per row: time by state (ns, % of the range), VM exits by reason ' +
+      'and their durations, as <code>vcpus</code>, <code>threads</code>, <code>pcpus</code> and ' +
+      '<code>exits --from --to</code> count them.</p>' + statsHtml(cmpStats, ['A', 'B'], shownIds());
+  }
+  function setRange(a, b) {
+    range = { a: a, b: b };
+    rangeStats = null;
+    draw();
+    const r = range;
+    api('/api/stats', { from: a, to: b }).then((st) => {
+      if (r !== range) return;
+      rangeStats = st;
+      showStats();
+    }).catch((e) => { status.textContent = 'the server refused: ' + e.message; });
+  }
+  /* the selection's statistics, and the page's histograms following it */
+  const exitsSection = document.getElementById('exits');
+  const exitsWhole = exitsSection ? exitsSection.innerHTML : '';
+  function showStats() {
+    renderCompare();
+    if (!selBox) return;
+    if (!range || !rangeStats) {
+      selBox.innerHTML = '';
+      if (exitsSection && exitsSection.dataset.range) { exitsSection.innerHTML = exitsWhole; delete exitsSection.dataset.range; }
+      return;
+    }
+    selBox.innerHTML = '<h3 id="drill-selstats-range">Selection ' + rangeText(range) + '</h3>' +
+      '<p class="note"><kbd>Shift</kbd>+<kbd>A</kbd> / <kbd>Shift</kbd>+<kbd>B</kbd> store it for the ' +
+      'comparison; <kbd>Escape</kbd> drops it. The exit latency histograms below show it too.</p>' +
+      statsHtml([rangeStats], ['selection'], shownIds());
+    if (exitsSection) {
+      /* per guest and reason, the vCPUs' histograms added, as the section draws the trace */
+      const info = rowById(), per = {};
+      for (const r of rangeStats.rows) {
+        if (r.kind !== 'vcpu' || !info[r.id]) continue;
+        const m = info[r.id].machine;
+        for (const x of r.exits) {
+          const k = m + '\u0000' + x.name;
+          const e = per[k] || (per[k] = { machine: m, name: x.name, count: 0, ended: 0, bins: {} });
+          e.count += x.count;
+          e.ended += x.ended;
+          for (const [b, c] of x.bins) e.bins[b] = (e.bins[b] || 0) + c;
+        }
+      }
+      const list = Object.values(per).sort((p, q) => (p.machine < q.machine ? -1 : p.machine > q.machine ? 1 : q.count - p.count));
+      let html = '<h2>VM exit latency per reason</h2><p class="note" id="exits-range">The selection ' +
+        rangeText(range) + ', from the server (<kbd>Escape</kbd> in the drill-down shows the whole trace ' +
+        'again). Time from each <code>kvm_exit</code> to its <code>kvm_entry</code>, bins of a quarter ' +
+        'power of two.</p>';
+      let lastM = null;
+      for (const e of list) {
+        if (e.machine !== lastM) { html += (lastM !== null ? '</div>' : '') + '<h3>' + esc(e.machine) + '</h3><div class="hists">'; lastM = e.machine; }
+        const bins = Object.keys(e.bins).map(Number).sort((p, q) => p - q).map((b) => [b, e.bins[b]]);
+        const [lo, hi] = binRange([bins]);
+        html += histSvg(bins, lo, hi, '<b>' + esc(e.name) + '</b> &middot; ' + e.count + ' exits').replace('<figure class="hist">',
+          '<figure class="hist" data-machine="' + esc(e.machine) + '" data-reason="' + esc(e.name) + '" data-count="' + e.count + '">');
+      }
+      if (lastM !== null) html += '</div>';
+      else html += '<p>No VM exit in the selection.</p>';
+      exitsSection.innerHTML = html;
+      exitsSection.dataset.range = range.a + ',' + range.b;
+    }
+  }
 
   /* the findings of `report`, each a link: zoom to its interval (the whole trace when it has
    * none) and select the row it names */
@@ -374,6 +627,10 @@
     setView(v0, v1, false);
     return api('/api/findings', {}).then((fj) => { showFindings(fj.findings); root.dataset.ready = '1'; });
   }).catch((e) => { status.textContent = 'the server refused: ' + e.message; });
+  compare();
   window.vmsDrill = { setView: (a, b) => setView(a, b, true), view: () => [v0, v1],
-    data: () => data, rows: () => rows, matches: () => matches, selected: () => selRow };
+    data: () => data, rows: () => rows, matches: () => matches, selected: () => selRow,
+    cursor: () => cursor, range: () => range, ranges: () => [rangeA, rangeB],
+    rangeStats: () => rangeStats, compared: () => cmpStats,
+    pick: (ids) => { picked = ids.map((id) => rows.findIndex((r) => r.id === id)).filter((i) => i >= 0); showStats(); } };
 })();
