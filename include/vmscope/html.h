@@ -43,6 +43,20 @@ extern "C" {
 #define VMS_HTML_NAME_MAX 64u           /* bytes of a name (longer ones are cut) */
 #define VMS_HTML_MAX_REASONS 16u        /* exit latency histograms drawn per guest */
 
+/* The page's exit-duration histograms (and `vmscope serve`'s /api/stats): bin b holds
+ * [2^(b/4), 2^((b+1)/4)) ns, found from the exponent and the two bits below it; up to 2^40
+ * ns (18 minutes), longer in the last bin. */
+#define VMS_HTML_HIST_BINS 160u
+static inline unsigned vms_html_hist_bin(uint64_t ns)
+{
+	if (ns < 2)
+		return 0;
+	unsigned e = 63u - (unsigned)__builtin_clzll(ns);
+	unsigned frac = (unsigned)((e >= 2 ? ns >> (e - 2) : ns << (2 - e)) & 3u);
+	unsigned b = 4 * e + frac;
+	return b < VMS_HTML_HIST_BINS ? b : VMS_HTML_HIST_BINS - 1;
+}
+
 struct vms_html;
 
 /* The rows to keep (--machine, --vcpu; vmscope/filter.h), resolved in the model of each

@@ -48,7 +48,7 @@ struct html_vcpu {
 };
 
 /* Exit latency histogram of one (guest, isa, reason): bins of a quarter power of two */
-#define HTML_HIST_BINS 160u      /* 2^(bin/4) ns: up to 2^40 ns (18 minutes) */
+#define HTML_HIST_BINS VMS_HTML_HIST_BINS   /* 2^(bin/4) ns (vmscope/html.h) */
 struct html_hist {
 	uint32_t machine, isa, reason;
 	uint64_t count, unfinished, lost;

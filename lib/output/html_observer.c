@@ -352,17 +352,6 @@ static struct html_hist *hist_of(struct vms_html *h, uint32_t machine, uint32_t 
 	return x;
 }
 
-/* The bin of a duration: floor(4 log2(ns)), by the exponent and the two bits below it */
-static unsigned hist_bin(uint64_t ns)
-{
-	if (ns < 2)
-		return 0;
-	unsigned e = 63u - (unsigned)__builtin_clzll(ns);
-	unsigned frac = (unsigned)((e >= 2 ? ns >> (e - 2) : ns << (2 - e)) & 3u);
-	unsigned b = 4 * e + frac;
-	return b < HTML_HIST_BINS ? b : HTML_HIST_BINS - 1;
-}
-
 static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_html *h = ctx;
@@ -373,7 +362,7 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 		return;
 	if (o->how == VMS_EXIT_ENDED) {
 		x->count++;
-		x->bins[hist_bin(o->t - o->begin)]++;
+		x->bins[vms_html_hist_bin(o->t - o->begin)]++;
 	} else if (o->how == VMS_EXIT_UNFINISHED) {
 		x->unfinished++;
 	} else {

@@ -10,13 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmscope/html.h"
 #include "vmscope/pcpu_view.h"
 #include "vmscope/serve.h"
 
 #define ST_MAX_ROWS 4096u
 #define ST_NCAT 6u
 #define ST_MAX_REASONS 64u    /* per vCPU; the rest are counted as "other reasons" */
-#define ST_BINS 160u          /* 2^(bin/4) ns, as the page's histograms (html_internal.h) */
+#define ST_BINS VMS_HTML_HIST_BINS   /* 2^(bin/4) ns, as the page's histograms */
 
 enum { K_VCPU, K_PCPU, K_THREAD };
 
@@ -97,17 +98,6 @@ static void st_pcpu(void *ctx, const struct vms_pcpu_interval *iv)
 	take(q, srow_get(q, K_PCPU, iv->host, (int32_t)iv->cpu), iv->start, iv->end, cat);
 }
 
-/* floor(4 log2(ns)) by the exponent and the two bits below it: html_observer.c's bins */
-static unsigned st_bin(uint64_t ns)
-{
-	if (ns < 2)
-		return 0;
-	unsigned e = 63u - (unsigned)__builtin_clzll(ns);
-	unsigned frac = (unsigned)((e >= 2 ? ns >> (e - 2) : ns << (2 - e)) & 3u);
-	unsigned b = 4 * e + frac;
-	return b < ST_BINS ? b : ST_BINS - 1;
-}
-
 static void st_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	struct st *q = ctx;
@@ -138,7 +128,7 @@ static void st_exit_end(void *ctx, const struct vms_obs_exit *o)
 		x->total_ns += d;
 		x->min_ns = d < x->min_ns ? d : x->min_ns;
 		x->max_ns = d > x->max_ns ? d : x->max_ns;
-		x->bins[st_bin(d)]++;
+		x->bins[vms_html_hist_bin(d)]++;
 	} else if (o->how == VMS_EXIT_UNFINISHED) {
 		x->unfinished++;
 	} else {

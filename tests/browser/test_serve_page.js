@@ -5,7 +5,11 @@
 // begin/end ns must be those of the slice the server sent, and which must be an interval of
 // `vmscope vcpus --csv` and a reason of `vmscope exits --csv` over [begin, end] (independent
 // commands); the event list holds the lines of `vmscope dump --from --to` of the view;
-// Ctrl+F then Enter finds a guest thread by name (named by the caller from dump's lines).
+// Ctrl+F then Enter finds a guest thread by name (named by the caller from dump's lines); the
+// tooltip of the exit shows the same; a click on an event line puts the cursor at its time;
+// a range selected (shift+drag) shows its statistics and the exit histograms follow it, and
+// two ranges stored with Shift+A/Shift+B are compared side by side, each against
+// `vcpus --csv` (clipped) and `exits --csv` of its range.
 // Speaks TAP. usage: node test_serve_page.js CHROMIUM URL THREAD VMSCOPE TRACE...
 'use strict';
 const fs = require('fs');
@@ -13,11 +17,115 @@ const { execFileSync } = require('child_process');
 const { chromium } = require('playwright-core');
 
 const [chromiumPath, url, thread, vmscope, ...traces] = process.argv.slice(2);
+// how long the page may wait for one answer of the server (a window replays the traces)
+const T = Number(process.env.VMS_BROWSER_TIMEOUT_MS || 30000);
 let n = 0, failed = 0;
 function ok(cond, name, diag) {
   n++;
   console.log((cond ? 'ok ' : 'not ok ') + n + ' - ' + name);
   if (!cond) { failed++; if (diag) console.log('# ' + String(diag).replace(/\n/g, '\n# ')); }
+}
+
+// sums from independent commands over [a, b): per (vcpu row, state) the ns of vcpus --csv
+// clipped to it, per (vcpu row, reason) the count of exits --csv
+function expectStats(a, b, traces) {
+  const run = (args) => execFileSync(vmscope, args.concat(['--from', String(a), '--to', String(b)], traces),
+    { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 }).toString().split('\n').slice(1)
+    .filter((l) => l).map((l) => l.split(','));
+  const ns = {}, exits = {};
+  for (const f of run(['vcpus', '--csv'])) {
+    const d = Math.min(Number(f[3]), b) - Math.max(Number(f[2]), a);
+    const k = f[0] + '/' + f[1] + '/' + f[5];
+    if (d > 0) ns[k] = (ns[k] || 0) + d;
+  }
+  for (const f of run(['exits', '--csv'])) {
+    const k = f[0] + '/' + f[1] + '/' + f[4];
+    exits[k] = (exits[k] || 0) + Number(f[5]);
+  }
+  return { ns: ns, exits: exits };
+}
+// what a stats panel (a .rowstats block) shows: column col of the state and exit tables
+async function panelNumbers(page, sel, col) {
+  return page.$$eval(sel + ' .rowstats', (blocks, col) => blocks.map((b) => {
+    const st = {}, ex = {};
+    for (const tr of b.querySelectorAll('table.stats:not(.exits) tr[data-state]')) st[tr.dataset.state] = Number(tr.children[col].textContent);
+    for (const tr of b.querySelectorAll('table.exits tr[data-reason]')) ex[tr.dataset.reason] = Number(tr.children[col].textContent);
+    return { row: b.dataset.row, st: st, ex: ex };
+  }), col);
+}
+function sameStats(blocks, exp, rows, which) {
+  const byId = {};
+  for (const r of rows) byId[r.id] = r;
+  const ns = {}, ex = {};
+  for (const b of blocks) {
+    const r = byId[b.row];
+    if (!r || r.kind !== 'vcpu') continue;
+    for (const s in b.st) if (b.st[s]) ns[r.machine + '/' + r.vcpu + '/' + s] = b.st[s];
+    for (const x in b.ex) if (b.ex[x]) ex[r.machine + '/' + r.vcpu + '/' + x] = b.ex[x];
+  }
+  const eq = (p, q) => JSON.stringify(Object.keys(p).sort().map((k) => [k, p[k]])) ===
+    JSON.stringify(Object.keys(q).sort().map((k) => [k, q[k]]));
+  return { ok: Object.keys(ns).length > 0 && eq(ns, exp.ns) && eq(ex, exp.exits),
+    diag: which + ' page ' + JSON.stringify([ns, ex]).slice(0, 400) + '\nexpected ' + JSON.stringify(exp).slice(0, 400) };
+}
+// shift+drag selects a range: its statistics and the exit latency histograms follow it;
+// Shift+A, a second range, Shift+B: the two compared side by side, with B - A
+async function rangeChecks(page, box, exitAt, traces, waitData) {
+  await page.keyboard.press('0');
+  await waitData();
+  await page.evaluate(() => window.vmsDrill.pick([]));   // every vCPU
+  const drag = async (f0, f1) => {
+    const x0 = box.x + 220 + (box.width - 220) * f0, x1 = box.x + 220 + (box.width - 220) * f1;
+    await page.keyboard.down('Shift');
+    await page.mouse.move(x0, box.y + 40);
+    await page.mouse.down();
+    await page.mouse.move((x0 + x1) / 2, box.y + 40);
+    await page.mouse.move(x1, box.y + 40);
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await page.waitForFunction(() => window.vmsDrill.rangeStats() !== null, null, { timeout: T });
+    return page.evaluate(() => window.vmsDrill.range());
+  };
+  const rows = await page.evaluate(() => window.vmsDrill.rows());
+  const a = await drag(0.2, 0.35);
+  ok(a && a.b > a.a, 'shift+drag selects a range [' + (a && a.a) + ', ' + (a && a.b) + ')');
+  const expA = expectStats(a.a, a.b, traces);
+  const selShown = await panelNumbers(page, '#drill-selstats', 1);
+  const c1 = sameStats(selShown, expA, rows, 'selection');
+  ok(c1.ok, 'the selection\'s statistics: ns by state = vcpus --csv clipped, exits = exits --csv', c1.diag);
+  const hist = await page.$$eval('#exits figure.hist', (f) => f.map((x) => [x.dataset.machine, x.dataset.reason, Number(x.dataset.count)]));
+  const note = await page.textContent('#exits');
+  const wantH = {};
+  for (const k in expA.exits) { const [m, , r] = k.split('/'); wantH[m + '/' + r] = (wantH[m + '/' + r] || 0) + expA.exits[k]; }
+  const gotH = {};
+  for (const [m, r, c] of hist) gotH[m + '/' + r] = c;
+  ok(note.includes('[' + a.a + ', ' + a.b + ')') && JSON.stringify(Object.entries(gotH).sort()) === JSON.stringify(Object.entries(wantH).sort()),
+    'the exit latency histograms follow the selection, say so, and count exits --csv of it (' + hist.length + ' reasons)',
+    JSON.stringify([gotH, wantH]).slice(0, 600));
+  await page.focus('#drill');
+  await page.keyboard.press('Shift+A');
+  const b = await drag(0.6, 0.8);
+  await page.keyboard.press('Shift+B');
+  await page.waitForFunction(() => window.vmsDrill.compared() !== null, null, { timeout: T });
+  await page.waitForSelector('#drill-compare .rowstats', { timeout: T });
+  const rg = await page.evaluate(() => window.vmsDrill.ranges());
+  ok(rg[0].a === a.a && rg[0].b === a.b && rg[1].a === b.a && rg[1].b === b.b, 'Shift+A and Shift+B store the two ranges');
+  const expB = expectStats(b.a, b.b, traces);
+  const cA = sameStats(await panelNumbers(page, '#drill-compare', 1), expA, rows, 'A');
+  const cB = sameStats(await panelNumbers(page, '#drill-compare', 3), expB, rows, 'B');
+  const diff = await page.$$eval('#drill-compare .rowstats table.stats:not(.exits) tr[data-state]', (t) =>
+    t.every((tr) => Number(tr.children[5].textContent) === Number(tr.children[3].textContent) - Number(tr.children[1].textContent)));
+  const figs = await page.$$eval('#drill-compare .rowstats[data-row="' + exitAt.id + '"] figure.hist', (f) => f.length);
+  ok(cA.ok && cB.ok && diff && figs >= 2, 'ranges A and B side by side: each = vcpus/exits --csv of its range, B - A, histograms (' + figs + ')',
+    cA.diag + '\n' + cB.diag);
+  // picked rows: the comparison shows those only
+  await page.evaluate((id) => window.vmsDrill.pick([id]), exitAt.id);
+  const shown = await page.$$eval('#drill-compare .rowstats', (b) => b.map((x) => x.dataset.row));
+  ok(shown.length === 1 && shown[0] === exitAt.id, 'the comparison follows the picked rows (' + exitAt.id + ')', shown.join(','));
+  await page.focus('#drill');
+  await page.keyboard.press('Escape');
+  const back = await page.evaluate(() => document.getElementById('exits').dataset.range === undefined);
+  ok(back, 'Escape drops the selection: the histograms show the whole trace again');
 }
 
 (async () => {
@@ -29,12 +137,12 @@ function ok(cond, name, diag) {
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('request', (r) => { if (!r.url().startsWith(origin + '/')) foreign.push(r.url()); });
   await page.goto(url, { waitUntil: 'load' });
-  await page.waitForSelector('#drill[data-ready="1"]', { timeout: 30000 });
+  await page.waitForSelector('#drill[data-ready="1"]', { timeout: T });
   const waitData = async () => {
     await page.waitForFunction(() => {
       const d = window.vmsDrill.data(), v = window.vmsDrill.view();
       return d && d.from === Math.floor(v[0]) && d.to === Math.ceil(v[1]);
-    }, null, { timeout: 30000 });
+    }, null, { timeout: T });
   };
   await waitData();
   const all = await page.evaluate(() => window.vmsDrill.view());   // the whole trace
@@ -93,6 +201,12 @@ function ok(cond, name, diag) {
   }
   ok(target !== null && target.w >= 6, 'an ended exit slice zoomed by the wheel to ' + (target && target.w.toFixed(1)) + ' px');
   if (target) {
+    await page.mouse.move(box.x + target.x, box.y + target.y);
+    await page.waitForSelector('#drill-tip:not([hidden])', { timeout: 5000 }).catch(() => {});
+    const tipText = await page.textContent('#drill-tip');
+    const s0 = target.s;
+    ok(tipText.includes(s0.name) && tipText.includes(s0.begin + ' ns') && tipText.includes(s0.end + ' ns') &&
+       tipText.includes(s0.guest_rip), 'the tooltip of the exit: reason, exact begin/end ns, guest RIP', tipText);
     await page.mouse.click(box.x + target.x, box.y + target.y);
     const det = await page.textContent('#drill-details');
     const s = target.s;
@@ -117,19 +231,30 @@ function ok(cond, name, diag) {
     // the event list: the lines of dump --from --to for the view
     const v = await page.evaluate(() => window.vmsDrill.view());
     await page.waitForFunction(() => document.querySelectorAll('#drill-events .ev').length > 0,
-      null, { timeout: 30000 });
+      null, { timeout: T });
     const lines = await page.$$eval('#drill-events .ev', (e) => e.map((x) => x.textContent));
     const dump = execFileSync(vmscope, ['dump', '--from', String(Math.floor(v[0])), '--to',
       String(Math.ceil(v[1])), '--limit', '200'].concat(traces), { stdio: ['ignore', 'pipe', 'ignore'] })
       .toString().split('\n').filter((l) => l);
     ok(lines.length > 0 && JSON.stringify(lines) === JSON.stringify(dump),
       'the event list = dump --from --to (' + dump.length + ' lines)', lines.slice(0, 3).join('\n'));
+    // a click on a line puts the cursor at its time (dump's seconds, to the microsecond)
+    const k = Math.min(2, lines.length - 1);
+    await page.click('#drill-events .ev[data-k="' + k + '"]');
+    const mt = /^(\d+)\.(\d{6}) /.exec(lines[k]);
+    const want = mt ? Number(mt[1]) * 1e9 + Number(mt[2]) * 1e3 : null;
+    const cur = await page.evaluate(() => window.vmsDrill.cursor());
+    const marked = await page.$$eval('#drill-events .ev.cur', (e) => e.map((x) => x.textContent));
+    ok(want !== null && cur === want && marked.length === 1 && marked[0].slice(0, 18) === lines[k].slice(0, 18),
+      'a click on event line ' + k + ' puts the cursor at its time (' + want + ' ns) and marks it',
+      JSON.stringify({ cur: cur, want: want, marked: marked }));
+    await rangeChecks(page, box, exitAt, traces, waitData);
   }
   // search a guest thread by name: Ctrl+F, type, Enter
   await page.keyboard.press('Control+f');
   await page.keyboard.type(thread);
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => window.vmsDrill.matches().length > 0, null, { timeout: 30000 })
+  await page.waitForFunction(() => window.vmsDrill.matches().length > 0, null, { timeout: T })
     .catch(() => {});
   const st = await page.textContent('#drill-status');
   ok(/match 1 of/.test(st) && st.includes(thread), 'search finds the guest thread ' + thread, st);
