@@ -42,6 +42,11 @@ extern "C" {
 #define VMS_HTML_MAX_NAMES 16384u       /* distinct slice names (threads, exit reasons) */
 #define VMS_HTML_NAME_MAX 64u           /* bytes of a name (longer ones are cut) */
 #define VMS_HTML_MAX_REASONS 16u        /* exit latency histograms drawn per guest */
+/* The static page holds the exact intervals (every piece of every row and every VM exit,
+ * about 40 bytes each in the page) while the trace has at most this many, else its summary
+ * alone: 250,000 records, at most 12 MiB of page on top of the summary's bound. */
+#define VMS_HTML_EXACT_MAX 250000u
+#define VMS_HTML_EXACT_RECORD_BYTES 48u /* a record's bound in the page (page_bound) */
 
 /* The page's exit-duration histograms (and `vmscope serve`'s /api/stats): bin b holds
  * [2^(b/4), 2^((b+1)/4)) ns, found from the exponent and the two bits below it; up to 2^40
@@ -64,6 +69,9 @@ struct vms_html;
 struct vms_html_opts {
 	const char *machine;           /* a machine's name (must outlive the writer), or NULL */
 	int32_t vcpu;                  /* a vCPU number, or -1 */
+	uint64_t exact_max;            /* the static page's budget of exact pieces and exits
+	                                  (0: VMS_HTML_EXACT_MAX) */
+	bool summary_only;             /* no exact intervals, whatever the trace's size */
 };
 
 /* A writer (opts NULL: everything). With a model (built, complete; it must outlive the

@@ -153,8 +153,10 @@ oom:
 void html_row_close(struct vms_html *h, uint32_t row, uint64_t t)
 {
 	struct html_row *r = &h->rows[row];
-	if (r->open)
+	if (r->open) {
 		hs_add(&h->sum, row, r->since, t, r->state, r->who);
+		html_exact_piece(h, row, r->since, t, r->state, r->who);
+	}
 	r->open = 0;
 }
 
@@ -355,8 +357,10 @@ static struct html_hist *hist_of(struct vms_html *h, uint32_t machine, uint32_t 
 static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_html *h = ctx;
-	if (!vcpu_of(h, o->machine, o->vcpu))
+	const struct html_vcpu *v = vcpu_of(h, o->machine, o->vcpu);
+	if (!v)
 		return;   /* a vCPU the filter leaves out */
+	html_exact_exit(h, (uint32_t)v->row, o);
 	struct html_hist *x = hist_of(h, o->machine, o->isa, o->reason);
 	if (!x)
 		return;
@@ -436,6 +440,7 @@ void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 		}
 	}
 	hs_add(&h->sum, row, iv->start, iv->end, state, who);
+	html_exact_piece(h, row, iv->start, iv->end, state, who);
 }
 
 /* ---- start and finish; the embedded fused view ---- */
@@ -496,6 +501,7 @@ static void clear(struct vms_html *h)
 		free(h->names[i]);
 	free(h->names);
 	free(h->hists);
+	html_exact_free(&h->exact);
 	struct vms_html keep = { .opts = h->opts, .pv = h->pv, .pvo = h->pvo,
 				 .cycles = h->cycles };
 	*h = keep;
@@ -507,6 +513,8 @@ static int layout(struct vms_html *h, const struct vms_model *model)
 	clear(h);
 	h->model = model;
 	h->nested = vms_model_nested(model);
+	h->exact.max = h->opts.exact_max ? h->opts.exact_max : VMS_HTML_EXACT_MAX;
+	h->exact.over = h->opts.summary_only;
 	hs_init(&h->sum);
 	vms_keymap_init(&h->threads);
 	vms_keymap_init(&h->pcpus);

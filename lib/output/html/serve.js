@@ -17,10 +17,10 @@
     vcpu: { unknown: '#e8e8e8', idle: '#c4c4c4', running: '#2e9e3a', vmm: '#d7191c',
       preempted: '#8e2ab8', halted: '#f0a818' },
     pcpu: ['#e8e8e8', '#d6d6d6', '#3f74c8', '#2e9e3a'],
-    thread: { vmm: '#d7191c', preempted: '#8e2ab8', halted: '#f0a818' },
+    thread: { vmm: '#d7191c', preempted: '#8e2ab8', halted: '#f0a818', running: '#2e9e3a' },
   };
   const VCPU_CATS = ['unknown', 'idle', 'running', 'vmm', 'preempted', 'halted'];
-  const THREAD_CATS = ['', 'vmm', 'preempted', 'halted', '', ''];
+  const THREAD_CATS = ['', 'vmm', 'preempted', 'halted', 'running', ''];
   const ROW_H = 22, EXIT_H = 8, LABEL_W = 220;
   const canvas = document.getElementById('drill-canvas');
   const tip = document.getElementById('drill-tip');
@@ -31,7 +31,7 @@
   const markList = document.getElementById('drill-markers');
   let rows = [], first = 0, last = 1, v0 = 0, v1 = 1, data = null, seq = 0;
   let selRow = -1, selSlice = null, cursor = null, markers = [], back = [], fwd = [];
-  let matches = [], matchIdx = -1;
+  let matches = [], matchIdx = -1, matchText = '';
   /* ranges: the selection (shift+drag), and the two stored for the comparison (Shift+A,
    * Shift+B); picked: the rows they are shown for (click one, ctrl+click more) */
   let range = null, rangeA = null, rangeB = null, dragSel = null, dragged = false;
@@ -39,13 +39,181 @@
   const cmpBox = document.getElementById('drill-compare');
   const selBox = document.getElementById('drill-selstats');
 
+  const local = localBackend();
   function api(path, params) {
+    if (local) {
+      try { return Promise.resolve(local(path, params)); } catch (e) { return Promise.reject(e); }
+    }
     const q = new URLSearchParams(params);
     q.set('token', token);
     return fetch(path + '?' + q.toString()).then((r) => r.json().then((j) => {
       if (!r.ok) throw new Error(j.error || r.status);
       return j;
     }));
+  }
+  /* The static page (`vmscope html` within its budget) holds the exact intervals
+   * (#vms-exact): the same questions are answered from them, with the server's answers'
+   * shapes, so that the drill-down is one code for both pages. No events (dump's lines) nor
+   * findings there: `vmscope serve` has them. */
+  function localBackend() {
+    const el = document.getElementById('vms-exact');
+    if (!el || token) return null;
+    const X = JSON.parse(el.textContent), D = JSON.parse(document.getElementById('vms-data').textContent);
+    const t0 = Number(D.t0_ns);
+    const VC = ['unknown', 'idle', 'running', 'vmm', 'preempted', 'halted'];
+    const PC = ['unknown', 'host idle', 'host thread', 'hypervisor (vCPU thread)', 'guest thread', 'guest idle'];
+    const PCOL = ['#e8e8e8', '#d6d6d6', '#3f74c8', '#d7191c', '#2e9e3a', '#9fd8a6'];
+    const PCAT = [0, 1, 2, 2, 3, 3], TCAT = [0, 0, 4, 1, 2, 3];
+    const CATS = { vcpu: VC, thread: ['', 'vmm', 'preempted', 'halted', 'running', ''],
+      pcpu: ['unknown', 'host idle', 'host thread', 'guest', '', ''] };
+    const rname = {};
+    for (const [i, r, n] of X.reason_names) rname[i + ':' + r] = n;
+    const R = D.rows.map((r, k) => {
+      const p = X.rows[k] || [], keep = [];
+      for (let j = 0; j + 3 < p.length; j += 4) if (!(r.kind === 'thread' && p[j + 2] === 1)) keep.push(j);
+      keep.sort((a, b) => p[a] - p[b]);
+      const o = { id: r.kind[0] + ':' + k, kind: r.kind, machine: r.machine, label: r.label,
+        s: keep.map((j) => p[j]), e: keep.map((j) => p[j + 1]), st: keep.map((j) => p[j + 2]),
+        who: keep.map((j) => p[j + 3]), x: [] };
+      o[r.kind === 'vcpu' ? 'vcpu' : r.kind === 'pcpu' ? 'cpu' : 'tid'] = r.id;
+      if (r.kind === 'thread') { const m = /^(.*) \((\d+)\)$/.exec(r.label); o.comm = m ? m[1] : r.label; }
+      /* the longest piece so far before each: pieces of a row do not overlap, but the binary
+       * search wants the ends in order too */
+      return o;
+    });
+    for (const x of X.exits) if (R[x[0]]) R[x[0]].x.push(x);
+    for (const r of R) r.x.sort((a, b) => a[1] - b[1]);
+    let first = Infinity, last = 0;
+    for (const r of R) if (r.s.length) { first = Math.min(first, r.s[0]); last = Math.max(last, r.e[r.e.length - 1]); }
+    if (!isFinite(first)) { first = t0 + D.first_ns; last = t0 + D.end_ns; }
+    const lower = (a, t) => { let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] < t) lo = m + 1; else hi = m; } return lo; };
+    /* the pieces of r overlapping [a, b): indices */
+    function over(r, a, b) {
+      const out = [];
+      for (let j = Math.max(0, lower(r.e, a + 1) - 1); j < r.s.length && r.s[j] < b; j++) if (r.e[j] > a) out.push(j);
+      return out;
+    }
+    const cat = (r, st) => (r.kind === 'vcpu' ? st : r.kind === 'thread' ? TCAT[st] : PCAT[st]);
+    function exitsOver(r, a, b) {
+      return r.x.filter((x) => x[1] < b && (typeof x[2] !== 'number' || x[2] > a));
+    }
+    function slice(x) {
+      const ended = typeof x[2] === 'number', nm = rname[x[3] + ':' + x[4]] || String(x[4]);
+      return { begin: x[1], end: ended ? x[2] : null, duration: ended ? x[2] - x[1] : null,
+        how: ended ? 'ended' : x[2], isa: x[3], reason: x[4], name: nm, guest_rip: x[5], info1: x[6],
+        info2: x[7], host_cpu: x[8], host_tid: x[9], guest_tid: x[10] };
+    }
+    function interval(r, j, a, b) {
+      const iv = { start: Math.max(r.s[j], a), end: Math.min(r.e[j], b) }, st = r.st[j];
+      if (r.kind === 'vcpu') iv.state = VC[st];
+      else if (r.kind === 'thread') iv.reason = VC[st];
+      else { iv.state = PC[st]; iv.color = PCOL[st]; }
+      if (r.who[j]) iv.name = D.names[r.who[j]];
+      return iv;
+    }
+    function hbin(ns) {
+      if (ns < 2) return 0;
+      let e = Math.floor(Math.log2(ns));
+      if (Math.pow(2, e) > ns) e--;   /* log2 rounds up just below a power of two */
+      const frac = Math.floor(ns / Math.pow(2, e - 2)) & 3;
+      return Math.min(4 * e + frac, 159);
+    }
+    function window_(a, b, px) {
+      const width = Math.ceil((b - a) / px), out = [];
+      for (const r of R) {
+        const js = over(r, a, b), o = { id: r.id, count: js.length, exact: js.length <= 2 * px };
+        if (o.exact) o.intervals = js.map((j) => interval(r, j, a, b));
+        else {
+          o.categories = CATS[r.kind];
+          o.pixels_ns = Array.from({ length: px }, () => [0, 0, 0, 0, 0, 0]);
+          for (const j of js) {
+            let s = Math.max(r.s[j], a);
+            const e = Math.min(r.e[j], b), c = cat(r, r.st[j]);
+            for (let p = Math.floor((s - a) / width); s < e && p < px; p++) {
+              const pe = Math.min(a + (p + 1) * width, b), x = Math.min(e, pe);
+              o.pixels_ns[p][c] += x - s;
+              s = x;
+            }
+          }
+        }
+        if (r.kind === 'vcpu') {
+          const xs = exitsOver(r, a, b);
+          o.exits = { count: xs.length, exact: xs.length <= 2 * px };
+          if (o.exits.exact) o.exits.slices = xs.map(slice);
+          else {
+            o.exits.pixels = new Array(px).fill(0);
+            for (const x of xs) o.exits.pixels[Math.min(px - 1, Math.floor((Math.max(x[1], a) - a) / width))]++;
+          }
+        }
+        if (o.count || (o.exits && o.exits.count)) out.push(o);
+      }
+      return { from: a, to: b, px: px, pixel_ns: width, rows_truncated: false, rows: out };
+    }
+    function stats(a, b) {
+      const out = [];
+      for (const r of R) {
+        const js = over(r, a, b), ns = [0, 0, 0, 0, 0, 0];
+        for (const j of js) ns[cat(r, r.st[j])] += Math.min(r.e[j], b) - Math.max(r.s[j], a);
+        const o = { id: r.id, kind: r.kind, intervals: js.length, categories: CATS[r.kind], state_ns: ns };
+        if (r.kind === 'vcpu') {
+          /* as `exits --from --to` counts them: every exit the range holds a part of, ended
+           * in it (its whole duration), or unfinished at its end */
+          const by = {};
+          for (const x of r.x) {
+            if (x[1] >= b || (typeof x[2] === 'number' && x[2] < a)) continue;
+            const k = x[3] + ':' + x[4], ended = typeof x[2] === 'number' && x[2] < b;
+            const e = by[k] || (by[k] = { isa: x[3], reason: x[4], name: rname[k] || String(x[4]), count: 0,
+              ended: 0, unfinished: 0, lost: 0, total_ns: 0, min_ns: null, max_ns: null, b: {} });
+            e.count++;
+            if (!ended) { e[typeof x[2] === 'number' ? 'unfinished' : x[2]]++; continue; }
+            const d = x[2] - x[1];
+            e.ended++;
+            e.total_ns += d;
+            e.min_ns = e.min_ns === null ? d : Math.min(e.min_ns, d);
+            e.max_ns = e.max_ns === null ? d : Math.max(e.max_ns, d);
+            e.b[hbin(d)] = (e.b[hbin(d)] || 0) + 1;
+          }
+          o.other_reasons_exits = 0;
+          o.exits = Object.values(by).sort((p, q) => q.count - p.count || p.reason - q.reason).map((e) => {
+            e.bins = Object.keys(e.b).map(Number).sort((p, q) => p - q).map((k) => [k, e.b[k]]);
+            delete e.b;
+            return e;
+          });
+        }
+        if (js.length || (o.exits && o.exits.length)) out.push(o);
+      }
+      return { from: a, to: b, rows_truncated: false, rows: out };
+    }
+    function search(q, max) {
+      const m = [], num = /^\d+$/.test(q) ? Number(q) : null;
+      for (const r of R) {
+        if (r.kind === 'thread' && (r.comm === q || r.tid === num))
+          for (let j = 0; j < r.s.length; j++)
+            if (j === 0 || r.s[j] !== r.e[j - 1]) m.push({ t: r.s[j], row: r.id, what: r.label + ' switched in' });
+        if (r.kind === 'vcpu')
+          for (const x of r.x) {
+            const nm = rname[x[3] + ':' + x[4]] || '';
+            if (nm.toLowerCase() === q.toLowerCase() || x[4] === num) m.push({ t: x[1], row: r.id, what: 'kvm_exit ' + (nm || x[4]) });
+          }
+      }
+      m.sort((p, q2) => p.t - q2.t);
+      return { matches: m.slice(0, max), truncated: m.length > max };
+    }
+    const int = (p, k) => { const v = Number(p[k]); if (!Number.isSafeInteger(v) || v < 0) throw new Error(k + ': an integer'); return v; };
+    return function (path, p) {
+      if (path === '/api/rows')
+        return { first: first, last: last, events: D.events, rows_truncated: false,
+          rows: R.map((r) => { const o = { id: r.id, kind: r.kind, machine: r.machine, label: r.label };
+            for (const k of ['vcpu', 'cpu', 'tid', 'comm']) if (r[k] !== undefined) o[k] = r[k]; return o; }) };
+      if (path === '/api/findings') return { findings: null };
+      if (path === '/api/events') return { lines: [], static: true };
+      if (path === '/api/search') return search(String(p.q || ''), Number(p.max) || 1000);
+      const a = int(p, 'from'), b = int(p, 'to');
+      if (a >= b) throw new Error('from < to');
+      if (path === '/api/window') return window_(a, b, Math.max(1, Math.min(4096, int(p, 'px'))));
+      if (path === '/api/stats') return stats(a, b);
+      throw new Error('no such question: ' + path);
+    };
   }
   function fmtT(t) { return String(Math.round(t)) + ' ns'; }
   function rel(t) {
@@ -98,7 +266,8 @@
         data = j;
         data.byId = {};
         for (const r of j.rows) data.byId[r.id] = r;
-        status.textContent = 'window [' + j.from + ', ' + j.to + ') ns, ' + j.pixel_ns + ' ns per pixel';
+        status.textContent = (matchText ? matchText + '; ' : '') + 'window [' + j.from + ', ' + j.to +
+          ') ns, ' + j.pixel_ns + ' ns per pixel';
         draw();
         fetchEvents(a, b, my);
       }).catch((e) => { if (my === seq) status.textContent = 'the server refused: ' + e.message; });
@@ -107,6 +276,12 @@
   function fetchEvents(a, b, my) {
     api('/api/events', { from: a, to: b, limit: 200 }).then((j) => {
       if (my !== seq) return;
+      if (j.static) {
+        evTimes = [];
+        evlist.innerHTML = '<div class="note">The events themselves (the lines of <code>vmscope dump</code>) ' +
+          'are not in this page: <code>vmscope serve</code> lists those of any window.</div>';
+        return;
+      }
       evTimes = j.lines.map(lineTime);
       evlist.innerHTML = j.lines.map((l, k) => '<div class="ev" data-k="' + k + '">' + esc(l) +
         '</div>').join('') +
@@ -148,6 +323,7 @@
   });
 
   function colorOf(kind, iv) {
+    if (iv.color) return iv.color;
     if (kind === 'vcpu') return COLORS.vcpu[iv.state] || '#000';
     if (kind === 'thread') return COLORS.thread[iv.reason] || '#000';
     if (iv.machine !== undefined) return COLORS.pcpu[3];
@@ -370,7 +546,8 @@
     if (idx >= 0) selRow = idx;
     const h = Math.min(v1 - v0, 2e6) / 2;
     setView(m.t - h, m.t + h, true);
-    status.textContent = 'match ' + (matchIdx + 1) + ' of ' + matches.length + ': ' + m.what + ' at ' + fmtT(m.t);
+    matchText = 'match ' + (matchIdx + 1) + ' of ' + matches.length + ': ' + m.what + ' at ' + fmtT(m.t);
+    status.textContent = matchText;
   }
   search.addEventListener('keydown', (ev) => {
     ev.stopPropagation();
@@ -601,6 +778,7 @@
   function showFindings(list) {
     const box = document.getElementById('drill-findings');
     if (!box) return;
+    if (!list) { box.innerHTML = ''; list = []; return; }   /* the static page: in its summary */
     box.innerHTML = list.length ? '<h3>Findings</h3><ol>' + list.map((f, k) =>
       '<li><a href="#" class="finding" data-k="' + k + '">' + esc(f.kind) + '</a>: ' + esc(f.text) +
       '</li>').join('') + '</ol>' : '<p class="note">No findings.</p>';
