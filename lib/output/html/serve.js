@@ -724,6 +724,11 @@
       showStats();
     }).catch((e) => { status.textContent = 'the server refused: ' + e.message; });
   }
+  /* a range selected on the summary timeline above (timeline.js) is this range too */
+  document.addEventListener('vms-select', (ev) => {
+    if (!ev.detail) { if (range) { range = null; rangeStats = null; showStats(); draw(); } return; }
+    if (ev.detail.b > ev.detail.a) setRange(ev.detail.a, ev.detail.b);
+  });
   /* the selection's statistics, and the page's histograms following it */
   const exitsSection = document.getElementById('exits');
   const exitsWhole = exitsSection ? exitsSection.innerHTML : '';
