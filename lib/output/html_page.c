@@ -43,7 +43,9 @@ static uint64_t page_bound(const struct vms_html *h, const struct vms_html_page 
 	uint64_t b = PAGE_TEXT_BOUND + strlen(vms_html_css) + strlen(vms_html_js) +
 		     (pg && pg->serve ? strlen(vms_html_serve_js) + 4096 : 0);
 	if (exact)   /* the drill-down and its records */
-		b += strlen(vms_html_serve_js) + 4096 + h->exact.seen * (uint64_t)VMS_HTML_EXACT_RECORD_BYTES;
+		b += strlen(vms_html_serve_js) + 4096 + 64 * (uint64_t)h->nr_hists +
+		     h->exact.np * (uint64_t)VMS_HTML_EXACT_PIECE_BYTES +
+		     h->exact.nx * (uint64_t)VMS_HTML_EXACT_EXIT_BYTES;
 	b += 6 * 3 * (uint64_t)strlen(pg && pg->title ? pg->title : "");   /* title, header, data */
 	b += 6 * (uint64_t)strlen(pg && pg->summary ? pg->summary : "");
 	for (uint32_t i = 0; i < h->nr_rows; i++) {
