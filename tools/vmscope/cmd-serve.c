@@ -266,7 +266,9 @@ static int put_findings(struct srv *sv, struct vms_findings *fd, struct vms_late
  * run, as report does it. */
 static int make_page(struct srv *sv, struct vms_error *err)
 {
-	struct vms_html *h = vms_html_new(NULL, NULL);
+	/* the server answers windows exactly: the page keeps no exact records of its own */
+	const struct vms_html_opts ho = { .vcpu = -1, .summary_only = true };
+	struct vms_html *h = vms_html_new(NULL, &ho);
 	struct vms_observer obs, lo, fo;
 	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
 	struct vms_findings *fd = vms_findings_new(NULL, &fo);
