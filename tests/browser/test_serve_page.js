@@ -246,6 +246,14 @@ async function rangeChecks(page, box, exitAt, traces, waitData) {
     const er = ex.split('\n').slice(1).map((l) => l.split(',')).filter((f) => f.length > 8 && f[4] === s.name);
     ok(er.length === 1 && Number(er[0][7]) <= s.duration && s.duration <= Number(er[0][8]),
       'exits --csv of that window has its reason ' + s.name + ' and its duration ' + s.duration + ' ns', ex);
+    // and the kvm_exit event itself, as dump prints it at its begin: its reason and RIP
+    const ev = execFileSync(vmscope, ['dump', '--from', String(s.begin), '--to', String(s.begin + 1)]
+      .concat(traces), { stdio: ['ignore', 'pipe', 'ignore'] }).toString().split('\n')
+      .filter((l) => / kvm_exit: /.test(l));
+    const rip = BigInt(s.guest_rip);
+    ok(ev.some((l) => l.includes(' reason ' + s.name + ' ') && / rip (0x[0-9a-f]+)/.test(l) &&
+      BigInt(/ rip (0x[0-9a-f]+)/.exec(l)[1]) === rip),
+      'dump --from begin --to begin+1: the kvm_exit with its reason ' + s.name + ' and RIP ' + s.guest_rip, ev.join('\n'));
     if (STATIC) {
       const note = await page.textContent('#drill-events');
       ok(/not in this page/.test(note) && /vmscope serve/.test(note), 'the static page: the event list says serve lists the events', note);
