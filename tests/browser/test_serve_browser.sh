@@ -58,6 +58,8 @@ if [ "$MODE" = static ]; then
 fi
 "$VMS" serve "${T[@]}" >"$TMP/serve.url" 2>"$TMP/serve.err" &
 pid=$!
+# the server goes, however this script ends (it stops once the window it computes is done)
+trap 'kill "$pid" 2>/dev/null' EXIT
 # the server prints its URL once the page is made (a whole run of the traces): minutes on
 # the 5 M-event pair under the sanitizers
 while [ ! -s "$TMP/serve.url" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.2; done

@@ -231,21 +231,27 @@ async function rangeChecks(page, box, exitAt, traces, waitData) {
     ok(det.includes(s.name) && det.includes(s.begin + ' ns') && det.includes(s.end + ' ns') &&
        det.includes(s.guest_rip), 'the details panel: reason, exact begin/end ns, guest RIP',
        det);
-    // the same exit in `vmscope vcpus --csv` of that window: a vmm/halted interval begins at
-    // its begin and ends at its end (an independent command's numbers)
+    // the same exit in `vmscope vcpus --csv` of that window, for its vCPU: its intervals
+    // cover [begin, end) exactly, out of guest mode all along (vmm, or halted then vmm for a
+    // HLT: an independent command's numbers)
+    const ri = await page.evaluate((i) => window.vmsDrill.rows()[i], exitAt.row);
     const csv = execFileSync(vmscope, ['vcpus', '--csv', '--from', String(s.begin), '--to',
-      String(s.end + 1)].concat(traces), { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
-    const m = exitAt.id.split(':');
-    const hit = csv.split('\n').slice(1).map((l) => l.split(',')).filter((f) => f.length > 5)
-      .some((f) => Number(f[2]) === s.begin && Number(f[3]) === s.end && /vmm|halted/.test(f[5]));
-    ok(hit, 'the exit clicked is a vmm/halted interval of vcpus --csv [begin, end) (' + s.begin + ', ' + s.end + ')', csv.slice(0, 600));
-    void m;
-    // and in `vmscope exits --csv` of [begin, end]: its reason, its duration within min..max
+      String(s.end)].concat(traces), { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    const mine = csv.split('\n').slice(1).map((l) => l.split(',')).filter((f) => f.length > 5 &&
+      f[0] === ri.machine && Number(f[1]) === ri.vcpu).map((f) => [Number(f[2]), Number(f[3]), f[5]]);
+    const covers = mine.length > 0 && mine[0][0] === s.begin && mine[mine.length - 1][1] === s.end &&
+      mine.every((x, k) => (k === 0 || x[0] === mine[k - 1][1]) && !/running|idle|unknown/.test(x[2]));
+    ok(covers, 'vcpus --csv [begin, end) of ' + ri.label + ': out of guest mode from the exit\'s begin to its end (' +
+      s.begin + ', ' + s.end + '; ' + mine.map((x) => x[2]).join(' ') + ')', csv.slice(0, 600));
+    // and in `vmscope exits --csv` of [begin, end]: one exit of its vCPU, its reason, its
+    // duration exactly (min = max)
     const ex = execFileSync(vmscope, ['exits', '--csv', '--from', String(s.begin), '--to',
       String(s.end + 1)].concat(traces), { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
-    const er = ex.split('\n').slice(1).map((l) => l.split(',')).filter((f) => f.length > 8 && f[4] === s.name);
-    ok(er.length === 1 && Number(er[0][7]) <= s.duration && s.duration <= Number(er[0][8]),
-      'exits --csv of that window has its reason ' + s.name + ' and its duration ' + s.duration + ' ns', ex);
+    const er = ex.split('\n').slice(1).map((l) => l.split(',')).filter((f) => f.length > 8 &&
+      f[0] === ri.machine && Number(f[1]) === ri.vcpu);
+    ok(er.length === 1 && er[0][4] === s.name && Number(er[0][5]) === 1 && Number(er[0][7]) === s.duration &&
+      Number(er[0][8]) === s.duration,
+      'exits --csv of that window: one exit of ' + ri.label + ', ' + s.name + ', ' + s.duration + ' ns', ex);
     // and the kvm_exit event itself, as dump prints it at its begin: its reason and RIP
     const ev = execFileSync(vmscope, ['dump', '--from', String(s.begin), '--to', String(s.begin + 1)]
       .concat(traces), { stdio: ['ignore', 'pipe', 'ignore'] }).toString().split('\n')
