@@ -260,7 +260,8 @@
     timer = setTimeout(() => {
       const my = ++seq;
       const a = Math.floor(v0), b = Math.ceil(v1);
-      status.textContent = 'asking the server for [' + a + ', ' + b + ') ns...';
+      /* the current match stays said while its window is asked for */
+      status.textContent = (matchText ? matchText + '; ' : '') + 'asking the server for [' + a + ', ' + b + ') ns...';
       api('/api/window', { from: a, to: b, px: Math.min(4096, W()) }).then((j) => {
         if (my !== seq) return;
         data = j;
