@@ -15,8 +15,11 @@
  *   + per name (<= 16384): 388 bytes
  *   + per guest with exits: <= 16 histograms of 27 KiB + 12 x its name
  *   + per vCPU: a steal table of <= 13952 bytes + 6 x its machine's name
- * (html_page.c: page_bound), a bound set by the machines and their CPUs, never by the
- * trace's length; the page states it (data "page_bound_bytes"). */
+ *   + when the trace has at most VMS_HTML_EXACT_MAX (or opts.exact_max) pieces and exits,
+ *     those exactly (html_exact.c), each within VMS_HTML_EXACT_PIECE_BYTES/_EXIT_BYTES, and
+ *     the drill-down's script
+ * (html_page.c: page_bound), a bound set by the machines and their CPUs (and the budget),
+ * never by the trace's length; the page states it (data "page_bound_bytes"). */
 #ifndef VMSCOPE_HTML_H
 #define VMSCOPE_HTML_H
 
@@ -42,6 +45,28 @@ extern "C" {
 #define VMS_HTML_MAX_NAMES 16384u       /* distinct slice names (threads, exit reasons) */
 #define VMS_HTML_NAME_MAX 64u           /* bytes of a name (longer ones are cut) */
 #define VMS_HTML_MAX_REASONS 16u        /* exit latency histograms drawn per guest */
+/* The static page holds the exact intervals (every piece of every row and every VM exit,
+ * about 40 bytes each in the page: kvm-hip24's 43,673 take 1.8 MB) while the trace has at
+ * most this many, else its summary alone. A record's bound in the page (page_bound): a
+ * piece two 20-digit times, its state and name; an exit also its reason, RIP, info fields,
+ * CPU and threads. */
+#define VMS_HTML_EXACT_MAX 250000u
+#define VMS_HTML_EXACT_PIECE_BYTES 56u
+#define VMS_HTML_EXACT_EXIT_BYTES 192u
+
+/* The page's exit-duration histograms (and `vmscope serve`'s /api/stats): bin b holds
+ * [2^(b/4), 2^((b+1)/4)) ns, found from the exponent and the two bits below it; up to 2^40
+ * ns (18 minutes), longer in the last bin. */
+#define VMS_HTML_HIST_BINS 160u
+static inline unsigned vms_html_hist_bin(uint64_t ns)
+{
+	if (ns < 2)
+		return 0;
+	unsigned e = 63u - (unsigned)__builtin_clzll(ns);
+	unsigned frac = (unsigned)((e >= 2 ? ns >> (e - 2) : ns << (2 - e)) & 3u);
+	unsigned b = 4 * e + frac;
+	return b < VMS_HTML_HIST_BINS ? b : VMS_HTML_HIST_BINS - 1;
+}
 
 struct vms_html;
 
@@ -50,6 +75,9 @@ struct vms_html;
 struct vms_html_opts {
 	const char *machine;           /* a machine's name (must outlive the writer), or NULL */
 	int32_t vcpu;                  /* a vCPU number, or -1 */
+	uint64_t exact_max;            /* the static page's budget of exact pieces and exits
+	                                  (0: VMS_HTML_EXACT_MAX) */
+	bool summary_only;             /* no exact intervals, whatever the trace's size */
 };
 
 /* A writer (opts NULL: everything). With a model (built, complete; it must outlive the

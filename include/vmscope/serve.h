@@ -99,6 +99,18 @@ int vms_serve_window(const struct vms_serve_traces *t, uint64_t from, uint64_t t
 int vms_serve_search(const struct vms_serve_traces *t, const char *what, uint32_t max, FILE *f,
 		     struct vms_error *err);
 
+/* The statistics of [from, to) (reference ns) that the page compares and its histograms
+ * follow (lib/session/serve_stats.c): per row the ns of each state and the intervals that
+ * overlap it; per vCPU its VM exits by reason (count, ended/unfinished/lost, total, min,
+ * max ns, the duration histogram in bins of 2^(b/4) ns as [bin, count] pairs), as `vcpus`,
+ * `threads`, `pcpus` and `exits --from --to` count them. */
+int vms_serve_stats(const struct vms_serve_traces *t, uint64_t from, uint64_t to, FILE *f,
+		    struct vms_error *err);
+/* A new session of the traces with [from, to) set (to UINT64_MAX with from 0: no window),
+ * the one every query runs on. */
+struct vms_session *vms_serve_session(const struct vms_serve_traces *t, uint64_t from,
+				      uint64_t to, struct vms_error *err);
+
 #ifdef __cplusplus
 }
 #endif

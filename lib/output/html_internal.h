@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "html_summary.h"
 #include "model/keymap.h"
@@ -48,11 +49,33 @@ struct html_vcpu {
 };
 
 /* Exit latency histogram of one (guest, isa, reason): bins of a quarter power of two */
-#define HTML_HIST_BINS 160u      /* 2^(bin/4) ns: up to 2^40 ns (18 minutes) */
+#define HTML_HIST_BINS VMS_HTML_HIST_BINS   /* 2^(bin/4) ns (vmscope/html.h) */
 struct html_hist {
 	uint32_t machine, isa, reason;
 	uint64_t count, unfinished, lost;
 	uint64_t bins[HTML_HIST_BINS];
+};
+
+/* The exact records of the static page (html_exact.c) */
+struct html_piece {
+	uint64_t s, e;
+	uint32_t row, who;
+	uint8_t state;
+};
+struct html_xrec {
+	uint64_t begin, end, rip, info1, info2;
+	uint32_t row, isa, reason, host_cpu;
+	int32_t host_tid, gtid;
+	uint8_t how;
+};
+struct html_exact {
+	uint64_t max;                /* pieces and exits held at most */
+	uint64_t seen;               /* pieces and exits of the run */
+	bool over, oom;              /* past the budget (or short of memory): none held */
+	struct html_piece *p;
+	struct html_xrec *x;
+	size_t np, nx;
+	uint32_t capp, capx;
 };
 
 struct vms_html {
@@ -87,6 +110,7 @@ struct vms_html {
 	int started, oom;
 	uint64_t page_bound;         /* the page's size at most (html_page.c) */
 	bool cycles;                 /* times are cycles, not ns (the page says so) */
+	struct html_exact exact;     /* the static page's exact intervals, within the budget */
 };
 
 /* The name's index (interned), 0 when the table is full or out of memory. */
@@ -99,6 +123,13 @@ int html_row_new(struct vms_html *h, enum html_row_kind kind, uint32_t machine, 
 		 uint32_t label);
 void html_row_set(struct vms_html *h, uint32_t row, uint64_t t, unsigned state, uint32_t who);
 void html_row_close(struct vms_html *h, uint32_t row, uint64_t t);
+/* The exact records (html_exact.c): a row's piece [s, e); a VM exit of a vCPU row; the
+ * JSON the page reads, rows in the page's order (order[k]: the k-th row drawn). */
+void html_exact_piece(struct vms_html *h, uint32_t row, uint64_t s, uint64_t e, unsigned state,
+		      uint32_t who);
+void html_exact_exit(struct vms_html *h, uint32_t row, const struct vms_obs_exit *o);
+void html_exact_json(struct vms_html *h, FILE *f, const uint32_t *order);
+void html_exact_free(struct html_exact *x);
 /* The fused view's sink (ctx = the writer) */
 void vms_html_pcpu_interval(void *h, const struct vms_pcpu_interval *iv);
 

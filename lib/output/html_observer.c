@@ -153,8 +153,10 @@ oom:
 void html_row_close(struct vms_html *h, uint32_t row, uint64_t t)
 {
 	struct html_row *r = &h->rows[row];
-	if (r->open)
+	if (r->open) {
 		hs_add(&h->sum, row, r->since, t, r->state, r->who);
+		html_exact_piece(h, row, r->since, t, r->state, r->who);
+	}
 	r->open = 0;
 }
 
@@ -352,28 +354,19 @@ static struct html_hist *hist_of(struct vms_html *h, uint32_t machine, uint32_t 
 	return x;
 }
 
-/* The bin of a duration: floor(4 log2(ns)), by the exponent and the two bits below it */
-static unsigned hist_bin(uint64_t ns)
-{
-	if (ns < 2)
-		return 0;
-	unsigned e = 63u - (unsigned)__builtin_clzll(ns);
-	unsigned frac = (unsigned)((e >= 2 ? ns >> (e - 2) : ns << (2 - e)) & 3u);
-	unsigned b = 4 * e + frac;
-	return b < HTML_HIST_BINS ? b : HTML_HIST_BINS - 1;
-}
-
 static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_html *h = ctx;
-	if (!vcpu_of(h, o->machine, o->vcpu))
+	const struct html_vcpu *v = vcpu_of(h, o->machine, o->vcpu);
+	if (!v)
 		return;   /* a vCPU the filter leaves out */
+	html_exact_exit(h, (uint32_t)v->row, o);
 	struct html_hist *x = hist_of(h, o->machine, o->isa, o->reason);
 	if (!x)
 		return;
 	if (o->how == VMS_EXIT_ENDED) {
 		x->count++;
-		x->bins[hist_bin(o->t - o->begin)]++;
+		x->bins[vms_html_hist_bin(o->t - o->begin)]++;
 	} else if (o->how == VMS_EXIT_UNFINISHED) {
 		x->unfinished++;
 	} else {
@@ -447,6 +440,7 @@ void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 		}
 	}
 	hs_add(&h->sum, row, iv->start, iv->end, state, who);
+	html_exact_piece(h, row, iv->start, iv->end, state, who);
 }
 
 /* ---- start and finish; the embedded fused view ---- */
@@ -507,6 +501,7 @@ static void clear(struct vms_html *h)
 		free(h->names[i]);
 	free(h->names);
 	free(h->hists);
+	html_exact_free(&h->exact);
 	struct vms_html keep = { .opts = h->opts, .pv = h->pv, .pvo = h->pvo,
 				 .cycles = h->cycles };
 	*h = keep;
@@ -518,6 +513,8 @@ static int layout(struct vms_html *h, const struct vms_model *model)
 	clear(h);
 	h->model = model;
 	h->nested = vms_model_nested(model);
+	h->exact.max = h->opts.exact_max ? h->opts.exact_max : VMS_HTML_EXACT_MAX;
+	h->exact.over = h->opts.summary_only;
 	hs_init(&h->sum);
 	vms_keymap_init(&h->threads);
 	vms_keymap_init(&h->pcpus);

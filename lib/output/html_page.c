@@ -21,6 +21,12 @@ uint64_t vms_html_row_bound(void)
 	return chars + chars / 76 + 1;
 }
 
+/* The static page holds the exact records (the server's page asks the server instead) */
+static bool exact_held(const struct vms_html *h, const struct vms_html_page *pg)
+{
+	return !(pg && pg->serve) && !h->exact.over;
+}
+
 /* The page's size, bounded by the model and the writer's caps, never by the trace's length:
  * what is written below, section by section, at its largest. A byte of text from a trace
  * takes at most 6 bytes once escaped (HTML "&quot;", JSON "\u00XX" or "\ufffd"). */
@@ -33,8 +39,13 @@ uint64_t vms_html_row_bound(void)
 static uint64_t page_bound(const struct vms_html *h, const struct vms_html_page *pg,
 			   const struct vms_analysis *a)
 {
+	bool exact = exact_held(h, pg);
 	uint64_t b = PAGE_TEXT_BOUND + strlen(vms_html_css) + strlen(vms_html_js) +
 		     (pg && pg->serve ? strlen(vms_html_serve_js) + 4096 : 0);
+	if (exact)   /* the drill-down and its records */
+		b += strlen(vms_html_serve_js) + 4096 + 64 * (uint64_t)h->nr_hists +
+		     h->exact.np * (uint64_t)VMS_HTML_EXACT_PIECE_BYTES +
+		     h->exact.nx * (uint64_t)VMS_HTML_EXACT_EXIT_BYTES;
 	b += 6 * 3 * (uint64_t)strlen(pg && pg->title ? pg->title : "");   /* title, header, data */
 	b += 6 * (uint64_t)strlen(pg && pg->summary ? pg->summary : "");
 	for (uint32_t i = 0; i < h->nr_rows; i++) {
@@ -164,7 +175,7 @@ static const char *machine_name(const struct vms_html *h, uint32_t m)
 
 /* The JSON object the script reads; the rows' bytes are appended to *blob. */
 static int write_data(struct vms_html *h, FILE *f, const struct vms_html_page *pg,
-		      uint8_t **blob, size_t *blen, size_t *bcap)
+		      uint8_t **blob, size_t *blen, size_t *bcap, FILE *xf)
 {
 	uint32_t *order = malloc((h->nr_rows ? h->nr_rows : 1) * sizeof *order);
 	if (!order)
@@ -225,8 +236,10 @@ static int write_data(struct vms_html *h, FILE *f, const struct vms_html_page *p
 		vms_json_string(&j, NULL, h->names[i]);
 	vms_json_end_array(&j);
 	vms_json_end_object(&j);
+	if (xf && !err)
+		html_exact_json(h, xf, order);
 	free(order);
-	return err;
+	return err || h->oom ? -1 : 0;
 }
 
 /* ---- exit latency histograms (SVG, drawn here: no script needed) ---- */
@@ -398,6 +411,85 @@ static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *
 	fprintf(f, "</section>\n");
 }
 
+/* What the page holds (exact intervals or the summary) and how to drill down further */
+static void write_exact_note(FILE *f, struct vms_html *h, const struct vms_html_page *pg)
+{
+	const struct html_exact *x = &h->exact;
+	const char *files = pg && pg->title && *pg->title ? pg->title : "TRACE...";
+	if (pg && pg->serve)
+		return;
+	fprintf(f, "<p class=\"note\" id=\"exact-note\" data-held=\"%s\" data-records=\"%llu\" "
+		   "data-max=\"%llu\">", exact_held(h, pg) ? "1" : "0",
+		(unsigned long long)x->seen, (unsigned long long)x->max);
+	if (exact_held(h, pg))
+		fprintf(f, "This trace fits the page's budget of exact intervals (%llu pieces of rows "
+			   "and VM exits, at most %llu; <code>vmscope html --exact-max N</code> changes it): "
+			   "the page holds them all, and its drill-down below draws every VM exit, guest "
+			   "thread switch and host preemption with its exact ns, with no server. The events "
+			   "themselves (the lines of <code>vmscope dump</code>) are not in the page: ",
+			(unsigned long long)x->seen, (unsigned long long)x->max);
+	else if (h->opts.summary_only)
+		fprintf(f, "This page holds the summary only (<code>--exact-max 0</code>). To drill down "
+			   "to single events: ");
+	else
+		fprintf(f, "This trace has %llu%s pieces of rows and VM exits, more than the page's budget "
+			   "of %llu exact ones (<code>vmscope html --exact-max N</code>): the page holds the "
+			   "summary only. To drill down to single events: ",
+			(unsigned long long)x->seen, x->oom ? " (or more: memory ran short)" : "",
+			(unsigned long long)x->max);
+	fprintf(f, "<code>vmscope serve ");
+	/* the title lists the files "a, b": a command line separates them by spaces */
+	for (const char *p = files; *p;) {
+		const char *q = strstr(p, ", ");
+		size_t n = q ? (size_t)(q - p) : strlen(p);
+		char part[4096];
+		snprintf(part, sizeof part, "%.*s", (int)(n < sizeof part - 1 ? n : sizeof part - 1), p);
+		put_text(f, part);
+		if (!q)
+			break;
+		fputc(' ', f);
+		p = q + 2;
+	}
+	fprintf(f, "</code> serves this page with a drill-down that asks the traces for any window, "
+		   "down to single events, their <code>dump</code> lines and searches.</p>\n");
+}
+
+/* The drill-down: asking the server (serve) or the page's own exact intervals (static) */
+static void write_drill(FILE *f, bool served)
+{
+	fprintf(f, "<section id=\"drill-section\"><h2>Drill down</h2>\n"
+		   "<p class=\"help\">Exact, %s: the intervals of each row and "
+		   "every VM exit (the thin lane under a vCPU) once they are wider than a pixel, "
+		   "else per-pixel sums. Click the drill-down, then: wheel or <kbd>+</kbd>/<kbd>-</kbd> "
+		   "zoom, arrows pan, <kbd>0</kbd> everything, click a slice for its details, "
+		   "<kbd>z</kbd> zoom to it, <kbd>.</kbd>/<kbd>,</kbd> next/previous state change "
+		   "of the selected row, <kbd>m</kbd> a marker at the cursor, <kbd>Backspace</kbd> "
+		   "(with Shift: forward) past views, <kbd>Ctrl</kbd>+<kbd>F</kbd> search a thread%s "
+		   "(<kbd>Enter</kbd> next, Shift+<kbd>Enter</kbd> "
+		   "previous). The view and markers are in the URL. Shift+drag selects a range: "
+		   "its statistics (time by state, exits by reason and their durations) follow it, "
+		   "the exit latency histograms too; <kbd>Shift</kbd>+<kbd>A</kbd> and "
+		   "<kbd>Shift</kbd>+<kbd>B</kbd> store the selection (else the view) as range A "
+		   "and range B, compared side by side for the picked rows (click a row, "
+		   "<kbd>Ctrl</kbd>+click more; none: every vCPU).%s</p>\n"
+		   "<div id=\"drill-findings\"></div>\n"
+		   "<input id=\"drill-search\" placeholder=\"search: thread name or tid, exit "
+		   "reason%s\" size=\"50\"> <span id=\"drill-status\"></span>\n"
+		   "<div id=\"drill-markers\"></div>\n"
+		   "<div id=\"drill\" tabindex=\"0\"><canvas id=\"drill-canvas\" "
+		   "style=\"width:100%%;display:block\"></canvas></div>\n"
+		   "<div id=\"drill-tip\" class=\"tooltip\" hidden style=\"position:absolute;"
+		   "background:#fff;border:1px solid #888;padding:4px;font-size:12px\"></div>\n"
+		   "<div id=\"drill-details\"></div>\n<div id=\"drill-selstats\"></div>\n"
+		   "<div id=\"drill-compare\"></div>\n<h3>Events of the view</h3>\n"
+		   "<div id=\"drill-events\" style=\"font-family:monospace;font-size:12px;"
+		   "max-height:20em;overflow:auto;white-space:pre\"></div>\n</section>\n",
+		served ? "from the server" : "from the exact intervals this page holds",
+		served ? ", an exit reason or an event" : " or an exit reason",
+		served ? " Click a line of the event list to put the cursor there." : "",
+		served ? ", event name" : "");
+}
+
 int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 {
 	if (h->oom)
@@ -427,10 +519,10 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 		   "%u levels), so its size does not grow with the trace (at most %llu bytes per row; "
 		   "this page at most %llu bytes, a bound set by the machines, CPUs and vCPUs). "
 		   "Statistics of a selection are exact to a bucket at its edges. Zooming below one "
-		   "bucket per pixel shows wider buckets, not more detail: cut a time window out of "
-		   "the trace for that.</p>\n",
+		   "bucket per pixel shows wider buckets, not more detail.</p>\n",
 		fmt_ns(h, (double)h->sum.width, d, sizeof d), h->sum.nb, hs_levels(&h->sum),
 		(unsigned long long)vms_html_row_bound(), (unsigned long long)h->page_bound);
+	write_exact_note(f, h, pg);
 	if (h->threads_omitted)
 		fprintf(f, "<p class=\"warn\">%u more guest threads ran but are not drawn (the page "
 			   "draws the first %u seen).</p>\n", h->threads_omitted, VMS_HTML_MAX_THREAD_ROWS);
@@ -451,27 +543,9 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 		   "<div id=\"plot\"><canvas id=\"axis\"></canvas><canvas id=\"canvas\"></canvas></div></div>\n"
 		   "<div id=\"tooltip\" hidden></div>\n<div id=\"selection\"></div>\n</section>\n");
 	if (pg && pg->serve)
-		fprintf(f, "<section id=\"drill-section\"><h2>Drill down</h2>\n"
-			   "<p class=\"help\">Exact, from the server: the intervals of each row and "
-			   "every VM exit (the thin lane under a vCPU) once they are wider than a pixel, "
-			   "else per-pixel sums. Click the drill-down, then: wheel or <kbd>+</kbd>/<kbd>-</kbd> "
-			   "zoom, arrows pan, <kbd>0</kbd> everything, click a slice for its details, "
-			   "<kbd>z</kbd> zoom to it, <kbd>.</kbd>/<kbd>,</kbd> next/previous state change "
-			   "of the selected row, <kbd>m</kbd> a marker at the cursor, <kbd>Backspace</kbd> "
-			   "(with Shift: forward) past views, <kbd>Ctrl</kbd>+<kbd>F</kbd> search a thread, "
-			   "an exit reason or an event (<kbd>Enter</kbd> next, Shift+<kbd>Enter</kbd> "
-			   "previous). The view and markers are in the URL.</p>\n"
-			   "<div id=\"drill-findings\"></div>\n"
-			   "<input id=\"drill-search\" placeholder=\"search: thread name or tid, exit "
-			   "reason, event name\" size=\"50\"> <span id=\"drill-status\"></span>\n"
-			   "<div id=\"drill-markers\"></div>\n"
-			   "<div id=\"drill\" tabindex=\"0\"><canvas id=\"drill-canvas\" "
-			   "style=\"width:100%%;display:block\"></canvas></div>\n"
-			   "<div id=\"drill-tip\" class=\"tooltip\" hidden style=\"position:absolute;"
-			   "background:#fff;border:1px solid #888;padding:4px;font-size:12px\"></div>\n"
-			   "<div id=\"drill-details\"></div>\n<h3>Events of the view</h3>\n"
-			   "<div id=\"drill-events\" style=\"font-family:monospace;font-size:12px;"
-			   "max-height:20em;overflow:auto;white-space:pre\"></div>\n</section>\n");
+		write_drill(f, true);
+	else if (exact_held(h, pg))
+		write_drill(f, false);
 	write_exits(f, h);
 	write_steal(f, h, pg ? pg->analysis : NULL);
 	/* the data */
@@ -479,21 +553,33 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 	size_t blen = 0, bcap = 0;
 	char *json = NULL;
 	size_t jlen = 0;
+	char *xjson = NULL;
+	size_t xlen = 0;
 	FILE *js = open_memstream(&json, &jlen);
-	int err = js ? write_data(h, js, pg, &blob, &blen, &bcap) : -1;
+	FILE *xs = exact_held(h, pg) ? open_memstream(&xjson, &xlen) : NULL;
+	int err = js && (xs || !exact_held(h, pg)) ? write_data(h, js, pg, &blob, &blen, &bcap, xs) : -1;
 	if (js && fclose(js) != 0)   /* a memory stream fails only for want of memory */
+		err = -1;
+	if (xs && fclose(xs) != 0)
 		err = -1;
 	if (!err) {
 		fprintf(f, "<script type=\"application/json\" id=\"vms-data\">");
 		put_script_json(f, json, jlen);
 		fprintf(f, "</script>\n<script type=\"text/plain\" id=\"vms-rows\">\n");
 		put_base64(f, blob, blen);
-		fprintf(f, "\n</script>\n<script>\n%s</script>\n", vms_html_js);
-		if (pg && pg->serve)
+		fprintf(f, "\n</script>\n");
+		if (xjson) {
+			fprintf(f, "<script type=\"application/json\" id=\"vms-exact\">");
+			put_script_json(f, xjson, xlen);
+			fprintf(f, "</script>\n");
+		}
+		fprintf(f, "<script>\n%s</script>\n", vms_html_js);
+		if ((pg && pg->serve) || xjson)
 			fprintf(f, "<script>\n%s</script>\n", vms_html_serve_js);
 		fprintf(f, "</body></html>\n");
 	}
 	free(json);
+	free(xjson);
 	free(blob);
 	return err ? VMS_ERR_NOMEM : ferror(f) ? VMS_ERR_IO : 0;
 }

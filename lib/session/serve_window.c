@@ -632,3 +632,9 @@ out:
 	vms_session_free(s);
 	return st;
 }
+
+struct vms_session *vms_serve_session(const struct vms_serve_traces *t, uint64_t from,
+				      uint64_t to, struct vms_error *err)
+{
+	return open_window(t, from, to, err);
+}

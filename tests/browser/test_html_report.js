@@ -99,6 +99,22 @@ async function checkPage(browser, name, file, vcpus, pcpus) {
   const sel = await page.textContent('#selection');
   ok(/Selected \+/.test(sel) && sel.includes(label) && /slices/.test(sel),
     name + ': dragging selects a range and shows its statistics', sel.slice(0, 300));
+  // the exit histograms: a page holding its exact intervals shows the selection's (and says
+  // which range); a page of the summary alone says they are the whole trace's
+  const exact = await page.evaluate(() => document.getElementById('exact-note').dataset.held === '1');
+  if (exact) {
+    await page.waitForFunction(() => document.getElementById('exits').dataset.range !== undefined,
+      null, { timeout: 30000 }).catch(() => {});
+    const r = await page.evaluate(() => [document.getElementById('exits').dataset.range || '',
+      document.getElementById('exits-range') ? document.getElementById('exits-range').textContent : '']);
+    const [a, b] = r[0].split(',');
+    ok(a && r[1].includes('[' + a + ', ' + b + ')') && (await page.$$('#exits figure.hist')).length > 0,
+      name + ': exact page: the exit histograms follow the selection and name its range', r.join(' | '));
+  } else {
+    const note = await page.textContent('#exits');
+    ok(/whole trace, not of the selection/.test(note) && /vmscope serve/.test(note),
+      name + ': summary page: the exit histograms say they are the whole trace\'s', note.slice(0, 300));
+  }
 
   const png = path.join(outDir, name + '.png');
   await page.evaluate(() => document.getElementById('timeline-section').scrollIntoView());

@@ -240,9 +240,99 @@ def check(name, traces, opts=(), compare=True):
     return data
 
 
+def note_of(text):
+    m = re.search(r'<p class="note" id="exact-note" data-held="(\d)" data-records="(\d+)" '
+                  r'data-max="(\d+)">(.*?)</p>', text, re.S)
+    return (m.group(1) == "1", int(m.group(2)), int(m.group(3)), m.group(4)) if m else None
+
+
+def budget_checks(name, traces):
+    """Both sides of the static page's budget of exact intervals. Within it (the default on
+    kvm-hip24), the page holds every piece and VM exit: per vCPU the pieces, merged where
+    one state goes on, are the intervals of vcpus --csv, and the exits per reason are those
+    of exits --csv (count, total ns); it says so and names `vmscope serve`. Past it
+    (--exact-max below the trace's records) and with --exact-max 0: no exact data, the
+    summary, and a note that says why and how to drill down."""
+    page = os.path.join(TMP, name + "-exact.html")
+    r = subprocess.run([VMS, "html", *traces, "-o", page], capture_output=True, text=True)
+    text = open(page, encoding="utf-8").read()
+    p = Scripts()
+    p.feed(text)
+    note = note_of(text)
+    ok(note and note[0] and "vms-exact" in p.by_id and
+       note[1] <= note[2] == 250000, f"{name}: within the budget (250000): the page holds the exact "
+       f"intervals ({note and note[1]} records)", note)
+    if not note or "vms-exact" not in p.by_id:
+        return
+    x = json.loads(p.by_id["vms-exact"])
+    data = json.loads(p.by_id["vms-data"])
+    files = " ".join(traces)
+    ok(f"vmscope serve {files}" in note[3] and "fits the page" in note[3],
+       f"{name}: the page says it holds them and how to drill down (vmscope serve FILES)", note[3])
+    nrec = sum(len(rw) // 4 for rw in x["rows"]) + len(x["exits"])
+    ok(nrec == x["records"] == note[1], f"{name}: the records held = the records said ({nrec})")
+    want = {}
+    for row in csv.DictReader(subprocess.run([VMS, "vcpus", "--csv", *traces], capture_output=True,
+                                             text=True).stdout.splitlines()):
+        want.setdefault((row["machine"], int(row["vcpu"])), []).append(
+            (int(row["start_ns"]), int(row["end_ns"]), row["state"]))
+    got = {}
+    for k, rw in enumerate(data["rows"]):
+        if rw["kind"] != "vcpu":
+            continue
+        merged = []
+        for j in range(0, len(x["rows"][k]), 4):
+            s, e, st = x["rows"][k][j], x["rows"][k][j + 1], STATES[x["rows"][k][j + 2]]
+            if merged and merged[-1][2] == st and merged[-1][1] == s:
+                merged[-1] = (merged[-1][0], e, st)
+            else:
+                merged.append((s, e, st))
+        got[(rw["machine"], rw["id"])] = merged
+    # vcpus --csv splits an interval where its status changes and the state does not
+    for k in want:
+        merged = []
+        for s, e, st in want[k]:
+            if merged and merged[-1][2] == st and merged[-1][1] == s:
+                merged[-1] = (merged[-1][0], e, st)
+            else:
+                merged.append((s, e, st))
+        want[k] = merged
+    ok(want and got == want, f"{name}: the exact pieces of each vCPU = vcpus --csv ({sum(map(len, want.values()))} intervals)",
+       str([(k, got.get(k, [])[:3], want[k][:3]) for k in want if got.get(k) != want[k]][:2]))
+    vrow = {k: (rw["machine"], rw["id"]) for k, rw in enumerate(data["rows"]) if rw["kind"] == "vcpu"}
+    names = {(i, rs): nm for i, rs, nm in x["reason_names"]}
+    ex = {}
+    for e in x["exits"]:
+        key = (*vrow[e[0]], names[(e[3], e[4])])
+        c, t = ex.get(key, (0, 0))
+        ex[key] = (c + 1, t + (e[2] - e[1] if isinstance(e[2], int) else 0))
+    want = {(row["machine"], int(row["vcpu"]), row["name"]): (int(row["count"]), int(row["total_ns"]))
+            for row in csv.DictReader(subprocess.run([VMS, "exits", "--csv", *traces],
+                                      capture_output=True, text=True).stdout.splitlines())}
+    ok(want and ex == want, f"{name}: the exact exits = exits --csv per vCPU and reason (count, total ns; "
+       f"{sum(c for c, _ in want.values())} exits)", f"{sorted(ex.items())[:3]}\n{sorted(want.items())[:3]}")
+    size = os.path.getsize(page)
+    ok(size <= data["page_bound_bytes"], f"{name}: the page with its exact intervals ({size} bytes) "
+       f"within its bound ({data['page_bound_bytes']})")
+    for opt, why in ((["--exact-max", str(note[1] - 1)], "more than the page's budget of"),
+                     (["--exact-max", "0"], "summary only")):
+        page2 = os.path.join(TMP, name + "-summary.html")
+        r = subprocess.run([VMS, "html", *traces, *opt, "-o", page2], capture_output=True, text=True)
+        t2 = open(page2, encoding="utf-8").read()
+        n2 = note_of(t2)
+        ok(r.returncode == 0 and n2 and not n2[0] and 'id="vms-exact"' not in t2 and
+           'id="drill-section"' not in t2 and why in n2[3] and f"vmscope serve {files}" in n2[3] and
+           (opt[1] == "0" or n2[1] == note[1]),
+           f"{name} {' '.join(opt)}: past the budget, the summary only, and the page says why "
+           f"and how to drill down", n2)
+    r = subprocess.run([VMS, "html", *traces, "--exact-max", "x", "-o", page2], capture_output=True, text=True)
+    ok(r.returncode == 2 and "--exact-max" in r.stderr, f"{name}: --exact-max x: a usage error (2)", r.stderr)
+
+
 hip = os.path.join(SHARED, "traces", "kvm-hip24")
 if os.path.exists(os.path.join(hip, "host.dat")):
     check("kvm-hip24", [os.path.join(hip, "host.dat"), os.path.join(hip, "guest-Salamander4.dat")])
+    budget_checks("kvm-hip24", [os.path.join(hip, "host.dat"), os.path.join(hip, "guest-Salamander4.dat")])
 else:
     skip("kvm-hip24 page", "../shared/traces/kvm-hip24 missing")
 # Trace Compass's OneQemuKvm: the host's trace ends (355) before the guest's (375); pcpus says

@@ -246,6 +246,50 @@ def window_checks(sv, traces, label):
     return rows
 
 
+def stats_checks(sv, traces, rows, label):
+    # /api/stats of a range: per vCPU the ns by state = the sum of vcpus --csv's intervals
+    # clipped to it; per vCPU and reason the exits of exits --csv (count, total, min, max,
+    # unfinished) and a histogram holding every ended exit
+    first, last = rows['first'], rows['last']
+    span = last - first
+    lo, hi = first + span // 4, first + span // 4 + span // 20
+    names = {r['id']: r for r in rows['rows']}
+    st = sv.api('/api/stats', {'from': lo, 'to': hi})
+    win = ['--from', str(lo), '--to', str(hi)]
+    exp = {}
+    for r in cmd_csv(['vcpus', '--csv'] + win + traces):
+        k = (r['machine'], int(r['vcpu']), r['state'])
+        d = min(int(r['end_ns']), hi) - max(int(r['start_ns']), lo)
+        if d > 0:
+            exp[k] = exp.get(k, 0) + d
+    act = {}
+    for r in st['rows']:
+        if r['kind'] != 'vcpu':
+            continue
+        for c, ns in zip(r['categories'], r['state_ns']):
+            if ns:
+                act[(names[r['id']]['machine'], int(r['id'].split(':')[2]), c)] = ns
+    ok(len(exp) > 0 and exp == act, '%s [%d,%d): stats ns by state = vcpus --csv clipped (%d)' % (
+        label, lo, hi, len(exp)), 'expected %s\ngot %s' % (sorted(exp.items())[:4], sorted(act.items())[:4]))
+    exp = {}
+    for r in cmd_csv(['exits', '--csv'] + win + traces):
+        exp[(r['machine'], int(r['vcpu']), r['name'])] = (
+            int(r['count']), int(r['total_ns']), int(r['unfinished']), int(r['min_ns']),
+            int(r['max_ns']))
+    act, bins_ok = {}, True
+    for r in st['rows']:
+        for x in r.get('exits', []):
+            act[(names[r['id']]['machine'], int(r['id'].split(':')[2]), x['name'])] = (
+                x['count'], x['total_ns'], x['unfinished'], x['min_ns'] or 0, x['max_ns'] or 0)
+            bins_ok &= sum(c for _, c in x['bins']) == x['ended']
+    ok(len(exp) > 0 and exp == act and bins_ok,
+       '%s: stats exits by reason = exits --csv (%d rows), histograms hold every ended exit' % (
+           label, len(exp)), 'expected %s\ngot %s' % (sorted(exp.items())[:4], sorted(act.items())[:4]))
+    for bad in ({'from': hi, 'to': lo}, {'from': 'x', 'to': hi}, {'to': hi}):
+        st_, _ = sv.get('/api/stats', bad)
+        ok(st_ == 400, '%s: /api/stats %s refused (%d)' % (label, bad, st_))
+
+
 def search_checks(sv, traces, label):
     # a guest thread's name, taken from dump's sched_switch lines (next_comm=NAME)
     dump = subprocess.run([VMS, 'dump'] + traces, stdout=subprocess.PIPE,
@@ -289,7 +333,8 @@ def run(traces, label, with_hostile):
         findings_checks(sv, traces, label)
         if with_hostile:
             hostile(sv)
-        window_checks(sv, traces, label)
+        rows = window_checks(sv, traces, label)
+        stats_checks(sv, traces, rows, label)
         search_checks(sv, traces, label)
     except Exception as e:  # a crash of the server shows here
         ok(False, '%s: the API answered' % label, repr(e))

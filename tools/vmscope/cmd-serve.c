@@ -8,6 +8,8 @@
  *   /api/window  ?from=NS&to=NS&px=N[&row=ID]: the rows' intervals or per-pixel sums, exits
  *   /api/events  ?from=NS&to=NS[&limit=N]: the lines `vmscope dump --from --to` prints
  *   /api/search  ?q=TEXT[&max=N]: the times a thread, an exit reason or an event matches
+ *   /api/stats   ?from=NS&to=NS: per row the ns by state, per vCPU the exits by reason and
+ *                their duration histograms (the page's range comparison and selection)
  * One request at a time (the server is single-threaded); every window is computed by the
  * same pipeline as vcpus/threads/pcpus/exits --from --to. */
 #include <errno.h>
@@ -213,6 +215,15 @@ static void handle(void *ctx, const struct vms_http_req *r, struct vms_http_resp
 			return events(sv, from, to, limit, resp);
 		const char *row = vms_http_param(r, "row");
 		if (vms_serve_window(&sv->t, from, to, (uint32_t)px, row, resp->body, &err) < 0)
+			return fail(resp, &err);
+		resp->status = 200;
+		return;
+	}
+	if (!strcmp(r->path, "/api/stats")) {
+		uint64_t from, to;
+		if (!ns_param(r, "from", &from) || !ns_param(r, "to", &to) || from >= to)
+			return bad(resp, 400, "from and to: integer reference ns, from < to");
+		if (vms_serve_stats(&sv->t, from, to, resp->body, &err) < 0)
 			return fail(resp, &err);
 		resp->status = 200;
 		return;

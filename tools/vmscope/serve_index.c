@@ -41,7 +41,9 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 	struct vms_serve_rows_acc *rows = vms_serve_rows_begin(c->s, &sinks, err);
 	if (!rows)
 		return -1;
-	struct vms_html *h = vms_html_new(NULL, NULL);
+	/* the server answers windows exactly: the page keeps no exact records of its own */
+	const struct vms_html_opts ho = { .vcpu = -1, .summary_only = true };
+	struct vms_html *h = vms_html_new(NULL, &ho);
 	struct vms_observer obs, lo, fo;
 	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
 	struct vms_findings *fd = vms_findings_new(NULL, &fo);

@@ -17,10 +17,10 @@
     vcpu: { unknown: '#e8e8e8', idle: '#c4c4c4', running: '#2e9e3a', vmm: '#d7191c',
       preempted: '#8e2ab8', halted: '#f0a818' },
     pcpu: ['#e8e8e8', '#d6d6d6', '#3f74c8', '#2e9e3a'],
-    thread: { vmm: '#d7191c', preempted: '#8e2ab8', halted: '#f0a818' },
+    thread: { vmm: '#d7191c', preempted: '#8e2ab8', halted: '#f0a818', running: '#2e9e3a' },
   };
   const VCPU_CATS = ['unknown', 'idle', 'running', 'vmm', 'preempted', 'halted'];
-  const THREAD_CATS = ['', 'vmm', 'preempted', 'halted', '', ''];
+  const THREAD_CATS = ['', 'vmm', 'preempted', 'halted', 'running', ''];
   const ROW_H = 22, EXIT_H = 8, LABEL_W = 220;
   const canvas = document.getElementById('drill-canvas');
   const tip = document.getElementById('drill-tip');
@@ -31,15 +31,189 @@
   const markList = document.getElementById('drill-markers');
   let rows = [], first = 0, last = 1, v0 = 0, v1 = 1, data = null, seq = 0;
   let selRow = -1, selSlice = null, cursor = null, markers = [], back = [], fwd = [];
-  let matches = [], matchIdx = -1;
+  let matches = [], matchIdx = -1, matchText = '';
+  /* ranges: the selection (shift+drag), and the two stored for the comparison (Shift+A,
+   * Shift+B); picked: the rows they are shown for (click one, ctrl+click more) */
+  let range = null, rangeA = null, rangeB = null, dragSel = null, dragged = false;
+  let picked = [], rangeStats = null, cmpStats = null, evTimes = [];
+  const cmpBox = document.getElementById('drill-compare');
+  const selBox = document.getElementById('drill-selstats');
 
+  const local = localBackend();
   function api(path, params) {
+    if (local) {
+      try { return Promise.resolve(local(path, params)); } catch (e) { return Promise.reject(e); }
+    }
     const q = new URLSearchParams(params);
     q.set('token', token);
     return fetch(path + '?' + q.toString()).then((r) => r.json().then((j) => {
       if (!r.ok) throw new Error(j.error || r.status);
       return j;
     }));
+  }
+  /* The static page (`vmscope html` within its budget) holds the exact intervals
+   * (#vms-exact): the same questions are answered from them, with the server's answers'
+   * shapes, so that the drill-down is one code for both pages. No events (dump's lines) nor
+   * findings there: `vmscope serve` has them. */
+  function localBackend() {
+    const el = document.getElementById('vms-exact');
+    if (!el || token) return null;
+    const X = JSON.parse(el.textContent), D = JSON.parse(document.getElementById('vms-data').textContent);
+    const t0 = Number(D.t0_ns);
+    const VC = ['unknown', 'idle', 'running', 'vmm', 'preempted', 'halted'];
+    const PC = ['unknown', 'host idle', 'host thread', 'hypervisor (vCPU thread)', 'guest thread', 'guest idle'];
+    const PCOL = ['#e8e8e8', '#d6d6d6', '#3f74c8', '#d7191c', '#2e9e3a', '#9fd8a6'];
+    const PCAT = [0, 1, 2, 2, 3, 3], TCAT = [0, 0, 4, 1, 2, 3];
+    const CATS = { vcpu: VC, thread: ['', 'vmm', 'preempted', 'halted', 'running', ''],
+      pcpu: ['unknown', 'host idle', 'host thread', 'guest', '', ''] };
+    const rname = {};
+    for (const [i, r, n] of X.reason_names) rname[i + ':' + r] = n;
+    const R = D.rows.map((r, k) => {
+      const p = X.rows[k] || [], keep = [];
+      for (let j = 0; j + 3 < p.length; j += 4) if (!(r.kind === 'thread' && p[j + 2] === 1)) keep.push(j);
+      keep.sort((a, b) => p[a] - p[b]);
+      const o = { id: r.kind[0] + ':' + k, kind: r.kind, machine: r.machine, label: r.label,
+        s: keep.map((j) => p[j]), e: keep.map((j) => p[j + 1]), st: keep.map((j) => p[j + 2]),
+        who: keep.map((j) => p[j + 3]), x: [] };
+      o[r.kind === 'vcpu' ? 'vcpu' : r.kind === 'pcpu' ? 'cpu' : 'tid'] = r.id;
+      if (r.kind === 'thread') { const m = /^(.*) \((\d+)\)$/.exec(r.label); o.comm = m ? m[1] : r.label; }
+      /* the longest piece so far before each: pieces of a row do not overlap, but the binary
+       * search wants the ends in order too */
+      return o;
+    });
+    for (const x of X.exits) if (R[x[0]]) R[x[0]].x.push(x);
+    for (const r of R) r.x.sort((a, b) => a[1] - b[1]);
+    let first = Infinity, last = 0;
+    for (const r of R) if (r.s.length) { first = Math.min(first, r.s[0]); last = Math.max(last, r.e[r.e.length - 1]); }
+    if (!isFinite(first)) { first = t0 + D.first_ns; last = t0 + D.end_ns; }
+    const lower = (a, t) => { let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] < t) lo = m + 1; else hi = m; } return lo; };
+    /* the pieces of r overlapping [a, b): indices */
+    function over(r, a, b) {
+      const out = [];
+      for (let j = Math.max(0, lower(r.e, a + 1) - 1); j < r.s.length && r.s[j] < b; j++) if (r.e[j] > a) out.push(j);
+      return out;
+    }
+    const cat = (r, st) => (r.kind === 'vcpu' ? st : r.kind === 'thread' ? TCAT[st] : PCAT[st]);
+    function exitsOver(r, a, b) {
+      return r.x.filter((x) => x[1] < b && (typeof x[2] !== 'number' || x[2] > a));
+    }
+    function slice(x) {
+      const ended = typeof x[2] === 'number', nm = rname[x[3] + ':' + x[4]] || String(x[4]);
+      return { begin: x[1], end: ended ? x[2] : null, duration: ended ? x[2] - x[1] : null,
+        how: ended ? 'ended' : x[2], isa: x[3], reason: x[4], name: nm, guest_rip: x[5], info1: x[6],
+        info2: x[7], host_cpu: x[8], host_tid: x[9], guest_tid: x[10] };
+    }
+    function interval(r, j, a, b) {
+      const iv = { start: Math.max(r.s[j], a), end: Math.min(r.e[j], b) }, st = r.st[j];
+      if (r.kind === 'vcpu') iv.state = VC[st];
+      else if (r.kind === 'thread') iv.reason = VC[st];
+      else { iv.state = PC[st]; iv.color = PCOL[st]; }
+      if (r.who[j]) iv.name = D.names[r.who[j]];
+      return iv;
+    }
+    function hbin(ns) {
+      if (ns < 2) return 0;
+      let e = Math.floor(Math.log2(ns));
+      if (Math.pow(2, e) > ns) e--;   /* log2 rounds up just below a power of two */
+      const frac = Math.floor(ns / Math.pow(2, e - 2)) & 3;
+      return Math.min(4 * e + frac, 159);
+    }
+    function window_(a, b, px) {
+      const width = Math.ceil((b - a) / px), out = [];
+      for (const r of R) {
+        const js = over(r, a, b), o = { id: r.id, count: js.length, exact: js.length <= 2 * px };
+        if (o.exact) o.intervals = js.map((j) => interval(r, j, a, b));
+        else {
+          o.categories = CATS[r.kind];
+          o.pixels_ns = Array.from({ length: px }, () => [0, 0, 0, 0, 0, 0]);
+          for (const j of js) {
+            let s = Math.max(r.s[j], a);
+            const e = Math.min(r.e[j], b), c = cat(r, r.st[j]);
+            for (let p = Math.floor((s - a) / width); s < e && p < px; p++) {
+              const pe = Math.min(a + (p + 1) * width, b), x = Math.min(e, pe);
+              o.pixels_ns[p][c] += x - s;
+              s = x;
+            }
+          }
+        }
+        if (r.kind === 'vcpu') {
+          const xs = exitsOver(r, a, b);
+          o.exits = { count: xs.length, exact: xs.length <= 2 * px };
+          if (o.exits.exact) o.exits.slices = xs.map(slice);
+          else {
+            o.exits.pixels = new Array(px).fill(0);
+            for (const x of xs) o.exits.pixels[Math.min(px - 1, Math.floor((Math.max(x[1], a) - a) / width))]++;
+          }
+        }
+        if (o.count || (o.exits && o.exits.count)) out.push(o);
+      }
+      return { from: a, to: b, px: px, pixel_ns: width, rows_truncated: false, rows: out };
+    }
+    function stats(a, b) {
+      const out = [];
+      for (const r of R) {
+        const js = over(r, a, b), ns = [0, 0, 0, 0, 0, 0];
+        for (const j of js) ns[cat(r, r.st[j])] += Math.min(r.e[j], b) - Math.max(r.s[j], a);
+        const o = { id: r.id, kind: r.kind, intervals: js.length, categories: CATS[r.kind], state_ns: ns };
+        if (r.kind === 'vcpu') {
+          /* as `exits --from --to` counts them: every exit the range holds a part of, ended
+           * in it (its whole duration), or unfinished at its end */
+          const by = {};
+          for (const x of r.x) {
+            if (x[1] >= b || (typeof x[2] === 'number' && x[2] < a)) continue;
+            const k = x[3] + ':' + x[4], ended = typeof x[2] === 'number' && x[2] < b;
+            const e = by[k] || (by[k] = { isa: x[3], reason: x[4], name: rname[k] || String(x[4]), count: 0,
+              ended: 0, unfinished: 0, lost: 0, total_ns: 0, min_ns: null, max_ns: null, b: {} });
+            e.count++;
+            if (!ended) { e[typeof x[2] === 'number' ? 'unfinished' : x[2]]++; continue; }
+            const d = x[2] - x[1];
+            e.ended++;
+            e.total_ns += d;
+            e.min_ns = e.min_ns === null ? d : Math.min(e.min_ns, d);
+            e.max_ns = e.max_ns === null ? d : Math.max(e.max_ns, d);
+            e.b[hbin(d)] = (e.b[hbin(d)] || 0) + 1;
+          }
+          o.other_reasons_exits = 0;
+          o.exits = Object.values(by).sort((p, q) => q.count - p.count || p.reason - q.reason).map((e) => {
+            e.bins = Object.keys(e.b).map(Number).sort((p, q) => p - q).map((k) => [k, e.b[k]]);
+            delete e.b;
+            return e;
+          });
+        }
+        if (js.length || (o.exits && o.exits.length)) out.push(o);
+      }
+      return { from: a, to: b, rows_truncated: false, rows: out };
+    }
+    function search(q, max) {
+      const m = [], num = /^\d+$/.test(q) ? Number(q) : null;
+      for (const r of R) {
+        if (r.kind === 'thread' && (r.comm === q || r.tid === num))
+          for (let j = 0; j < r.s.length; j++)
+            if (j === 0 || r.s[j] !== r.e[j - 1]) m.push({ t: r.s[j], row: r.id, what: r.label + ' switched in' });
+        if (r.kind === 'vcpu')
+          for (const x of r.x) {
+            const nm = rname[x[3] + ':' + x[4]] || '';
+            if (nm.toLowerCase() === q.toLowerCase() || x[4] === num) m.push({ t: x[1], row: r.id, what: 'kvm_exit ' + (nm || x[4]) });
+          }
+      }
+      m.sort((p, q2) => p.t - q2.t);
+      return { matches: m.slice(0, max), truncated: m.length > max };
+    }
+    const int = (p, k) => { const v = Number(p[k]); if (!Number.isSafeInteger(v) || v < 0) throw new Error(k + ': an integer'); return v; };
+    return function (path, p) {
+      if (path === '/api/rows')
+        return { first: first, last: last, events: D.events, rows_truncated: false,
+          rows: R.map((r) => { const o = { id: r.id, kind: r.kind, machine: r.machine, label: r.label };
+            for (const k of ['vcpu', 'cpu', 'tid', 'comm']) if (r[k] !== undefined) o[k] = r[k]; return o; }) };
+      if (path === '/api/findings') return { findings: null };
+      if (path === '/api/events') return { lines: [], static: true };
+      if (path === '/api/search') return search(String(p.q || ''), Number(p.max) || 1000);
+      const a = int(p, 'from'), b = int(p, 'to');
+      if (a >= b) throw new Error('from < to');
+      if (path === '/api/window') return window_(a, b, Math.max(1, Math.min(4096, int(p, 'px'))));
+      if (path === '/api/stats') return stats(a, b);
+      throw new Error('no such question: ' + path);
+    };
   }
   function fmtT(t) { return String(Math.round(t)) + ' ns'; }
   function rel(t) {
@@ -86,13 +260,15 @@
     timer = setTimeout(() => {
       const my = ++seq;
       const a = Math.floor(v0), b = Math.ceil(v1);
-      status.textContent = 'asking the server for [' + a + ', ' + b + ') ns...';
+      /* the current match stays said while its window is asked for */
+      status.textContent = (matchText ? matchText + '; ' : '') + 'asking the server for [' + a + ', ' + b + ') ns...';
       api('/api/window', { from: a, to: b, px: Math.min(4096, W()) }).then((j) => {
         if (my !== seq) return;
         data = j;
         data.byId = {};
         for (const r of j.rows) data.byId[r.id] = r;
-        status.textContent = 'window [' + j.from + ', ' + j.to + ') ns, ' + j.pixel_ns + ' ns per pixel';
+        status.textContent = (matchText ? matchText + '; ' : '') + 'window [' + j.from + ', ' + j.to +
+          ') ns, ' + j.pixel_ns + ' ns per pixel';
         draw();
         fetchEvents(a, b, my);
       }).catch((e) => { if (my === seq) status.textContent = 'the server refused: ' + e.message; });
@@ -101,12 +277,54 @@
   function fetchEvents(a, b, my) {
     api('/api/events', { from: a, to: b, limit: 200 }).then((j) => {
       if (my !== seq) return;
-      evlist.innerHTML = j.lines.map((l) => '<div class="ev">' + esc(l) + '</div>').join('') +
+      if (j.static) {
+        evTimes = [];
+        evlist.innerHTML = '<div class="note">The events themselves (the lines of <code>vmscope dump</code>) ' +
+          'are not in this page: <code>vmscope serve</code> lists those of any window.</div>';
+        return;
+      }
+      evTimes = j.lines.map(lineTime);
+      evlist.innerHTML = j.lines.map((l, k) => '<div class="ev" data-k="' + k + '">' + esc(l) +
+        '</div>').join('') +
         (j.lines.length >= 200 ? '<div class="note">the first 200 events of the window</div>' : '');
+      markEvent();
     }).catch(() => {});
   }
 
+  /* the reference ns of a line of dump ("22149.948193 ..." seconds, to the microsecond);
+   * null when the line has no such time (a cycle count, simpletrace) */
+  function lineTime(l) {
+    const m = /^(\d+)\.(\d{6}) /.exec(l);
+    return m ? Number(m[1]) * 1e9 + Number(m[2]) * 1e3 : null;
+  }
+  /* the line at or just before the cursor is marked, and scrolled into the list's view */
+  function markEvent() {
+    let best = -1;
+    if (cursor !== null)
+      for (let k = 0; k < evTimes.length; k++) if (evTimes[k] !== null && evTimes[k] <= cursor + 500) best = k;
+    for (const e of evlist.querySelectorAll('.ev.cur')) e.classList.remove('cur');
+    const el = best >= 0 ? evlist.querySelector('.ev[data-k="' + best + '"]') : null;
+    if (el) {
+      el.classList.add('cur');
+      const top = el.offsetTop - evlist.offsetTop;
+      if (top < evlist.scrollTop || top > evlist.scrollTop + evlist.clientHeight - el.offsetHeight)
+        evlist.scrollTop = top - evlist.clientHeight / 2;
+    }
+  }
+  evlist.addEventListener('click', (ev) => {
+    const el = ev.target.closest && ev.target.closest('.ev');
+    if (!el) return;
+    const t = evTimes[Number(el.dataset.k)];
+    if (t === null || t === undefined) return;
+    cursor = t;
+    status.textContent = 'cursor at ' + fmtT(t) + ' (' + rel(t) + '), the event clicked';
+    if (t < v0 || t >= v1) { const h = (v1 - v0) / 2; setView(t - h, t + h, true); } else draw();
+    markEvent();
+    root.focus();
+  });
+
   function colorOf(kind, iv) {
+    if (iv.color) return iv.color;
     if (kind === 'vcpu') return COLORS.vcpu[iv.state] || '#000';
     if (kind === 'thread') return COLORS.thread[iv.reason] || '#000';
     if (iv.machine !== undefined) return COLORS.pcpu[3];
@@ -174,6 +392,14 @@
         d.exits.pixels.forEach((c, p) => { if (c) g.fillRect(LABEL_W + p * pw, y + ROW_H + 1, Math.max(1, pw), EXIT_H); });
       }
     });
+    for (const [r, c, name] of [[rangeA, 'rgba(230,120,0,0.13)', 'A'], [rangeB, 'rgba(0,150,150,0.13)', 'B'],
+      [range, 'rgba(30,90,200,0.18)', '']]) {
+      if (!r || r.b <= v0 || r.a >= v1) continue;
+      const x0 = Math.max(LABEL_W, xOf(r.a)), x1 = Math.min(LABEL_W + W(), xOf(r.b));
+      g.fillStyle = c;
+      g.fillRect(x0, 14, Math.max(1, x1 - x0), h - 14);
+      if (name) { g.fillStyle = '#333'; g.fillText(name, x0 + 2, 24); }
+    }
     for (const m of markers) line(g, m, '#0057d8', h);
     if (cursor !== null) line(g, cursor, '#000', h);
     for (let k = 0; k < matches.length; k++) if (matches[k].t >= v0 && matches[k].t < v1) {
@@ -247,13 +473,40 @@
     tip.style.top = (ev.pageY + 12) + 'px';
   });
   canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
+  canvas.addEventListener('mousedown', (ev) => {
+    if (ev.button !== 0 || !ev.shiftKey) return;
+    const b = canvas.getBoundingClientRect();
+    dragSel = { t0: tOf(ev.clientX - b.left), x0: ev.clientX };
+    dragged = false;
+    ev.preventDefault();
+  });
+  window.addEventListener('mousemove', (ev) => {
+    if (!dragSel || Math.abs(ev.clientX - dragSel.x0) < 3) return;
+    const b = canvas.getBoundingClientRect();
+    const t = Math.max(v0, Math.min(v1, tOf(Math.max(LABEL_W, ev.clientX - b.left))));
+    range = { a: Math.round(Math.min(t, dragSel.t0)), b: Math.round(Math.max(t, dragSel.t0)) };
+    dragged = true;
+    draw();
+  });
+  window.addEventListener('mouseup', () => {
+    if (!dragSel) return;
+    dragSel = null;
+    if (dragged && range && range.b > range.a) setRange(range.a, range.b);
+  });
   canvas.addEventListener('click', (ev) => {
     root.focus();
+    if (dragged) { dragged = false; return; }
     const h = hit(ev);
     if (!h) return;
     cursor = h.t;
+    markEvent();
     if (h.row !== undefined) {
+      if (ev.ctrlKey || ev.metaKey) {
+        const k = picked.indexOf(h.row);
+        if (k >= 0) picked.splice(k, 1); else picked.push(h.row);
+      } else picked = [h.row];
       selRow = h.row;
+      showStats();
       const f = describe(h, true);
       selSlice = h.x ? { x: h.x, begin: h.x.begin, end: h.x.end } : h.iv ? { begin: h.iv.start, end: h.iv.end } : null;
       details.innerHTML = '<h3>Details</h3>' + table(f);
@@ -294,7 +547,8 @@
     if (idx >= 0) selRow = idx;
     const h = Math.min(v1 - v0, 2e6) / 2;
     setView(m.t - h, m.t + h, true);
-    status.textContent = 'match ' + (matchIdx + 1) + ' of ' + matches.length + ': ' + m.what + ' at ' + fmtT(m.t);
+    matchText = 'match ' + (matchIdx + 1) + ' of ' + matches.length + ': ' + m.what + ' at ' + fmtT(m.t);
+    status.textContent = matchText;
   }
   search.addEventListener('keydown', (ev) => {
     ev.stopPropagation();
@@ -327,7 +581,14 @@
       const e = selSlice.end === null ? selSlice.begin + 1000 : selSlice.end;
       const pad = Math.max(50, (e - selSlice.begin) * 0.25);
       setView(selSlice.begin - pad, e + pad, true);
-    } else if (ev.key === 'm' && cursor !== null) { markers.push(cursor); saveHash(); draw(); }
+    } else if (ev.key === 'A' || ev.key === 'B') {
+      /* the selection (else the view) stored as range A or B */
+      const r = range ? { a: range.a, b: range.b } : { a: Math.floor(v0), b: Math.ceil(v1) };
+      if (ev.key === 'A') rangeA = r; else rangeB = r;
+      compare();
+      draw();
+    } else if (ev.key === 'Escape' && range) { range = null; rangeStats = null; showStats(); draw(); }
+    else if (ev.key === 'm' && cursor !== null) { markers.push(cursor); saveHash(); draw(); }
     else if (ev.key === 'Backspace' && !ev.shiftKey && back.length) { fwd.push([v0, v1]); const p = back.pop(); setView(p[0], p[1], false); }
     else if (ev.key === 'Backspace' && ev.shiftKey && fwd.length) { back.push([v0, v1]); const p = fwd.pop(); setView(p[0], p[1], false); }
     else used = false;
@@ -343,11 +604,187 @@
   });
   window.addEventListener('resize', () => { draw(); fetchWindow(); });
 
+  /* ---- the statistics of a range: the selection, and ranges A and B side by side ---- */
+
+  const rowById = () => { const o = {}; for (const r of rows) o[r.id] = r; return o; };
+  function pct(ns, span) { return (100 * ns / span).toFixed(2) + ' %'; }
+  /* the lower edge of histogram bin b: 2^(b/4) ns, as the page's "VM exit latency" */
+  function binNs(b) { return Math.pow(2, b >> 2) * [1, 1.189207115, 1.414213562, 1.681792831][b & 3]; }
+  function fmtD(ns) {
+    if (ns < 1e3) return ns.toFixed(0) + ' ns';
+    if (ns < 1e6) return (ns / 1e3).toPrecision(3) + ' us';
+    if (ns < 1e9) return (ns / 1e6).toPrecision(3) + ' ms';
+    return (ns / 1e9).toPrecision(4) + ' s';
+  }
+  /* an exit-duration histogram as the page draws them; lo/hi: the bins shown (shared by the
+   * two ranges of a comparison so that their bars line up) */
+  function histSvg(bins, lo, hi, title) {
+    const Wd = 300, H = 70, nb = hi - lo + 1, bw = Wd / nb;
+    let peak = 0;
+    for (const [, c] of bins) peak = Math.max(peak, c);
+    let svg = '<svg width="' + Wd + '" height="' + (H + 14) + '" role="img">';
+    for (const [b, c] of bins) {
+      const bh = Math.max(1, H * c / peak);
+      svg += '<rect x="' + ((b - lo) * bw).toFixed(1) + '" y="' + (H - bh).toFixed(1) + '" width="' +
+        Math.max(bw - 0.5, 0.5).toFixed(1) + '" height="' + bh.toFixed(1) + '"><title>' +
+        fmtD(binNs(b)) + ' - ' + fmtD(binNs(b + 1)) + ': ' + c + '</title></rect>';
+    }
+    svg += '<text x="0" y="' + (H + 12) + '">' + fmtD(binNs(lo)) + '</text><text x="' + Wd + '" y="' +
+      (H + 12) + '" text-anchor="end">' + fmtD(binNs(hi + 1)) + '</text></svg>';
+    return '<figure class="hist"><figcaption>' + title + '</figcaption>' + (peak ? svg : '') + '</figure>';
+  }
+  function binRange(lists) {
+    let lo = Infinity, hi = -Infinity;
+    for (const l of lists) for (const [b] of l) { lo = Math.min(lo, b); hi = Math.max(hi, b); }
+    return lo <= hi ? [lo, hi] : [0, 0];
+  }
+  /* per row: time by state (ns and % of the range), exits by reason, their histograms; one
+   * range, or two side by side with B - A */
+  function statsHtml(list, names, ids) {
+    const by = list.map((st) => { const o = {}; for (const r of st.rows) o[r.id] = r; return o; });
+    const spans = list.map((st) => st.to - st.from), two = list.length === 2;
+    const info = rowById();
+    let html = '';
+    for (const id of ids) {
+      const rs = by.map((o) => o[id]);
+      if (!rs.some((r) => r)) continue;
+      const r0 = rs.find((r) => r);
+      html += '<div class="rowstats" data-row="' + esc(id) + '"><h4>' + esc(info[id] ? info[id].label : id) + '</h4>';
+      html += '<table class="stats"><tr><th>state</th>' + names.map((n) => '<th>' + n + ' ns</th><th>' + n +
+        ' %</th>').join('') + (two ? '<th>B \u2212 A ns</th><th>B \u2212 A %</th>' : '') + '</tr>';
+      r0.categories.forEach((c, k) => {
+        const ns = rs.map((r) => (r ? r.state_ns[k] : 0));
+        if (!c || !ns.some((x) => x)) return;
+        html += '<tr data-state="' + esc(c) + '"><td>' + esc(c) + '</td>' + ns.map((x, i) => '<td class="ns">' + x +
+          '</td><td>' + pct(x, spans[i]) + '</td>').join('') + (two ? '<td class="ns">' + (ns[1] - ns[0]) +
+          '</td><td>' + (100 * ns[1] / spans[1] - 100 * ns[0] / spans[0]).toFixed(2) + '</td>' : '') + '</tr>';
+      });
+      html += '</table>';
+      if (r0.kind === 'vcpu') {
+        const reasons = [];
+        for (const r of rs) for (const x of (r ? r.exits : [])) if (!reasons.includes(x.name)) reasons.push(x.name);
+        const ex = rs.map((r) => { const o = {}; for (const x of (r ? r.exits : [])) o[x.name] = x; return o; });
+        html += '<table class="stats exits"><tr><th>exit reason</th>' + names.map((n) => '<th>' + n +
+          ' exits</th><th>' + n + ' mean</th>').join('') + (two ? '<th>B \u2212 A exits</th>' : '') + '</tr>';
+        for (const nm of reasons) {
+          const xs = ex.map((o) => o[nm]);
+          html += '<tr data-reason="' + esc(nm) + '"><td>' + esc(nm) + '</td>' + xs.map((x) => '<td class="n">' +
+            (x ? x.count : 0) + '</td><td>' + (x && x.ended ? fmtD(x.total_ns / x.ended) : '\u2013') + '</td>').join('') +
+            (two ? '<td class="n">' + ((xs[1] ? xs[1].count : 0) - (xs[0] ? xs[0].count : 0)) + '</td>' : '') + '</tr>';
+        }
+        html += '</table><div class="hists">';
+        for (const nm of reasons.slice(0, 4)) {
+          const xs = ex.map((o) => o[nm]);
+          const [lo, hi] = binRange(xs.map((x) => (x ? x.bins : [])));
+          html += xs.map((x, i) => histSvg(x ? x.bins : [], lo, hi, '<b>' + esc(nm) + '</b> ' + names[i] +
+            ': ' + (x ? x.ended : 0) + ' ended exits')).join('');
+        }
+        html += '</div>';
+      }
+      html += '</div>';
+    }
+    return html || '<p class="note">Nothing in the range for these rows.</p>';
+  }
+  function shownIds() {
+    if (picked.length) return picked.map((i) => rows[i].id);
+    return rows.filter((r) => r.kind === 'vcpu').map((r) => r.id);
+  }
+  function rangeText(r) { return '[' + r.a + ', ' + r.b + ') ns (' + rel(r.a) + ', ' + fmtD(r.b - r.a) + ')'; }
+  function compare() {
+    if (!cmpBox) return;
+    if (!rangeA || !rangeB) {
+      cmpBox.innerHTML = '<h3>Ranges compared</h3><p class="note">' + (rangeA ? 'A: ' + rangeText(rangeA) +
+        '. ' : '') + 'Select a range (shift+drag) or a view, then <kbd>Shift</kbd>+<kbd>A</kbd> stores it ' +
+        'as range A and <kbd>Shift</kbd>+<kbd>B</kbd> as range B.</p>';
+      return;
+    }
+    const a = rangeA, b = rangeB;
+    cmpBox.innerHTML = '<h3>Ranges compared</h3><p class="note">asking the server...</p>';
+    Promise.all([api('/api/stats', { from: a.a, to: a.b }), api('/api/stats', { from: b.a, to: b.b })])
+      .then(([sa, sb]) => {
+        if (a !== rangeA || b !== rangeB) return;
+        cmpStats = [sa, sb];
+        renderCompare();
+      }).catch((e) => { cmpBox.innerHTML = '<h3>Ranges compared</h3><p class="warn">the server refused: ' + esc(e.message) + '</p>'; });
+  }
+  function renderCompare() {
+    if (!cmpStats || !cmpBox) return;
+    cmpBox.innerHTML = '<h3>Ranges compared</h3><p class="note" id="drill-compare-ranges">A: ' + rangeText(rangeA) +
+      '; B: ' + rangeText(rangeB) + '. Per row: time by state (ns, % of the range), VM exits by reason ' +
+      'and their durations, as <code>vcpus</code>, <code>threads</code>, <code>pcpus</code> and ' +
+      '<code>exits --from --to</code> count them.</p>' + statsHtml(cmpStats, ['A', 'B'], shownIds());
+  }
+  function setRange(a, b) {
+    range = { a: a, b: b };
+    rangeStats = null;
+    draw();
+    const r = range;
+    api('/api/stats', { from: a, to: b }).then((st) => {
+      if (r !== range) return;
+      rangeStats = st;
+      showStats();
+    }).catch((e) => { status.textContent = 'the server refused: ' + e.message; });
+  }
+  /* a range selected on the summary timeline above (timeline.js) is this range too */
+  document.addEventListener('vms-select', (ev) => {
+    if (!ev.detail) { if (range) { range = null; rangeStats = null; showStats(); draw(); } return; }
+    if (ev.detail.b > ev.detail.a) setRange(ev.detail.a, ev.detail.b);
+  });
+  /* the selection's statistics, and the page's histograms following it */
+  const exitsSection = document.getElementById('exits');
+  const exitsWhole = exitsSection ? exitsSection.innerHTML : '';
+  function showStats() {
+    renderCompare();
+    if (!selBox) return;
+    if (!range || !rangeStats) {
+      selBox.innerHTML = '';
+      if (exitsSection && exitsSection.dataset.range) { exitsSection.innerHTML = exitsWhole; delete exitsSection.dataset.range; }
+      return;
+    }
+    selBox.innerHTML = '<h3 id="drill-selstats-range">Selection ' + rangeText(range) + '</h3>' +
+      '<p class="note"><kbd>Shift</kbd>+<kbd>A</kbd> / <kbd>Shift</kbd>+<kbd>B</kbd> store it for the ' +
+      'comparison; <kbd>Escape</kbd> drops it. The exit latency histograms below show it too.</p>' +
+      statsHtml([rangeStats], ['selection'], shownIds());
+    if (exitsSection) {
+      /* per guest and reason, the vCPUs' histograms added, as the section draws the trace */
+      const info = rowById(), per = {};
+      for (const r of rangeStats.rows) {
+        if (r.kind !== 'vcpu' || !info[r.id]) continue;
+        const m = info[r.id].machine;
+        for (const x of r.exits) {
+          const k = m + '\u0000' + x.name;
+          const e = per[k] || (per[k] = { machine: m, name: x.name, count: 0, ended: 0, bins: {} });
+          e.count += x.count;
+          e.ended += x.ended;
+          for (const [b, c] of x.bins) e.bins[b] = (e.bins[b] || 0) + c;
+        }
+      }
+      const list = Object.values(per).sort((p, q) => (p.machine < q.machine ? -1 : p.machine > q.machine ? 1 : q.count - p.count));
+      let html = '<h2>VM exit latency per reason</h2><p class="note" id="exits-range">The selection ' +
+        rangeText(range) + ', from the server (<kbd>Escape</kbd> in the drill-down shows the whole trace ' +
+        'again). Time from each <code>kvm_exit</code> to its <code>kvm_entry</code>, bins of a quarter ' +
+        'power of two.</p>';
+      let lastM = null;
+      for (const e of list) {
+        if (e.machine !== lastM) { html += (lastM !== null ? '</div>' : '') + '<h3>' + esc(e.machine) + '</h3><div class="hists">'; lastM = e.machine; }
+        const bins = Object.keys(e.bins).map(Number).sort((p, q) => p - q).map((b) => [b, e.bins[b]]);
+        const [lo, hi] = binRange([bins]);
+        html += histSvg(bins, lo, hi, '<b>' + esc(e.name) + '</b> &middot; ' + e.count + ' exits').replace('<figure class="hist">',
+          '<figure class="hist" data-machine="' + esc(e.machine) + '" data-reason="' + esc(e.name) + '" data-count="' + e.count + '">');
+      }
+      if (lastM !== null) html += '</div>';
+      else html += '<p>No VM exit in the selection.</p>';
+      exitsSection.innerHTML = html;
+      exitsSection.dataset.range = range.a + ',' + range.b;
+    }
+  }
+
   /* the findings of `report`, each a link: zoom to its interval (the whole trace when it has
    * none) and select the row it names */
   function showFindings(list) {
     const box = document.getElementById('drill-findings');
     if (!box) return;
+    if (!list) { box.innerHTML = ''; list = []; return; }   /* the static page: in its summary */
     box.innerHTML = list.length ? '<h3>Findings</h3><ol>' + list.map((f, k) =>
       '<li><a href="#" class="finding" data-k="' + k + '">' + esc(f.kind) + '</a>: ' + esc(f.text) +
       '</li>').join('') + '</ol>' : '<p class="note">No findings.</p>';
@@ -374,6 +811,10 @@
     setView(v0, v1, false);
     return api('/api/findings', {}).then((fj) => { showFindings(fj.findings); root.dataset.ready = '1'; });
   }).catch((e) => { status.textContent = 'the server refused: ' + e.message; });
+  compare();
   window.vmsDrill = { setView: (a, b) => setView(a, b, true), view: () => [v0, v1],
-    data: () => data, rows: () => rows, matches: () => matches, selected: () => selRow };
+    data: () => data, rows: () => rows, matches: () => matches, selected: () => selRow,
+    cursor: () => cursor, range: () => range, ranges: () => [rangeA, rangeB],
+    rangeStats: () => rangeStats, compared: () => cmpStats,
+    pick: (ids) => { picked = ids.map((id) => rows.findIndex((r) => r.id === id)).filter((i) => i >= 0); showStats(); } };
 })();

@@ -408,7 +408,31 @@
 
   /* ---- the selection's statistics ---- */
 
+  /* The drill-down (serve.js: served, or a static page holding its exact intervals) follows
+   * a selection made here: its range statistics and the exit histograms show it. A page of
+   * the summary alone has no exits per range: its histograms say they are the whole trace's. */
+  const T0 = Number(D.t0_ns);
+  function tellSelection() {
+    document.dispatchEvent(new CustomEvent('vms-select',
+      { detail: sel ? { a: Math.floor(T0 + sel.a), b: Math.ceil(T0 + sel.b) } : null }));
+    if (window.vmsDrill) return;
+    const ex = document.getElementById('exits');
+    let note = document.getElementById('exits-range');
+    if (!ex) return;
+    if (!sel) { if (note) note.remove(); return; }
+    if (!note) {
+      note = document.createElement('p');
+      note.id = 'exits-range';
+      note.className = 'warn';
+      ex.insertBefore(note, ex.children[1] || null);
+    }
+    note.textContent = 'These histograms are of the whole trace, not of the selection ' + fmtT(sel.a) +
+      ' \u2013 ' + fmtT(sel.b) + ': this page holds the summary, not the VM exits of a range. ' +
+      'vmscope serve (or a page of a trace within the budget of exact intervals) shows a range\'s.';
+  }
+
   function showSelection() {
+    tellSelection();
     if (!sel) { selBox.innerHTML = ''; return; }
     let html = '<h3>Selected ' + fmtT(sel.a) + ' \u2013 ' + fmtT(sel.b) + ' (' +
       fmtDur(sel.b - sel.a) + ')</h3><table><tr><th>row</th><th>slices</th><th>time by state</th></tr>';
