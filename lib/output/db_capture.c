@@ -385,6 +385,11 @@ static void steal_rows(struct vms_db_capture *c, const struct vms_vcpu_stats *v)
 			    : e->kind == VMS_STEAL_OTHERS ? "other threads" : "thread");
 		col_int_if(c, e->kind == VMS_STEAL_THREAD, e->host_tid);
 		col_int_if(c, e->host_pid >= 0, e->host_pid);
+		/* a nested vCPU has an "other threads" row per layer, and a tid is one layer's */
+		if (e->kind == VMS_STEAL_UNATTRIBUTED)
+			col_null(c);
+		else
+			col_machine(c, e->host);
 		col_text(c, comm);
 		col_int(c, (int64_t)e->ns);
 		col_int_if(c, e->kind == VMS_STEAL_OTHERS, (int64_t)e->threads);

@@ -133,6 +133,9 @@ static const struct vms_db_column steal[] = {
 	T("kind", "thread, unattributed or other threads"),
 	IN("host_tid", NULL, "the host thread (kind thread)"),
 	IN("host_pid", NULL, "its process (NULL: not known)"),
+	TN("layer", "the machine whose scheduler ran it (report --json's layer): the vCPU's "
+		    "host, or for a nested guest's vCPU preempted at the layer below, that layer "
+		    "(L0); NULL: unattributed"),
 	T("comm", "its name"),
 	I("ns", "time_unit", "time it ran while the vCPU was preempted"),
 	IN("threads", "count", "other threads: how many"),

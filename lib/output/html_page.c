@@ -66,11 +66,20 @@ static uint64_t page_bound(const struct vms_html *h, const struct vms_html_page 
 			b += 512 + name + (uint64_t)(n < VMS_HTML_MAX_REASONS ? n : VMS_HTML_MAX_REASONS) *
 				(HIST_BOUND + 2 * name);
 	}
-	/* steal: per vCPU a caption and at most 23 rows (20 threads, "more", the two buckets) */
+	/* steal: per vCPU a caption and at most 24 rows (20 threads, "more", the buckets: one
+	 * unattributed, "other threads" per layer, two for a nested guest), each naming its
+	 * layer in a nested model */
+	uint64_t layer = 0;
+	for (uint32_t m = 0; h->nested && m < nm; m++) {
+		const struct vms_machine *mc = vms_model_machine_c(h->model, m);
+		uint64_t len = 6 * (uint64_t)strlen(mc && mc->name ? mc->name : "?") + 8;
+		layer = len > layer ? len : layer;
+	}
 	for (uint32_t i = 0; a && i < vms_analysis_nr_vcpus(a); i++) {
 		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
 		const struct vms_machine *mc = vms_model_machine_c(h->model, v->machine);
-		b += 512 + 6 * (uint64_t)strlen(mc && mc->name ? mc->name : "?") + 23 * STEAL_ROW_BOUND;
+		b += 512 + 6 * (uint64_t)strlen(mc && mc->name ? mc->name : "?") +
+		     24 * (STEAL_ROW_BOUND + layer);
 	}
 	return b;
 }
@@ -383,6 +392,13 @@ static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *
 				continue;
 			fprintf(f, "<tr><td>");
 			put_text(f, e->comm[0] ? e->comm : "?");
+			/* nested: the layer whose scheduler ran it (or them: "other threads" are
+			 * per layer), as the text report's "(l0)" */
+			if (h->nested && e->kind != VMS_STEAL_UNATTRIBUTED) {
+				fprintf(f, " <span class=\"layer\">(");
+				put_text(f, machine_name(h, e->host));
+				fprintf(f, ")</span>");
+			}
 			if (e->kind == VMS_STEAL_UNATTRIBUTED)
 				fprintf(f, "</td><td colspan=\"2\">more than %d vCPUs waited on the CPU: "
 					   "who ran is not followed", VMS_INSTEAD_MAX_WAITERS);

@@ -440,9 +440,9 @@ int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FI
 	int rc = 0;
 	for (uint32_t v = 0; v < N->nv; v++) {
 		struct lane *L = &N->lane[v];
-		char name[sizeof N->idle.comm];   /* v <= 15: "CPU 15/KVM" fits a comm */
+		char name[sizeof N->idle.comm]; /* v <= 15 (% 100 says so to gcc): fits a comm */
 		L->v = v;
-		snprintf(name, sizeof name, "CPU %u/KVM", v);
+		snprintf(name, sizeof name, "CPU %u/KVM", v % 100u);
 		L->l1v = mktask(3001 + (int32_t)v, name);
 		L->l2v = mktask(4001 + (int32_t)v, name);
 		L->l0noise = mktask(77 + (int32_t)v, "stress-ng");

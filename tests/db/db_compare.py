@@ -68,7 +68,7 @@ def compare(vmscope, inputs, capture, fetch, label):
     ok(got == exp, "%s: machines = report --json's" % label, (got, exp))
     # vcpus: every state's time (NULL where report says null), exits, host_tid
     states = ["unknown", "idle", "running", "vmm", "preempted", "halted"]
-    exp, exp_steal = [], []
+    exp = []
     for m in rep["machines"]:
         for v in m["vcpus"]:
             exp.append((m["name"], str(v["vcpu"]), norm(v["host_tid"])) +
@@ -76,18 +76,12 @@ def compare(vmscope, inputs, capture, fetch, label):
                        (norm(v["halt_poll_ns"]), norm(v["hypervisor_ns"]),
                         str(sum(e["count"] for e in v["exits"])), str(v["exits_unfinished"]),
                         str(v["first_ns"]), str(v["last_ns"])))
-            for s in v["steal"]:
-                exp_steal.append((m["name"], str(v["vcpu"]), s["kind"], norm(s["tid"]),
-                                  norm(s["pid"]), s["comm"], str(s["ns"])))
     got = multiset(q("SELECT machine, vcpu, host_tid, unknown_ns, idle_ns, running_ns, vmm_ns, "
                      "preempted_ns, halted_ns, halt_poll_ns, hypervisor_ns, exits, "
                      "exits_unfinished, first_ns, last_ns FROM vcpus WHERE capture = $C"))
     ok(got == sorted(exp) and exp, "%s: vcpus = report --json's vcpus (%d)" % (label, len(exp)),
        (got, sorted(exp)))
-    got = multiset(q("SELECT machine, vcpu, kind, host_tid, host_pid, comm, ns FROM steal "
-                     "WHERE capture = $C"))
-    ok(got == sorted(exp_steal), "%s: steal = report --json's steal (%d rows, %d ns)" %
-       (label, len(exp_steal), sum(int(s[6]) for s in exp_steal)), (got, sorted(exp_steal)))
+    compare_steal(rep, q, label)
     # findings: kind, machine and sentence, in rank order
     exp = [(f["kind"], f["machine"], f["text"]) for f in rep.get("findings", [])]
     got = [tuple(r) for r in q("SELECT kind, machine, text FROM findings WHERE capture = $C "
@@ -125,6 +119,55 @@ def compare(vmscope, inputs, capture, fetch, label):
                      "top_cause, culprit FROM wakeups WHERE capture = $C"))
     ok(got == multiset(exp), "%s: wakeups = latency --csv (%d rows)" % (label, len(exp)),
        (got[:3], multiset(exp)[:3]))
+
+
+def compare_steal(rep, q, label):
+    """the steal table = report --json's steal entries, with their layer: report's "layer"
+    (a nested model), else the vCPU's host; NULL for the unattributed bucket"""
+    exp = []
+    for m in rep["machines"]:
+        for v in m["vcpus"]:
+            for s in v["steal"]:
+                layer = s.get("layer", m.get("host") if s["kind"] != "unattributed" else None)
+                exp.append((m["name"], str(v["vcpu"]), s["kind"], norm(s["tid"]),
+                            norm(s["pid"]), norm(layer), s["comm"], str(s["ns"]),
+                            norm(s.get("threads"))))
+    got = multiset(q("SELECT machine, vcpu, kind, host_tid, host_pid, layer, comm, ns, threads "
+                     "FROM steal WHERE capture = $C"))
+    ok(got == sorted(exp), "%s: steal = report --json's steal with its layer (%d rows, %d ns)"
+       % (label, len(exp), sum(int(s[7]) for s in exp)), (got, sorted(exp)))
+    return got
+
+
+def nested_set(tmp):
+    """tests/nested's l0s/l1s/l2s (mk_nested.c, VMS_MK_NESTED): three layers, each preemption
+    by 300 threads with the same tids on L0 and L1; None without the maker"""
+    mk = os.environ.get("VMS_MK_NESTED")
+    if not mk:
+        return None
+    d = os.path.join(tmp, "nested")
+    os.makedirs(d, exist_ok=True)
+    subprocess.run([mk, d], check=True, capture_output=True)
+    return [os.path.join(d, f) for f in ("l0s.dat", "l1s.dat", "l2s.dat")]
+
+
+def compare_nested(vmscope, inputs, capture, fetch, label):
+    """a nested capture's steal rows: report --json's, with their layers; and by hand
+    (tests/nested): the L2 vCPU's two "other threads" rows, 44 threads / 132 ns at l0s and
+    300 / 900 ns at l1, told apart by layer alone; tid 1000 taken at both layers, one row
+    each would be ambiguous without it (the L2 vCPU's 256 itemised are L0's)"""
+    def q(sql):
+        return fetch(sql.replace("$C", "'%s'" % capture))
+    rep = json.loads(run(vmscope, "report", "--json", *inputs).stdout)
+    compare_steal(rep, q, label)
+    got = multiset(q("SELECT machine, layer, ns, threads FROM steal WHERE capture = $C AND "
+                     "kind = 'other threads'"))
+    exp = multiset([("l1", "l0s", 132, 44), ("l2", "l0s", 132, 44), ("l2", "l1", 900, 300)])
+    ok(got == exp, "%s: other threads per layer, by hand" % label, (got, exp))
+    got = multiset(q("SELECT machine, layer, count(*), sum(ns) FROM steal WHERE capture = $C "
+                     "AND kind = 'thread' GROUP BY machine, layer"))
+    exp = multiset([("l1", "l0s", 256, 768), ("l2", "l0s", 256, 768)])
+    ok(got == exp, "%s: itemised thieves: 256 of L0's, 3 ns each, per vCPU" % label, (got, exp))
 
 
 def input_sets(vmscope, shared, tmp):

@@ -57,6 +57,18 @@ for label, inputs in sets:
         dc.compare(vmscope, inputs, cap, fetcher(db), label)
         loaded.append((label, inputs, cap))
 
+# a nested model (three layers): the steal rows name their layer
+nested = dc.nested_set(tmp)
+if nested:
+    ndb = os.path.join(tmp, "nested.db")
+    p = run(vmscope, "db", "--sqlite", ndb, *nested, check=False)
+    cap = dc.capture_of(p.stdout)
+    ok(p.returncode == 0 and cap, "nested l0s/l1s/l2s: loaded into SQLite", p.stderr.decode())
+    if cap:
+        dc.compare_nested(vmscope, nested, cap, fetcher(ndb), "nested l0s/l1s/l2s")
+else:
+    skip("nested l0s/l1s/l2s: steal rows with their layer", "VMS_MK_NESTED not set")
+
 # many captures in one file: each its own, no row without its capture
 before = counts(db)
 ok(before["captures"] == len(loaded), "%d captures in one file" % len(loaded), before)

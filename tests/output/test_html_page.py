@@ -342,6 +342,7 @@ if os.path.exists(os.path.join(oqk, "host.xml")):
     check("OneQemuKvm", [os.path.join(oqk, "host.xml"), os.path.join(oqk, "guest.xml")])
 else:
     skip("OneQemuKvm page", "../shared/traces/tracecompass-vm missing")
+small = None
 syn = os.path.join(TMP, "synth")
 r = subprocess.run([VMS, "synth", "--events", "100000", "--out", syn], capture_output=True, text=True)
 ok(r.returncode == 0, "synth pair written", r.stderr)
@@ -377,5 +378,51 @@ if r.returncode == 0:
                f"{small['page_bound_bytes']}")
         for f in os.listdir(big):
             os.unlink(os.path.join(big, f))
+
+def steal_rows(text):
+    """the "Who took the CPU" tables: {caption: [(comm, layer or None, cells...)]}, parsed
+    from the page's markup"""
+    sec = text.split('<section id="steal">', 1)[1].split("</section>", 1)[0]
+    out = {}
+    for m in re.finditer(r"<caption>(.*?) vCPU (\d+): .*?</caption>(.*?)</table>", sec, re.S):
+        rows = []
+        for tr in re.findall(r"<tr><td>(.*?)</td>", m.group(3)):
+            lm = re.match(r'(.*?) <span class="layer">\((.*?)\)</span>$', tr)
+            rows.append((lm.group(1), lm.group(2)) if lm else (tr, None))
+        out[(m.group(1), int(m.group(2)))] = rows
+    return out
+
+
+# nested (three layers, synth --scenario nested: thieves tid 77 + v at both L0 and L1): each
+# steal row names the layer whose scheduler ran it, as report --json's "layer"; a one-layer
+# page names none
+nst = os.path.join(TMP, "nested")
+r = subprocess.run([VMS, "synth", "--scenario", "nested", "--events", "20000", "--out", nst],
+                   capture_output=True, text=True)
+ok(r.returncode == 0, "nested synth written", r.stderr)
+if r.returncode == 0:
+    three = [os.path.join(nst, f) for f in ("host.dat", "l1.dat", "l2.dat")]
+    page = os.path.join(TMP, "nested.html")
+    r = subprocess.run([VMS, "html", *three, "-o", page], capture_output=True, text=True)
+    rep = json.loads(subprocess.run([VMS, "report", "--json", *three], capture_output=True,
+                                    text=True).stdout)
+    exp = {}
+    for mc in rep["machines"]:
+        for v in mc["vcpus"]:
+            if v["steal"]:
+                exp[(mc["name"], v["vcpu"])] = [(e["comm"], e.get("layer")) for e in v["steal"]
+                                                if e["kind"] != "thread" or
+                                                sum(x["kind"] == "thread" for x in
+                                                    v["steal"][:v["steal"].index(e)]) < 20]
+    got = steal_rows(open(page, encoding="utf-8").read()) if r.returncode == 0 else {}
+    layers = sorted({ly for rows in got.values() for _, ly in rows})
+    ok(r.returncode == 0 and got == exp and len(layers) >= 2 and None not in layers,
+       f"nested: every steal row names its layer = report --json's ({len(got)} vCPUs, "
+       f"layers {layers})", (r.stderr, got, exp))
+if small:
+    got = steal_rows(open(os.path.join(TMP, "synth.html"), encoding="utf-8").read())
+    ok(got and all(ly is None for rows in got.values() for _, ly in rows),
+       "one layer: the steal rows name no layer", got)
+
 print(f"1..{n}")
 sys.exit(1 if failed else 0)
