@@ -440,7 +440,8 @@ int vms_synth_nested_run(const struct vms_synth_config *cfg, const char *dir, FI
 	int rc = 0;
 	for (uint32_t v = 0; v < N->nv; v++) {
 		struct lane *L = &N->lane[v];
-		char name[sizeof N->idle.comm];   /* v <= 15: "CPU 15/KVM" fits a comm */
+		char name[24];   /* v <= 15: "CPU 15/KVM" fits a comm (mktask cuts to one); 24 for
+		                    * any u32, which -O0 format-truncation asks for */
 		L->v = v;
 		snprintf(name, sizeof name, "CPU %u/KVM", v);
 		L->l1v = mktask(3001 + (int32_t)v, name);
