@@ -39,9 +39,11 @@ static inline int load(struct vms_merge *m, struct vms_merge_stream *s)
 	return 1;
 }
 
-/* The arrays for every stream of sources[0..n): 0, or VMS_ERR_NOMEM with m freed. */
-static int merge_alloc(struct vms_merge *m, struct vms_source **sources, uint32_t n,
-		       struct vms_error *err, uint32_t *total_out)
+/* The arrays for every stream of sources[0..n), each stream named (source, stream, clock):
+ * 0, or VMS_ERR_NOMEM with m freed. */
+static int merge_alloc(struct vms_merge *m, struct vms_source **sources,
+		       const struct vms_clock *const *clocks, uint32_t n, struct vms_error *err,
+		       uint32_t *total_out)
 {
 	memset(m, 0, sizeof *m);
 	m->err = err;
@@ -56,17 +58,6 @@ static int merge_alloc(struct vms_merge *m, struct vms_source **sources, uint32_
 		vms_merge_free(m);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory for %u streams", total);
 	}
-	*total_out = total;
-	return 0;
-}
-
-int vms_merge_init(struct vms_merge *m, struct vms_source **sources,
-		   const struct vms_clock *const *clocks, uint32_t n, struct vms_error *err)
-{
-	uint32_t total;
-	int r0 = merge_alloc(m, sources, n, err, &total);
-	if (r0 < 0)
-		return r0;
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t ns = sources[i]->ops->nr_streams(sources[i]);
@@ -76,15 +67,29 @@ int vms_merge_init(struct vms_merge *m, struct vms_source **sources,
 			s->clock = clocks[i];
 			s->source = i;
 			s->stream = j;
-			int r = load(m, s);
-			if (r < 0) {
-				vms_merge_free(m);
-				return r;
-			}
-			if (r > 0) {
-				m->heap[m->heap_len++] = s;
-				m->live[i]++;
-			}
+		}
+	}
+	*total_out = total;
+	return 0;
+}
+
+int vms_merge_init(struct vms_merge *m, struct vms_source **sources,
+		   const struct vms_clock *const *clocks, uint32_t n, struct vms_error *err)
+{
+	uint32_t total;
+	int r0 = merge_alloc(m, sources, clocks, n, err, &total);
+	if (r0 < 0)
+		return r0;
+	for (uint32_t k = 0; k < total; k++) {
+		struct vms_merge_stream *s = &m->streams[k];
+		int r = load(m, s);
+		if (r < 0) {
+			vms_merge_free(m);
+			return r;
+		}
+		if (r > 0) {
+			m->heap[m->heap_len++] = s;
+			m->live[s->source]++;
 		}
 	}
 	m->nr_streams = total;
@@ -150,7 +155,7 @@ int vms_merge_restart(struct vms_merge *m, struct vms_source **sources,
 		      struct vms_error *err)
 {
 	uint32_t total;
-	int r = merge_alloc(m, sources, n, err, &total);
+	int r = merge_alloc(m, sources, clocks, n, err, &total);
 	if (r < 0)
 		return r;
 	if (nr_marks != total) {
@@ -158,35 +163,27 @@ int vms_merge_restart(struct vms_merge *m, struct vms_source **sources,
 		return vms_error_set(err, VMS_ERR_FORMAT, "checkpoint of %u streams for %u streams",
 				     nr_marks, total);
 	}
-	uint32_t k = 0, delivered = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t ns = sources[i]->ops->nr_streams(sources[i]);
-		for (uint32_t j = 0; j < ns; j++, k++) {
-			struct vms_merge_stream *s = &m->streams[k];
-			s->src = sources[i];
-			s->clock = clocks[i];
-			s->source = i;
-			s->stream = j;
-			uint8_t st = marks[k].state;
-			if (st == VMS_MARK_ENDED)
-				continue;
-			r = st > VMS_MARK_DELIVERED
-				? vms_error_set(err, VMS_ERR_FORMAT, "checkpoint: stream %u: state %u",
-						k, st)
-				: vms_source_seek(sources[i], j, &marks[k].pos);
-			if (r < 0 && st <= VMS_MARK_DELIVERED)
-				vms_error_set(err, r, "%s", sources[i]->err.msg);
-			if (r == 0 && (r = load(m, s)) == 0)
-				r = vms_error_set(err, VMS_ERR_FORMAT, "checkpoint: stream %u: no event "
-						  "at its position", k);
-			if (r < 0) {
-				vms_merge_free(m);
-				return r;
-			}
-			delivered += st == VMS_MARK_DELIVERED;
-			m->heap[m->heap_len++] = s;
-			m->live[i]++;
+	uint32_t delivered = 0;
+	for (uint32_t k = 0; k < total; k++) {
+		struct vms_merge_stream *s = &m->streams[k];
+		uint8_t st = marks[k].state;
+		if (st == VMS_MARK_ENDED)
+			continue;
+		r = st > VMS_MARK_DELIVERED
+			? vms_error_set(err, VMS_ERR_FORMAT, "checkpoint: stream %u: state %u", k, st)
+			: vms_source_seek(s->src, s->stream, &marks[k].pos);
+		if (r < 0 && st <= VMS_MARK_DELIVERED)
+			vms_error_set(err, r, "%s", s->src->err.msg);
+		if (r == 0 && (r = load(m, s)) == 0)
+			r = vms_error_set(err, VMS_ERR_FORMAT, "checkpoint: stream %u: no event at its "
+					  "position", k);
+		if (r < 0) {
+			vms_merge_free(m);
+			return r;
 		}
+		delivered += st == VMS_MARK_DELIVERED;
+		m->heap[m->heap_len++] = s;
+		m->live[s->source]++;
 	}
 	m->nr_streams = total;
 	for (uint32_t i = m->heap_len / 2; i-- > 0;)
