@@ -2,7 +2,8 @@
  * stream's source position, lib/input/tracedat/tracedat_seek.c) taken after event k for many
  * k, serialised to bytes, read back into a fresh source and merge: the events after k (cpu,
  * time stamp, type, kind, tid, flags, decoded fields, merged order across streams and
- * sources) equal the uninterrupted read's. Expected values come from that uninterrupted read
+ * sources, and for the first TEXTS events the text libtraceevent renders from the record's
+ * bytes) equal the uninterrupted read's. Expected values come from that uninterrupted read
  * of the same files (the reader's counts themselves are checked against trace-cmd report in
  * test_tracedat_local/kvm). Traces: ../shared/traces/local/sched-syscalls-2cpu.dat (v7 zstd,
  * at 1 and 2 threads: the worker pool's prefetch restarts at the sought chunk) and the
@@ -15,6 +16,7 @@
 #define MAX_CK 48
 #define MAX_ST 64
 #define WINDOW 30000 /* events compared after each checkpoint (ASan: the whole rest is slow) */
+#define TEXTS 16 /* events after each checkpoint whose text (libtraceevent's) is compared */
 #define MARK_BYTES (1 + 8 * VMS_POS_WORDS)
 
 struct ck {
@@ -22,7 +24,20 @@ struct ck {
 	uint64_t last_t;
 	uint32_t nr;
 	uint8_t bytes[MAX_ST][MARK_BYTES]; /* serialised marks */
+	uint64_t text[TEXTS];  /* hashes of the next events' format_event text */
+	uint32_t nr_text;
 };
+
+static uint64_t text_hash(struct vms_source *src, const struct vms_event *ev)
+{
+	char buf[1024];
+	assert_int_equal(src->ops->format_event(src, ev->stream, buf, sizeof buf), 0);
+	assert_true(buf[0] != '\0');
+	uint64_t h = 1469598103934665603ull;
+	for (const char *p = buf; *p; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ull;
+	return h;
+}
 
 static uint64_t ev_hash(const struct vms_event *ev, uint64_t t)
 {
@@ -103,6 +118,9 @@ static uint64_t *reference(struct run *r, struct ck *cks, uint32_t *nck, uint64_
 			assert_non_null(h);
 		}
 		h[k] = ev_hash(ev, t);
+		for (uint32_t i = 0; i < *nck; i++)
+			if (cks[i].nr_text < TEXTS && k > cks[i].k)
+				cks[i].text[cks[i].nr_text++] = text_hash(r->src[ev->machine], ev);
 		assert_int_equal(vms_merge_tell(&m, mk), 0);
 		bool chunk = false, page = false;
 		for (uint32_t s = 0; k > 0 && s < m.nr_streams; s++) {
@@ -117,6 +135,7 @@ static uint64_t *reference(struct run *r, struct ck *cks, uint32_t *nck, uint64_
 			c->k = k;
 			c->last_t = m.last_t;
 			c->nr = m.nr_streams;
+			c->nr_text = 0;
 			for (uint32_t s = 0; s < m.nr_streams; s++)
 				put_mark(c->bytes[s], &mk[s]);
 		}
@@ -127,6 +146,7 @@ static uint64_t *reference(struct run *r, struct ck *cks, uint32_t *nck, uint64_
 	/* the last event: a checkpoint after which nothing follows */
 	struct ck *c = &cks[(*nck)++];
 	c->k = k - 1;
+	c->nr_text = 0;
 	c->last_t = m.last_t;
 	c->nr = m.nr_streams;
 	for (uint32_t s = 0; s < m.nr_streams; s++)
@@ -159,6 +179,10 @@ static void replay(struct run *r, const struct ck *c, const uint64_t *h, uint64_
 		if (ev_hash(ev, t) != h[k])
 			fail_msg("checkpoint after %" PRIu64 ": event %" PRIu64 " differs (stream %u "
 				 "ts %" PRIu64 ")", c->k, k, ev->stream, ev->ts);
+		if (k - c->k - 1 < c->nr_text && text_hash(r->src[ev->machine], ev) !=
+		    c->text[k - c->k - 1])
+			fail_msg("checkpoint after %" PRIu64 ": event %" PRIu64 "'s text differs",
+				 c->k, k);
 	}
 	if (end == total)
 		assert_int_equal(vms_merge_next(&m, &ev, &t), 0);
@@ -173,6 +197,7 @@ static void check_all(struct run *r)
 	uint64_t total;
 	uint64_t *h = reference(r, cks, &nck, &total);
 	assert_true(nck >= 8);
+	assert_int_equal(cks[0].nr_text, TEXTS);
 	for (uint32_t i = 0; i < nck; i++)
 		replay(r, &cks[i], h, total, i == 1 ? 0 : WINDOW); /* after event 1: all the rest */
 	free(h);
