@@ -110,6 +110,14 @@ struct vms_trace_meta {
 struct vms_source;
 struct vms_xen_domain;
 
+/* Where one stream stands, for a checkpoint: format-defined words (fixed width, so a position
+ * is serialised as VMS_POS_WORDS little-endian u64). A position is untrusted when read back:
+ * seek checks it against the file and fails with src->err set, never reads out of bounds. */
+#define VMS_POS_WORDS 8
+struct vms_stream_pos {
+	uint64_t w[VMS_POS_WORDS];
+};
+
 struct vms_source_ops {
 	const char *name;        /* format name: "tracedat", "tcxml", "ctf", "xentrace", ... */
 	/* streams: fixed after open */
@@ -135,6 +143,12 @@ struct vms_source_ops {
 	/* Optional: the kernel symbols recorded with the trace, parsed on demand (NULL when
 	 * there are none; a damaged symbol section sets src->err and returns NULL). */
 	struct vms_ksyms *(*load_ksyms)(struct vms_source *src);
+	/* Optional (NULL: the format cannot seek): the position of the event next() returned
+	 * last on that stream (the start of the stream before any), such that after seek() to
+	 * it, next() returns that same event again and then exactly the events and flags the
+	 * uninterrupted read gives. tell: 0; seek: 0 or a negative status with src->err set. */
+	int (*tell)(struct vms_source *src, uint32_t stream, struct vms_stream_pos *pos);
+	int (*seek)(struct vms_source *src, uint32_t stream, const struct vms_stream_pos *pos);
 	void (*close)(struct vms_source *src);
 };
 
@@ -153,6 +167,10 @@ void vms_source_close(struct vms_source *src);
 /* The kernel symbols recorded with the trace (loaded on the first call), or NULL. A damaged
  * symbol section is said once on stderr; the trace's events are unaffected. */
 const struct vms_ksyms *vms_source_ksyms(struct vms_source *src);
+
+/* The ops above, VMS_ERR_USAGE (with src->err set) for a format that cannot seek. */
+int vms_source_tell(struct vms_source *src, uint32_t stream, struct vms_stream_pos *pos);
+int vms_source_seek(struct vms_source *src, uint32_t stream, const struct vms_stream_pos *pos);
 
 /* Free everything a reader put into meta (used by every reader's close). */
 void vms_trace_meta_free(struct vms_trace_meta *meta);

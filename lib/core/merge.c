@@ -39,8 +39,11 @@ static inline int load(struct vms_merge *m, struct vms_merge_stream *s)
 	return 1;
 }
 
-int vms_merge_init(struct vms_merge *m, struct vms_source **sources,
-		   const struct vms_clock *const *clocks, uint32_t n, struct vms_error *err)
+/* The arrays for every stream of sources[0..n), each stream named (source, stream, clock):
+ * 0, or VMS_ERR_NOMEM with m freed. */
+static int merge_alloc(struct vms_merge *m, struct vms_source **sources,
+		       const struct vms_clock *const *clocks, uint32_t n, struct vms_error *err,
+		       uint32_t *total_out)
 {
 	memset(m, 0, sizeof *m);
 	m->err = err;
@@ -64,15 +67,29 @@ int vms_merge_init(struct vms_merge *m, struct vms_source **sources,
 			s->clock = clocks[i];
 			s->source = i;
 			s->stream = j;
-			int r = load(m, s);
-			if (r < 0) {
-				vms_merge_free(m);
-				return r;
-			}
-			if (r > 0) {
-				m->heap[m->heap_len++] = s;
-				m->live[i]++;
-			}
+		}
+	}
+	*total_out = total;
+	return 0;
+}
+
+int vms_merge_init(struct vms_merge *m, struct vms_source **sources,
+		   const struct vms_clock *const *clocks, uint32_t n, struct vms_error *err)
+{
+	uint32_t total;
+	int r0 = merge_alloc(m, sources, clocks, n, err, &total);
+	if (r0 < 0)
+		return r0;
+	for (uint32_t k = 0; k < total; k++) {
+		struct vms_merge_stream *s = &m->streams[k];
+		int r = load(m, s);
+		if (r < 0) {
+			vms_merge_free(m);
+			return r;
+		}
+		if (r > 0) {
+			m->heap[m->heap_len++] = s;
+			m->live[s->source]++;
 		}
 	}
 	m->nr_streams = total;
@@ -116,4 +133,70 @@ int vms_merge_settle(struct vms_merge *m, int r)
 		return 0;
 	sift_down(m, 0);
 	return 1;
+}
+
+int vms_merge_tell(struct vms_merge *m, struct vms_merge_mark *marks)
+{
+	memset(marks, 0, m->nr_streams * sizeof *marks);
+	for (uint32_t h = 0; h < m->heap_len; h++) {
+		struct vms_merge_stream *s = m->heap[h];
+		struct vms_merge_mark *mk = &marks[s - m->streams];
+		mk->state = h == 0 && m->advance ? VMS_MARK_DELIVERED : VMS_MARK_PENDING;
+		int r = vms_source_tell(s->src, s->stream, &mk->pos);
+		if (r < 0)
+			return vms_error_set(m->err, r, "%s", s->src->err.msg);
+	}
+	return 0;
+}
+
+int vms_merge_restart(struct vms_merge *m, struct vms_source **sources,
+		      const struct vms_clock *const *clocks, uint32_t n,
+		      const struct vms_merge_mark *marks, uint32_t nr_marks, uint64_t last_t,
+		      struct vms_error *err)
+{
+	uint32_t total;
+	int r = merge_alloc(m, sources, clocks, n, err, &total);
+	if (r < 0)
+		return r;
+	if (nr_marks != total) {
+		vms_merge_free(m);
+		return vms_error_set(err, VMS_ERR_FORMAT, "checkpoint of %u streams for %u streams",
+				     nr_marks, total);
+	}
+	uint32_t delivered = 0;
+	for (uint32_t k = 0; k < total; k++) {
+		struct vms_merge_stream *s = &m->streams[k];
+		uint8_t st = marks[k].state;
+		if (st == VMS_MARK_ENDED)
+			continue;
+		r = st > VMS_MARK_DELIVERED
+			? vms_error_set(err, VMS_ERR_FORMAT, "checkpoint: stream %u: state %u", k, st)
+			: vms_source_seek(s->src, s->stream, &marks[k].pos);
+		if (r < 0 && st <= VMS_MARK_DELIVERED)
+			vms_error_set(err, r, "%s", s->src->err.msg);
+		if (r == 0 && (r = load(m, s)) == 0)
+			r = vms_error_set(err, VMS_ERR_FORMAT, "checkpoint: stream %u: no event at its "
+					  "position", k);
+		if (r < 0) {
+			vms_merge_free(m);
+			return r;
+		}
+		delivered += st == VMS_MARK_DELIVERED;
+		m->heap[m->heap_len++] = s;
+		m->live[s->source]++;
+	}
+	m->nr_streams = total;
+	for (uint32_t i = m->heap_len / 2; i-- > 0;)
+		sift_down(m, i);
+	/* keys (time, source, stream) are unique, so the stream whose event was handed out
+	 * last, the earliest then, is the heap's top again: the next call advances it */
+	if (delivered > 1 || (delivered == 1 && marks[m->heap[0] - m->streams].state !=
+			      VMS_MARK_DELIVERED)) {
+		vms_merge_free(m);
+		return vms_error_set(err, VMS_ERR_FORMAT, "checkpoint: the event handed out last "
+				     "is not the earliest");
+	}
+	m->advance = delivered == 1;
+	m->last_t = last_t;
+	return 0;
 }

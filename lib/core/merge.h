@@ -45,6 +45,27 @@ struct vms_merge {
 int vms_merge_init(struct vms_merge *m, struct vms_source **sources, const struct vms_clock *const *clocks,
 		   uint32_t n, struct vms_error *err);
 void vms_merge_free(struct vms_merge *m);
+
+/* A checkpoint of the merge (issue 21): for every stream (in init's order: the sources'
+ * streams one source after the other) whether it has ended, holds an event not handed out
+ * yet, or holds the one handed out last, and the source position of that event; plus
+ * last_t (the time of the last event handed out: an event behind it is delivered at it).
+ * Ties need nothing more: the order is by (time, source, stream), no history. */
+enum { VMS_MARK_ENDED, VMS_MARK_PENDING, VMS_MARK_DELIVERED };
+struct vms_merge_mark {
+	uint8_t state;
+	struct vms_stream_pos pos;
+};
+/* marks: m->nr_streams entries. 0, or <0 (a source cannot seek) with m->err set. The event
+ * handed out last stays valid. */
+int vms_merge_tell(struct vms_merge *m, struct vms_merge_mark *marks);
+/* Like vms_merge_init, but the streams start where marks (nr_marks, untrusted: checked)
+ * say, so that vms_merge_next gives what it gave after the checkpoint (on_end is not told
+ * about the streams ended before it; `backwards` counts from 0). 0, or <0 with err set. */
+int vms_merge_restart(struct vms_merge *m, struct vms_source **sources,
+		      const struct vms_clock *const *clocks, uint32_t n,
+		      const struct vms_merge_mark *marks, uint32_t nr_marks, uint64_t last_t,
+		      struct vms_error *err);
 int vms_merge_settle(struct vms_merge *m, int r);
 
 static inline bool vms_merge_before(const struct vms_merge_stream *a,

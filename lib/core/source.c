@@ -31,6 +31,22 @@ const struct vms_ksyms *vms_source_ksyms(struct vms_source *src)
 	return src->meta.ksyms;
 }
 
+int vms_source_tell(struct vms_source *src, uint32_t stream, struct vms_stream_pos *pos)
+{
+	if (!src->ops->tell)
+		return vms_error_set(&src->err, VMS_ERR_USAGE, "%s: %s traces cannot seek",
+				     src->path, src->ops->name);
+	return src->ops->tell(src, stream, pos);
+}
+
+int vms_source_seek(struct vms_source *src, uint32_t stream, const struct vms_stream_pos *pos)
+{
+	if (!src->ops->seek)
+		return vms_error_set(&src->err, VMS_ERR_USAGE, "%s: %s traces cannot seek",
+				     src->path, src->ops->name);
+	return src->ops->seek(src, stream, pos);
+}
+
 /* A reader that ran out of memory half-way may have set a count before its array was
  * allocated: a NULL array is taken as empty, whatever its count says. */
 void vms_trace_meta_free(struct vms_trace_meta *m)

@@ -6,6 +6,7 @@
  *   tracedat_guard.c    what libtraceevent may be given (it crashes on hostile formats)
  *   tracedat_stream.c   the hot path: per-CPU chunks, ring-buffer pages, records -> vms_event
  *   tracedat_prefetch.c the worker pool's jobs: each stream's next chunks decompressed ahead
+ *   tracedat_seek.c     a stream's position (tell) and the way back to it (seek)
  *
  * The file is mapped read-only; every offset and size read from it is checked against the
  * real file size before use, so a damaged file gives "PATH: WHAT at byte offset N".
@@ -315,6 +316,12 @@ struct td_stream {
 	uint32_t last_type;
 	uint64_t last_serial;    /* its number among the source's records returned (from 1) */
 	uint64_t last_off;       /* its file offset (its chunk's when compressed) */
+	/* for tell (tracedat_seek.c): the last record's header offset in its page, whether it
+	 * carried VMS_EVF_LOST_BEFORE, last_ts before it; the chunks loaded since the start */
+	uint32_t rec_at;
+	bool rec_lost;
+	uint64_t prev_ts;
+	uint64_t chunks_taken;
 
 	char str[2][64];
 };
@@ -379,6 +386,15 @@ int td_prefetch_take(struct td_source *ts, struct td_stream *s, uint64_t *at, ui
 void td_prefetch_rewind(struct td_source *ts);
 void td_prefetch_stop(struct td_source *ts);
 void td_stream_reset(struct td_stream *s);
+/* A stream's first steps, shared with seek (tracedat_seek.c): start (find its data, its chunk
+ * count; `locked`: the caller holds the pool's lock), the next chunk, the next non-empty page
+ * (each 1 loaded, 0 none left, <0 error). */
+int td_stream_start(struct td_source *ts, struct td_stream *s, bool locked);
+int td_next_chunk(struct td_source *ts, struct td_stream *s);
+int td_next_page(struct td_source *ts, struct td_stream *s);
+/* The source's tell and seek ops (vmscope/source.h). */
+int td_tell(struct vms_source *src, uint32_t stream, struct vms_stream_pos *pos);
+int td_seek(struct vms_source *src, uint32_t stream, const struct vms_stream_pos *pos);
 int td_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t len);
 /* libtraceevent reads fields at the offsets the format declares and dynamic arrays at the
  * 16-bit offset and length the record holds, without checking them against the record's

@@ -915,6 +915,8 @@ static const struct vms_source_ops td_ops = {
 	.set_wanted = td_set_wanted,
 	.format_event = td_format_event,
 	.load_ksyms = td_load_ksyms,
+	.tell = td_tell,
+	.seek = td_seek,
 	.close = td_close,
 };
 

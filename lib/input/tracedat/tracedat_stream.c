@@ -48,6 +48,7 @@ void td_stream_reset(struct td_stream *s)
 	s->last_len = 0;
 	s->last_type = 0;
 	s->last_serial = 0;
+	s->chunks_taken = 0;
 	for (int i = 0; i < TD_PF_DEPTH; i++) {
 		s->pf[i].state = TD_PF_EMPTY;
 		vms_error_clear(&s->pf[i].err);
@@ -70,26 +71,27 @@ static int stream_fail(struct td_source *ts, struct td_stream *s, uint64_t off,
 	return s->error;
 }
 
-/* Marks the stream started (and sets its chunk cursor): shared with the pool's workers. */
+/* Marks the stream started (and sets its chunk cursor): shared with the pool's workers
+ * (`locked`: the caller holds the pool's lock). */
 static void mark_started(struct td_source *ts, struct td_stream *s, uint32_t chunks,
-			 uint64_t next)
+			 uint64_t next, bool locked)
 {
-	if (ts->pf.running)
+	bool lock = ts->pf.running && !locked;
+	if (lock)
 		vms_pool_lock();
 	s->chunks_left = chunks;
 	s->next_chunk = next;
 	s->started = true;
 	ts->chunks += chunks;
-	if (ts->pf.running) {
-		if (chunks)
-			vms_pool_kick();
+	if (ts->pf.running && chunks)
+		vms_pool_kick();
+	if (lock)
 		vms_pool_unlock();
-	}
 }
 
-static int stream_start(struct td_source *ts, struct td_stream *s)
+int td_stream_start(struct td_source *ts, struct td_stream *s, bool locked)
 {
-	mark_started(ts, s, 0, 0);
+	mark_started(ts, s, 0, 0, locked);
 	if (s->data_size == 0) {
 		s->done = true;
 		return 0;
@@ -112,7 +114,7 @@ static int stream_start(struct td_source *ts, struct td_stream *s)
 	uint32_t count = td_rd32(&ts->f, ts->f.base + s->data_off);
 	if ((uint64_t)count * 8 > s->data_size - 4)
 		return stream_fail(ts, s, s->data_off, "chunk count exceeds the CPU data size");
-	mark_started(ts, s, count, s->data_off + 4);
+	mark_started(ts, s, count, s->data_off + 4, locked);
 	return 0;
 }
 
@@ -170,7 +172,7 @@ int td_chunk_room(struct td_source *ts, uint8_t **buf, uint32_t *cap, uint32_t n
 }
 
 /* Next region of pages: the next decompressed chunk. 1 loaded, 0 no more, <0 error. */
-static int next_chunk(struct td_source *ts, struct td_stream *s)
+int td_next_chunk(struct td_source *ts, struct td_stream *s)
 {
 	if (!s->compressed)
 		return 0;
@@ -204,6 +206,7 @@ static int next_chunk(struct td_source *ts, struct td_stream *s)
 	s->chunk_off = at;
 	td_file_release(&ts->f, &s->released, at);
 	s->chunk_len = usize;
+	s->chunks_taken++;
 	s->region = s->chunk;
 	s->region_len = usize;
 	s->region_pos = 0;
@@ -217,7 +220,7 @@ static uint64_t page_file_off(const struct td_stream *s, uint64_t page_start)
 }
 
 /* Load the next non-empty page. 1 loaded, 0 end of stream, <0 error. */
-static int next_page(struct td_source *ts, struct td_stream *s)
+int td_next_page(struct td_source *ts, struct td_stream *s)
 {
 	struct td_file *f = &ts->f;
 	const uint32_t doff = ts->fm.data_off;
@@ -230,7 +233,7 @@ static int next_page(struct td_source *ts, struct td_stream *s)
 				s->done = true;
 				return 0;
 			}
-			int r = next_chunk(ts, s);
+			int r = td_next_chunk(ts, s);
 			if (r <= 0) {
 				if (r == 0)
 					s->done = true;
@@ -343,7 +346,7 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 	if (s->error)
 		return s->error;
 	if (!s->started) {
-		int r = stream_start(ts, s);
+		int r = td_stream_start(ts, s, false);
 		if (r < 0)
 			return r;
 	}
@@ -355,6 +358,7 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 		uint32_t pos = s->pos, size = s->page_len;
 		uint64_t t = s->ts;
 		while (pos + 4 <= size) {
+			uint32_t at = pos;
 			uint32_t w = td_rd32(f, pg + pos);
 			uint32_t tl = w & 31, delta = w >> 5;
 			const uint8_t *rec;
@@ -429,6 +433,10 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			}
 			if (t < s->last_ts)
 				ev->flags |= VMS_EVF_TIME_BACKWARDS;
+			/* what tell() needs to come back to this record (tracedat_seek.c) */
+			s->rec_at = at;
+			s->rec_lost = (ev->flags & VMS_EVF_LOST_BEFORE) != 0;
+			s->prev_ts = s->last_ts;
 			s->last_ts = t;
 			s->last_rec = rec;
 			s->last_len = rlen;
@@ -455,7 +463,7 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 		}
 		s->pos = pos;
 		s->ts = t;
-		int r = next_page(ts, s);
+		int r = td_next_page(ts, s);
 		if (r <= 0)
 			return r;
 		continue;
@@ -564,8 +572,8 @@ int64_t vms_tracedat_decompress_all(struct vms_source *src)
 		struct td_stream *s = &ts->streams[i];
 		if (!s->compressed)
 			continue;
-		int r = s->started ? 0 : stream_start(ts, s);
-		while (r >= 0 && (r = next_chunk(ts, s)) > 0)
+		int r = s->started ? 0 : td_stream_start(ts, s, false);
+		while (r >= 0 && (r = td_next_chunk(ts, s)) > 0)
 			n++;
 		if (r < 0)
 			return r;
