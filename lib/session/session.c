@@ -735,6 +735,12 @@ static int check_vcpu(struct vms_session *s, struct vms_error *err)
 			     "vCPUs 0-%u)", s->opts.vcpu, most - 1);
 }
 
+struct pass_src {
+	uint64_t *counts;            /* s->type_counts[source] */
+	uint32_t nr_types;
+	struct vms_xen_model *xen;   /* s->xen[source] */
+};
+
 /* One merged pass. With an analysis, every event also goes to it; the window's start is
  * given to the analysis at the first event, and the pass stops at its end. */
 static int merged_pass(struct vms_session *s, const struct vms_clock *const *clocks,
@@ -749,6 +755,16 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	int r = vms_merge_init(&m, s->src, clocks, s->nr_src, err);
 	if (r < 0)
 		return r;
+	/* What each event needs of its source, read once here: through s it was three loads a
+	 * field per event, redone after every call (the callee may have written s). */
+	struct pass_src *ps = calloc(s->nr_src ? s->nr_src : 1, sizeof *ps);
+	if (!ps) {
+		vms_merge_free(&m);
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		ps[i] = (struct pass_src){ .counts = s->type_counts[i],
+					   .nr_types = s->src[i]->meta.nr_types, .xen = s->xen[i] };
 	if (an) {
 		m.on_end = stream_ended;
 		m.end_ctx = s; /* (an is s->an: analyse's) */
@@ -789,26 +805,30 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 				break;
 			}
 		}
-		if (t >= hi) {
-			s->win_end = hi;
-			break;
+		bool in = true;
+		if (windowed) {
+			if (t >= hi) {
+				s->win_end = hi;
+				break;
+			}
+			in = t >= lo;
+			if (in) {
+				if (win_n++ == 0)
+					win_first = t;
+				win_last = t;
+			}
 		}
 		last = t;
 		n++;
-		bool in = t >= lo;
-		if (in) {
-			if (win_n++ == 0)
-				win_first = t;
-			win_last = t;
-		}
 		if (s->maps_unseen)
 			note_map_thread(s, ev);
-		if (ev->type < s->src[ev->machine]->meta.nr_types)
-			s->type_counts[ev->machine][ev->type]++;
+		const struct pass_src *p = &ps[ev->machine];
+		if (ev->type < p->nr_types)
+			p->counts[ev->type]++;
 		if (an) {
 			vms_analysis_event(an, ev, t);
-			if (s->xen[ev->machine])
-				vms_xen_model_event(s->xen[ev->machine], ev);
+			if (p->xen)
+				vms_xen_model_event(p->xen, ev);
 		}
 		if (observer && wanted[ev->kind])
 			vms_model_observe(observer, ev);
@@ -816,6 +836,7 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 			fn(ctx, ev, t);
 		vms_progress_maybe(&prog, n);
 	}
+	free(ps);
 	vms_progress_end(&prog, n);
 	/* a window wholly after the traces: known only once they have ended */
 	if (r >= 0 && windowed && n && !s->win_end && !s->stop)
