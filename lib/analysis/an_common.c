@@ -56,7 +56,8 @@ void an_observer_for(struct vms_observer *o, const struct an_layout *L)
 
 int an_layout_init(struct an_layout *L, struct vms_model *model)
 {
-	L->model = model;
+	/* the layout owes nothing to what the caller's memory held (a layout on the stack) */
+	*L = (struct an_layout){ .model = model };
 	L->nr_mach = vms_model_nr_machines(model);
 	L->mach = calloc(L->nr_mach ? L->nr_mach : 1, sizeof *L->mach);
 	if (!L->mach)
