@@ -35,7 +35,7 @@ static inline int load(struct vms_merge *m, struct vms_merge_stream *s)
 	}
 	s->ev.machine = s->source;
 	s->ev.stream = s->stream;
-	s->t = vms_clock_to_ref_fast(s->clock, s->ev.cpu, s->ev.ts);
+	s->t = vms_merge_stream_time(s);
 	return 1;
 }
 
@@ -65,6 +65,8 @@ static int merge_alloc(struct vms_merge *m, struct vms_source **sources,
 			struct vms_merge_stream *s = &m->streams[k];
 			s->src = sources[i];
 			s->clock = clocks[i];
+			s->raw_ns = !s->clock->timeshift && !s->clock->linear &&
+				    !s->clock->tsc2nsec && s->clock->add_ns == 0;
 			s->source = i;
 			s->stream = j;
 		}
