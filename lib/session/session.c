@@ -741,6 +741,16 @@ struct pass_src {
 	struct vms_xen_model *xen;   /* s->xen[source] */
 };
 
+/* May source i leave out the records no analysis reads (vms_source_ops.skip_unread)? Not
+ * a guest's: the containment check (containment.c) counts every event of a traced guest's
+ * vCPUs. (Nor, in merged_pass, when a consumer follows the host CPUs' occupants, which every
+ * host event's thread moves, or --map's threads are still looked for in every event.) */
+static bool may_skip(const struct vms_session *s, uint32_t i)
+{
+	const struct vms_machine *mc = vms_model_machine_c(s->model, i);
+	return mc && !(mc->role & VMS_ROLE_GUEST);
+}
+
 /* One merged pass. With an analysis, every event also goes to it; the window's start is
  * given to the analysis at the first event, and the pass stops at its end. */
 static int merged_pass(struct vms_session *s, const struct vms_clock *const *clocks,
@@ -776,13 +786,13 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	 * that can leave out what no analysis reads do (counted, so the totals stay those of
 	 * the traces). */
 	bool windowed = s->opts.from.set || s->opts.to.set;
-	bool skip = an && !fn && !windowed;
+	bool skip = an && !fn && !windowed && !s->maps_unseen;
 	for (uint32_t i = 0; skip && i < s->nr_obs; i++)
-		if (s->obs[i].event && !s->obs[i].event_kinds_only)
+		if ((s->obs[i].event && !s->obs[i].event_kinds_only) || s->obs[i].cpu_occupant)
 			skip = false;
 	uint64_t skipped = 0;
 	for (uint32_t i = 0; skip && i < s->nr_src; i++)
-		if (s->src[i]->ops->skip_unread)
+		if (s->src[i]->ops->skip_unread && may_skip(s, i))
 			s->src[i]->ops->skip_unread(s->src[i], s->type_counts[i], &skipped);
 	struct vms_progress prog;
 	vms_progress_start(&prog, s->opts.progress, an ? "analysis" : "reading");

@@ -322,6 +322,18 @@ struct td_stream {
 	bool rec_lost;
 	uint64_t prev_ts;
 	uint64_t chunks_taken;
+	/* skip_unread (td_skip_unread): whether a record of this stream was returned since its
+	 * start (the first always is), and the last record left out since the last one
+	 * returned, held because it may be the stream's last (always returned): its payload
+	 * (copied into held_buf before its page goes), type, time and backwards flag */
+	bool returned;
+	bool held;
+	bool held_back;
+	const uint8_t *held_rec;
+	uint32_t held_len, held_type, held_at;
+	uint64_t held_ts;
+	uint8_t *held_buf;
+	uint32_t held_cap;
 
 	char str[2][64];
 };
@@ -360,6 +372,9 @@ struct td_source {
 	uint64_t seq_serial;    /* the record whose text seq holds (last_serial), 0: none */
 	uint32_t seq_used;      /* the bytes of that record libtraceevent was given */
 	uint64_t served;        /* records returned by next() on any stream */
+	/* skip_unread: records of kind VMS_K_OTHER left out, counted here by type and in
+	 * *skip_total; NULL when off */
+	uint64_t *skip_counts, *skip_total;
 	_Atomic uint64_t chunk_mem; /* bytes of all chunk buffers (reader and workers) */
 	_Atomic uint64_t decompressions; /* chunks decompressed, by any thread */
 	uint64_t chunks;        /* chunks the started streams' headers count */
@@ -371,6 +386,7 @@ struct td_source {
 };
 
 int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev);
+void td_skip_unread(struct vms_source *src, uint64_t *type_counts, uint64_t *total);
 /* The next chunk header of a compressed stream: checked against the CPU data and the file,
  * then the cursor advances. 1 claimed, 0 none left, <0 error (in err). */
 int td_claim_chunk(const struct td_source *ts, struct td_stream *s, struct vms_error *err,

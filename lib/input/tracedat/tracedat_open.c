@@ -871,6 +871,7 @@ static void td_close(struct vms_source *src)
 	td_prefetch_stop(ts);
 	for (uint32_t i = 0; i < ts->nr_streams; i++) {
 		free(ts->streams[i].chunk);
+		free(ts->streams[i].held_buf);
 		for (int k = 0; k < TD_PF_DEPTH; k++)
 			free(ts->streams[i].pf[k].buf);
 	}
@@ -913,6 +914,7 @@ static const struct vms_source_ops td_ops = {
 	.next = td_stream_next,
 	.rewind = td_rewind,
 	.set_wanted = td_set_wanted,
+	.skip_unread = td_skip_unread,
 	.format_event = td_format_event,
 	.load_ksyms = td_load_ksyms,
 	.tell = td_tell,

@@ -10,6 +10,7 @@
  * every length against the page commit before use. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
@@ -49,6 +50,7 @@ void td_stream_reset(struct td_stream *s)
 	s->last_type = 0;
 	s->last_serial = 0;
 	s->chunks_taken = 0;
+	s->returned = s->held = false;
 	for (int i = 0; i < TD_PF_DEPTH; i++) {
 		s->pf[i].state = TD_PF_EMPTY;
 		vms_error_clear(&s->pf[i].err);
@@ -337,6 +339,76 @@ static inline const char *get_str(const struct td_file *f, const uint8_t *rec, u
 	return dst;
 }
 
+/* The event of a data record: its header fields, and its own fields when its kind is
+ * wanted. `back`: its time is before the stream's previous record's. */
+static inline void emit(struct td_source *ts, struct td_stream *s, uint32_t stream,
+			struct vms_event *ev, uint32_t ti, const uint8_t *rec, uint32_t rlen,
+			uint64_t t, uint32_t at, bool back)
+{
+	const struct td_file *f = &ts->f;
+	const struct td_formats *fm = &ts->fm;
+	const struct td_type *ty = &fm->types[ti];
+	ev->ts = t;
+	ev->tid = (fm->common_pid.off + 4u <= rlen)
+		? (int32_t)td_rd32(f, rec + fm->common_pid.off) : -1;
+	ev->cpu = s->cpu;
+	ev->kind = ty->kind;
+	ev->type = ti;
+	ev->stream = stream;
+	ev->flags = back ? VMS_EVF_TIME_BACKWARDS : 0;
+	if (s->lost_pending) {
+		ev->flags |= VMS_EVF_LOST_BEFORE;
+		s->lost_pending = false;
+	}
+	/* what tell() needs to come back to this record (tracedat_seek.c) */
+	s->rec_at = at;
+	s->rec_lost = (ev->flags & VMS_EVF_LOST_BEFORE) != 0;
+	s->prev_ts = s->last_ts;
+	s->last_ts = t;
+	s->last_rec = rec;
+	s->last_len = rlen;
+	s->last_type = ti;
+	s->last_serial = ++ts->served;
+	s->last_off = s->compressed ? s->chunk_off
+		: s->region_file_off + (uint64_t)(rec - s->region);
+	s->returned = true;
+	s->held = false;
+	ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
+	ev->s[0] = ev->s[1] = NULL;
+	if (ty->kind != VMS_K_OTHER && ts->wanted[ty->kind]) {
+		for (int i = 0; i < 5; i++)
+			if (ty->f[i].flags)
+				ev->f[i] = get_num(f, rec, rlen, ty->f[i]);
+		if (ty->tid_from_pid)
+			ev->f[0] = (uint64_t)(int64_t)ev->tid;
+		if (__builtin_expect(ty->mode_plus1, 0))
+			ev->f[2] = ev->f[2] ? 2 : 1;
+		if (ty->s[0].flags)
+			ev->s[0] = get_str(f, rec, rlen, ty->s[0], s->str[0]);
+		if (ty->s[1].flags)
+			ev->s[1] = get_str(f, rec, rlen, ty->s[1], s->str[1]);
+	}
+}
+
+/* skip_unread: the held record outlives its page (the next one may reuse or release the
+ * memory): its payload is copied once, when the page ends. */
+static int hold_copy(struct td_stream *s)
+{
+	if (!s->held || s->held_rec == s->held_buf)
+		return 0;
+	if (s->held_len > s->held_cap) {
+		uint8_t *nb = realloc(s->held_buf, s->held_len);
+		if (!nb)
+			return -1;
+		s->held_buf = nb;
+		s->held_cap = s->held_len;
+	}
+	if (s->held_len)
+		memcpy(s->held_buf, s->held_rec, s->held_len);
+	s->held_rec = s->held_buf;
+	return 0;
+}
+
 int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
 {
 	struct td_source *ts = (struct td_source *)src;
@@ -419,51 +491,42 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 				if (r < 0)
 					return s->error = r;
 			}
-			ev->ts = t;
-			ev->tid = (fm->common_pid.off + 4u <= rlen)
-				? (int32_t)td_rd32(f, rec + fm->common_pid.off) : -1;
-			ev->cpu = s->cpu;
-			ev->kind = ty->kind;
-			ev->type = ti;
-			ev->stream = stream;
-			ev->flags = 0;
-			if (s->lost_pending) {
-				ev->flags |= VMS_EVF_LOST_BEFORE;
-				s->lost_pending = false;
+			bool back = t < s->last_ts;
+			/* skip_unread: a record no analysis reads is left out (counted), but held,
+			 * as it may be the stream's last; the first and one after lost events are
+			 * returned */
+			if (ts->skip_counts && ty->kind == VMS_K_OTHER && s->returned &&
+			    !s->lost_pending) {
+				ts->skip_counts[ti]++;
+				(*ts->skip_total)++;
+				s->held = true;
+				s->held_back = back;
+				s->held_rec = rec;
+				s->held_len = rlen;
+				s->held_type = ti;
+				s->held_at = at;
+				s->held_ts = t;
+				s->prev_ts = s->last_ts;
+				s->last_ts = t;
+				continue;
 			}
-			if (t < s->last_ts)
-				ev->flags |= VMS_EVF_TIME_BACKWARDS;
-			/* what tell() needs to come back to this record (tracedat_seek.c) */
-			s->rec_at = at;
-			s->rec_lost = (ev->flags & VMS_EVF_LOST_BEFORE) != 0;
-			s->prev_ts = s->last_ts;
-			s->last_ts = t;
-			s->last_rec = rec;
-			s->last_len = rlen;
-			s->last_type = ti;
-			s->last_serial = ++ts->served;
-			s->last_off = s->compressed ? s->chunk_off
-				: s->region_file_off + (uint64_t)(rec - s->region);
-			ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
-			ev->s[0] = ev->s[1] = NULL;
-			if (ty->kind != VMS_K_OTHER && ts->wanted[ty->kind]) {
-				for (int i = 0; i < 5; i++)
-					if (ty->f[i].flags)
-						ev->f[i] = get_num(f, rec, rlen, ty->f[i]);
-				if (ty->tid_from_pid)
-					ev->f[0] = (uint64_t)(int64_t)ev->tid;
-				if (__builtin_expect(ty->mode_plus1, 0))
-					ev->f[2] = ev->f[2] ? 2 : 1;
-				if (ty->s[0].flags)
-					ev->s[0] = get_str(f, rec, rlen, ty->s[0], s->str[0]);
-				if (ty->s[1].flags)
-					ev->s[1] = get_str(f, rec, rlen, ty->s[1], s->str[1]);
-			}
+			emit(ts, s, stream, ev, ti, rec, rlen, t, at, back);
 			return 1;
 		}
 		s->pos = pos;
 		s->ts = t;
+		if (hold_copy(s) < 0)
+			return s->error = vms_error_nomem_at(&src->err, f->path, s->last_off);
 		int r = td_next_page(ts, s);
+		if (r == 0 && s->held) {
+			/* the stream's last record was left out: it is returned after all */
+			ts->skip_counts[s->held_type]--;
+			(*ts->skip_total)--;
+			s->last_ts = s->prev_ts;
+			emit(ts, s, stream, ev, s->held_type, s->held_rec, s->held_len, s->held_ts,
+			     s->held_at, s->held_back);
+			return 1;
+		}
 		if (r <= 0)
 			return r;
 		continue;
@@ -472,6 +535,19 @@ overrun:
 				   + (s->compressed ? 0 : ts->fm.data_off + pos),
 				   "ring-buffer record runs past the page commit");
 	}
+}
+
+/* Records of kind VMS_K_OTHER are left out and counted by type (env VMS_TRACEDAT_SKIP=0
+ * turns this off, to compare); turned off, nothing is held any more. */
+void td_skip_unread(struct vms_source *src, uint64_t *type_counts, uint64_t *total)
+{
+	struct td_source *ts = (struct td_source *)src;
+	const char *env = getenv("VMS_TRACEDAT_SKIP");
+	bool on = type_counts && total && !(env && strcmp(env, "0") == 0);
+	ts->skip_counts = on ? type_counts : NULL;
+	ts->skip_total = on ? total : NULL;
+	for (uint32_t i = 0; i < ts->nr_streams; i++)
+		ts->streams[i].held = false;
 }
 
 /* Renders the stream's last record into ts->seq (one trace_seq for the source, reset per
