@@ -27,6 +27,12 @@ $bench -r 5 "$shared/traces/local/sched-syscalls-2cpu.dat"
 echo
 echo "== the readers against their limit (decompress alone + iterate alone) at --threads 1 and 2"
 build-release/bench/bench_readers -r 9 -d "$work" -x "$vms" "$shared/traces/local/sched-syscalls-2cpu.dat"
+echo
+echo "== a 64-CPU host (synth cloud-host, 8 guests x 8 vCPUs, 10 M events): each thread's CPU and the time on N cores"
+c="$work/cloud64"
+[ -f "$c/host.dat" ] || $vms synth --scenario cloud-host --guests 8 --vcpus 8 --host-cpus 64 --traced 1 \
+  --events 10000000 --out "$c" >/dev/null
+build-release/bench/bench_cores -r 3 -t "1 2 4 8 16 64" "$c/host.dat" "$c/guest-0.dat"
 for n in "${sizes[@]}"; do
   d="$work/pair-$n"
   if [ ! -f "$d/host.dat" ]; then

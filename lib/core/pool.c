@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/pool.h"
@@ -21,6 +22,8 @@ static unsigned nr_clients;
 static bool stopping;
 static struct vms_pool_client *head; /* clients, in the order workers ask them */
 static atomic_uint setting;          /* vms_pool_set_threads; 0: online CPUs */
+static uint64_t worker_cpu[POOL_MAX_WORKERS]; /* CPU ns of each worker's runs, under mu */
+static unsigned workers_seen;                 /* the most workers any run had, under mu */
 
 void vms_pool_set_threads(unsigned n)
 {
@@ -90,8 +93,24 @@ static void *worker_main(void *arg)
 		c->running--;
 		pthread_cond_broadcast(&done);
 	}
+	/* the thread's CPU time, for vms_pool_worker_cpu (the benches' per-thread figures) */
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		worker_cpu[id] += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (id + 1 > workers_seen)
+		workers_seen = id + 1;
 	pthread_mutex_unlock(&mu);
 	return NULL;
+}
+
+unsigned vms_pool_worker_cpu(uint64_t *ns, unsigned max)
+{
+	pthread_mutex_lock(&mu);
+	unsigned n = workers_seen < max ? workers_seen : max;
+	for (unsigned i = 0; i < n; i++)
+		ns[i] = worker_cpu[i];
+	pthread_mutex_unlock(&mu);
+	return n;
 }
 
 /* Under mu, with no client: stop and join the workers (the lock is let go meanwhile). */

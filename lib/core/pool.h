@@ -17,6 +17,7 @@
 #define VMS_CORE_POOL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct vms_pool_client {
 	/* under the lock: 1 and *job set when there is a job, 0 when none */
@@ -56,5 +57,9 @@ void vms_pool_wait(void);
 /* Under the lock: pause c and wait until none of its jobs runs; vms_pool_resume undoes it. */
 void vms_pool_quiesce(struct vms_pool_client *c);
 void vms_pool_resume(struct vms_pool_client *c);
+/* The CPU time (ns) of each worker that has run and stopped since the process began,
+ * summed over the pool's starts (worker i of every start in ns[i]): the benches' per-thread
+ * figures (bench/bench_cores.c). Returns how many were written (<= max). Not under the lock. */
+unsigned vms_pool_worker_cpu(uint64_t *ns, unsigned max);
 
 #endif
