@@ -370,10 +370,27 @@ static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *
 		   "<p class=\"note\">Per vCPU, the host threads that ran on the physical CPU its "
 		   "thread had left while it was runnable (preempted; halted time is not steal), "
 		   "and their share of the vCPU's analysed time.</p>\n");
-	uint32_t shown = 0;
+	/* the vCPUs whose host recorded no sched_switch: who ran instead is unknown (§7), never
+	 * "not preempted" */
+	uint32_t shown = 0, unseen = 0, vcpus = 0;
 	for (uint32_t i = 0; a && i < vms_analysis_nr_vcpus(a); i++) {
 		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
-		if (!v->nr_steal || !vms_filter_vcpu(&h->filter, v->machine, v->vcpu))
+		if (!vms_filter_vcpu(&h->filter, v->machine, v->vcpu))
+			continue;
+		vcpus++;
+		if (v->preempt_visible)
+			continue;
+		fprintf(f, unseen++ ? ", " : "<p class=\"unknown\" id=\"steal-unknown\">Unknown for ");
+		put_text(f, machine_name(h, v->machine));
+		fprintf(f, " vCPU %u", v->vcpu);
+	}
+	if (unseen)
+		fprintf(f, ": the host recorded no sched_switch, so when the vCPU thread was off its "
+			   "CPU, and who ran there, cannot be seen.</p>\n");
+	for (uint32_t i = 0; a && i < vms_analysis_nr_vcpus(a); i++) {
+		const struct vms_vcpu_stats *v = vms_analysis_vcpu(a, i);
+		if (!v->nr_steal || !v->preempt_visible ||
+		    !vms_filter_vcpu(&h->filter, v->machine, v->vcpu))
 			continue;
 		uint64_t span = 0;
 		for (int k = 0; k < VMS_STATE_COUNT; k++)
@@ -421,7 +438,7 @@ static void write_steal(FILE *f, struct vms_html *h, const struct vms_analysis *
 		fprintf(f, "</table>\n");
 		shown++;
 	}
-	if (!shown)
+	if (!shown && (!a || vcpus > unseen))
 		fprintf(f, "<p>No vCPU was preempted by another host thread%s.</p>\n",
 			a ? "" : " (not computed)");
 	fprintf(f, "</section>\n");

@@ -3,7 +3,8 @@
  * Per row the ns of each state over [from, to) (the sinks of `vcpus`, `threads` and the fused
  * view of `pcpus`, clipped to the range) and per vCPU its VM exits by reason, as `exits
  * --from --to` counts them (published at their end), with the exit-duration histogram of the
- * page's "VM exit latency" section (bins of a quarter power of two). A consumer of the same
+ * page's "VM exit latency" section (bins of a quarter power of two), and who took its CPU
+ * (the steal entries of `report --from --to`). A consumer of the same
  * pipeline as the window queries; nothing here interprets an event. Memory: rows x reasons x
  * bins, never the events of the range. */
 #include <inttypes.h>
@@ -145,7 +146,62 @@ static int rs_cmp(const void *x, const void *y)
 	return (a->reason > b->reason) - (a->reason < b->reason);
 }
 
-static void put_srow(FILE *f, const struct srow *r)
+/* Who took the vCPU's CPU in the range: the steal entries of `report --from --to --json`
+ * (vms_vcpu_stats.steal, the analysis' own consumer, behind the window's gate like every
+ * other), with the layer whose scheduler ran the thread in a nested capture. */
+static void put_steal(FILE *f, struct vms_session *s, const struct srow *r)
+{
+	struct vms_analysis *an = vms_session_analysis(s);
+	struct vms_model *m = vms_session_model(s);
+	const struct vms_vcpu_stats *v = NULL;
+	for (uint32_t i = 0; an && i < vms_analysis_nr_vcpus(an) && !v; i++) {
+		const struct vms_vcpu_stats *x = vms_analysis_vcpu(an, i);
+		if (x->machine == r->a && (int32_t)x->vcpu == r->b)
+			v = x;
+	}
+	/* (no sched_switch from its host: who ran instead is unknown, not "nobody") */
+	fprintf(f, ",\"preempt_visible\":%s,\"steal\":", v && v->preempt_visible ? "true" : "false");
+	if (!v || !v->preempt_visible) {
+		fputs("null", f);
+		return;
+	}
+	fputc('[', f);
+	for (uint32_t k = 0; v && k < v->nr_steal; k++) {
+		const struct vms_steal_entry *e = &v->steal[k];
+		fprintf(f, "%s{\"kind\":\"%s\",\"tid\":", k ? "," : "",
+			e->kind == VMS_STEAL_UNATTRIBUTED ? "unattributed"
+			: e->kind == VMS_STEAL_OTHERS ? "other threads" : "thread");
+		if (e->kind == VMS_STEAL_THREAD)
+			fprintf(f, "%d", e->host_tid);
+		else
+			fputs("null", f);
+		fputs(",\"pid\":", f);
+		if (e->host_pid >= 0)
+			fprintf(f, "%d", e->host_pid);
+		else
+			fputs("null", f);
+		char comm[sizeof e->comm + 1];
+		memcpy(comm, e->comm, sizeof e->comm);
+		comm[sizeof e->comm] = 0;
+		fputs(",\"comm\":\"", f);
+		vms_http_json_escape(f, comm);
+		fputc('"', f);
+		const struct vms_machine *hm = vms_model_machine_c(m, e->host);
+		if (vms_model_nested(m) && e->kind != VMS_STEAL_UNATTRIBUTED) {
+			fputs(",\"layer\":\"", f);
+			vms_http_json_escape(f, hm && hm->name ? hm->name : "?");
+			fputc('"', f);
+		}
+		fprintf(f, ",\"ns\":%" PRIu64, e->ns);
+		if (e->kind == VMS_STEAL_OTHERS)
+			fprintf(f, ",\"threads\":%" PRIu64 ",\"threads_at_least\":%s", e->threads,
+				e->threads_at_least ? "true" : "false");
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void put_srow(FILE *f, struct vms_session *s, const struct srow *r)
 {
 	static const char *const cats[3][ST_NCAT] = {
 		{ "unknown", "idle", "running", "vmm", "preempted", "halted" },
@@ -187,6 +243,7 @@ static void put_srow(FILE *f, const struct srow *r)
 			fputs("]}", f);
 		}
 		fputc(']', f);
+		put_steal(f, s, r);
 	}
 	fputc('}', f);
 }
@@ -242,7 +299,7 @@ int vms_serve_stats(const struct vms_serve_traces *t, uint64_t from, uint64_t to
 			qsort(r->rs, r->nr_rs, sizeof *r->rs, rs_cmp);
 		if (i)
 			fputc(',', f);
-		put_srow(f, r);
+		put_srow(f, s, r);
 	}
 	fputs("]}\n", f);
 	st = 0;

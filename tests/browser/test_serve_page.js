@@ -109,6 +109,30 @@ async function rangeChecks(page, box, exitAt, traces, waitData) {
   ok(note.includes('[' + a.a + ', ' + a.b + ')') && JSON.stringify(Object.entries(gotH).sort()) === JSON.stringify(Object.entries(wantH).sort()),
     'the exit latency histograms follow the selection, say so, and count exits --csv of it (' + hist.length + ' reasons)',
     JSON.stringify([gotH, wantH]).slice(0, 600));
+  // who took the CPU follows the selection (served: report --from --to --json's steal)
+  const stealGot = await page.$$eval('#steal table.steal', (t) => t.map((x) => [x.dataset.row,
+    Array.from(x.querySelectorAll('tr[data-ns]')).map((tr) => tr.dataset.tid + '=' + tr.dataset.ns)]));
+  const stealNote = await page.textContent('#steal');
+  if (STATIC) {
+    ok(stealNote.includes('[' + a.a + ', ' + a.b + ')') && stealNote.includes('vmscope serve'),
+      'the static page says who took the CPU in the selection is known to serve');
+  } else {
+    const rep = JSON.parse(execFileSync(vmscope, ['report', '--json', '--from', String(a.a), '--to', String(a.b)].concat(traces),
+      { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 }).toString());
+    const idOf = {};
+    for (const r of rows) if (r.kind === 'vcpu') idOf[r.machine + '/' + r.vcpu] = r.id;
+    const stealWant = [];
+    for (const m of rep.machines) for (const v of (m.vcpus || [])) if (v.steal.length)
+      stealWant.push([idOf[m.name + '/' + v.vcpu], v.steal.map((e) => (e.tid === null ? '' : e.tid) + '=' + e.ns)]);
+    const key = (l) => JSON.stringify(l.slice().sort());
+    // (kvm-hip24's host recorded no sched_switch: every vCPU's is unknown, and said so)
+    const unseen = rep.machines.some((m) => (m.vcpus || []).some((v) => !v.preempt_visible));
+    ok(stealNote.includes('[' + a.a + ', ' + a.b + ')') && key(stealGot) === key(stealWant) &&
+      (stealWant.length > 0 || unseen) && unseen === stealNote.includes('Unknown for'),
+      'who took the CPU follows the selection: report --from --to --json\'s steal (' + stealWant.length +
+      ' vCPUs' + (unseen ? ', unknown where the host recorded no sched_switch' : '') + ')',
+      JSON.stringify([stealGot, stealWant]).slice(0, 600));
+  }
   await page.focus('#drill');
   await page.keyboard.press('Shift+A');
   const b = await drag(0.6, 0.8);
@@ -131,8 +155,9 @@ async function rangeChecks(page, box, exitAt, traces, waitData) {
   ok(shown.length === 1 && shown[0] === exitAt.id, 'the comparison follows the picked rows (' + exitAt.id + ')', shown.join(','));
   await page.focus('#drill');
   await page.keyboard.press('Escape');
-  const back = await page.evaluate(() => document.getElementById('exits').dataset.range === undefined);
-  ok(back, 'Escape drops the selection: the histograms show the whole trace again');
+  const back = await page.evaluate(() => document.getElementById('exits').dataset.range === undefined &&
+    document.getElementById('steal').dataset.range === undefined);
+  ok(back, 'Escape drops the selection: the histograms and who took the CPU show the whole trace again');
 }
 
 (async () => {

@@ -285,6 +285,29 @@ def stats_checks(sv, traces, rows, label):
     ok(len(exp) > 0 and exp == act and bins_ok,
        '%s: stats exits by reason = exits --csv (%d rows), histograms hold every ended exit' % (
            label, len(exp)), 'expected %s\ngot %s' % (sorted(exp.items())[:4], sorted(act.items())[:4]))
+    # who took each vCPU's CPU in the range: report --from --to --json's steal entries
+    rep = json.loads(subprocess.run([VMS, 'report', '--json'] + win + traces, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True).stdout)
+    exp = {}
+    for g in rep['machines']:
+        for v in g.get('vcpus') or []:
+            exp[(g['name'], v['vcpu'])] = [(e['kind'], e['tid'], e['pid'], e['comm'], e.get('layer'), e['ns'])
+                                           for e in v['steal']]
+    act, unseen_ok = {}, True
+    for r in st['rows']:
+        if r['kind'] == 'vcpu':
+            k = (names[r['id']]['machine'], int(r['id'].split(':')[2]))
+            # no sched_switch from the host: unknown (null), where report shows no entry
+            unseen_ok &= (r['steal'] is None) == (not r['preempt_visible'])
+            act[k] = [(e['kind'], e['tid'], e['pid'], e['comm'], e.get('layer'), e['ns'])
+                      for e in (r['steal'] or [])]
+    ok(unseen_ok and (label != 'kvm-hip24' or all(
+        not r['preempt_visible'] for r in st['rows'] if r['kind'] == 'vcpu')),
+       '%s: stats steal is null where the host recorded no sched_switch' % label)
+    nsteal = sum(len(x) for x in exp.values())
+    ok(exp == act and (nsteal > 0 or label.startswith('kvm-hip24')),
+       '%s: stats steal = report --from --to --json\'s (%d entries)' % (label, nsteal),
+       'expected %s\ngot %s' % (sorted(exp.items())[:3], sorted(act.items())[:3]))
     for bad in ({'from': hi, 'to': lo}, {'from': 'x', 'to': hi}, {'to': hi}):
         st_, _ = sv.get('/api/stats', bad)
         ok(st_ == 400, '%s: /api/stats %s refused (%d)' % (label, bad, st_))

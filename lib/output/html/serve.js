@@ -733,8 +733,60 @@
   /* the selection's statistics, and the page's histograms following it */
   const exitsSection = document.getElementById('exits');
   const exitsWhole = exitsSection ? exitsSection.innerHTML : '';
+  const stealSection = document.getElementById('steal');
+  const stealWhole = stealSection ? stealSection.innerHTML : '';
+  /* who took each vCPU's CPU in the selection (report --from --to's steal), as the section
+   * draws the whole trace: per vCPU the host threads, their time and share of the range */
+  function showSteal() {
+    if (!stealSection) return;
+    if (!range || !rangeStats) {
+      if (stealSection.dataset.range) { stealSection.innerHTML = stealWhole; delete stealSection.dataset.range; }
+      return;
+    }
+    if (!rangeStats.rows.some((r) => 'steal' in r)) {
+      /* the static page's statistics come from the intervals it holds, which do not say who
+       * ran instead: the section stays the whole trace's, and says so */
+      stealSection.innerHTML = '<p class="note" id="steal-range">The selection ' + rangeText(range) +
+        ': who took the CPU in it is known to <code>vmscope serve</code> (and <code>vmscope report ' +
+        '--from --to</code>); below, the whole trace.</p>' + stealWhole;
+      stealSection.dataset.range = range.a + ',' + range.b;
+      return;
+    }
+    const info = rowById(), span = rangeStats.to - rangeStats.from;
+    let html = '<h2>Who took the CPU</h2><p class="note" id="steal-range">The selection ' + rangeText(range) +
+      ', from the server: per vCPU, the host threads that ran on the physical CPU its thread had left while ' +
+      'it was runnable, and their share of the selection (<kbd>Escape</kbd> in the drill-down shows the ' +
+      'whole trace again).</p>';
+    let n = 0;
+    const unseen = rangeStats.rows.filter((r) => r.kind === 'vcpu' && r.steal === null);
+    if (unseen.length)
+      html += '<p class="unknown" id="steal-unknown">Unknown for ' + unseen.map((r) => esc(info[r.id] ? info[r.id].label : r.id)).join(', ') +
+        ': the host recorded no sched_switch, so when the vCPU thread was off its CPU, and who ran there, cannot be seen.</p>';
+    for (const r of rangeStats.rows) {
+      if (r.kind !== 'vcpu' || !r.steal || !r.steal.length) continue;
+      const pre = r.state_ns[r.categories.indexOf('preempted')] || 0;
+      html += '<table class="steal" data-row="' + esc(r.id) + '"><caption>' + esc(info[r.id] ? info[r.id].label : r.id) +
+        ': preempted ' + fmtD(pre) + '</caption><tr><th>host thread</th><th>pid</th><th>tid</th><th>time</th>' +
+        '<th>share</th></tr>';
+      for (const e of r.steal) {
+        const who = esc(e.comm || '?') + (e.layer ? ' <span class="layer">(' + esc(e.layer) + ')</span>' : '');
+        const ids = e.kind === 'unattributed' ? '<td colspan="2">too many vCPUs waited on the CPU: who ran is not followed</td>'
+          : e.kind === 'other threads' ? '<td colspan="2">' + (e.threads_at_least ? 'at least ' : '') + e.threads +
+            ' distinct threads beyond the first ones</td>'
+          : '<td>' + (e.pid === null ? 'not recorded' : e.pid) + '</td><td>' + e.tid + '</td>';
+        html += '<tr data-tid="' + (e.tid === null ? '' : e.tid) + '" data-ns="' + e.ns + '"><td>' + who + '</td>' + ids +
+          '<td>' + fmtD(e.ns) + '</td><td>' + pct(e.ns, span) + '</td></tr>';
+      }
+      html += '</table>';
+      n++;
+    }
+    if (!n && rangeStats.rows.some((r) => r.kind === 'vcpu' && r.steal)) html += '<p>No vCPU was preempted in the selection.</p>';
+    stealSection.innerHTML = html;
+    stealSection.dataset.range = range.a + ',' + range.b;
+  }
   function showStats() {
     renderCompare();
+    showSteal();
     if (!selBox) return;
     if (!range || !rangeStats) {
       selBox.innerHTML = '';
