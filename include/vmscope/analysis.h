@@ -145,6 +145,8 @@ struct vms_exit_stats {
 #define VMS_STEAL_MAX_THIEVES 256
 #define VMS_STEAL_MAX_ENTRIES (1u << 20)
 enum vms_steal_kind { VMS_STEAL_THREAD = 0, VMS_STEAL_UNATTRIBUTED, VMS_STEAL_OTHERS };
+/* "thread", "unattributed", "other threads": a steal entry's kind as the outputs name it */
+const char *vms_steal_kind_name(enum vms_steal_kind k);
 struct vms_steal_entry {
 	int32_t host_tid, host_pid;
 	uint32_t host;                      /* the machine of host_tid: the vCPU's host, or for a

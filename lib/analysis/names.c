@@ -24,6 +24,12 @@ bool vms_vcpu_state_unseen(bool traced, bool host_visible, bool preempt_visible,
 	       (!traced && (st == VMS_STATE_IDLE || st == VMS_STATE_RUNNING));
 }
 
+const char *vms_steal_kind_name(enum vms_steal_kind k)
+{
+	return k == VMS_STEAL_UNATTRIBUTED ? "unattributed"
+	       : k == VMS_STEAL_OTHERS ? "other threads" : "thread";
+}
+
 const char *vms_overlay_reason_name(enum vms_overlay_reason r)
 {
 	switch (r) {

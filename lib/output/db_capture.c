@@ -381,8 +381,7 @@ static void steal_rows(struct vms_db_capture *c, const struct vms_vcpu_stats *v)
 		row_begin(c);
 		col_machine(c, v->machine);
 		col_int(c, v->vcpu);
-		col_text(c, e->kind == VMS_STEAL_UNATTRIBUTED ? "unattributed"
-			    : e->kind == VMS_STEAL_OTHERS ? "other threads" : "thread");
+		col_text(c, vms_steal_kind_name(e->kind));
 		col_int_if(c, e->kind == VMS_STEAL_THREAD, e->host_tid);
 		col_int_if(c, e->host_pid >= 0, e->host_pid);
 		/* a nested vCPU has an "other threads" row per layer, and a tid is one layer's */

@@ -169,8 +169,7 @@ static void put_steal(FILE *f, struct vms_session *s, const struct srow *r)
 	for (uint32_t k = 0; v && k < v->nr_steal; k++) {
 		const struct vms_steal_entry *e = &v->steal[k];
 		fprintf(f, "%s{\"kind\":\"%s\",\"tid\":", k ? "," : "",
-			e->kind == VMS_STEAL_UNATTRIBUTED ? "unattributed"
-			: e->kind == VMS_STEAL_OTHERS ? "other threads" : "thread");
+			vms_steal_kind_name(e->kind));
 		if (e->kind == VMS_STEAL_THREAD)
 			fprintf(f, "%d", e->host_tid);
 		else

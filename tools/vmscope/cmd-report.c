@@ -622,8 +622,7 @@ static void json_vcpu(struct vms_json *j, struct vms_model *m, const struct vms_
 	for (uint32_t k = 0; k < v->nr_steal; k++) {
 		const struct vms_steal_entry *e = &v->steal[k];
 		vms_json_begin_object(j, NULL);
-		vms_json_string(j, "kind", e->kind == VMS_STEAL_UNATTRIBUTED ? "unattributed"
-				       : e->kind == VMS_STEAL_OTHERS ? "other threads" : "thread");
+		vms_json_string(j, "kind", vms_steal_kind_name(e->kind));
 		if (e->kind == VMS_STEAL_THREAD)
 			vms_json_int(j, "tid", e->host_tid);
 		else

@@ -325,10 +325,10 @@ struct td_stream {
 	/* skip_unread (td_skip_unread): whether a record of this stream was returned since its
 	 * start (the first always is), and the last record left out since the last one
 	 * returned, held because it may be the stream's last (always returned): its payload
-	 * (copied into held_buf before its page goes), type, time and backwards flag */
+	 * (copied into held_buf before its page goes), type and time (prev_ts: the time before
+	 * it, so whether it went backwards) */
 	bool returned;
 	bool held;
-	bool held_back;
 	const uint8_t *held_rec;
 	uint32_t held_len, held_type, held_at;
 	uint64_t held_ts;

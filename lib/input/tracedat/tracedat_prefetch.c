@@ -75,14 +75,18 @@ static int pf_claim(struct vms_pool_client *c, void **job)
 	return 0;
 }
 
+/* A claimed slot's chunk decompressed with dc (a worker's, or the reader's own), unlocked */
+static void slot_fill(struct td_source *ts, struct td_pf_slot *slot, struct td_dctx *dc)
+{
+	atomic_fetch_add(&ts->decompressions, 1);
+	slot->result = td_decompress_with(&ts->f, dc, &slot->err, ts->f.base + slot->off + 8,
+					  slot->csize, slot->buf, slot->len, slot->off + 8);
+}
+
 static void pf_run(struct vms_pool_client *c, void *job, unsigned worker)
 {
 	struct td_source *ts = client_source(c);
-	struct td_pf_slot *slot = job;
-	atomic_fetch_add(&ts->decompressions, 1);
-	slot->result = td_decompress_with(&ts->f, &ts->pf.dc[worker], &slot->err,
-					  ts->f.base + slot->off + 8, slot->csize, slot->buf,
-					  slot->len, slot->off + 8);
+	slot_fill(ts, job, &ts->pf.dc[worker]);
 }
 
 static void pf_finish(struct vms_pool_client *c, void *job)
@@ -145,13 +149,9 @@ int td_prefetch_take(struct td_source *ts, struct td_stream *s, uint64_t *at, ui
 		 * sleep and a wake-up per chunk, and --threads 2 ran slower than 1 */
 		void *job;
 		if (!ts->pf.pc.paused && pf_claim(&ts->pf.pc, &job) > 0) {
-			struct td_pf_slot *help = job;
 			ts->pf.pc.running++;
 			vms_pool_unlock();
-			atomic_fetch_add(&ts->decompressions, 1);
-			help->result = td_decompress_with(&ts->f, &ts->f.dc, &help->err,
-							  ts->f.base + help->off + 8, help->csize,
-							  help->buf, help->len, help->off + 8);
+			slot_fill(ts, job, &ts->f.dc);
 			vms_pool_lock();
 			pf_finish(&ts->pf.pc, job);
 			ts->pf.pc.running--;

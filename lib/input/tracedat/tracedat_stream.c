@@ -500,7 +500,6 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 				ts->skip_counts[ti]++;
 				(*ts->skip_total)++;
 				s->held = true;
-				s->held_back = back;
 				s->held_rec = rec;
 				s->held_len = rlen;
 				s->held_type = ti;
@@ -524,7 +523,7 @@ int td_stream_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 			(*ts->skip_total)--;
 			s->last_ts = s->prev_ts;
 			emit(ts, s, stream, ev, s->held_type, s->held_rec, s->held_len, s->held_ts,
-			     s->held_at, s->held_back);
+			     s->held_at, s->held_ts < s->prev_ts);
 			return 1;
 		}
 		if (r <= 0)
