@@ -34,6 +34,8 @@ enum vms_index_sect_type {
 	VMS_INDEX_PAGE = 1,      /* the page of `serve` (`vmscope html`'s, server mode) */
 	VMS_INDEX_FINDINGS = 2,  /* /api/findings: report --json's findings */
 	VMS_INDEX_ROWS = 3,      /* /api/rows */
+	VMS_INDEX_CHECKPOINTS = 4, /* the page's run's checkpoints (vms_session_checkpoints);
+	                              absent when a source cannot seek */
 };
 
 struct vms_index_sect {

@@ -28,8 +28,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "vmscope/analysis.h"
+#include "vmscope/error.h"
 #include "vmscope/event.h"
 
 #ifdef __cplusplus
@@ -228,6 +230,23 @@ int vms_analysis_observe(struct vms_analysis *a, const struct vms_observer *o);
 int vms_analysis_window(struct vms_analysis *a, uint64_t from);
 /* The number of vCPUs of all guests (the range of vidx). */
 uint32_t vms_analysis_nr_vcpu_slots(const struct vms_analysis *a);
+
+/* Checkpoints (a window computed from the nearest one before it instead of from the start
+ * of the traces; lib/session/checkpoints.c keeps them). A run that records them calls
+ * vms_analysis_shadow() before its first event: a gate that never opens keeps what a
+ * window's gate would know at each instant. vms_analysis_checkpoint() writes the state after
+ * the events fed so far (the state machine's and that gate's; the consumers need nothing,
+ * since in a window they see only what comes after its start). vms_analysis_restore(), on a
+ * new analysis of the same model with vms_analysis_window() set and no event fed yet, takes
+ * that state back, so that the events after the checkpoint give what the whole run gives.
+ * shadow: 0, or -1 (out of memory, or too late); checkpoint: 0, or -1 when the write fails;
+ * restore: 0; 1 when the checkpoint was recorded by a run that followed the host CPUs'
+ * occupants and this one does not, or the reverse (nothing restored: replay instead); <0
+ * with err set (another layout or build, cut, or values no run makes). */
+int vms_analysis_shadow(struct vms_analysis *a);
+int vms_analysis_checkpoint(struct vms_analysis *a, FILE *f);
+int vms_analysis_restore(struct vms_analysis *a, const void *buf, size_t len,
+			 struct vms_error *err);
 
 #ifdef __cplusplus
 }

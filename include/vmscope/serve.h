@@ -68,13 +68,22 @@ void vms_http_json_escape(FILE *f, const char *v);
 
 /* The window queries (lib/session/serve_window.c). A query runs the pipeline of the other
  * commands on a new session of the same traces and options with from/to set, as `vcpus`,
- * `exits`, `threads` and `pcpus --from --to` do: the numbers are theirs. It replays the
- * traces from their start (the state machine must see what happened before the window; the
- * analysis publishes nothing before it), so a window costs the trace up to its end. */
+ * `exits`, `threads` and `pcpus --from --to` do: the numbers are theirs. The state machine
+ * must see what happened before the window (the analysis publishes nothing before it): a
+ * window starts from the last checkpoint before it when the traces have checkpoints
+ * (vms_serve_traces.ckpt), else it replays the traces from their start, so that it costs
+ * the trace from that checkpoint (or the start) to its end. */
 struct vms_serve_traces {
 	const char *const *paths;
 	uint32_t nr_paths;
 	const struct vms_session_opts *opts;   /* from/to/machine/vcpu are replaced per query */
+	/* Optional: the model of these traces and options (vms_session_build_model's), which
+	 * every query then uses instead of building its own (vms_session_borrow_model); and the
+	 * checkpoints of a run over them (vms_session_checkpoints), from which a window starts
+	 * instead of from the traces' start. Both outlive the queries. */
+	struct vms_model *model;
+	const void *ckpt;
+	size_t ckpt_len;
 };
 /* Every row the page draws: {"rows":[{"id":"v:M:V","kind":"vcpu","label":...},...]}, and the
  * trace's first/last reference ns. */

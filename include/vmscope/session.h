@@ -114,6 +114,26 @@ uint64_t vms_session_passes(const struct vms_session *s);  /* passes over the da
 uint64_t vms_session_first_ts(const struct vms_session *s);             /* reference ns */
 uint64_t vms_session_last_ts(const struct vms_session *s);
 
+/* Checkpoints: a windowed run (--from) computed from the last checkpoint before its start
+ * instead of from the start of the traces, with the same result (lib/session/checkpoints.h).
+ * record: the next analysis pass over the whole traces takes one every `every` events (0:
+ * none), when every source can seek (trace.dat) and no Xen model runs; the readers then read
+ * every record (no skip_unread). checkpoints: that pass's recording, NULL (*len 0) when none
+ * was taken; valid until the session is freed or runs again. use: the recording of a session
+ * of the same traces, options and model, for the windowed runs of this one (buf must outlive
+ * it); 0, or <0 with err set when it is not one (another build, cut). A restore that finds
+ * the recorded state does not fit fails the run with err set. restored: the events of the
+ * last run's checkpoint (0: it read the traces from their start). */
+void vms_session_record_checkpoints(struct vms_session *s, uint64_t every);
+const void *vms_session_checkpoints(struct vms_session *s, size_t *len);
+int vms_session_use_checkpoints(struct vms_session *s, const void *buf, size_t len,
+				struct vms_error *err);
+uint64_t vms_session_restored(const struct vms_session *s);
+/* Use model m (built by vms_session_build_model of a session of the same traces and
+ * options) instead of building one: the caller keeps it, and it must outlive the session.
+ * A run writes its containment check into it (vms_sync_info). */
+void vms_session_borrow_model(struct vms_session *s, struct vms_model *m);
+
 /* Merge only: every event of every source in reference-time order, no analysis and no
  * model pass (info, dump). */
 int vms_session_iterate(struct vms_session *s, vms_event_fn fn, void *ctx,

@@ -9,6 +9,7 @@
 
 #include "analysis_internal.h"
 #include "core/grow.h"
+#include "vcpu_state_snap.h"
 
 struct vms_analysis {
 	struct an_layout L;
@@ -25,6 +26,8 @@ struct vms_analysis {
 	uint64_t from;             /* its start */
 	struct vms_observer gate_obs;
 	struct an_subs gate_subs;  /* the gate alone: what the state machine publishes to */
+	struct an_gate *shadow;    /* a recording run's gate that never opens (checkpoints) */
+	struct an_subs no_subs;    /* whom the shadow passes on to: no one */
 	bool started, finished;
 	uint64_t t0, t_last;
 	/* results (after finish) */
@@ -128,13 +131,19 @@ void vms_analysis_host_unscheduled(struct vms_analysis *a, uint32_t machine)
 		an_sm_host_unscheduled(a->sm, machine);
 }
 
+/* Does a consumer read the host CPUs' occupants (the shadow is no consumer)? */
+static bool follows_occupants(const struct vms_analysis *a)
+{
+	return a->subs.n[AN_CB_cpu_occupant] > (a->shadow ? 1u : 0u);
+}
+
 /* The first event (or the finish of a run without any): the state machine follows host CPU
  * occupants only when a consumer (behind the window's gate or not) reads them. */
 static void start(struct vms_analysis *a, uint64_t t)
 {
 	a->started = true;
 	a->t0 = a->t_last = t;
-	an_sm_follow_occupants(a->sm, a->subs.n[AN_CB_cpu_occupant] > 0);
+	an_sm_follow_occupants(a->sm, follows_occupants(a));
 	an_sm_start(a->sm, t);
 }
 
@@ -216,6 +225,7 @@ void vms_analysis_free(struct vms_analysis *a)
 	if (!a)
 		return;
 	an_gate_free(a->gate);
+	an_gate_free(a->shadow);
 	for (uint32_t i = 0; a->vstats && i < a->L.nr_v; i++)
 		free(a->vstats[i].exits);
 	for (uint32_t m = 0; a->guest_exits && m < a->L.nr_mach; m++)
@@ -273,4 +283,94 @@ const struct vms_exit_stats *vms_analysis_guest_exits(const struct vms_analysis 
 		return NULL;
 	*nr = a->nr_guest_exits[machine];
 	return a->guest_exits[machine];
+}
+
+/* ---- checkpoints (vmscope/observe.h) ----
+ * Layout: u32 magic "ANC1", u8 whether the state machine follows occupants, u64 t0,
+ * u64 t_last, u64 length of the state machine's snapshot, its bytes (vcpu_state_snap.c),
+ * the shadow gate's kept state (window.c), nothing after. */
+#define CKPT_MAGIC 0x31434e41u   /* "ANC1" */
+
+int vms_analysis_shadow(struct vms_analysis *a)
+{
+	if (a->started || a->shadow)
+		return -1;
+	struct vms_observer o;
+	a->shadow = an_gate_new(a->L.nr_v, UINT64_MAX, &a->no_subs, &o);
+	if (!a->shadow)
+		return -1;
+	/* what a gate drops before its window anyway, and its start and finish (it never opens:
+	 * raw events would only cost a call each) */
+	o.event = NULL;
+	o.vcpu_wakeup = NULL;
+	o.guest_wakeup = NULL;
+	o.start = NULL;
+	o.finish = NULL;
+	if (vms_analysis_observe(a, &o) < 0) {
+		an_gate_free(a->shadow);
+		a->shadow = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int vms_analysis_checkpoint(struct vms_analysis *a, FILE *f)
+{
+	if (!a->shadow || !a->started || a->finished)
+		return -1;
+	char *sm = NULL;
+	size_t sm_len = 0;
+	FILE *mf = open_memstream(&sm, &sm_len);
+	if (!mf)
+		return -1;
+	int bad = an_sm_snapshot(a->sm, mf);
+	bad |= fclose(mf) != 0 ? -1 : 0;
+	uint32_t magic = CKPT_MAGIC;
+	uint8_t occ = an_sm_parts(a->sm).occ[0];
+	uint64_t len = sm_len;
+	bad |= fwrite(&magic, 4, 1, f) != 1 || fwrite(&occ, 1, 1, f) != 1 ||
+	       fwrite(&a->t0, 8, 1, f) != 1 || fwrite(&a->t_last, 8, 1, f) != 1 ||
+	       fwrite(&len, 8, 1, f) != 1 || (len && fwrite(sm, 1, len, f) != len) ? -1 : 0;
+	free(sm);
+	bad |= an_gate_snapshot(a->shadow, f);
+	return bad ? -1 : 0;
+}
+
+int vms_analysis_restore(struct vms_analysis *a, const void *buf, size_t len,
+			 struct vms_error *err)
+{
+	const uint8_t *p = buf;
+	if (a->started || !a->gate)
+		return vms_error_set(err, VMS_ERR_INTERNAL, "checkpoint restored too late or "
+				     "without a window");
+	uint32_t magic;
+	uint8_t occ;
+	uint64_t t0, t_last, sm_len;
+	if (len < 29)
+		return vms_error_set(err, VMS_ERR_FORMAT, "analysis checkpoint: header cut at byte "
+				     "offset %zu", len);
+	memcpy(&magic, p, 4);
+	memcpy(&occ, p + 4, 1);
+	memcpy(&t0, p + 5, 8);
+	memcpy(&t_last, p + 13, 8);
+	memcpy(&sm_len, p + 21, 8);
+	if (magic != CKPT_MAGIC || occ > 1 || t0 > t_last || sm_len > len - 29)
+		return vms_error_set(err, VMS_ERR_FORMAT, "analysis checkpoint: bad header at byte "
+				     "offset 0");
+	if ((bool)occ != follows_occupants(a))
+		return 1;
+	int r = an_sm_restore(a->sm, p + 29, (size_t)sm_len, err);
+	size_t used = 0;
+	if (r == 0)
+		r = an_gate_restore(a->gate, &a->L, p + 29 + sm_len, len - 29 - (size_t)sm_len,
+				    &used, err);
+	if (r == 0 && used != len - 29 - sm_len)
+		r = vms_error_set(err, VMS_ERR_FORMAT, "analysis checkpoint: bytes after the state "
+				  "at byte offset %zu", (size_t)(29 + sm_len + used));
+	if (r < 0)
+		return r;
+	a->started = true;
+	a->t0 = t0;
+	a->t_last = t_last;
+	return 0;
 }

@@ -21,10 +21,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model/keymap.h"
 #include "vmscope/analysis.h"
+#include "vmscope/error.h"
 #include "vmscope/observe.h"
 
 #define AN_MAX_CPUS 4096   /* physical CPUs of one host tracked; beyond is damage */
@@ -237,5 +239,13 @@ struct an_gate;
 struct an_gate *an_gate_new(uint32_t nr_v, uint64_t from, const struct an_subs *consumers,
 			    struct vms_observer *out);
 void an_gate_free(struct an_gate *g);
+/* What the gate keeps before `from` (the last word on each CPU and vCPU), for a checkpoint:
+ * written by a gate that never opens (the shadow of a recording run, analysis.c), read back
+ * into a new gate of the same layout, which then behaves as if it had seen the run up to
+ * there. restore: 0 (*used: the bytes it took), or <0 with err set (another layout or build,
+ * cut, or values no run makes). */
+int an_gate_snapshot(const struct an_gate *g, FILE *f);
+int an_gate_restore(struct an_gate *g, const struct an_layout *L, const void *buf, size_t len,
+		    size_t *used, struct vms_error *err);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "core/byte_reader.h"
 #include "vcpu_state_snap.h"
 
 #define MAGIC 0x31534d53u   /* "SMS1" */
@@ -63,24 +64,7 @@ int an_sm_snapshot(struct an_sm *sm, FILE *f)
 	return bad ? -1 : 0;
 }
 
-struct rd {
-	const uint8_t *p;
-	size_t left, off;
-};
-
-static bool take(struct rd *r, void *dst, size_t n)
-{
-	if (n > r->left)
-		return false;
-	if (n)
-		memcpy(dst, r->p, n);
-	r->p += n;
-	r->left -= n;
-	r->off += n;
-	return true;
-}
-
-static int bad_at(struct vms_error *err, const struct rd *r, const char *what)
+static int bad_at(struct vms_error *err, const struct vms_rd *r, const char *what)
 {
 	return vms_error_set(err, VMS_ERR_FORMAT, "state snapshot: %s at byte offset %zu", what,
 			     r->off);
@@ -89,32 +73,32 @@ static int bad_at(struct vms_error *err, const struct rd *r, const char *what)
 int an_sm_restore(struct an_sm *sm, const void *buf, size_t len, struct vms_error *err)
 {
 	struct an_sm_parts p = an_sm_parts(sm);
-	struct rd r = { buf, len, 0 };
+	struct vms_rd r = { buf, len, 0 };
 	uint32_t h[6];
-	if (!take(&r, h, sizeof h))
+	if (!vms_rd_take(&r, h, sizeof h))
 		return bad_at(err, &r, "header cut");
 	if (h[0] != MAGIC || h[1] != p.nr_vcpus || h[2] != p.vcpu_size || h[3] != p.nr_machines ||
 	    h[4] != p.machine_size || h[5] != p.cpu_size)
 		return bad_at(err, &r, "another layout or build");
-	if (!take(&r, p.vcpus, (size_t)p.nr_vcpus * p.vcpu_size))
+	if (!vms_rd_take(&r, p.vcpus, (size_t)p.nr_vcpus * p.vcpu_size))
 		return bad_at(err, &r, "vCPUs cut");
 	for (uint32_t m = 0; m < p.nr_machines; m++) {
 		void *cpus;
 		uint32_t nc;
 		char *mc = an_sm_machine(sm, m, &cpus, &nc);
-		if (!take(&r, mc + p.machine_tail_off, p.machine_size - p.machine_tail_off) ||
-		    !take(&r, &nc, 4))
+		if (!vms_rd_take(&r, mc + p.machine_tail_off, p.machine_size - p.machine_tail_off) ||
+		    !vms_rd_take(&r, &nc, 4))
 			return bad_at(err, &r, "machine cut");
 		if (nc > AN_MAX_CPUS || (size_t)nc * p.cpu_size > r.left)
 			return bad_at(err, &r, "more CPUs than the snapshot holds");
 		if (an_sm_set_cpus(sm, m, nc) < 0)
 			return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		an_sm_machine(sm, m, &cpus, &nc);
-		take(&r, cpus, (size_t)nc * p.cpu_size);
+		vms_rd_take(&r, cpus, (size_t)nc * p.cpu_size);
 	}
 	uint8_t b[2];
 	uint64_t n;
-	if (!take(&r, b, 2) || !take(&r, p.occ_unfollowed, 8) || !take(&r, &n, 8))
+	if (!vms_rd_take(&r, b, 2) || !vms_rd_take(&r, p.occ_unfollowed, 8) || !vms_rd_take(&r, &n, 8))
 		return bad_at(err, &r, "occupants cut");
 	if (b[0] > 1 || b[1] > 1)
 		return bad_at(err, &r, "a flag that is not 0 or 1");
@@ -125,7 +109,7 @@ int an_sm_restore(struct an_sm *sm, const void *buf, size_t len, struct vms_erro
 	uint64_t prev = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t kv[2];
-		take(&r, kv, 16);
+		vms_rd_take(&r, kv, 16);
 		if (kv[0] == VMS_KEYMAP_EMPTY || (i && kv[0] <= prev))
 			return bad_at(err, &r, "threads not in key order");
 		prev = kv[0];

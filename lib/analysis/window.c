@@ -11,10 +11,12 @@
  * guest_switch, vcpu_state, vcpu_instead), and from then on passes everything through. An exit pending at `from` keeps its real begin
  * (vms_obs_exit.begin) for the cost; its slice starts at `from`. Raw events and wake-ups
  * (vcpu_wakeup, guest_wakeup) before `from` are dropped. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "core/byte_reader.h"
 #include "core/grow.h"
 
 struct gw_vcpu {
@@ -328,4 +330,157 @@ void an_gate_free(struct an_gate *g)
 	free(g->cpu);
 	vms_keymap_free(&g->cpu_idx);
 	free(g);
+}
+
+/* ---- the gate's kept state, for checkpoints (an_gate_snapshot) ----
+ * Layout, native byte order (read back by the build that wrote it, the index key says so):
+ *   u32 magic "GWS1", u32 vCPUs, u32 vCPU size, u32 CPU size, the vCPUs' bytes,
+ *   u32 CPUs, per CPU in the order the gate met them: u64 (host, cpu) key, its bytes.
+ * The names' pointers are written as NULL: replay() points them at the kept copies. */
+#define GATE_MAGIC 0x31535747u   /* "GWS1" */
+
+static int put_bytes(FILE *f, const void *p, size_t n)
+{
+	return n && fwrite(p, 1, n, f) != n ? -1 : 0;
+}
+
+int an_gate_snapshot(const struct an_gate *g, FILE *f)
+{
+	uint32_t h[4] = { GATE_MAGIC, g->nr_v, (uint32_t)sizeof(struct gw_vcpu),
+			  (uint32_t)sizeof(struct gw_cpu) };
+	int bad = put_bytes(f, h, sizeof h);
+	for (uint32_t i = 0; i < g->nr_v; i++) {
+		struct gw_vcpu v = g->v[i];
+		v.sw.prev_comm = v.sw.next_comm = NULL;
+		v.instead.comm = NULL;
+		bad |= put_bytes(f, &v, sizeof v);
+	}
+	/* the keys, by index (the map holds key -> index) */
+	uint64_t *keys = calloc(g->nr_cpu ? g->nr_cpu : 1, sizeof *keys);
+	if (!keys)
+		return -1;
+	const struct vms_keymap *k = &g->cpu_idx;
+	for (size_t i = 0; i < k->cap; i++)
+		if (k->keys[i] != VMS_KEYMAP_EMPTY && k->vals[i] < g->nr_cpu)
+			keys[k->vals[i]] = k->keys[i];
+	bad |= put_bytes(f, &g->nr_cpu, 4);
+	for (uint32_t i = 0; i < g->nr_cpu; i++) {
+		struct gw_cpu c = g->cpu[i];
+		c.run.comm = c.occ.comm = NULL;
+		bad |= put_bytes(f, &keys[i], 8) | put_bytes(f, &c, sizeof c);
+	}
+	free(keys);
+	return bad ? -1 : 0;
+}
+
+/* a bool's byte as read from a file: 0 or 1, else no run made it */
+static bool flags_ok(const void *base, const size_t *offs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint8_t b;
+		memcpy(&b, (const char *)base + offs[i], 1);
+		if (b > 1)
+			return false;
+	}
+	return true;
+}
+
+/* A kept occupant's (guest, vcpu, vidx): restored from the layout's slot vidx, never taken
+ * from the file; false when vidx is no slot. */
+static bool occupant_ok(const struct an_layout *L, int32_t *guest, int32_t *vcpu, int32_t *vidx)
+{
+	if (*guest < 0) {
+		*guest = *vcpu = *vidx = -1;
+		return true;
+	}
+	if (*vidx < 0 || (uint32_t)*vidx >= L->nr_v)
+		return false;
+	*guest = (int32_t)L->v[*vidx].machine;
+	*vcpu = (int32_t)L->v[*vidx].vcpu;
+	return true;
+}
+
+static int gate_bad(struct vms_error *err, const struct vms_rd *r, const char *what)
+{
+	return vms_error_set(err, VMS_ERR_FORMAT, "window state: %s at byte offset %zu", what,
+			     r->off);
+}
+
+static bool vcpu_ok(const struct gw_vcpu *v, const struct an_layout *L)
+{
+	static const size_t flags[] = {
+		offsetof(struct gw_vcpu, has_state), offsetof(struct gw_vcpu, has_switch),
+		offsetof(struct gw_vcpu, has_mode), offsetof(struct gw_vcpu, has_exit),
+		offsetof(struct gw_vcpu, has_instead),
+		offsetof(struct gw_vcpu, state) + offsetof(struct vms_obs_vcpu_state, halt_polling),
+		offsetof(struct gw_vcpu, mode) + offsetof(struct vms_obs_vcpu_mode, guest_mode),
+		offsetof(struct gw_vcpu, instead) +
+			offsetof(struct vms_obs_vcpu_instead, unattributed),
+	};
+	if (!flags_ok(v, flags, sizeof flags / sizeof flags[0]))
+		return false;
+	uint32_t st, old, how;
+	memcpy(&st, &v->state.state, 4);
+	memcpy(&old, &v->state.old_state, 4);
+	memcpy(&how, &v->exit.how, 4);
+	return st < VMS_STATE_COUNT && old < VMS_STATE_COUNT && how <= VMS_EXIT_LOST &&
+	       v->mode.host < L->nr_mach && v->exit.host < L->nr_mach &&
+	       v->instead.host < L->nr_mach && v->state.host >= -1 &&
+	       v->state.host < (int32_t)L->nr_mach;
+}
+
+int an_gate_restore(struct an_gate *g, const struct an_layout *L, const void *buf, size_t len,
+		    size_t *used, struct vms_error *err)
+{
+	struct vms_rd r = { buf, len, 0 };
+	uint32_t h[4];
+	if (!vms_rd_take(&r, h, sizeof h))
+		return gate_bad(err, &r, "header cut");
+	if (h[0] != GATE_MAGIC || h[1] != g->nr_v || h[2] != sizeof(struct gw_vcpu) ||
+	    h[3] != sizeof(struct gw_cpu) || g->nr_cpu || g->open)
+		return gate_bad(err, &r, "another layout or build");
+	for (uint32_t i = 0; i < g->nr_v; i++) {
+		struct gw_vcpu *v = &g->v[i];
+		if (!vms_rd_take(&r, v, sizeof *v))
+			return gate_bad(err, &r, "vCPUs cut");
+		if (!vcpu_ok(v, L))
+			return gate_bad(err, &r, "values no run makes");
+		/* who the slot is comes from the layout */
+		uint32_t m = L->v[i].machine, c = L->v[i].vcpu;
+		v->state.machine = v->sw.machine = v->exit.machine = v->mode.machine =
+			v->instead.machine = m;
+		v->state.vcpu = v->sw.vcpu = v->exit.vcpu = v->mode.vcpu = v->instead.vcpu = c;
+		v->state.vidx = v->sw.vidx = v->exit.vidx = v->mode.vidx = v->instead.vidx = i;
+		v->comm[sizeof v->comm - 1] = v->instead_comm[sizeof v->instead_comm - 1] = 0;
+	}
+	uint32_t nc;
+	if (!vms_rd_take(&r, &nc, 4))
+		return gate_bad(err, &r, "CPUs cut");
+	if (nc > (uint64_t)L->nr_mach * AN_MAX_CPUS || nc > r.left / (8 + sizeof(struct gw_cpu)))
+		return gate_bad(err, &r, "more CPUs than the state holds");
+	static const size_t cflags[] = { offsetof(struct gw_cpu, known),
+					 offsetof(struct gw_cpu, occupied) };
+	for (uint32_t i = 0; i < nc; i++) {
+		uint64_t key;
+		struct gw_cpu tmp;
+		if (!vms_rd_take(&r, &key, 8) || !vms_rd_take(&r, &tmp, sizeof tmp))
+			return gate_bad(err, &r, "CPUs cut");
+		uint32_t host = (uint32_t)(key >> 32), cpu = (uint32_t)key;
+		if (host >= L->nr_mach || !L->mach[host].host || cpu >= AN_MAX_CPUS ||
+		    !flags_ok(&tmp, cflags, 2) ||
+		    !occupant_ok(L, &tmp.run.guest, &tmp.run.vcpu, &tmp.run.vidx) ||
+		    !occupant_ok(L, &tmp.occ.guest, &tmp.occ.vcpu, &tmp.occ.vidx))
+			return gate_bad(err, &r, "values no run makes");
+		struct gw_cpu *c = gate_cpu(g, host, cpu);
+		if (!c)
+			return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		if (g->nr_cpu != i + 1 || c != &g->cpu[i])
+			return gate_bad(err, &r, "a CPU twice");
+		*c = tmp;
+		c->run.host = c->occ.host = host;
+		c->run.cpu = c->occ.cpu = cpu;
+		c->comm[sizeof c->comm - 1] = c->occ_comm[sizeof c->occ_comm - 1] = 0;
+	}
+	*used = r.off;
+	return 0;
 }

@@ -290,8 +290,9 @@ int vms_serve_stats(const struct vms_serve_traces *t, uint64_t from, uint64_t to
 	}
 	/* the hash points into rows: sorted only once nothing is added */
 	qsort(q.rows, q.nr_rows, sizeof *q.rows, srow_cmp);
-	fprintf(f, "{\"from\":%" PRIu64 ",\"to\":%" PRIu64 ",\"rows_truncated\":%s,\"rows\":[", from,
-		to, q.full ? "true" : "false");
+	fprintf(f, "{\"from\":%" PRIu64 ",\"to\":%" PRIu64 ",\"rows_truncated\":%s,"
+		"\"checkpoint_events\":%" PRIu64 ",\"rows\":[", from, to, q.full ? "true" : "false",
+		vms_session_restored(s));
 	for (uint32_t i = 0; i < q.nr_rows; i++) {
 		struct srow *r = &q.rows[i];
 		if (r->rs && r->nr_rs > 1)

@@ -347,7 +347,16 @@ static struct vms_session *open_window(const struct vms_serve_traces *t, uint64_
 		o.from = (struct vms_time_bound){ .set = true, .ns = from };
 		o.to = (struct vms_time_bound){ .set = true, .ns = to };
 	}
-	return vms_session_open(t->paths, t->nr_paths, &o, err);
+	struct vms_session *s = vms_session_open(t->paths, t->nr_paths, &o, err);
+	if (!s)
+		return NULL;
+	if (t->model)
+		vms_session_borrow_model(s, t->model);
+	if (o.from.set && vms_session_use_checkpoints(s, t->ckpt, t->ckpt_len, err) < 0) {
+		vms_session_free(s);
+		return NULL;
+	}
+	return s;
 }
 
 int vms_serve_window(const struct vms_serve_traces *t, uint64_t from, uint64_t to, uint32_t px,
@@ -386,7 +395,8 @@ int vms_serve_window(const struct vms_serve_traces *t, uint64_t from, uint64_t t
 		goto out;
 	}
 	fprintf(f, "{\"from\":%" PRIu64 ",\"to\":%" PRIu64 ",\"px\":%u,\"pixel_ns\":%" PRIu64
-		",\"rows_truncated\":%s,\"rows\":[", from, to, px, q.width, q.full ? "true" : "false");
+		",\"rows_truncated\":%s,\"checkpoint_events\":%" PRIu64 ",\"rows\":[", from, to,
+		px, q.width, q.full ? "true" : "false", vms_session_restored(s));
 	for (uint32_t i = 0; i < q.nr_rows; i++) {
 		if (i)
 			fputc(',', f);

@@ -20,6 +20,7 @@
 #include "vmscope/xen_model.h"
 #include "vmscope/xentrace.h"
 #include "vmscope/session.h"
+#include "checkpoints.h"
 #include "offset_fit.h"
 #include "vmscope/sync.h"
 #include "core/merge.h"
@@ -54,6 +55,14 @@ struct vms_session {
 	uint64_t win_end;        /* the window's end when the last pass stopped there, else 0 */
 	/* the sinks of a run, filtered */
 	const struct vms_sinks *user_sinks;
+	/* checkpoints (checkpoints.h): recorded by the next unwindowed analysis pass every
+	 * ck_every events; restored by a windowed one (ck_use); ck_restored: the events of the
+	 * last pass's checkpoint, not read again */
+	uint64_t ck_every;
+	struct ck_set *ck_rec, *ck_use;
+	uint64_t ck_restored;
+	/* the model is the caller's (vms_session_borrow_model): not freed here */
+	bool model_borrowed;
 };
 
 void vms_session_stop(struct vms_session *s) { s->stop = true; }
@@ -157,8 +166,10 @@ void vms_session_free(struct vms_session *s)
 		return;
 	if (s->an)
 		vms_analysis_free(s->an);
-	if (s->model)
+	if (s->model && !s->model_borrowed)
 		vms_model_free(s->model);
+	ck_free(s->ck_rec);
+	ck_free(s->ck_use);
 	for (uint32_t i = 0; i < s->nr_src; i++) {
 		vms_source_close(s->src[i]);
 		free(s->names[i]);
@@ -751,6 +762,68 @@ static bool may_skip(const struct vms_session *s, uint32_t i)
 	return mc && !(mc->role & VMS_ROLE_GUEST);
 }
 
+/* Each source's number of event types (what its type counts hold). */
+static uint32_t *types_of(const struct vms_session *s)
+{
+	uint32_t *nt = calloc(s->nr_src ? s->nr_src : 1, sizeof *nt);
+	for (uint32_t i = 0; nt && i < s->nr_src; i++)
+		nt[i] = s->src[i]->meta.nr_types;
+	return nt;
+}
+
+static bool has_xen(const struct vms_session *s)
+{
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		if (s->xen[i])
+			return true;
+	return false;
+}
+
+/* Can every source say where its streams are (vms_source_ops.tell)? */
+static bool can_tell(const struct vms_session *s)
+{
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		if (!s->src[i]->ops->tell || !s->src[i]->ops->seek)
+			return false;
+	return true;
+}
+
+/* A windowed pass from the last checkpoint before the window: the window resolved against
+ * the recorded pass's first event (the one the pass would have read first), the analysis's
+ * state restored and the merge restarted at the marks. 1: restored (m, *cv set: the
+ * checkpoint's counts); 0: no checkpoint before the window, or one of a run that followed
+ * the host CPUs' occupants when this one does not (or the reverse): the pass starts at
+ * the beginning; <0 with err set. */
+static int restore(struct vms_session *s, const struct vms_clock *const *clocks,
+		   struct vms_analysis *an, struct vms_merge *m, bool cycles, uint64_t *lo,
+		   uint64_t *hi, bool *window_set, struct ck_view *cv, struct vms_error *err)
+{
+	uint64_t first;
+	if (!ck_first(s->ck_use, &first))
+		return 0;
+	int r = vms_window_resolve(&s->opts.from, &s->opts.to, first, cycles, lo, hi, err);
+	if (r < 0)
+		return r;
+	r = ck_pick(s->ck_use, *lo, cv, err);
+	if (r <= 0)
+		return r;
+	if (vms_analysis_window(an, *lo) < 0) {
+		ck_view_free(cv);
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	}
+	*window_set = true;
+	r = vms_analysis_restore(an, cv->an, cv->an_len, err);
+	if (r == 0)
+		r = vms_merge_restart(m, s->src, clocks, s->nr_src, cv->marks, cv->nr_marks, cv->t,
+				      err);
+	if (r != 0) {
+		ck_view_free(cv);
+		*cv = (struct ck_view){ 0 };
+		return r < 0 ? r : 0;
+	}
+	return 1;
+}
+
 /* One merged pass. With an analysis, every event also goes to it; the window's start is
  * given to the analysis at the first event, and the pass stops at its end. */
 static int merged_pass(struct vms_session *s, const struct vms_clock *const *clocks,
@@ -762,8 +835,18 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 		vms_model_wanted_kinds(wanted);
 	s->passes++;
 	struct vms_merge m;
-	int r = vms_merge_init(&m, s->src, clocks, s->nr_src, err);
+	bool windowed = s->opts.from.set || s->opts.to.set;
+	bool cycles = counts_cycles(s);
+	uint64_t lo = 0, hi = UINT64_MAX;
+	bool window_set = false;
+	struct ck_view cv = { 0 };
+	int r = 0;
+	s->ck_restored = 0;
+	if (an && windowed && s->opts.from.set && s->ck_use && !s->maps_unseen && !has_xen(s))
+		r = restore(s, clocks, an, &m, cycles, &lo, &hi, &window_set, &cv, err);
 	if (r < 0)
+		return r;
+	if (r == 0 && (r = vms_merge_init(&m, s->src, clocks, s->nr_src, err)) < 0)
 		return r;
 	/* What each event needs of its source, read once here: through s it was three loads a
 	 * field per event, redone after every call (the callee may have written s). */
@@ -782,11 +865,30 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	for (uint32_t i = 0; i < s->nr_src; i++)
 		memset(s->type_counts[i], 0,
 		       (s->src[i]->meta.nr_types ? s->src[i]->meta.nr_types : 1) * sizeof(uint64_t));
+	if (cv.marks && ck_view_counts(s->ck_use, &cv, s->type_counts, err) < 0) {
+		ck_view_free(&cv);
+		free(ps);
+		vms_merge_free(&m);
+		return err->status;
+	}
+	/* Checkpoints are recorded by a pass over the whole traces that every seekable source
+	 * reads whole (a position is a record's), with the shadow gate subscribed first. */
+	ck_free(s->ck_rec);
+	s->ck_rec = NULL;
+	if (s->ck_every && an && !windowed && !s->maps_unseen && !has_xen(s) && can_tell(s)) {
+		uint32_t *nt = types_of(s);
+		s->ck_rec = nt ? ck_recorder(s->ck_every, s->nr_src, nt) : NULL;
+		free(nt);
+		if (s->ck_rec && vms_analysis_shadow(an) < 0) {
+			ck_free(s->ck_rec);
+			s->ck_rec = NULL;
+		}
+	}
+	uint64_t ck_next = s->ck_rec ? s->ck_every : UINT64_MAX;
 	/* An analysis pass over the whole traces with no one asking for every event: the readers
 	 * that can leave out what no analysis reads do (counted, so the totals stay those of
 	 * the traces). */
-	bool windowed = s->opts.from.set || s->opts.to.set;
-	bool skip = an && !fn && !windowed && !s->maps_unseen;
+	bool skip = an && !fn && !windowed && !s->maps_unseen && !s->ck_rec;
 	for (uint32_t i = 0; skip && i < s->nr_obs; i++)
 		if ((s->obs[i].event && !s->obs[i].event_kinds_only) || s->obs[i].cpu_occupant)
 			skip = false;
@@ -799,9 +901,10 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	const struct vms_event *ev;
 	/* n events went to the analysis (those before the window too: they give the state
 	 * known at its start); win_n of them are the window's, from win_first to win_last */
-	uint64_t t, n = 0, first = 0, last = 0, win_n = 0, win_first = 0, win_last = 0;
-	uint64_t lo = 0, hi = UINT64_MAX;
-	bool cycles = counts_cycles(s);
+	uint64_t t, n = cv.n, first = cv.first, last = cv.t, win_n = 0, win_first = 0;
+	uint64_t win_last = 0, backwards0 = cv.backwards;
+	s->ck_restored = cv.n;
+	ck_view_free(&cv);
 	s->stop = false;
 	s->win_end = 0;
 	while (!s->stop && (r = vms_merge_next(&m, &ev, &t)) > 0) {
@@ -810,7 +913,7 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 			if (windowed && (r = vms_window_resolve(&s->opts.from, &s->opts.to, t, cycles,
 								&lo, &hi, err)) < 0)
 				break;
-			if (an && s->opts.from.set && vms_analysis_window(an, lo) < 0) {
+			if (an && s->opts.from.set && !window_set && vms_analysis_window(an, lo) < 0) {
 				r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 				break;
 			}
@@ -845,6 +948,10 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 		if (fn && in)
 			fn(ctx, ev, t);
 		vms_progress_maybe(&prog, n);
+		if (__builtin_expect(n == ck_next, 0)) {
+			ck_next = ck_take(s->ck_rec, &m, an, t, n, first, s->type_counts) == 0
+					  ? n + s->ck_every : UINT64_MAX;
+		}
 	}
 	free(ps);
 	vms_progress_end(&prog, n);
@@ -858,7 +965,7 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	s->first = windowed ? (win_n ? win_first : lo) : first;
 	s->last = windowed ? (win_n ? win_last : lo) : last;
 	s->pass_last = last;
-	s->backwards = m.backwards;
+	s->backwards = backwards0 + m.backwards;
 	vms_merge_free(&m);
 	return r < 0 ? r : 0;
 }
@@ -1006,6 +1113,45 @@ int vms_session_run(struct vms_session *s, const struct vms_sinks *sinks, vms_ev
 }
 
 uint64_t vms_session_passes(const struct vms_session *s) { return s->passes; }
+
+void vms_session_record_checkpoints(struct vms_session *s, uint64_t every)
+{
+	s->ck_every = every;
+}
+
+const void *vms_session_checkpoints(struct vms_session *s, size_t *len)
+{
+	return ck_bytes(s->ck_rec, len);
+}
+
+int vms_session_use_checkpoints(struct vms_session *s, const void *buf, size_t len,
+				struct vms_error *err)
+{
+	ck_free(s->ck_use);
+	s->ck_use = NULL;
+	if (!buf || !len)
+		return 0;
+	uint32_t *nt = types_of(s);
+	if (!nt)
+		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	uint32_t streams = 0;
+	for (uint32_t i = 0; i < s->nr_src; i++)
+		streams += s->src[i]->ops->nr_streams(s->src[i]);
+	s->ck_use = ck_load(buf, len, s->nr_src, nt, streams, err);
+	free(nt);
+	return s->ck_use ? 0 : -1;
+}
+
+uint64_t vms_session_restored(const struct vms_session *s) { return s->ck_restored; }
+
+void vms_session_borrow_model(struct vms_session *s, struct vms_model *m)
+{
+	if (s->model && !s->model_borrowed)
+		vms_model_free(s->model);
+	s->model = m;
+	s->model_borrowed = true;
+	s->model_built = true;
+}
 
 int vms_session_iterate(struct vms_session *s, vms_event_fn fn, void *ctx, struct vms_error *err)
 {

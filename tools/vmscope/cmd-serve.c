@@ -35,10 +35,11 @@ static const char usage[] =
 	"guest thread switches, host preemptions, exact ns) or per-pixel summaries, the events of\n"
 	"the window as `vmscope dump` prints them, and searches. It prints the URL to open, with a\n"
 	"random token every request must carry; other hosts and requests without it are refused.\n"
-	"One request is served at a time; each window replays the traces from their start with\n"
-	"the state machine of `vmscope report`. The page, the findings and the rows are read\n"
-	"from the index (vmscope index) when it is these traces', else computed and the index\n"
-	"written. Ctrl+C stops it.\n"
+	"One request is served at a time; each window is computed by the state machine of\n"
+	"`vmscope report` from the last checkpoint before it (trace.dat; other formats replay\n"
+	"the traces from their start). The page, the findings, the rows and the checkpoints are\n"
+	"read from the index (vmscope index) when it is these traces', else computed and the\n"
+	"index written. Ctrl+C stops it.\n"
 	"\n"
 	"  --port N            listen on port N (default 0: a free port)\n"
 	"  --open              open the URL in the browser (xdg-open)\n"
@@ -179,10 +180,25 @@ static void events(struct srv *sv, uint64_t from, uint64_t to, uint64_t limit,
 	resp->status = 200;
 }
 
+/* The model every query borrows: the page's run's, or built at the first query when the
+ * page came from the index (a model pass, once per server). */
+static int model(struct srv *sv, struct vms_error *err)
+{
+	if (sv->t.model)
+		return 0;
+	if (vms_session_build_model(sv->c->s, err) != 0)
+		return -1;
+	sv->t.model = vms_session_model(sv->c->s);
+	return 0;
+}
+
 static void handle(void *ctx, const struct vms_http_req *r, struct vms_http_resp *resp)
 {
 	struct srv *sv = ctx;
 	struct vms_error err = { 0 };
+	if (!strncmp(r->path, "/api/", 5) && strcmp(r->path, "/api/findings") &&
+	    strcmp(r->path, "/api/rows") && strcmp(r->path, "/api/events") && model(sv, &err) < 0)
+		return fail(resp, &err);
 	if (!strcmp(r->path, "/") || !strcmp(r->path, "/index.html")) {
 		resp->status = 200;
 		resp->content_type = "text/html; charset=utf-8";
@@ -347,6 +363,21 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (prepare(&sv, &io, &err) < 0)
 		goto fail;
+	/* VMS_SERVE_CHECKPOINTS=0: every window replayed from the start (the tests compare) */
+	const char *ck_env = getenv("VMS_SERVE_CHECKPOINTS");
+	if ((!ck_env || strcmp(ck_env, "0")) && sv.art.ckpt) {
+		/* read once here: checkpoints that are not these traces' (a damaged index under a
+		 * sound checksum) are said once, and the windows replay from the start */
+		struct vms_error ce = { 0 };
+		if (vms_session_use_checkpoints(c.s, sv.art.ckpt, sv.art.ckpt_len, &ce) == 0) {
+			sv.t.ckpt = sv.art.ckpt;
+			sv.t.ckpt_len = sv.art.ckpt_len;
+		} else {
+			fprintf(stderr, "vmscope serve: warning: %s: windows replay the traces from "
+				"their start\n", ce.msg);
+		}
+		vms_session_use_checkpoints(c.s, NULL, 0, &ce);
+	}
 	s = vms_server_new((uint16_t)port, &err);
 	if (!s)
 		goto fail;

@@ -58,7 +58,17 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
 	vms_findings_time_unit(fd, cli_cycles());
+	/* VMS_SERVE_CKPT_EVERY=N: another spacing (the tests' small traces) */
+	const char *ev = getenv("VMS_SERVE_CKPT_EVERY");
+	unsigned long long every = ev ? strtoull(ev, NULL, 10) : 0;
+	vms_session_record_checkpoints(c->s, every ? every : SERVE_CKPT_EVERY);
 	int r = vms_session_run(c->s, &sinks, NULL, NULL, err);
+	size_t cl = 0;
+	const void *ck = r ? NULL : vms_session_checkpoints(c->s, &cl);
+	if (ck && (a->ckpt = malloc(cl))) {
+		memcpy(a->ckpt, ck, cl);
+		a->ckpt_len = cl;
+	}
 	if (!r && put_findings(c, a, fd, lat) < 0)
 		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	FILE *rf = r ? NULL : open_memstream(&a->rows, &a->rows_len);
@@ -108,6 +118,7 @@ void serve_art_free(struct serve_art *a)
 	free(a->page);
 	free(a->findings);
 	free(a->rows);
+	free(a->ckpt);
 	*a = (struct serve_art){ 0 };
 }
 
@@ -192,8 +203,9 @@ int serve_art_save(const char *path, const char *key, const struct serve_art *a,
 		{ VMS_INDEX_PAGE, a->page, a->page_len },
 		{ VMS_INDEX_FINDINGS, a->findings, a->findings_len },
 		{ VMS_INDEX_ROWS, a->rows, a->rows_len },
+		{ VMS_INDEX_CHECKPOINTS, a->ckpt, a->ckpt_len },
 	};
-	return vms_index_write(path, key, s, 3, err);
+	return vms_index_write(path, key, s, a->ckpt ? 4 : 3, err);
 }
 
 static char *dup_sect(const struct vms_index *x, uint32_t type, size_t *len)
@@ -219,7 +231,15 @@ int serve_art_load(const char *path, const char *key, struct serve_art *a,
 	a->page = dup_sect(x, VMS_INDEX_PAGE, &a->page_len);
 	a->findings = dup_sect(x, VMS_INDEX_FINDINGS, &a->findings_len);
 	a->rows = dup_sect(x, VMS_INDEX_ROWS, &a->rows_len);
+	/* (none when a source cannot seek) */
+	if (vms_index_section(x, VMS_INDEX_CHECKPOINTS))
+		a->ckpt = dup_sect(x, VMS_INDEX_CHECKPOINTS, &a->ckpt_len);
+	bool ck_lost = vms_index_section(x, VMS_INDEX_CHECKPOINTS) && !a->ckpt;
 	vms_index_free(x);
+	if (ck_lost) {
+		serve_art_free(a);
+		return vms_error_set(err, VMS_ERR_NOMEM, "%s: out of memory", path);
+	}
 	if (!a->page || !a->findings || !a->rows) {
 		/* a sound file of this key without a section is one we did not write */
 		serve_art_free(a);

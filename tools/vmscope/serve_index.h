@@ -18,9 +18,14 @@ struct serve_art {
 	size_t findings_len;
 	char *rows;               /* /api/rows */
 	size_t rows_len;
+	void *ckpt;               /* the checkpoints the windows start from (NULL: none) */
+	size_t ckpt_len;
 };
+/* A checkpoint every this many events of the page's run: a window then reads at most this
+ * many events before its start (about 40 ms at the synthesized pair's cost per event). */
+#define SERVE_CKPT_EVERY 200000u
 
-/* Compute them from the traces: one analysis run (page, findings) and one for the rows. */
+/* Compute them from the traces: one analysis run (page, findings, rows, checkpoints). */
 int serve_art_build(struct cli *c, const struct vms_serve_traces *t, struct serve_art *a,
 		    struct vms_error *err);
 void serve_art_free(struct serve_art *a);

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""vmscope serve's checkpoints (TAP): a window computed from the last checkpoint before it
+must be the bytes of the same window replayed from the start of the traces (a server run
+with VMS_SERVE_CHECKPOINTS=0, a separate process), on the kvm-hip24 pair (../shared/traces)
+and a `vmscope synth` pair. Which checkpoint a window started from is checked against the
+index file itself, parsed here by its documented layout (man/vmscope-index.1): the spacing
+(one every VMS_SERVE_CKPT_EVERY events of the run) and, per window, the last checkpoint whose
+event is before the window's start. Damaged checkpoints under a sound checksum: the server
+says so once and replays, or answers an error, and never stops serving.
+Usage: test_checkpoints.py VMSCOPE (VMS_SHARED_DIR, VMS_BUILD_DIR from the environment)."""
+import json, os, random, shutil, struct, subprocess, sys, urllib.error, urllib.parse
+import urllib.request, zlib
+
+VMS = sys.argv[1]
+SHARED = os.environ.get('VMS_SHARED_DIR', '')
+TMP = os.path.join(os.environ.get('VMS_BUILD_DIR', '/tmp'), 'test-tmp', 'serve-ckpt')
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+ENV = dict(os.environ, XDG_CACHE_HOME=os.path.join(TMP, 'cache'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+from tap import Tap  # noqa: E402
+T = Tap()
+ok = T.ok
+
+
+def skip(name, why):
+    T.n += 1
+    print('ok %d - %s # SKIP %s' % (T.n, name, why))
+
+
+class Server:
+    def __init__(self, traces, extra, env=None):
+        self.p = subprocess.Popen([VMS, 'serve'] + extra + traces, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=env or ENV)
+        u = urllib.parse.urlparse(self.p.stdout.readline().strip())
+        self.base = 'http://127.0.0.1:%d' % u.port
+        self.token = urllib.parse.parse_qs(u.query)['token'][0]
+
+    def get(self, path, **q):
+        q['token'] = self.token
+        try:
+            with urllib.request.urlopen('%s%s?%s' % (self.base, path, urllib.parse.urlencode(q)),
+                                        timeout=120) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(10)
+        return self.p.stderr.read()
+
+
+def sections(path):
+    """(key bytes, [(type, bytes inflated)]) of an index file."""
+    b = open(path, 'rb').read()
+    ver, nr, kl = struct.unpack_from('<III', b, 8)
+    key, off, out = b[20:20 + kl], 20 + kl, []
+    for _ in range(nr):
+        t, z, ln = struct.unpack_from('<IIQ', b, off)
+        data = b[off + 16:off + 16 + ln]
+        out.append((t, zlib.decompress(data[8:]) if z & 1 else data))
+        off += 16 + ln
+    return key, out
+
+
+def write_raw(path, key, sects):
+    """An index file of these sections, none deflated, with its CRC."""
+    b = b'VMSIDX\r\n' + struct.pack('<III', 1, len(sects), len(key)) + key
+    for t, data in sects:
+        b += struct.pack('<IIQ', t, 0, len(data)) + data
+    open(path, 'wb').write(b + struct.pack('<I', zlib.crc32(b)))
+
+
+def checkpoints(data):
+    """[(t, n)] of a checkpoints section (native = little-endian u64s here)."""
+    assert data[:8] == b'VMSCK1\0\0'
+    nsrc, = struct.unpack_from('<I', data, 8)
+    off = 12 + 4 * nsrc
+    nstreams, = struct.unpack_from('<I', data, off)
+    off += 4
+    out = []
+    while off < len(data):
+        ln, t, cn = struct.unpack_from('<QQQ', data, off)
+        out.append((t, cn))
+        off += 8 + ln
+    return out, nstreams
+
+
+def same(a, b):
+    a, b = dict(a), dict(b)
+    ca = a.pop('checkpoint_events', None)
+    b.pop('checkpoint_events', None)
+    return a == b, ca
+
+
+def run(traces, label, every, windows):
+    env = dict(ENV, VMS_SERVE_CKPT_EVERY=str(every))
+    idx = os.path.join(TMP, label + '.vmsidx')
+    r = subprocess.run([VMS, 'index', '-o', idx] + traces, capture_output=True, text=True, env=env)
+    ok(r.returncode == 0, '%s: index written' % label, r.stderr)
+    key, sects = sections(idx)
+    ck = [d for t, d in sects if t == 4]
+    ok(len(ck) == 1, '%s: the index holds a checkpoints section (type 4)' % label)
+    if not ck:
+        return
+    cks, nstreams = checkpoints(ck[0])
+    a = Server(traces, ['--index', idx], env)
+    b = Server(traces, ['--no-index'], dict(ENV, VMS_SERVE_CHECKPOINTS='0'))
+    _, rows = a.get('/api/rows')
+    first, last, events = rows['first'], rows['last'], rows['events']
+    ok([c[1] for c in cks] == [every * (i + 1) for i in range(events // every)],
+       '%s: a checkpoint every %d of the %d events (%d)' % (label, every, events, len(cks)),
+       [c[1] for c in cks][:10])
+    ok(all(cks[i][0] <= cks[i + 1][0] for i in range(len(cks) - 1)) and
+       all(first <= t <= last for t, _ in cks), '%s: checkpoint times in order, in the trace' % label)
+    rnd = random.Random(5)
+    wins = []
+    for _ in range(windows):
+        w = max(1000, int((last - first) / 10 ** rnd.uniform(0, 4)))
+        f = rnd.randint(first, max(first, last - w))
+        wins.append((f, f + w))
+    # at a checkpoint's own time (not usable: its events are not all before the window), just
+    # after it, the whole trace, the last stretch
+    k = len(cks) // 2
+    wins += [(cks[k][0], cks[k][0] + 10**6), (cks[k][0] + 1, cks[k][0] + 10**6),
+             (first, last + 1), (max(first, last - 10**6), last + 1)]
+    diffs, wrong_ck, used = [], [], 0
+    for f, t in wins:
+        want = max([c[1] for c in cks if c[0] < f], default=0)
+        for path, extra in (('/api/window', {'px': 700}), ('/api/stats', {})):
+            sa, ja = a.get(path, **{'from': f, 'to': t}, **extra)
+            sb, jb = b.get(path, **{'from': f, 'to': t}, **extra)
+            eq, c = same(ja, jb)
+            if sa != 200 or sb != 200 or not eq:
+                diffs.append('%s [%d, %d): %d %d' % (path, f, t, sa, sb))
+            if c != want:
+                wrong_ck.append('%s [%d, %d): from the checkpoint of %s events, want %d' %
+                                (path, f, t, c, want))
+            used += c > 0
+    ok(not diffs, '%s: %d windows and stats from checkpoints == replayed from the start' %
+       (label, 2 * len(wins)), '\n'.join(diffs[:20]))
+    ok(not wrong_ck and used > len(wins), '%s: each from the last checkpoint before it '
+       '(%d of %d from one)' % (label, used, 2 * len(wins)), '\n'.join(wrong_ck[:20]))
+    a.stop()
+
+    # damaged checkpoints under a sound checksum: the section's bytes changed, stored raw
+    rnd = random.Random(9)
+    bad = os.path.join(TMP, label + '-bad.vmsidx')
+    others = [(t, d) for t, d in sects if t != 4]
+    cases = [('cut in half', ck[0][:len(ck[0]) // 2]), ('the header only', ck[0][:40]),
+             ('another stream count', ck[0][:12 + 4 * struct.unpack_from('<I', ck[0], 8)[0]] +
+              struct.pack('<I', nstreams + 1) + ck[0][16 + 4 * struct.unpack_from('<I', ck[0], 8)[0]:])]
+    for i in range(12):
+        d = bytearray(ck[0])
+        for _ in range(rnd.randint(1, 4)):
+            d[rnd.randrange(len(d))] = rnd.randrange(256)
+        cases.append(('random bytes changed (%d)' % i, bytes(d)))
+    worst = []
+    f0, t0 = wins[-4][0] + 1, wins[-4][1]
+    _, want = b.get('/api/window', **{'from': f0, 'to': t0, 'px': 300})
+    for name, data in cases:
+        write_raw(bad, key, others + [(4, data)])
+        s = Server(traces, ['--index', bad], env)
+        codes = [s.get('/api/window', **{'from': f, 'to': t, 'px': 300})[0] for f, t in wins[:4]]
+        st, got = s.get('/api/window', **{'from': f0, 'to': t0, 'px': 300})
+        alive = s.get('/api/rows')[0] == 200 and s.p.poll() is None
+        err = s.stop()
+        lines = [ln for ln in err.splitlines() if 'checkpoints' in ln]
+        if not alive or any(c not in (200, 500) for c in codes + [st]):
+            worst.append('%s: codes %s %d alive %s' % (name, codes, st, alive))
+        if name in ('cut in half', 'the header only', 'another stream count') and \
+           (len(lines) != 1 or st != 200 or not same(got, want)[0]):
+            worst.append('%s: want one warning and replayed answers: %s' % (name, err))
+    ok(not worst, '%s: %d damaged checkpoint sections: served on, errors or replays' %
+       (label, len(cases)), '\n'.join(worst[:20]))
+    b.stop()
+
+
+if SHARED and os.path.isfile(os.path.join(SHARED, 'traces/kvm-hip24/host.dat')):
+    run([os.path.join(SHARED, 'traces/kvm-hip24', f) for f in ('host.dat', 'guest-Salamander4.dat')],
+        'kvm-hip24', 2000, 24)
+else:
+    skip('kvm-hip24: checkpoints', 'no ../shared/traces')
+synth = os.path.join(TMP, 'synth')
+subprocess.run([VMS, 'synth', '--events', '60000', '--seed', '3', '--out', synth], check=True,
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+run([os.path.join(synth, 'host.dat'), os.path.join(synth, 'guest.dat')], 'synth', 5000, 24)
+sys.exit(T.done())
