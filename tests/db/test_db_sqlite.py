@@ -136,29 +136,44 @@ p = run(vmscope, "db", "--sqlite", notdb, *sets[0][1], check=False)
 ok(p.returncode == 1 and len(p.stderr.decode().splitlines()) == 1 and b"not.db" in p.stderr,
    "a file that is not a database: exit 1, one line naming it", p.stderr)
 
-# a full disk: the load fails with one line, the file is as it was (needs a small tmpfs)
+# a full disk: the load fails with one line, the file is as it was (needs a small tmpfs). A
+# small synthesized capture fits, then the 60k pair's cannot: the tmpfs is sized between the
+# two databases' sizes, measured on the ordinary disk first (so that the test needs no
+# ../shared trace and holds whatever the schema's size)
 full = os.path.join(tmp, "full")
 os.makedirs(full)
-mounted = os.geteuid() == 0 and subprocess.run(
-    ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", full], capture_output=True).returncode == 0
-if not mounted or not loaded:
-    skip("a full disk", "mounting a small tmpfs needs root" if not mounted else "no inputs")
+small_dir = os.path.join(tmp, "syn-small")
+run(vmscope, "synth", "--out", small_dir, "--seed", "3", "--events", "2k")
+small = ["synth 2k", [os.path.join(small_dir, f) for f in ("host.dat", "guest.dat")]]
+big = [x for x in loaded if x[0] == "synth noisy-neighbour"]
+sizes = []
+for label, inputs in ([small] + [big[0][:2]] if big else []):
+    probe = os.path.join(tmp, "probe-%d.db" % len(sizes))
+    run(vmscope, "db", "--sqlite", probe, *inputs, check=False)
+    sizes.append(os.path.getsize(probe) if os.path.exists(probe) else 0)
+room = (max(2 * sizes[0], sizes[0] + 65536) + 4095) // 4096 * 4096 if sizes else 0
+fits = len(sizes) == 2 and 0 < sizes[0] and 2 * room < sizes[1]
+mounted = fits and os.geteuid() == 0 and subprocess.run(
+    ["mount", "-t", "tmpfs", "-o", "size=%d" % room, "tmpfs", full],
+    capture_output=True).returncode == 0
+if not mounted:
+    skip("a full disk", "mounting a small tmpfs needs root" if fits else
+         "the databases' sizes leave no room between them: %s" % sizes)
 else:
     try:
         fdb = os.path.join(full, "f.db")
-        # a small capture first (the fewest rows), then the synthesized pair's, which cannot fit
-        small = min(loaded, key=lambda x: fetcher(db)(
-            "SELECT count(*) FROM vcpu_intervals WHERE capture = '%s'" % x[2])[0][0])
         p = run(vmscope, "db", "--sqlite", fdb, *small[1], check=False)
-        ok(p.returncode == 0, "a full disk: a small capture (%s) fits first" % small[0], p.stderr.decode())
+        ok(p.returncode == 0, "a full disk: a small capture (%s, %d of %d bytes) fits first" %
+           (small[0], sizes[0], room), p.stderr.decode())
         con = sqlite3.connect(fdb)
         before_full = list(con.iterdump())
         con.close()
-        label, inputs, cap = loaded[0]
+        label, inputs, cap = big[0]
         p = run(vmscope, "db", "--sqlite", fdb, *inputs, check=False)
         lines = [l for l in p.stderr.decode().splitlines() if "disk is full" in l]
         ok(p.returncode == 1 and len(lines) == 1 and "rolled back" in lines[0],
-           "a full disk: exit 1, one line saying so", p.stderr.decode())
+           "a full disk: exit 1, one line saying so (%s: %d bytes)" % (label, sizes[1]),
+           p.stderr.decode())
         con = sqlite3.connect(fdb)
         after_full = list(con.iterdump())
         con.close()
