@@ -97,6 +97,27 @@ struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vm
 						struct vms_error *err);
 void vms_serve_rows_write(struct vms_serve_rows_acc *a, struct vms_session *s, FILE *f);
 void vms_serve_rows_free(struct vms_serve_rows_acc *a);
+/* The summaries of the rows (lib/session/serve_summary.c), recorded by the same run: per row
+ * time buckets (ns by state, intervals and exits beginning) and, for rows with few, their
+ * intervals and exits; they answer the windows too wide to replay fast. _write_summary: the
+ * index's section 5 (0 written, 1 none: no rows; -1 the write failed). */
+int vms_serve_rows_write_summary(struct vms_serve_rows_acc *a, struct vms_session *s, FILE *f);
+struct vms_serve_summary;
+/* Read section 5 (buf must outlive it; every length checked): NULL with err set when damaged. */
+struct vms_serve_summary *vms_serve_summary_load(const void *buf, size_t len,
+						 struct vms_error *err);
+void vms_serve_summary_free(struct vms_serve_summary *s);
+/* Answer [from, to) at px pixels as vms_serve_window does, from the summaries alone: 1 when
+ * written to f (the window holds at least replay_below events, 0: VMS_SERVE_REPLAY_EVENTS,
+ * estimated from the buckets' activity; and every row either kept whole, so that its
+ * intervals and exits are those a replay gives, or holding more than 2 per pixel in the
+ * buckets wholly inside the window, so that a replay would sum it too: its pixels' ns are
+ * then the buckets' spread evenly over each bucket, "summary_ns" the bucket's width); 0 when
+ * it cannot (replay instead); -1 with err set. */
+#define VMS_SERVE_REPLAY_EVENTS 400000u
+int vms_serve_summary_window(const struct vms_serve_summary *s, uint64_t from, uint64_t to,
+			     uint32_t px, const char *only, uint64_t replay_below, FILE *f,
+			     struct vms_error *err);
 /* The rows' contents in [from, to) (reference ns) at `px` pixels: per row the exact
  * intervals when fewer than 2 per pixel, else per pixel the ns of each state; per vCPU row
  * its VM exits (exact, or counts per pixel). `row` NULL: every row; else one row id. */

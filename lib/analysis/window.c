@@ -31,7 +31,8 @@ struct gw_vcpu {
 };
 
 struct gw_cpu {
-	bool known, occupied;            /* a cpu_run, a cpu_occupant with an occupant, kept */
+	bool known, occupied;            /* a cpu_run with a thread, a cpu_occupant (an unknown one
+	                                    too: from then nothing is known there), kept */
 	struct vms_obs_cpu_run run;
 	char comm[24];
 	struct vms_obs_cpu_occupant occ;
@@ -213,7 +214,7 @@ static void on_cpu_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)
 		return;
 	c->occ = *o;
 	memcpy(c->occ_comm, o->comm, sizeof c->occ_comm);   /* (24 bytes: observe.h) */
-	c->occupied = o->guest >= 0 || o->tid >= 0;
+	c->occupied = true;   /* (an unknown occupant too: nothing is known of it from t) */
 }
 
 static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)

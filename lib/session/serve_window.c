@@ -12,54 +12,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "serve_rows.h"
 #include "vmscope/pcpu_view.h"
-#include "vmscope/serve.h"
 
-#define MAX_PX 4096u
-#define MAX_ROWS 4096u   /* rows of one answer (vCPUs + CPUs + guest threads) */
-#define NCAT 6u          /* categories of a row's summary (vCPU states: the most) */
-
-enum row_kind { ROW_VCPU, ROW_PCPU, ROW_THREAD };
 static const char kind_char[] = "vpt";
-
-struct ival {
-	uint64_t s, e;
-	int32_t a, b, c;        /* vCPU: status, state; thread: reason, exit reason, host tid;
-	                           pCPU: guest, vcpu, tid */
-	uint32_t isa;
-	char comm[24];          /* pCPU: the occupant's name */
-};
-
-struct xslice {
-	uint64_t begin, end;
-	uint64_t rip, info1, info2;
-	uint32_t isa, reason, host_cpu;
-	int32_t host_tid, gtid;
-	int how;
-};
-
-struct row {
-	uint8_t kind;
-	uint32_t a;             /* machine / host */
-	int32_t b;              /* vcpu / cpu / tid */
-	uint64_t n;             /* intervals in the window */
-	struct ival *iv;        /* exact while n <= 2 px */
-	uint64_t *sum;          /* else px x NCAT ns */
-	uint64_t nx;            /* exits */
-	struct xslice *xs;      /* exact while nx <= 2 px */
-	uint64_t *xcount;       /* else per pixel */
-};
-
-struct q {
-	uint64_t from, to, width;
-	uint32_t px;
-	const char *only;       /* a row id, or NULL */
-	struct row *rows;
-	uint32_t nr_rows;
-	uint32_t *hash;         /* 2 x MAX_ROWS slots, index + 1 */
-	bool oom, full;
-	struct vms_session *s;
-};
 
 static uint32_t hkey(uint8_t k, uint32_t a, int32_t b)
 {
@@ -68,16 +24,16 @@ static uint32_t hkey(uint8_t k, uint32_t a, int32_t b)
 	return (uint32_t)(h >> 40) % (2 * MAX_ROWS);
 }
 
-static void row_id(char *buf, size_t len, uint8_t k, uint32_t a, int32_t b)
+void sr_row_id(char *buf, size_t len, uint8_t k, uint32_t a, int32_t b)
 {
 	snprintf(buf, len, "%c:%u:%d", kind_char[k], a, b);
 }
 
-static struct row *row_get(struct q *q, uint8_t k, uint32_t a, int32_t b)
+struct row *sr_row_get(struct q *q, uint8_t k, uint32_t a, int32_t b)
 {
 	if (q->only) {
 		char id[48];
-		row_id(id, sizeof id, k, a, b);
+		sr_row_id(id, sizeof id, k, a, b);
 		if (strcmp(id, q->only))
 			return NULL;
 	}
@@ -102,7 +58,7 @@ static struct row *row_get(struct q *q, uint8_t k, uint32_t a, int32_t b)
 }
 
 /* Add ns of [s, e) to the pixels it covers, in category cat. */
-static void fold(const struct q *q, uint64_t *sum, uint64_t s, uint64_t e, uint32_t cat)
+void sr_fold(const struct q *q, uint64_t *sum, uint64_t s, uint64_t e, uint32_t cat)
 {
 	if (s < q->from)
 		s = q->from;
@@ -122,7 +78,7 @@ static void fold(const struct q *q, uint64_t *sum, uint64_t s, uint64_t e, uint3
 	}
 }
 
-static uint32_t cat_of(const struct row *r, const struct ival *v)
+uint32_t sr_cat_of(const struct row *r, const struct ival *v)
 {
 	if (r->kind == ROW_VCPU)
 		return (uint32_t)v->b < NCAT ? (uint32_t)v->b : 0;
@@ -132,7 +88,7 @@ static uint32_t cat_of(const struct row *r, const struct ival *v)
 	return v->a >= 0 ? 3 : v->c < 0 ? 0 : v->c == 0 ? 1 : 2;
 }
 
-static void add(struct q *q, struct row *r, const struct ival *v)
+void sr_add(struct q *q, struct row *r, const struct ival *v)
 {
 	if (!r || q->oom)
 		return;
@@ -152,44 +108,66 @@ static void add(struct q *q, struct row *r, const struct ival *v)
 			return;
 		}
 		for (uint64_t i = 0; i < r->n - 1; i++)
-			fold(q, r->sum, r->iv[i].s, r->iv[i].e, cat_of(r, &r->iv[i]));
+			sr_fold(q, r->sum, r->iv[i].s, r->iv[i].e, sr_cat_of(r, &r->iv[i]));
 		free(r->iv);
 		r->iv = NULL;
 	}
-	fold(q, r->sum, v->s, v->e, cat_of(r, v));
+	sr_fold(q, r->sum, v->s, v->e, sr_cat_of(r, v));
+}
+
+struct ival sr_ival_vcpu(const struct vms_vcpu_interval *iv)
+{
+	return (struct ival){ .s = iv->start, .e = iv->end, .a = (int32_t)iv->status,
+			      .b = (int32_t)iv->state };
+}
+
+struct ival sr_ival_thread(const struct vms_thread_interval *iv)
+{
+	return (struct ival){ .s = iv->start, .e = iv->end, .a = (int32_t)iv->reason,
+			      .b = iv->exit_reason, .c = iv->host_tid, .isa = iv->isa };
+}
+
+struct ival sr_ival_pcpu(const struct vms_pcpu_interval *iv)
+{
+	struct ival v = { .s = iv->start, .e = iv->end, .a = iv->guest, .b = iv->vcpu,
+			  .c = iv->tid };
+	memcpy(v.comm, iv->comm, sizeof v.comm);
+	v.comm[sizeof v.comm - 1] = 0;
+	return v;
+}
+
+struct xslice sr_xslice(const struct vms_obs_exit *o)
+{
+	return (struct xslice){
+		.begin = o->begin, .end = o->how == VMS_EXIT_ENDED ? o->t : 0, .t = o->t,
+		.rip = o->guest_rip, .info1 = o->info1, .info2 = o->info2, .isa = o->isa,
+		.reason = o->reason, .host_cpu = o->host_cpu, .host_tid = o->host_tid,
+		.gtid = o->gtid, .how = (int)o->how };
 }
 
 static void on_vcpu(void *ctx, const struct vms_vcpu_interval *iv)
 {
 	struct q *q = ctx;
-	struct ival v = { .s = iv->start, .e = iv->end, .a = (int32_t)iv->status,
-			  .b = (int32_t)iv->state };
-	add(q, row_get(q, ROW_VCPU, iv->machine, (int32_t)iv->vcpu), &v);
+	struct ival v = sr_ival_vcpu(iv);
+	sr_add(q, sr_row_get(q, ROW_VCPU, iv->machine, (int32_t)iv->vcpu), &v);
 }
 
 static void on_thread(void *ctx, const struct vms_thread_interval *iv)
 {
 	struct q *q = ctx;
-	struct ival v = { .s = iv->start, .e = iv->end, .a = (int32_t)iv->reason,
-			  .b = iv->exit_reason, .c = iv->host_tid, .isa = iv->isa };
-	add(q, row_get(q, ROW_THREAD, iv->machine, iv->tid), &v);
+	struct ival v = sr_ival_thread(iv);
+	sr_add(q, sr_row_get(q, ROW_THREAD, iv->machine, iv->tid), &v);
 }
 
 static void on_pcpu(void *ctx, const struct vms_pcpu_interval *iv)
 {
 	struct q *q = ctx;
-	struct ival v = { .s = iv->start, .e = iv->end, .a = iv->guest, .b = iv->vcpu,
-			  .c = iv->tid };
-	memcpy(v.comm, iv->comm, sizeof v.comm);
-	v.comm[sizeof v.comm - 1] = 0;
-	add(q, row_get(q, ROW_PCPU, iv->host, (int32_t)iv->cpu), &v);
+	struct ival v = sr_ival_pcpu(iv);
+	sr_add(q, sr_row_get(q, ROW_PCPU, iv->host, (int32_t)iv->cpu), &v);
 }
 
-/* Every exit `exits --from --to` counts: published at its end (closed, unfinished or lost). */
-static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
+void sr_add_exit(struct q *q, struct row *r, const struct xslice *x)
 {
-	struct q *q = ctx;
-	struct row *r = row_get(q, ROW_VCPU, o->machine, (int32_t)o->vcpu);
 	if (!r || q->oom)
 		return;
 	uint64_t cap = 2ull * q->px;
@@ -199,11 +177,7 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 			q->oom = true;
 			return;
 		}
-		r->xs[r->nx - 1] = (struct xslice){
-			.begin = o->begin, .end = o->how == VMS_EXIT_ENDED ? o->t : 0,
-			.rip = o->guest_rip, .info1 = o->info1, .info2 = o->info2, .isa = o->isa,
-			.reason = o->reason, .host_cpu = o->host_cpu, .host_tid = o->host_tid,
-			.gtid = o->gtid, .how = (int)o->how };
+		r->xs[r->nx - 1] = *x;
 		return;
 	}
 	if (!r->xcount) {
@@ -219,33 +193,41 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 		free(r->xs);
 		r->xs = NULL;
 	}
-	uint64_t b = o->begin < q->from ? q->from : o->begin;
+	uint64_t b = x->begin < q->from ? q->from : x->begin;
 	uint64_t p = (b - q->from) / q->width;
 	r->xcount[p < q->px ? p : q->px - 1]++;
 }
 
-static const char *how_name(int how)
+/* Every exit `exits --from --to` counts: published at its end (closed, unfinished or lost). */
+static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
+{
+	struct q *q = ctx;
+	struct xslice x = sr_xslice(o);
+	sr_add_exit(q, sr_row_get(q, ROW_VCPU, o->machine, (int32_t)o->vcpu), &x);
+}
+
+const char *sr_how_name(int how)
 {
 	return how == VMS_EXIT_ENDED ? "ended" : how == VMS_EXIT_UNFINISHED ? "unfinished" : "lost";
 }
 
-static const char *machine_name(struct vms_model *m, uint32_t i)
+const char *sr_machine_name(struct vms_model *m, uint32_t i)
 {
 	const struct vms_machine *mc = vms_model_machine_c(m, i);
 	return mc && mc->name ? mc->name : "?";
 }
 
-static void put_str(FILE *f, const char *key, const char *v)
+void sr_put_str(FILE *f, const char *key, const char *v)
 {
 	fprintf(f, "\"%s\":\"", key);
 	vms_http_json_escape(f, v);
 	fputc('"', f);
 }
 
-static void put_row(FILE *f, const struct q *q, struct vms_model *m, const struct row *r)
+void sr_put_row(FILE *f, const struct q *q, struct vms_model *m, const struct row *r)
 {
 	char id[48];
-	row_id(id, sizeof id, r->kind, r->a, r->b);
+	sr_row_id(id, sizeof id, r->kind, r->a, r->b);
 	fprintf(f, "{\"id\":\"%s\",\"count\":%" PRIu64 ",\"exact\":%s", id, r->n,
 		r->sum ? "false" : "true");
 	if (!r->sum) {
@@ -255,14 +237,14 @@ static void put_row(FILE *f, const struct q *q, struct vms_model *m, const struc
 			fprintf(f, "%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64, i ? "," : "", v->s, v->e);
 			if (r->kind == ROW_VCPU) {
 				fprintf(f, ",\"status\":%d,", v->a);
-				put_str(f, "state", vms_vcpu_state_name((enum vms_vcpu_state)v->b));
+				sr_put_str(f, "state", vms_vcpu_state_name((enum vms_vcpu_state)v->b));
 			} else if (r->kind == ROW_THREAD) {
 				fputc(',', f);
-				put_str(f, "reason", vms_overlay_reason_name((enum vms_overlay_reason)v->a));
+				sr_put_str(f, "reason", vms_overlay_reason_name((enum vms_overlay_reason)v->a));
 				const char *en = v->b >= 0 ? vms_exit_reason_name(v->isa, (uint32_t)v->b) : NULL;
 				if (v->b >= 0 && en) {
 					fputc(',', f);
-					put_str(f, "exit_reason", en);
+					sr_put_str(f, "exit_reason", en);
 				} else if (v->b >= 0) {
 					fprintf(f, ",\"exit_reason\":\"%d\"", v->b);
 				}
@@ -270,11 +252,12 @@ static void put_row(FILE *f, const struct q *q, struct vms_model *m, const struc
 			} else {
 				if (v->a >= 0) {
 					fputc(',', f);
-					put_str(f, "machine", machine_name(m, (uint32_t)v->a));
+					sr_put_str(f, "machine", m ? sr_machine_name(m, (uint32_t)v->a)
+						 : (uint32_t)v->a < q->nr_names ? q->names[v->a] : "?");
 					fprintf(f, ",\"vcpu\":%d", v->b);
 				}
 				fprintf(f, ",\"tid\":%d,", v->c);
-				put_str(f, "comm", v->comm);
+				sr_put_str(f, "comm", v->comm);
 			}
 			fputc('}', f);
 		}
@@ -314,9 +297,9 @@ static void put_row(FILE *f, const struct q *q, struct vms_model *m, const struc
 						x->end - x->begin);
 				else
 					fputs("\"end\":null,\"duration\":null,", f);
-				put_str(f, "how", how_name(x->how));
+				sr_put_str(f, "how", sr_how_name(x->how));
 				fprintf(f, ",\"isa\":%u,\"reason\":%u,", x->isa, x->reason);
-				put_str(f, "name", n ? n : num);
+				sr_put_str(f, "name", n ? n : num);
 				fprintf(f, ",\"guest_rip\":\"0x%" PRIx64 "\",\"info1\":\"0x%" PRIx64
 					"\",\"info2\":\"0x%" PRIx64 "\",\"host_cpu\":%u,\"host_tid\":%d,"
 					"\"guest_tid\":%d}", x->rip, x->info1, x->info2, x->host_cpu,
@@ -400,45 +383,77 @@ int vms_serve_window(const struct vms_serve_traces *t, uint64_t from, uint64_t t
 	for (uint32_t i = 0; i < q.nr_rows; i++) {
 		if (i)
 			fputc(',', f);
-		put_row(f, &q, m, &q.rows[i]);
+		sr_put_row(f, &q, m, &q.rows[i]);
 	}
 	fputs("]}\n", f);
 	st = 0;
 out:
 	vms_session_free(s);
 	vms_pcpu_view_free(pv);
-	for (uint32_t i = 0; q.rows && i < q.nr_rows; i++) {
-		free(q.rows[i].iv);
-		free(q.rows[i].sum);
-		free(q.rows[i].xs);
-		free(q.rows[i].xcount);
-	}
-	free(q.rows);
-	free(q.hash);
+	sr_q_free(&q);
 	return st;
+}
+
+void sr_q_free(struct q *q)
+{
+	for (uint32_t i = 0; q->rows && i < q->nr_rows; i++) {
+		free(q->rows[i].iv);
+		free(q->rows[i].sum);
+		free(q->rows[i].xs);
+		free(q->rows[i].xcount);
+	}
+	free(q->rows);
+	free(q->hash);
+	q->rows = NULL;
+	q->hash = NULL;
 }
 
 /* ---- rows: a whole run, for the rows that ever have something ---- */
 
+struct vms_serve_rows_acc {
+	struct q q;
+	struct vms_pcpu_view *pv;
+	struct vms_serve_summary_rec *sum;
+};
+
 static void rows_vcpu(void *ctx, const struct vms_vcpu_interval *iv)
 {
-	struct q *q = ctx;
-	row_get(q, ROW_VCPU, iv->machine, (int32_t)iv->vcpu);
+	struct vms_serve_rows_acc *a = ctx;
+	sr_row_get(&a->q, ROW_VCPU, iv->machine, (int32_t)iv->vcpu);
+	struct ival v = sr_ival_vcpu(iv);
+	vms_serve_summary_rec_ival(a->sum, ROW_VCPU, iv->machine, (int32_t)iv->vcpu, &v);
 }
 
 static void rows_thread(void *ctx, const struct vms_thread_interval *iv)
 {
-	struct q *q = ctx;
-	row_get(q, ROW_THREAD, iv->machine, iv->tid);
+	struct vms_serve_rows_acc *a = ctx;
+	sr_row_get(&a->q, ROW_THREAD, iv->machine, iv->tid);
+	struct ival v = sr_ival_thread(iv);
+	vms_serve_summary_rec_ival(a->sum, ROW_THREAD, iv->machine, iv->tid, &v);
 }
 
 static void rows_pcpu(void *ctx, const struct vms_pcpu_interval *iv)
 {
-	struct q *q = ctx;
-	row_get(q, ROW_PCPU, iv->host, (int32_t)iv->cpu);
+	struct vms_serve_rows_acc *a = ctx;
+	sr_row_get(&a->q, ROW_PCPU, iv->host, (int32_t)iv->cpu);
+	struct ival v = sr_ival_pcpu(iv);
+	vms_serve_summary_rec_ival(a->sum, ROW_PCPU, iv->host, (int32_t)iv->cpu, &v);
 }
 
-static int row_cmp(const void *x, const void *y)
+static void rows_exit(void *ctx, const struct vms_obs_exit *o)
+{
+	struct vms_serve_rows_acc *a = ctx;
+	struct xslice x = sr_xslice(o);
+	vms_serve_summary_rec_exit(a->sum, o->machine, o->vcpu, &x);
+}
+
+static void rows_start(void *ctx, uint64_t t0)
+{
+	struct vms_serve_rows_acc *a = ctx;
+	vms_serve_summary_rec_start(a->sum, t0);
+}
+
+int sr_row_cmp(const void *x, const void *y)
 {
 	const struct row *a = x, *b = y;
 	if (a->kind != b->kind)
@@ -447,11 +462,6 @@ static int row_cmp(const void *x, const void *y)
 		return a->a < b->a ? -1 : 1;
 	return a->b < b->b ? -1 : a->b > b->b;
 }
-
-struct vms_serve_rows_acc {
-	struct q q;
-	struct vms_pcpu_view *pv;
-};
 
 struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vms_sinks *sinks,
 						struct vms_error *err)
@@ -462,19 +472,21 @@ struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vm
 	a->q.px = 1;
 	a->q.rows = calloc(MAX_ROWS, sizeof *a->q.rows);
 	a->q.hash = calloc(2 * MAX_ROWS, sizeof *a->q.hash);
-	if (!a->q.rows || !a->q.hash) {
+	a->sum = vms_serve_summary_rec_new();
+	if (!a->q.rows || !a->q.hash || !a->sum) {
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
 	if (vms_session_build_model(s, err) != 0)
 		goto fail;
-	a->pv = vms_pcpu_view_new(vms_session_model(s), rows_pcpu, &a->q);
+	a->pv = vms_pcpu_view_new(vms_session_model(s), rows_pcpu, a);
 	struct vms_observer po = a->pv ? vms_pcpu_view_observer(a->pv) : (struct vms_observer){ 0 };
-	if (!a->pv || vms_session_observe(s, &po) != 0) {
+	struct vms_observer xo = { .ctx = a, .start = rows_start, .exit_end = rows_exit };
+	if (!a->pv || vms_session_observe(s, &po) != 0 || vms_session_observe(s, &xo) != 0) {
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
-	*sinks = (struct vms_sinks){ .ctx = &a->q, .vcpu_interval = rows_vcpu,
+	*sinks = (struct vms_sinks){ .ctx = a, .vcpu_interval = rows_vcpu,
 				     .thread_interval = rows_thread };
 	return a;
 fail:
@@ -487,16 +499,22 @@ void vms_serve_rows_free(struct vms_serve_rows_acc *a)
 	if (!a)
 		return;
 	vms_pcpu_view_free(a->pv);
+	vms_serve_summary_rec_free(a->sum);
 	free(a->q.rows);
 	free(a->q.hash);
 	free(a);
+}
+
+int vms_serve_rows_write_summary(struct vms_serve_rows_acc *a, struct vms_session *s, FILE *f)
+{
+	return vms_serve_summary_rec_write(a->sum, vms_session_events(s), vms_session_model(s), f);
 }
 
 void vms_serve_rows_write(struct vms_serve_rows_acc *a, struct vms_session *s, FILE *f)
 {
 	struct q *qp = &a->q;
 	struct vms_model *m = vms_session_model(s);
-	qsort(qp->rows, qp->nr_rows, sizeof *qp->rows, row_cmp);
+	qsort(qp->rows, qp->nr_rows, sizeof *qp->rows, sr_row_cmp);
 	struct vms_analysis *an = vms_session_analysis(s);
 	fprintf(f, "{\"first\":%" PRIu64 ",\"last\":%" PRIu64 ",\"events\":%" PRIu64
 		",\"rows_truncated\":%s,\"rows\":[", vms_session_first_ts(s), vms_session_last_ts(s),
@@ -504,8 +522,8 @@ void vms_serve_rows_write(struct vms_serve_rows_acc *a, struct vms_session *s, F
 	for (uint32_t i = 0; i < qp->nr_rows; i++) {
 		const struct row *r = &qp->rows[i];
 		char id[48], label[160];
-		row_id(id, sizeof id, r->kind, r->a, r->b);
-		const char *mn = machine_name(m, r->a);
+		sr_row_id(id, sizeof id, r->kind, r->a, r->b);
+		const char *mn = sr_machine_name(m, r->a);
 		const char *comm = "";
 		if (r->kind == ROW_THREAD)
 			for (uint32_t g = 0; an && g < vms_analysis_nr_gthreads(an); g++) {
@@ -521,14 +539,14 @@ void vms_serve_rows_write(struct vms_serve_rows_acc *a, struct vms_session *s, F
 			snprintf(label, sizeof label, "%s %.23s %d", mn, comm, r->b);
 		fprintf(f, "%s{\"id\":\"%s\",\"kind\":\"%s\",", i ? "," : "", id,
 			r->kind == ROW_VCPU ? "vcpu" : r->kind == ROW_PCPU ? "pcpu" : "thread");
-		put_str(f, "machine", mn);
+		sr_put_str(f, "machine", mn);
 		fprintf(f, ",\"%s\":%d,", r->kind == ROW_VCPU ? "vcpu" : r->kind == ROW_PCPU ? "cpu"
 			: "tid", r->b);
 		if (r->kind == ROW_THREAD) {
-			put_str(f, "comm", comm);
+			sr_put_str(f, "comm", comm);
 			fputc(',', f);
 		}
-		put_str(f, "label", label);
+		sr_put_str(f, "label", label);
 		fputc('}', f);
 	}
 	fputs("]}\n", f);
@@ -569,9 +587,9 @@ static void match(struct sq *sq, uint64_t t, uint8_t k, uint32_t a, int32_t b, c
 		return;
 	}
 	char id[48];
-	row_id(id, sizeof id, k, a, b);
+	sr_row_id(id, sizeof id, k, a, b);
 	fprintf(sq->f, "%s{\"t\":%" PRIu64 ",\"row\":\"%s\",", sq->n++ ? "," : "", t, id);
-	put_str(sq->f, "what", what);
+	sr_put_str(sq->f, "what", what);
 	fputc('}', sq->f);
 }
 

@@ -19,57 +19,19 @@ os.makedirs(TMP)
 ENV = dict(os.environ, XDG_CACHE_HOME=os.path.join(TMP, 'cache'))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
 from tap import Tap  # noqa: E402
+from serve_util import write_raw  # noqa: E402
+import serve_util  # noqa: E402
 T = Tap()
 ok = T.ok
+
+
+def Server(traces, extra, env=None):
+    return serve_util.Server(VMS, traces, extra, env or ENV)
 
 
 def skip(name, why):
     T.n += 1
     print('ok %d - %s # SKIP %s' % (T.n, name, why))
-
-
-class Server:
-    def __init__(self, traces, extra, env=None):
-        self.p = subprocess.Popen([VMS, 'serve'] + extra + traces, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, env=env or ENV)
-        u = urllib.parse.urlparse(self.p.stdout.readline().strip())
-        self.base = 'http://127.0.0.1:%d' % u.port
-        self.token = urllib.parse.parse_qs(u.query)['token'][0]
-
-    def get(self, path, **q):
-        q['token'] = self.token
-        try:
-            with urllib.request.urlopen('%s%s?%s' % (self.base, path, urllib.parse.urlencode(q)),
-                                        timeout=120) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
-
-    def stop(self):
-        self.p.terminate()
-        self.p.wait(10)
-        return self.p.stderr.read()
-
-
-def sections(path):
-    """(key bytes, [(type, bytes inflated)]) of an index file."""
-    b = open(path, 'rb').read()
-    ver, nr, kl = struct.unpack_from('<III', b, 8)
-    key, off, out = b[20:20 + kl], 20 + kl, []
-    for _ in range(nr):
-        t, z, ln = struct.unpack_from('<IIQ', b, off)
-        data = b[off + 16:off + 16 + ln]
-        out.append((t, zlib.decompress(data[8:]) if z & 1 else data))
-        off += 16 + ln
-    return key, out
-
-
-def write_raw(path, key, sects):
-    """An index file of these sections, none deflated, with its CRC."""
-    b = b'VMSIDX\r\n' + struct.pack('<III', 1, len(sects), len(key)) + key
-    for t, data in sects:
-        b += struct.pack('<IIQ', t, 0, len(data)) + data
-    open(path, 'wb').write(b + struct.pack('<I', zlib.crc32(b)))
 
 
 def checkpoints(data):
@@ -97,9 +59,8 @@ def same(a, b):
 def run(traces, label, every, windows):
     env = dict(ENV, VMS_SERVE_CKPT_EVERY=str(every))
     idx = os.path.join(TMP, label + '.vmsidx')
-    r = subprocess.run([VMS, 'index', '-o', idx] + traces, capture_output=True, text=True, env=env)
+    r, key, sects = serve_util.make_index(VMS, traces, idx, env)
     ok(r.returncode == 0, '%s: index written' % label, r.stderr)
-    key, sects = sections(idx)
     ck = [d for t, d in sects if t == 4]
     ok(len(ck) == 1, '%s: the index holds a checkpoints section (type 4)' % label)
     if not ck:

@@ -57,6 +57,8 @@ struct srv {
 	struct vms_serve_traces t;
 	struct serve_art art;         /* the page, /api/findings, /api/rows: computed once, or
 	                                 read from the index (serve_index.c) */
+	struct vms_serve_summary *summary; /* the wide windows' answers, NULL: none */
+	uint64_t replay_below;        /* VMS_SERVE_SUMMARY_MIN: fewer events are replayed */
 	const char *self;             /* this program, for dump */
 };
 
@@ -197,7 +199,8 @@ static void handle(void *ctx, const struct vms_http_req *r, struct vms_http_resp
 	struct srv *sv = ctx;
 	struct vms_error err = { 0 };
 	if (!strncmp(r->path, "/api/", 5) && strcmp(r->path, "/api/findings") &&
-	    strcmp(r->path, "/api/rows") && strcmp(r->path, "/api/events") && model(sv, &err) < 0)
+	    strcmp(r->path, "/api/rows") && strcmp(r->path, "/api/events") &&
+	    strcmp(r->path, "/api/window") && model(sv, &err) < 0)
 		return fail(resp, &err);
 	if (!strcmp(r->path, "/") || !strcmp(r->path, "/index.html")) {
 		resp->status = 200;
@@ -230,7 +233,13 @@ static void handle(void *ctx, const struct vms_http_req *r, struct vms_http_resp
 		if (!win)
 			return events(sv, from, to, limit, resp);
 		const char *row = vms_http_param(r, "row");
-		if (vms_serve_window(&sv->t, from, to, (uint32_t)px, row, resp->body, &err) < 0)
+		int sr = vms_serve_summary_window(sv->summary, from, to, (uint32_t)px, row,
+						  sv->replay_below, resp->body, &err);
+		if (sr < 0)
+			return fail(resp, &err);
+		if (sr == 0 && (model(sv, &err) < 0 ||
+				vms_serve_window(&sv->t, from, to, (uint32_t)px, row, resp->body,
+						 &err) < 0))
 			return fail(resp, &err);
 		resp->status = 200;
 		return;
@@ -363,6 +372,18 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (prepare(&sv, &io, &err) < 0)
 		goto fail;
+	/* VMS_SERVE_SUMMARIES=0: no window answered from the summaries (the tests compare) */
+	const char *sum_env = getenv("VMS_SERVE_SUMMARIES");
+	/* VMS_SERVE_SUMMARY_MIN=N: windows of fewer events are replayed (the tests' traces) */
+	const char *min_env = getenv("VMS_SERVE_SUMMARY_MIN");
+	sv.replay_below = min_env ? strtoull(min_env, NULL, 10) : 0;
+	if ((!sum_env || strcmp(sum_env, "0")) && sv.art.summary) {
+		struct vms_error se = { 0 };
+		sv.summary = vms_serve_summary_load(sv.art.summary, sv.art.summary_len, &se);
+		if (!sv.summary)
+			fprintf(stderr, "vmscope serve: warning: %s: wide windows are replayed\n",
+				se.msg);
+	}
 	/* VMS_SERVE_CHECKPOINTS=0: every window replayed from the start (the tests compare) */
 	const char *ck_env = getenv("VMS_SERVE_CHECKPOINTS");
 	if ((!ck_env || strcmp(ck_env, "0")) && sv.art.ckpt) {
@@ -407,6 +428,7 @@ fail:
 	st = cli_fail(&c, &err);
 out:
 	vms_server_free(s);
+	vms_serve_summary_free(sv.summary);
 	serve_art_free(&sv.art);
 	free(av);
 	return cli_end(&c, st);

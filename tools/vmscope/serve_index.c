@@ -79,6 +79,15 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 	} else if (!r) {
 		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
+	FILE *sf0 = r ? NULL : open_memstream(&a->summary, &a->summary_len);
+	int sw = sf0 ? vms_serve_rows_write_summary(rows, c->s, sf0) : -1;
+	if (sf0 && fclose(sf0) != 0)
+		sw = -1;
+	if (!r && sw) {   /* none (or no room for it): windows replay */
+		free(a->summary);
+		a->summary = NULL;
+		a->summary_len = 0;
+	}
 	vms_serve_rows_free(rows);
 	vms_latency_free(lat);
 	vms_findings_free(fd);
@@ -119,6 +128,7 @@ void serve_art_free(struct serve_art *a)
 	free(a->findings);
 	free(a->rows);
 	free(a->ckpt);
+	free(a->summary);
 	*a = (struct serve_art){ 0 };
 }
 
@@ -203,9 +213,15 @@ int serve_art_save(const char *path, const char *key, const struct serve_art *a,
 		{ VMS_INDEX_PAGE, a->page, a->page_len },
 		{ VMS_INDEX_FINDINGS, a->findings, a->findings_len },
 		{ VMS_INDEX_ROWS, a->rows, a->rows_len },
-		{ VMS_INDEX_CHECKPOINTS, a->ckpt, a->ckpt_len },
+		{ 0, NULL, 0 },
+		{ 0, NULL, 0 },
 	};
-	return vms_index_write(path, key, s, a->ckpt ? 4 : 3, err);
+	uint32_t n = 3;
+	if (a->ckpt)
+		s[n++] = (struct vms_index_sect){ VMS_INDEX_CHECKPOINTS, a->ckpt, a->ckpt_len };
+	if (a->summary)
+		s[n++] = (struct vms_index_sect){ VMS_INDEX_SUMMARIES, a->summary, a->summary_len };
+	return vms_index_write(path, key, s, n, err);
 }
 
 static char *dup_sect(const struct vms_index *x, uint32_t type, size_t *len)
@@ -231,10 +247,13 @@ int serve_art_load(const char *path, const char *key, struct serve_art *a,
 	a->page = dup_sect(x, VMS_INDEX_PAGE, &a->page_len);
 	a->findings = dup_sect(x, VMS_INDEX_FINDINGS, &a->findings_len);
 	a->rows = dup_sect(x, VMS_INDEX_ROWS, &a->rows_len);
-	/* (none when a source cannot seek) */
+	/* (none when a source cannot seek; no summaries when the traces have no rows) */
 	if (vms_index_section(x, VMS_INDEX_CHECKPOINTS))
 		a->ckpt = dup_sect(x, VMS_INDEX_CHECKPOINTS, &a->ckpt_len);
-	bool ck_lost = vms_index_section(x, VMS_INDEX_CHECKPOINTS) && !a->ckpt;
+	if (vms_index_section(x, VMS_INDEX_SUMMARIES))
+		a->summary = dup_sect(x, VMS_INDEX_SUMMARIES, &a->summary_len);
+	bool ck_lost = (vms_index_section(x, VMS_INDEX_CHECKPOINTS) && !a->ckpt) ||
+		       (vms_index_section(x, VMS_INDEX_SUMMARIES) && !a->summary);
 	vms_index_free(x);
 	if (ck_lost) {
 		serve_art_free(a);

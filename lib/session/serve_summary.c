@@ -1,0 +1,718 @@
+/* The per-row summaries of `vmscope serve` (vmscope/serve.h): what answers a window too wide
+ * to replay, from the index instead of the traces.
+ *
+ * Recorded during the page's run (the rows accumulator, serve_window.c, gives every interval
+ * and exit of the whole traces): per row, time buckets of b ns from the first event (b a
+ * power of two, doubled, and neighbouring buckets merged, whenever the traces outgrow the
+ * buckets), each with the ns of every category, the intervals that begin in it and the exits
+ * that begin in it; and, for the rows with few intervals (and vCPUs with few exits), the
+ * intervals and exits themselves, while a budget allows. Memory: at most SUM_CELLS buckets
+ * over all rows and SUM_LIST kept intervals and exits, whatever the traces' length.
+ *
+ * A window of pixels at least one bucket wide is answered from them when every row can be: a
+ * row with its intervals kept gives exactly what a replay gives (its intervals that overlap
+ * the window, cut at its edges; its exits that end in it, those still open at its end
+ * unfinished); another row is given as per-pixel sums (each bucket's ns spread evenly over
+ * the bucket, so a pixel's edge is as good as a bucket), and only when the buckets wholly in
+ * the window already hold more than 2 intervals (and exits) per pixel, so that a replay would
+ * have summed them too. Otherwise the window is replayed.
+ *
+ * Section layout (vmscope-index(1), native byte order, read back by the build that wrote it):
+ *   "VMSSUM1\0", u64 origin, u64 b, u32 buckets, u32 rows, u64 events, u32 machines and each one's
+ *   name (u32 length, bytes: the rows' answers name them without the model), then per row
+ *   u8 kind, u8 has intervals, u8 has exits, u8 0, u32 machine, i32 vcpu/cpu/tid,
+ *   u64 intervals, u64 exits, buckets x NCAT u16 (each category's share of the bucket, in
+ *   1/65535), buckets x u32 intervals beginning, [vCPU] buckets x u32 exits beginning,
+ *   [u64 n, n intervals], [vCPU: u64 n, n exits] */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/byte_reader.h"
+#include "model/keymap.h"
+#include "serve_rows.h"
+
+#define SUM_MAGIC "VMSSUM1"
+#define SUM_CELLS (1u << 19)     /* buckets over all rows, in memory */
+#define SUM_MAX_BUCKETS (1u << 16)
+#define SUM_MIN_BUCKETS 256u
+#define SUM_EVENTS_PER_BUCKET 1024u  /* fewer buckets than events / this at the end: finer
+                                        ones would answer windows a replay answers fast */
+#define SUM_LIST (1u << 17)      /* kept intervals and exits over all rows */
+#define SUM_ROW_LIST 16384u      /* a row with more is summed only */
+/* a window whose traces hold fewer events than this (estimated from the buckets' activity)
+ * is replayed: from its checkpoint that is fast (about 0.1 s at the synthesized pair's cost
+ * per event), and exact (vmscope/serve.h: replay_below) */
+#define SUM_REPLAY_EVENTS VMS_SERVE_REPLAY_EVENTS
+
+struct srow_rec {
+	uint8_t kind;
+	uint32_t a;
+	int32_t b;
+	uint64_t n, nx;
+	uint64_t *ns;            /* B x NCAT */
+	uint32_t *starts, *xstarts;
+	struct ival *list;
+	uint64_t nlist, cap_list;
+	struct xslice *xlist;
+	uint64_t nxlist, cap_xlist;
+	bool dropped, xdropped;
+};
+
+struct vms_serve_summary_rec {
+	bool started, oom;
+	uint64_t origin, b;
+	uint32_t B;              /* buckets per row */
+	struct srow_rec *rows;
+	uint32_t nr, cap;
+	struct vms_keymap idx;   /* row key -> index */
+	uint64_t kept;           /* list entries over all rows */
+};
+
+static uint64_t row_key(uint8_t k, uint32_t a, int32_t b)
+{
+	return (uint64_t)k << 62 | (uint64_t)(a & 0x3fffffffu) << 32 | (uint32_t)b;
+}
+
+struct vms_serve_summary_rec *vms_serve_summary_rec_new(void)
+{
+	struct vms_serve_summary_rec *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	r->B = SUM_MAX_BUCKETS;
+	r->b = 1;
+	vms_keymap_init(&r->idx);
+	return r;
+}
+
+static void row_free(struct srow_rec *w)
+{
+	free(w->ns);
+	free(w->starts);
+	free(w->xstarts);
+	free(w->list);
+	free(w->xlist);
+}
+
+void vms_serve_summary_rec_free(struct vms_serve_summary_rec *r)
+{
+	if (!r)
+		return;
+	for (uint32_t i = 0; i < r->nr; i++)
+		row_free(&r->rows[i]);
+	free(r->rows);
+	vms_keymap_free(&r->idx);
+	free(r);
+}
+
+/* Halve the buckets of every row: each pair merged, b doubled. */
+static void coarsen(struct vms_serve_summary_rec *r)
+{
+	uint32_t h = r->B / 2;
+	for (uint32_t i = 0; i < r->nr; i++) {
+		struct srow_rec *w = &r->rows[i];
+		for (uint32_t k = 0; k < h; k++) {
+			for (uint32_t c = 0; c < NCAT; c++)
+				w->ns[k * NCAT + c] = w->ns[2 * k * NCAT + c] + w->ns[(2 * k + 1) * NCAT + c];
+			w->starts[k] = w->starts[2 * k] + w->starts[2 * k + 1];
+			if (w->xstarts)
+				w->xstarts[k] = w->xstarts[2 * k] + w->xstarts[2 * k + 1];
+		}
+		memset(w->ns + (size_t)h * NCAT, 0, (size_t)h * NCAT * sizeof *w->ns);
+		memset(w->starts + h, 0, h * sizeof *w->starts);
+		if (w->xstarts)
+			memset(w->xstarts + h, 0, h * sizeof *w->xstarts);
+	}
+	r->b *= 2;
+}
+
+/* The buckets reach time t (coarser as long as they do not). */
+static void reach(struct vms_serve_summary_rec *r, uint64_t t)
+{
+	while (t > r->origin && (t - r->origin) / r->b >= r->B)
+		coarsen(r);
+}
+
+/* Fewer buckets per row (the pairs merged in place, as many as before): rows x B <= cells. */
+static void shrink(struct vms_serve_summary_rec *r)
+{
+	while (r->B > SUM_MIN_BUCKETS && (uint64_t)r->nr * r->B > SUM_CELLS) {
+		/* a row's buckets [0, B) become [0, B/2) at twice the width: first coarsen, which
+		 * keeps B, then drop the upper (empty) half */
+		coarsen(r);
+		r->B /= 2;
+	}
+}
+
+static struct srow_rec *row_of(struct vms_serve_summary_rec *r, uint8_t k, uint32_t a, int32_t b,
+			       bool vcpu)
+{
+	if (r->oom)
+		return NULL;
+	bool ins;
+	uint64_t *v = vms_keymap_put(&r->idx, row_key(k, a, b), r->nr, &ins);
+	if (!v) {
+		r->oom = true;
+		return NULL;
+	}
+	if (!ins)
+		return &r->rows[*v];
+	if (r->nr >= MAX_ROWS) {
+		*v = UINT64_MAX;
+		r->oom = true;   /* (more rows than an answer holds: no summary) */
+		return NULL;
+	}
+	if (r->nr == r->cap) {
+		uint32_t nc = r->cap ? 2 * r->cap : 16;
+		struct srow_rec *nr = realloc(r->rows, nc * sizeof *nr);
+		if (!nr) {
+			r->oom = true;
+			return NULL;
+		}
+		r->rows = nr;
+		r->cap = nc;
+	}
+	struct srow_rec *w = &r->rows[r->nr++];
+	*w = (struct srow_rec){ .kind = k, .a = a, .b = b };
+	w->ns = calloc((size_t)r->B * NCAT, sizeof *w->ns);
+	w->starts = calloc(r->B, sizeof *w->starts);
+	w->xstarts = vcpu ? calloc(r->B, sizeof *w->xstarts) : NULL;
+	if (!w->ns || !w->starts || (vcpu && !w->xstarts)) {
+		r->oom = true;
+		return NULL;
+	}
+	shrink(r);
+	return w;
+}
+
+/* Over budget: the longest kept list is given up (its row is summed only). */
+static void over_budget(struct vms_serve_summary_rec *r)
+{
+	while (r->kept > SUM_LIST) {
+		struct srow_rec *big = NULL;
+		uint64_t most = 0;
+		for (uint32_t i = 0; i < r->nr; i++) {
+			uint64_t n = r->rows[i].nlist + r->rows[i].nxlist;
+			if (n > most) {
+				most = n;
+				big = &r->rows[i];
+			}
+		}
+		if (!big)
+			return;
+		r->kept -= big->nlist + big->nxlist;
+		free(big->list);
+		free(big->xlist);
+		big->list = NULL;
+		big->xlist = NULL;
+		big->nlist = big->nxlist = 0;
+		big->dropped = big->xdropped = true;
+	}
+}
+
+static bool push(void **arr, uint64_t *n, uint64_t *cap, size_t size, const void *v)
+{
+	if (*n == *cap) {
+		uint64_t nc = *cap ? 2 * *cap : 64;
+		void *na = realloc(*arr, nc * size);
+		if (!na)
+			return false;
+		*arr = na;
+		*cap = nc;
+	}
+	memcpy((char *)*arr + *n * size, v, size);
+	(*n)++;
+	return true;
+}
+
+void vms_serve_summary_rec_start(struct vms_serve_summary_rec *r, uint64_t t0)
+{
+	if (!r->started) {
+		r->started = true;
+		r->origin = t0;
+	}
+}
+
+void vms_serve_summary_rec_ival(struct vms_serve_summary_rec *r, uint8_t kind, uint32_t a,
+				int32_t b, const struct ival *v)
+{
+	if (!r->started || r->oom || v->e <= v->s)
+		return;
+	struct srow_rec *w = row_of(r, kind, a, b, kind == ROW_VCPU);
+	if (!w)
+		return;
+	reach(r, v->e - 1);
+	w->n++;
+	struct row tmp = { .kind = kind };
+	uint32_t cat = sr_cat_of(&tmp, v);
+	uint64_t s = v->s < r->origin ? r->origin : v->s;
+	uint64_t k = (s - r->origin) / r->b;
+	w->starts[k]++;
+	while (s < v->e && k < r->B) {
+		uint64_t be = r->origin + (k + 1) * r->b;
+		uint64_t x = v->e < be ? v->e : be;
+		w->ns[k * NCAT + cat] += x - s;
+		s = x;
+		k++;
+	}
+	if (!w->dropped) {
+		if (w->nlist >= SUM_ROW_LIST ||
+		    !push((void **)&w->list, &w->nlist, &w->cap_list, sizeof *v, v)) {
+			r->kept -= w->nlist;
+			free(w->list);
+			w->list = NULL;
+			w->nlist = 0;
+			w->dropped = true;
+		} else if (++r->kept > SUM_LIST) {
+			over_budget(r);
+		}
+	}
+}
+
+void vms_serve_summary_rec_exit(struct vms_serve_summary_rec *r, uint32_t machine, uint32_t vcpu,
+				const struct xslice *x)
+{
+	if (!r->started || r->oom)
+		return;
+	struct srow_rec *w = row_of(r, ROW_VCPU, machine, (int32_t)vcpu, true);
+	if (!w)
+		return;
+	uint64_t bt = x->begin < r->origin ? r->origin : x->begin;
+	reach(r, bt > x->t ? bt : x->t);
+	w->nx++;
+	w->xstarts[(bt - r->origin) / r->b]++;
+	if (!w->xdropped) {
+		if (w->nxlist >= SUM_ROW_LIST ||
+		    !push((void **)&w->xlist, &w->nxlist, &w->cap_xlist, sizeof *x, x)) {
+			r->kept -= w->nxlist;
+			free(w->xlist);
+			w->xlist = NULL;
+			w->nxlist = 0;
+			w->xdropped = true;
+		} else if (++r->kept > SUM_LIST) {
+			over_budget(r);
+		}
+	}
+}
+
+static int put(FILE *f, const void *p, size_t n)
+{
+	return n && fwrite(p, 1, n, f) != n ? -1 : 0;
+}
+
+int vms_serve_summary_rec_write(struct vms_serve_summary_rec *r, uint64_t events,
+				 struct vms_model *m, FILE *f)
+{
+	if (!r->started || r->oom || !r->nr)
+		return 1;
+	/* no finer than one bucket per SUM_EVENTS_PER_BUCKET events (the used span's buckets) */
+	uint64_t used = 0;
+	for (uint32_t i = 0; i < r->nr; i++)
+		for (uint32_t k = r->B; k-- > used;)
+			if (r->rows[i].starts[k] || r->rows[i].ns[k * NCAT] || r->rows[i].ns[k * NCAT + 1] ||
+			    r->rows[i].ns[k * NCAT + 2] || r->rows[i].ns[k * NCAT + 3] ||
+			    r->rows[i].ns[k * NCAT + 4] || r->rows[i].ns[k * NCAT + 5] ||
+			    (r->rows[i].xstarts && r->rows[i].xstarts[k])) {
+				used = k + 1;
+				break;
+			}
+	while (used > SUM_MIN_BUCKETS && used > events / SUM_EVENTS_PER_BUCKET + 1) {
+		coarsen(r);
+		used = (used + 1) / 2;
+	}
+	uint32_t B = (uint32_t)used;
+	char magic[8] = SUM_MAGIC;
+	uint32_t h[2] = { B, r->nr };
+	int bad = put(f, magic, 8) | put(f, &r->origin, 8) | put(f, &r->b, 8) | put(f, h, 8) |
+		  put(f, &events, 8);
+	uint32_t nm = vms_model_nr_machines(m);
+	bad |= put(f, &nm, 4);
+	for (uint32_t i = 0; i < nm; i++) {
+		const char *name = sr_machine_name(m, i);
+		uint32_t l = (uint32_t)strlen(name);
+		bad |= put(f, &l, 4) | put(f, name, l);
+	}
+	uint16_t *frac = malloc((size_t)B * NCAT * sizeof *frac);
+	if (!frac)
+		return -1;
+	for (uint32_t i = 0; i < r->nr && !bad; i++) {
+		const struct srow_rec *w = &r->rows[i];
+		uint8_t hb[4] = { w->kind, !w->dropped, w->kind == ROW_VCPU && !w->xdropped, 0 };
+		bad |= put(f, hb, 4) | put(f, &w->a, 4) | put(f, &w->b, 4) | put(f, &w->n, 8) |
+		       put(f, &w->nx, 8);
+		for (size_t k = 0; k < (size_t)B * NCAT; k++) {
+			uint64_t v = w->ns[k] > r->b ? r->b : w->ns[k];
+			frac[k] = (uint16_t)((v * 65535u + r->b / 2) / r->b);
+		}
+		bad |= put(f, frac, (size_t)B * NCAT * sizeof *frac);
+		bad |= put(f, w->starts, (size_t)B * 4);
+		if (w->kind == ROW_VCPU)
+			bad |= put(f, w->xstarts, (size_t)B * 4);
+		if (hb[1])
+			bad |= put(f, &w->nlist, 8) | put(f, w->list, w->nlist * sizeof *w->list);
+		if (hb[2])
+			bad |= put(f, &w->nxlist, 8) | put(f, w->xlist, w->nxlist * sizeof *w->xlist);
+	}
+	free(frac);
+	return bad ? -1 : 0;
+}
+
+/* ---- answering ---- */
+
+struct srow_idx {
+	uint8_t kind, has_list, has_xlist;
+	uint32_t a;
+	int32_t b;
+	uint64_t n, nx;
+	const uint16_t *frac;
+	const uint32_t *starts, *xstarts;   /* (unaligned in the file: read with memcpy) */
+	const struct ival *list;
+	uint64_t nlist;
+	const struct xslice *xlist;
+	uint64_t nxlist;
+};
+
+struct vms_serve_summary {
+	uint64_t origin, b;
+	uint32_t B, nr;
+	struct srow_idx *rows;
+	char **names;
+	uint32_t nr_names;
+	uint64_t events;
+	uint64_t *act;           /* B + 1: intervals and exits beginning before bucket k, all rows */
+};
+
+void vms_serve_summary_free(struct vms_serve_summary *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->nr_names; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->rows);
+	free(s->act);
+	free(s);
+}
+
+static uint32_t u32_at(const uint32_t *p, uint64_t k)
+{
+	uint32_t v;
+	memcpy(&v, (const char *)p + 4 * k, 4);
+	return v;
+}
+
+static struct vms_serve_summary *load_bad(struct vms_serve_summary *s, struct vms_error *err,
+					  size_t off, const char *what)
+{
+	vms_serve_summary_free(s);
+	vms_error_set(err, VMS_ERR_FORMAT, "summaries: %s at byte offset %zu", what, off);
+	return NULL;
+}
+
+struct vms_serve_summary *vms_serve_summary_load(const void *buf, size_t len,
+						 struct vms_error *err)
+{
+	struct vms_rd r = { buf, len, 0 };
+	char magic[8];
+	uint32_t h[2];
+	struct vms_serve_summary *s = calloc(1, sizeof *s);
+	if (!s) {
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	if (!vms_rd_take(&r, magic, 8) || memcmp(magic, SUM_MAGIC, 8) ||
+	    !vms_rd_take(&r, &s->origin, 8) || !vms_rd_take(&r, &s->b, 8) || !vms_rd_take(&r, h, 8) ||
+	    !vms_rd_take(&r, &s->events, 8))
+		return load_bad(s, err, r.off, "header cut");
+	s->B = h[0];
+	s->nr = h[1];
+	if (!s->b || !s->B || s->B > SUM_MAX_BUCKETS || s->nr > MAX_ROWS ||
+	    s->origin + (uint64_t)s->B * s->b < s->origin || s->b > UINT64_MAX / s->B)
+		return load_bad(s, err, r.off, "bad header");
+	uint32_t nm;
+	if (!vms_rd_take(&r, &nm, 4) || nm > r.left / 4)
+		return load_bad(s, err, r.off, "names cut");
+	s->names = calloc(nm ? nm : 1, sizeof *s->names);
+	if (!s->names) {
+		vms_serve_summary_free(s);
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	for (uint32_t i = 0; i < nm; i++) {
+		uint32_t l;
+		if (!vms_rd_take(&r, &l, 4) || l > r.left || l > 4096)
+			return load_bad(s, err, r.off, "names cut");
+		if (!(s->names[i] = calloc(1, (size_t)l + 1))) {
+			vms_serve_summary_free(s);
+			vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+			return NULL;
+		}
+		s->nr_names = i + 1;
+		vms_rd_take(&r, s->names[i], l);
+	}
+	s->rows = calloc(s->nr ? s->nr : 1, sizeof *s->rows);
+	if (!s->rows) {
+		vms_serve_summary_free(s);
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	for (uint32_t i = 0; i < s->nr; i++) {
+		struct srow_idx *w = &s->rows[i];
+		uint8_t hb[4];
+		if (!vms_rd_take(&r, hb, 4) || !vms_rd_take(&r, &w->a, 4) || !vms_rd_take(&r, &w->b, 4) ||
+		    !vms_rd_take(&r, &w->n, 8) || !vms_rd_take(&r, &w->nx, 8))
+			return load_bad(s, err, r.off, "row cut");
+		if (hb[0] > ROW_THREAD || hb[1] > 1 || hb[2] > 1 || hb[3] ||
+		    (hb[2] && hb[0] != ROW_VCPU))
+			return load_bad(s, err, r.off, "bad row header");
+		w->kind = hb[0];
+		w->has_list = hb[1];
+		w->has_xlist = hb[2];
+		w->frac = (const uint16_t *)r.p;
+		if (!vms_rd_take(&r, NULL, (size_t)s->B * NCAT * 2))
+			return load_bad(s, err, r.off, "buckets cut");
+		w->starts = (const uint32_t *)r.p;
+		if (!vms_rd_take(&r, NULL, (size_t)s->B * 4))
+			return load_bad(s, err, r.off, "buckets cut");
+		if (w->kind == ROW_VCPU) {
+			w->xstarts = (const uint32_t *)r.p;
+			if (!vms_rd_take(&r, NULL, (size_t)s->B * 4))
+				return load_bad(s, err, r.off, "buckets cut");
+		}
+		if (w->has_list) {
+			if (!vms_rd_take(&r, &w->nlist, 8) || w->nlist > r.left / sizeof(struct ival))
+				return load_bad(s, err, r.off, "intervals cut");
+			w->list = (const struct ival *)r.p;
+			vms_rd_take(&r, NULL, w->nlist * sizeof(struct ival));
+		}
+		if (w->has_xlist) {
+			if (!vms_rd_take(&r, &w->nxlist, 8) || w->nxlist > r.left / sizeof(struct xslice))
+				return load_bad(s, err, r.off, "exits cut");
+			w->xlist = (const struct xslice *)r.p;
+			vms_rd_take(&r, NULL, w->nxlist * sizeof(struct xslice));
+		}
+	}
+	if (r.left)
+		return load_bad(s, err, r.off, "bytes after the rows");
+	if (!(s->act = calloc((size_t)s->B + 1, sizeof *s->act))) {
+		vms_serve_summary_free(s);
+		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	for (uint32_t k = 0; k < s->B; k++) {
+		uint64_t a = 0;
+		for (uint32_t i = 0; i < s->nr; i++)
+			a += u32_at(s->rows[i].starts, k) +
+			     (s->rows[i].xstarts ? u32_at(s->rows[i].xstarts, k) : 0);
+		s->act[k + 1] = s->act[k] + a;
+	}
+	return s;
+}
+
+/* buckets [k0, k1) wholly inside [from, to) */
+static void inner(const struct vms_serve_summary *s, uint64_t from, uint64_t to, uint64_t *k0,
+		  uint64_t *k1)
+{
+	*k0 = from <= s->origin ? 0 : (from - s->origin + s->b - 1) / s->b;
+	*k1 = to <= s->origin ? 0 : (to - s->origin) / s->b;
+	if (*k1 > s->B)
+		*k1 = s->B;
+	if (*k0 > *k1)
+		*k0 = *k1;
+}
+
+static uint64_t sum_range(const uint32_t *p, uint64_t k0, uint64_t k1)
+{
+	uint64_t n = 0;
+	for (uint64_t k = k0; k < k1; k++)
+		n += u32_at(p, k);
+	return n;
+}
+
+/* Can row w be answered for q? A kept row always; a summed one when its buckets wholly in
+ * the window hold more than 2 per pixel (a replay would have summed it too). */
+static bool answerable(const struct vms_serve_summary *s, const struct srow_idx *w,
+		       const struct q *q)
+{
+	uint64_t k0, k1;
+	inner(s, q->from, q->to, &k0, &k1);
+	uint64_t cap = 2ull * q->px;
+	if (!w->has_list && sum_range(w->starts, k0, k1) <= cap)
+		return false;
+	if (w->kind == ROW_VCPU && !w->has_xlist && sum_range(w->xstarts, k0, k1) <= cap)
+		return false;
+	return true;
+}
+
+/* The buckets' share of [from, to), spread evenly over each bucket, into the row's pixels. */
+static int sum_row(const struct vms_serve_summary *s, const struct srow_idx *w, struct q *q,
+		   struct row *r)
+{
+	if (!(r->sum = calloc((size_t)q->px * NCAT, sizeof *r->sum)))
+		return -1;
+	uint64_t kf = q->from <= s->origin ? 0 : (q->from - s->origin) / s->b;
+	uint64_t n = 0;
+	for (uint64_t k = kf; k < s->B; k++) {
+		uint64_t bs = s->origin + k * s->b, be = bs + s->b;
+		if (bs >= q->to)
+			break;
+		uint64_t lo = bs < q->from ? q->from : bs, hi = be > q->to ? q->to : be;
+		if (lo >= hi)
+			continue;
+		n += ((uint64_t)u32_at(w->starts, k) * (hi - lo) + s->b / 2) / s->b;
+		for (uint32_t c = 0; c < NCAT; c++) {
+			uint16_t fr;
+			memcpy(&fr, (const char *)w->frac + 2 * (k * NCAT + c), 2);
+			if (!fr)
+				continue;
+			/* this category's ns per ns of the bucket, over [lo, hi) pixel by pixel */
+			uint64_t p = (lo - q->from) / q->width, x = lo;
+			while (x < hi && p < q->px) {
+				uint64_t pe = q->from + (p + 1) * q->width;
+				if (p == q->px - 1u || pe > hi)
+					pe = hi;
+				r->sum[p * NCAT + c] += (uint64_t)((double)(pe - x) * fr / 65535.0 + 0.5);
+				x = pe;
+				p++;
+			}
+		}
+	}
+	r->n = n ? n : 1;
+	return 0;
+}
+
+static int xcount_row(const struct vms_serve_summary *s, const struct srow_idx *w, struct q *q,
+		      struct row *r)
+{
+	if (!(r->xcount = calloc(q->px, sizeof *r->xcount)))
+		return -1;
+	for (uint64_t k = 0; k < s->B; k++) {
+		uint64_t bs = s->origin + k * s->b;
+		if (bs >= q->to)
+			break;
+		uint64_t c = u32_at(w->xstarts, k);
+		if (!c || bs + s->b <= q->from)
+			continue;
+		/* a bucket cut by the window's edge: its share of the exits, as of the ns */
+		uint64_t at = bs < q->from ? q->from : bs;
+		uint64_t end = bs + s->b > q->to ? q->to : bs + s->b;
+		c = (c * (end - at) + s->b / 2) / s->b;
+		uint64_t p = (at - q->from) / q->width;
+		r->xcount[p < q->px ? p : q->px - 1] += c;
+		r->nx += c;
+	}
+	return 0;
+}
+
+/* A kept row: what a replay of [from, to) gives it (serve_window.c's on_* and on_exit_end). */
+static void exact_row(const struct srow_idx *w, struct q *q, struct row *r)
+{
+	for (uint64_t i = 0; i < w->nlist; i++) {
+		struct ival v;
+		memcpy(&v, &w->list[i], sizeof v);
+		if (v.e <= q->from || v.s >= q->to)
+			continue;
+		if (v.s < q->from)
+			v.s = q->from;
+		if (v.e > q->to)
+			v.e = q->to;
+		v.comm[sizeof v.comm - 1] = 0;
+		sr_add(q, r, &v);
+	}
+	for (uint64_t i = 0; w->has_xlist && i < w->nxlist; i++) {
+		struct xslice x;
+		memcpy(&x, &w->xlist[i], sizeof x);
+		/* published in the window: its end (or gap) in it, or still open at its end */
+		if (x.t < q->from || x.begin >= q->to)
+			continue;
+		if (x.t >= q->to && x.how != VMS_EXIT_UNFINISHED) {
+			x.how = VMS_EXIT_UNFINISHED;
+			x.end = 0;
+		}
+		sr_add_exit(q, r, &x);
+	}
+}
+
+int vms_serve_summary_window(const struct vms_serve_summary *s, uint64_t from, uint64_t to,
+			     uint32_t px, const char *only, uint64_t replay_below, FILE *f,
+			     struct vms_error *err)
+{
+	/* (before the first event a replay knows the vCPUs' states unknown from the window's
+	 * start: the buckets begin at the first event) */
+	if (!s || !px || px > MAX_PX || from >= to || from < s->origin)
+		return 0;
+	struct q q = { .from = from, .to = to, .px = px, .only = only,
+		       .names = (const char *const *)s->names, .nr_names = s->nr_names };
+	q.width = (to - from + px - 1) / px;
+	/* the events of the window, estimated by the buckets it overlaps: few are replayed */
+	uint64_t k0 = from <= s->origin ? 0 : (from - s->origin) / s->b;
+	uint64_t k1 = to <= s->origin ? 0 : (to - s->origin + s->b - 1) / s->b;
+	k0 = k0 > s->B ? s->B : k0;
+	k1 = k1 > s->B ? s->B : k1 < k0 ? k0 : k1;
+	double share = s->act[s->B] ? (double)(s->act[k1] - s->act[k0]) / (double)s->act[s->B] : 0;
+	if (share * (double)s->events < (double)(replay_below ? replay_below : SUM_REPLAY_EVENTS))
+		return 0;
+	for (uint32_t i = 0; i < s->nr; i++) {
+		char id[48];
+		sr_row_id(id, sizeof id, s->rows[i].kind, s->rows[i].a, s->rows[i].b);
+		if ((!only || !strcmp(id, only)) && !answerable(s, &s->rows[i], &q))
+			return 0;
+	}
+	q.rows = calloc(MAX_ROWS, sizeof *q.rows);
+	q.hash = calloc(2 * MAX_ROWS, sizeof *q.hash);
+	int st = -1;
+	if (!q.rows || !q.hash)
+		goto oom;
+	for (uint32_t i = 0; i < s->nr; i++) {
+		const struct srow_idx *w = &s->rows[i];
+		struct row *r = sr_row_get(&q, w->kind, w->a, w->b);
+		if (!r)
+			continue;
+		if (w->has_list || w->has_xlist)
+			exact_row(w, &q, r);
+		if (!w->has_list && sum_row(s, w, &q, r) < 0)
+			goto oom;
+		if (w->kind == ROW_VCPU && !w->has_xlist && xcount_row(s, w, &q, r) < 0)
+			goto oom;
+		if (q.oom)
+			goto oom;
+	}
+	/* rows with nothing in the window are not the window's */
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < q.nr_rows; i++) {
+		struct row *r = &q.rows[i];
+		bool any = r->n || r->nx;
+		if (r->sum && !r->iv) {
+			any = false;
+			for (size_t k = 0; k < (size_t)px * NCAT && !any; k++)
+				any = r->sum[k] != 0;
+			any |= r->nx != 0;
+		}
+		if (any)
+			q.rows[kept++] = *r;
+		else {
+			free(r->iv);
+			free(r->sum);
+			free(r->xs);
+			free(r->xcount);
+		}
+	}
+	q.nr_rows = kept;
+	qsort(q.rows, q.nr_rows, sizeof *q.rows, sr_row_cmp);
+	fprintf(f, "{\"from\":%" PRIu64 ",\"to\":%" PRIu64 ",\"px\":%u,\"pixel_ns\":%" PRIu64
+		",\"rows_truncated\":false,\"checkpoint_events\":0,\"summary_ns\":%" PRIu64
+		",\"rows\":[", from, to, px, q.width, s->b);
+	for (uint32_t i = 0; i < q.nr_rows; i++) {
+		if (i)
+			fputc(',', f);
+		sr_put_row(f, &q, NULL, &q.rows[i]);
+	}
+	fputs("]}\n", f);
+	st = 1;
+	goto out;
+oom:
+	vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+out:
+	sr_q_free(&q);
+	return st;
+}
