@@ -81,13 +81,17 @@ print('first window of the whole trace: %.2f s with the index, %.2f s without (-
 first, last = rows['first'], rows['last'] + 1
 span = last - first
 rnd = random.Random(7)
-lat = []
+lat, how = [], {'summary': [], 'checkpoint': [], 'start': []}
 for _ in range(windows):
     w = max(1000, int(span / 10 ** rnd.uniform(0, 4)))
     a = first + rnd.randrange(0, max(1, span - w + 1))
     t0 = time.monotonic()
-    get('/api/window', **{'from': a, 'to': a + w, 'px': 1000})
+    j = get('/api/window', **{'from': a, 'to': a + w, 'px': 1000})
     lat.append(time.monotonic() - t0)
+    how['summary' if 'summary_ns' in j else 'checkpoint' if j.get('checkpoint_events')
+        else 'start'].append(lat[-1])
+print('windows by source: ' + ', '.join('%s %d (max %.0f ms)' % (k, len(v), 1000 * max(v))
+                                       for k, v in how.items() if v))
 lat.sort()
 p99 = lat[min(len(lat) - 1, int(round(0.99 * (len(lat) - 1))))]
 print('window latency (%d random zooms/positions, px 1000): median %.0f ms, p99 %.0f ms, '
