@@ -14,6 +14,7 @@
  * same pipeline as vcpus/threads/pcpus/exits --from --to. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,21 @@ struct srv {
 	struct vms_serve_summary *summary; /* the wide windows' answers, NULL: none */
 	uint64_t replay_below;        /* VMS_SERVE_SUMMARY_MIN: fewer events are replayed */
 	const char *self;             /* this program, for dump */
+	/* the model, built in a thread of its own while the server already answers what needs
+	 * none (the page, the rows, the findings, the summaries' windows): the queries that do
+	 * wait for it (model()) */
+	pthread_t model_thread;
+	bool model_building;
+	int model_rc;
+	struct vms_error model_err;
 };
+
+static void *build_model(void *arg)
+{
+	struct srv *sv = arg;
+	sv->model_rc = vms_session_build_model(sv->c->s, &sv->model_err);
+	return NULL;
+}
 
 /* A reference-ns parameter; false when absent or not a plain integer. */
 static bool ns_param(const struct vms_http_req *r, const char *key, uint64_t *v)
@@ -189,8 +204,16 @@ static int model(struct srv *sv, struct vms_error *err)
 {
 	if (sv->t.model)
 		return 0;
-	if (vms_session_build_model(sv->c->s, err) != 0)
+	if (sv->model_building) {
+		pthread_join(sv->model_thread, NULL);
+		sv->model_building = false;
+		if (sv->model_rc != 0) {
+			*err = sv->model_err;
+			return -1;
+		}
+	} else if (vms_session_build_model(sv->c->s, err) != 0) {
 		return -1;
+	}
 	sv->t.model = vms_session_model(sv->c->s);
 	return 0;
 }
@@ -403,6 +426,10 @@ int cmd_serve(int argc, char **argv)
 	s = vms_server_new((uint16_t)port, &err);
 	if (!s)
 		goto fail;
+	/* (the page came from the index: no run built the model yet) */
+	if (!vms_session_analysis(c.s) &&
+	    pthread_create(&sv.model_thread, NULL, build_model, &sv) == 0)
+		sv.model_building = true;
 	printf("http://127.0.0.1:%u/?token=%s\n", vms_server_port(s), vms_server_token(s));
 	fflush(stdout);
 	if (open_it && fork() == 0) {
@@ -428,6 +455,8 @@ int cmd_serve(int argc, char **argv)
 fail:
 	st = cli_fail(&c, &err);
 out:
+	if (sv.model_building)
+		pthread_join(sv.model_thread, NULL);
 	vms_server_free(s);
 	vms_serve_summary_free(sv.summary);
 	serve_art_free(&sv.art);
