@@ -267,8 +267,10 @@
         data = j;
         data.byId = {};
         for (const r of j.rows) data.byId[r.id] = r;
+        /* a wide window from the index's summaries: its rows' pixels are right to a bucket */
         status.textContent = (matchText ? matchText + '; ' : '') + 'window [' + j.from + ', ' + j.to +
-          ') ns, ' + j.pixel_ns + ' ns per pixel';
+          ') ns, ' + j.pixel_ns + ' ns per pixel' +
+          (j.summary_ns ? ' (from the summaries: buckets of ' + j.summary_ns + ' ns)' : '');
         draw();
         fetchEvents(a, b, my);
       }).catch((e) => { if (my === seq) status.textContent = 'the server refused: ' + e.message; });
