@@ -70,6 +70,9 @@ static int restart_at_chunk(struct td_source *ts, struct td_stream *s, uint32_t 
 		r = td_claim_chunk(ts, s, &ts->src.err, &at, &csize, &usize);
 		if (r == 0)
 			r = bad(ts, s, stream, "chunk beyond the stream's chunks");
+		/* the headers walked are dropped from the mapping as the reader drops what it
+		 * read: a seek deep into a large trace would keep every page before it resident */
+		td_file_release(&ts->f, &s->released, s->next_chunk);
 	}
 	if (r >= 0 && chunk && s->chunks_left == 0)
 		r = bad(ts, s, stream, "chunk beyond the stream's chunks");
