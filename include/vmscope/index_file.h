@@ -37,6 +37,7 @@ enum vms_index_sect_type {
 	VMS_INDEX_CHECKPOINTS = 4, /* the page's run's checkpoints (vms_session_checkpoints);
 	                              absent when a source cannot seek */
 	VMS_INDEX_SUMMARIES = 5, /* the rows' summaries (vms_serve_rows_write_summary) */
+	VMS_INDEX_MODEL = 6,     /* the model the queries use (vms_session_save_model) */
 };
 
 struct vms_index_sect {

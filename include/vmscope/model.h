@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "vmscope/clock.h"
 #include "vmscope/error.h"
@@ -239,6 +240,13 @@ void vms_model_observe(struct vms_model *m, const struct vms_event *ev);
 /* Resolve roles and links; create untraced guests ("pid-N"); set clocks from metadata
  * (TIME_SHIFT + TSC2NSEC). Call once after the first pass. */
 int vms_model_finish(struct vms_model *m, struct vms_error *err);
+/* The finished model saved (0, or -1 when the write fails or it is not finished), and loaded
+ * into m: a new model with the same sources added and the same options set, not finished
+ * (lib/model/model_io.c: native byte order, for the build that saved it; every length and
+ * index checked). Then m is finished, as the saved one was, without its matched-event
+ * statistics (vms_model_match_stats: NULL). 0, or <0 with err set. */
+int vms_model_save(const struct vms_model *m, FILE *f);
+int vms_model_load(struct vms_model *m, const void *buf, size_t len, struct vms_error *err);
 /* A host shows at most VMS_MODEL_MAX_UNTRACED untraced guests (the first in their order:
  * known processes by pid, then lone threads by tid); the vCPU threads of the others stay
  * host threads. What was left out of host machine `host`: 0 with *guests and *threads set

@@ -133,6 +133,12 @@ uint64_t vms_session_restored(const struct vms_session *s);
  * options) instead of building one: the caller keeps it, and it must outlive the session.
  * A run writes its containment check into it (vms_sync_info). */
 void vms_session_borrow_model(struct vms_session *s, struct vms_model *m);
+/* The built model saved (vms_model_save: 0, or -1), and a saved one loaded instead of
+ * building it (the bytes of a session of the same traces and options, such as the index's):
+ * 0, or <0 with err set (not these traces', damaged). */
+int vms_session_save_model(struct vms_session *s, FILE *f);
+int vms_session_load_model(struct vms_session *s, const void *buf, size_t len,
+			   struct vms_error *err);
 
 /* Merge only: every event of every source in reference-time order, no analysis and no
  * model pass (info, dump). */

@@ -23,12 +23,6 @@ static int put(FILE *f, const void *p, size_t n)
 
 static int put32(FILE *f, uint32_t v) { return put(f, &v, 4); }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 int an_sm_snapshot(struct an_sm *sm, FILE *f)
 {
 	struct an_sm_parts p = an_sm_parts(sm);
@@ -46,19 +40,10 @@ int an_sm_snapshot(struct an_sm *sm, FILE *f)
 	}
 	uint8_t b[2] = { *p.occ, *p.occ_end_pending };
 	bad |= put(f, b, 2) | put(f, p.occ_unfollowed, 8);
-	const struct vms_keymap *k = p.occ_where;
-	uint64_t *pairs = k->len ? malloc(k->len * 16) : NULL;
-	if (k->len && !pairs)
+	uint64_t n;
+	uint64_t *pairs = vms_keymap_sorted(p.occ_where, &n);
+	if (!pairs)
 		return -1;
-	uint64_t n = 0;
-	for (size_t i = 0; i < k->cap && n < k->len; i++)
-		if (k->keys[i] != VMS_KEYMAP_EMPTY) {
-			pairs[2 * n] = k->keys[i];
-			pairs[2 * n + 1] = k->vals[i];
-			n++;
-		}
-	if (n)   /* the key is the first u64 of each pair */
-		qsort(pairs, n, 16, cmp_u64);
 	bad |= put(f, &n, 8) | put(f, pairs, n * 16);
 	free(pairs);
 	return bad ? -1 : 0;

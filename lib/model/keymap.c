@@ -90,3 +90,26 @@ uint64_t *vms_keymap_put(struct vms_keymap *m, uint64_t key, uint64_t init, bool
 	m->len++;
 	return &m->vals[i];
 }
+
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+uint64_t *vms_keymap_sorted(const struct vms_keymap *m, uint64_t *n)
+{
+	*n = 0;
+	uint64_t *pairs = malloc((m->len ? m->len : 1) * 16);
+	if (!pairs)
+		return NULL;
+	for (size_t i = 0; i < m->cap && *n < m->len; i++)
+		if (m->keys[i] != VMS_KEYMAP_EMPTY) {
+			pairs[2 * *n] = m->keys[i];
+			pairs[2 * *n + 1] = m->vals[i];
+			(*n)++;
+		}
+	if (*n)   /* the key is the first u64 of each pair */
+		qsort(pairs, *n, 16, cmp_key);
+	return pairs;
+}

@@ -27,6 +27,10 @@ uint64_t *vms_keymap_get(const struct vms_keymap *m, uint64_t key);
  * *inserted (may be NULL) says whether it was new. The pointer is valid until the next put. */
 uint64_t *vms_keymap_put(struct vms_keymap *m, uint64_t key, uint64_t init, bool *inserted);
 
+/* Every (key, value) pair, in key order (so that two equal maps give the same bytes whatever
+ * order they were filled in): 2 x *n u64, malloc'd; NULL when out of memory. */
+uint64_t *vms_keymap_sorted(const struct vms_keymap *m, uint64_t *n);
+
 /* The key of (machine, tid) pairs used by the model and the analyses. */
 static inline uint64_t vms_keymap_mt(uint32_t machine, int32_t tid)
 {

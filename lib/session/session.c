@@ -1144,6 +1144,30 @@ int vms_session_use_checkpoints(struct vms_session *s, const void *buf, size_t l
 
 uint64_t vms_session_restored(const struct vms_session *s) { return s->ck_restored; }
 
+int vms_session_save_model(struct vms_session *s, FILE *f)
+{
+	return s->model_built ? vms_model_save(s->model, f) : -1;
+}
+
+int vms_session_load_model(struct vms_session *s, const void *buf, size_t len,
+			   struct vms_error *err)
+{
+	struct vms_model *m = new_model(s, err);
+	if (!m)
+		return err->status ? err->status : VMS_ERR_NOMEM;
+	int r = vms_model_load(m, buf, len, err);
+	if (r < 0) {
+		vms_model_free(m);
+		return r;
+	}
+	if (s->model && !s->model_borrowed)
+		vms_model_free(s->model);
+	s->model = m;
+	s->model_borrowed = false;
+	s->model_built = true;
+	return 0;
+}
+
 void vms_session_borrow_model(struct vms_session *s, struct vms_model *m)
 {
 	if (s->model && !s->model_borrowed)

@@ -426,8 +426,17 @@ int cmd_serve(int argc, char **argv)
 	s = vms_server_new((uint16_t)port, &err);
 	if (!s)
 		goto fail;
-	/* (the page came from the index: no run built the model yet) */
-	if (!vms_session_analysis(c.s) &&
+	/* (the page came from the index: no run built the model yet; the index's, else one
+	 * built in a thread) */
+	if (!vms_session_analysis(c.s) && sv.art.model) {
+		struct vms_error me = { 0 };
+		if (vms_session_load_model(c.s, sv.art.model, sv.art.model_len, &me) == 0)
+			sv.t.model = vms_session_model(c.s);
+		else
+			fprintf(stderr, "vmscope serve: warning: %s: the model is built again\n",
+				me.msg);
+	}
+	if (!vms_session_analysis(c.s) && !sv.t.model &&
 	    pthread_create(&sv.model_thread, NULL, build_model, &sv) == 0)
 		sv.model_building = true;
 	printf("http://127.0.0.1:%u/?token=%s\n", vms_server_port(s), vms_server_token(s));

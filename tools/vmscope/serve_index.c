@@ -88,6 +88,15 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 		a->summary = NULL;
 		a->summary_len = 0;
 	}
+	FILE *mf = r ? NULL : open_memstream(&a->model, &a->model_len);
+	int mw = mf ? vms_session_save_model(c->s, mf) : -1;
+	if (mf && fclose(mf) != 0)
+		mw = -1;
+	if (!r && mw) {   /* (the queries build it then) */
+		free(a->model);
+		a->model = NULL;
+		a->model_len = 0;
+	}
 	vms_serve_rows_free(rows);
 	vms_latency_free(lat);
 	vms_findings_free(fd);
@@ -129,6 +138,7 @@ void serve_art_free(struct serve_art *a)
 	free(a->rows);
 	free(a->ckpt);
 	free(a->summary);
+	free(a->model);
 	*a = (struct serve_art){ 0 };
 }
 
@@ -215,12 +225,15 @@ int serve_art_save(const char *path, const char *key, const struct serve_art *a,
 		{ VMS_INDEX_ROWS, a->rows, a->rows_len },
 		{ 0, NULL, 0 },
 		{ 0, NULL, 0 },
+		{ 0, NULL, 0 },
 	};
 	uint32_t n = 3;
 	if (a->ckpt)
 		s[n++] = (struct vms_index_sect){ VMS_INDEX_CHECKPOINTS, a->ckpt, a->ckpt_len };
 	if (a->summary)
 		s[n++] = (struct vms_index_sect){ VMS_INDEX_SUMMARIES, a->summary, a->summary_len };
+	if (a->model)
+		s[n++] = (struct vms_index_sect){ VMS_INDEX_MODEL, a->model, a->model_len };
 	return vms_index_write(path, key, s, n, err);
 }
 
@@ -252,8 +265,11 @@ int serve_art_load(const char *path, const char *key, struct serve_art *a,
 		a->ckpt = dup_sect(x, VMS_INDEX_CHECKPOINTS, &a->ckpt_len);
 	if (vms_index_section(x, VMS_INDEX_SUMMARIES))
 		a->summary = dup_sect(x, VMS_INDEX_SUMMARIES, &a->summary_len);
+	if (vms_index_section(x, VMS_INDEX_MODEL))
+		a->model = dup_sect(x, VMS_INDEX_MODEL, &a->model_len);
 	bool ck_lost = (vms_index_section(x, VMS_INDEX_CHECKPOINTS) && !a->ckpt) ||
-		       (vms_index_section(x, VMS_INDEX_SUMMARIES) && !a->summary);
+		       (vms_index_section(x, VMS_INDEX_SUMMARIES) && !a->summary) ||
+		       (vms_index_section(x, VMS_INDEX_MODEL) && !a->model);
 	vms_index_free(x);
 	if (ck_lost) {
 		serve_art_free(a);

@@ -22,6 +22,8 @@ struct serve_art {
 	size_t ckpt_len;
 	char *summary;            /* the rows' summaries (NULL: none) */
 	size_t summary_len;
+	char *model;              /* the model (NULL: none) */
+	size_t model_len;
 };
 /* A checkpoint every this many events of the page's run: a window then reads at most this
  * many events before its start (about 40 ms at the synthesized pair's cost per event). */
