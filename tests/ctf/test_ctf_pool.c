@@ -16,9 +16,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "testutil.h"
-#include "core/pool.h"
-#include "vmscope/source.h"
+#include "pool_digest.h"
 
 void vms_ctf_counters(const struct vms_source *src, uint64_t *decoded, bool *pooled);
 
@@ -34,72 +32,42 @@ struct digest {
 	char last_text[MAXS][512];
 };
 
-static uint64_t mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
-static uint64_t mix_event(uint64_t h, const struct vms_event *e)
-{
-	h = mix(h, &e->ts, sizeof e->ts);
-	h = mix(h, e->f, sizeof e->f);
-	h = mix(h, &e->tid, sizeof e->tid);
-	h = mix(h, &e->cpu, sizeof e->cpu);
-	h = mix(h, &e->kind, sizeof e->kind);
-	h = mix(h, &e->flags, sizeof e->flags);
-	h = mix(h, &e->type, sizeof e->type);
-	h = mix(h, &e->stream, sizeof e->stream);
-	for (int k = 0; k < 2; k++)
-		h = e->s[k] ? mix(h, e->s[k], strlen(e->s[k]) + 1) : mix(h, "", 1);
-	return h;
-}
-
 static struct vms_source *open_at(const char *trace, unsigned threads)
 {
-	vms_pool_set_threads(threads);
-	struct vms_error err = {0};
-	struct vms_source *src = vms_source_open(trace, &err);
-	if (!src)
-		fail_msg("open %s: %s", trace, err.msg);
-	uint64_t d;
-	bool pooled;
-	vms_ctf_counters(src, &d, &pooled);
-	assert_int_equal(pooled, threads > 1); /* the pool is what is tested */
-	return src;
+	return vms_test_open_pooled(trace, threads, vms_ctf_counters);
 }
 
-/* Reads the streams merged by time (lowest stream first on a tie) into *g: up to `limit`
- * events, then set_wanted(after) when `switch_filter`, then the rest. The last event of each
- * stream is rendered by format_event. */
+struct reading {
+	struct digest *g;
+	uint64_t limit;
+	bool switch_filter;
+	const bool *after;
+};
+
+static void on_event(void *ctx, struct vms_source *src, const struct vms_event *ev)
+{
+	struct reading *rd = ctx;
+	struct digest *g = rd->g;
+	if (!ev)
+		return;
+	assert_true(ev->stream < MAXS);
+	g->hash = vms_test_mix_event(g->hash, ev);
+	if (++g->n == rd->limit && rd->switch_filter)
+		src->ops->set_wanted(src, rd->after);
+	/* the event's text before the stream moves on: the last one of each stays */
+	src->ops->format_event(src, ev->stream, g->last_text[ev->stream],
+			       sizeof g->last_text[ev->stream]);
+}
+
+/* Reads the streams merged by time into *g: up to `limit` events, then set_wanted(after)
+ * when `switch_filter`, then the rest. The last event of each stream is rendered by
+ * format_event. */
 static void read_merged(struct vms_source *src, struct digest *g, uint64_t limit,
 			bool switch_filter, const bool *after)
 {
-	uint32_t ns = src->ops->nr_streams(src);
-	assert_true(ns >= 1 && ns <= MAXS);
-	struct vms_event ev[MAXS];
-	int have[MAXS];
 	memset(g, 0, sizeof *g);
-	for (uint32_t s = 0; s < ns; s++)
-		have[s] = src->ops->next(src, s, &ev[s]);
-	for (;;) {
-		uint32_t best = UINT32_MAX;
-		for (uint32_t s = 0; s < ns; s++) {
-			assert_true(have[s] >= 0);
-			if (have[s] == 1 && (best == UINT32_MAX || ev[s].ts < ev[best].ts))
-				best = s;
-		}
-		if (best == UINT32_MAX)
-			break;
-		g->hash = mix_event(g->hash, &ev[best]);
-		if (++g->n == limit && switch_filter)
-			src->ops->set_wanted(src, after);
-		/* the event's text before the stream moves on: the last one of each stays */
-		src->ops->format_event(src, best, g->last_text[best], sizeof g->last_text[best]);
-		have[best] = src->ops->next(src, best, &ev[best]);
-	}
+	struct reading rd = { g, limit, switch_filter, after };
+	vms_test_read_merged(src, on_event, &rd);
 }
 
 static void once_and_same(const char *trace, uint64_t events)

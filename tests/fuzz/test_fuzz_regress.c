@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "core/pool.h"
 #include "fuzz_harness.h"
 
 static int by_name(const void *a, const void *b)
@@ -88,6 +89,18 @@ static void test_xentrace(void **state)
 	replay("xentrace", vms_fuzz_xentrace);
 }
 
+/* The same inputs with their streams decoded by the worker pool (xentrace_pool.c), which
+ * they are too small for otherwise: 2 workers beside the reading thread. */
+static void test_xentrace_pool(void **state)
+{
+	(void)state;
+	setenv("VMS_XENTRACE_POOL_MIN", "0", 1);
+	vms_pool_set_threads(3);
+	replay("xentrace", vms_fuzz_xentrace);
+	vms_pool_set_threads(0);
+	unsetenv("VMS_XENTRACE_POOL_MIN");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -96,6 +109,7 @@ int main(void)
 		cmocka_unit_test(test_simpletrace),
 		cmocka_unit_test(test_ctf),
 		cmocka_unit_test(test_xentrace),
+		cmocka_unit_test(test_xentrace_pool),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,8 +5,9 @@
 # local/sched-syscalls-2cpu.dat (v7 zstd), the kvm-hip24 pair (v7 zlib) and a synthesized
 # pair (v7 zstd); and, for the CTF reader's pool (lib/input/ctf/ctf_pool.c), the LTTng
 # kernel traces tcp-sync/scp_src + scp_dest and a synthesized LTTng pair, and the shared
-# xentrace file. VMS_TRACEDAT_POOL_MIN=0 and VMS_CTF_POOL_MIN=0 put every file through the
-# pool however small. Hostile trace.dat shapes (tests/common/hostile_shapes.c) stay bounded with the pool
+# xentrace file (lib/input/xentrace/xentrace_pool.c; tests/xen/test_xen_threads_same.sh has
+# more). VMS_TRACEDAT_POOL_MIN=0, VMS_CTF_POOL_MIN=0 and VMS_XENTRACE_POOL_MIN=0 put every file
+# through the pool however small. Hostile trace.dat shapes (tests/common/hostile_shapes.c) stay bounded with the pool
 # on: the same exit status and messages as alone, and a peak RSS within 64 MiB of alone's
 # (the sanitizers' own overhead differs: TSan's is ~250 MB). Also run
 # under ThreadSanitizer by scripts/test.sh (suite threads; VMS_THREADS_TEST_EVENTS sizes the
@@ -17,43 +18,10 @@ GEN=${VMS_BUILD_DIR}/tests/hostile/hostile_gen
 SHARED=${VMS_SHARED_DIR:?}
 TMP=${VMS_BUILD_DIR}/test-tmp/threads-same
 EVENTS=${VMS_THREADS_TEST_EVENTS:-300000}
-export VMS_TRACEDAT_POOL_MIN=0 VMS_CTF_POOL_MIN=0
+export VMS_TRACEDAT_POOL_MIN=0 VMS_CTF_POOL_MIN=0 VMS_XENTRACE_POOL_MIN=0
 rm -rf "$TMP" && mkdir -p "$TMP"
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-
-# out DIR T CMD ARGS...: the command's output at threads T ("" = the default) into DIR/T.CMD
-out() {
-  local d=$1 t=$2 cmd=$3; shift 3
-  local topt=(); [ -n "$t" ] && topt=(--threads "$t")
-  local f=$d/t${t:-default}.$cmd
-  case $cmd in
-    report) "$VMS" report --json "${topt[@]}" "$@" > "$f" 2>"$f.err" ;;
-    vcpus|exits) "$VMS" $cmd --csv "${topt[@]}" "$@" > "$f" 2>"$f.err" ;;
-    export) # one output name for all: export's last line names it
-      "$VMS" export "${topt[@]}" -o "$d/x.pftrace" "$@" 2>"$f.err" && mv "$d/x.pftrace" "$f" ;;
-  esac
-}
-
-same() {   # NAME TRACE...
-  local name=$1; shift
-  local d=$TMP/$name
-  mkdir -p "$d"
-  for cmd in ${CMDS:-report vcpus exits export}; do
-    if ! out "$d" 1 $cmd "$@"; then notok "$name: $cmd --threads 1" "$(tail -1 "$d/t1.$cmd.err")"; continue; fi
-    if [ ! -s "$d/t1.$cmd" ]; then notok "$name: $cmd --threads 1 wrote nothing"; continue; fi
-    local bad=""
-    for t in "" 2 4; do
-      out "$d" "$t" $cmd "$@" || { bad="$bad ${t:-default}:failed"; continue; }
-      cmp -s "$d/t1.$cmd" "$d/t${t:-default}.$cmd" || bad="$bad ${t:-default}:differs"
-      cmp -s "$d/t1.$cmd.err" "$d/t${t:-default}.$cmd.err" || bad="$bad ${t:-default}:stderr"
-    done
-    if [ -z "$bad" ]; then ok "$name: $cmd at --threads 2, 4, default = --threads 1 ($(stat -c %s "$d/t1.$cmd") bytes)"
-    else notok "$name: $cmd at --threads 2, 4, default = --threads 1" "$bad"; fi
-  done
-}
+# ok, notok, skip, same (the outputs at --threads 2, 4 and the default against --threads 1)
+. "$(dirname "$0")/../common/threads_same.sh"
 
 L=$SHARED/traces/local/sched-syscalls-2cpu.dat
 if [ "${VMS_THREADS_TEST_LIGHT:-0}" = 1 ]; then skip "sched-syscalls-2cpu" "VMS_THREADS_TEST_LIGHT"

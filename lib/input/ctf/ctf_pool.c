@@ -2,10 +2,10 @@
  *
  * An LTTng trace is a stream file per CPU and channel (and per user-space buffer), each
  * decoded on its own: the workers decode every stream's next events while the reading
- * thread merges and the analyses run. A job is one stream's next block of up to
+ * thread merges and the analyses run. A job is one stream's next block (core/ahead.c's queue) of up to
  * `per_block` events (their strings and where each lies, for format_event), decoded with
  * the worker's own registers into a free block of the stream's queue; a stream has at most
- * CQ_DEPTH blocks decoded ahead and one being read, so memory is bounded by the queues
+ * VMS_AHEAD_DEPTH blocks decoded ahead and one being read, so memory is bounded by the queues
  * (per_block is chosen at open so that all of them stay under CQ_MEM), whatever the length
  * of the trace. One job per stream at a time, so each event is decoded once, in order, by
  * the decoder the reading thread runs when alone (ctf_decode_next): the events, their
@@ -22,7 +22,6 @@
 
 #include "ctf_source.h"
 
-#define CQ_DEPTH 4               /* blocks decoded ahead per stream */
 #define CQ_KICK 2                /* wake the workers when a stream has this few ahead */
 #define CQ_MAX_EVENTS 256        /* events per block: a job of ~10-20 us */
 #define CQ_MIN_EVENTS 32         /* below this the lock and wake-ups cost more than a worker */
@@ -51,6 +50,7 @@ struct ctf_pool {
 	unsigned nr_rf;
 	uint32_t rr;                  /* the stream the workers look at first */
 	uint32_t per_block;
+	struct vms_ahead_ops ops;
 };
 
 static struct ctf_pool *client_pool(struct vms_pool_client *c)
@@ -58,50 +58,25 @@ static struct ctf_pool *client_pool(struct vms_pool_client *c)
 	return (struct ctf_pool *)((char *)c - offsetof(struct ctf_pool, pc));
 }
 
-/* Under the lock: a free block of q, allocated while q has fewer than CQ_DEPTH + 1. */
-static struct cq_block *take_spare(struct ctf_pool *p, struct ctf_queue *q)
+/* Under the lock: b is to hold the stream's next events. */
+static void prepare(void *ctx, uint32_t stream, void *block)
 {
-	if (q->nspare)
-		return q->spare[--q->nspare];
-	if (q->nblocks > CQ_DEPTH)
-		return NULL;
-	struct cq_block *b = malloc(sizeof *b + p->per_block * sizeof b->e[0]);
-	if (b)
-		q->nblocks++;
-	return b;
+	(void)ctx;
+	((struct cq_block *)block)->stream = stream;
 }
 
-/* Under the lock: can a job decode q's next block? */
-static bool claimable(const struct ctf_queue *q)
+static bool block_last(const void *b)
 {
-	return q->started && !q->ended && !q->busy && !q->stale && q->nready < CQ_DEPTH;
+	return ((const struct cq_block *)b)->status != 1;
 }
 
 static int pool_claim(struct vms_pool_client *pc, void **job)
 {
 	struct ctf_pool *p = client_pool(pc);
 	struct ctf *c = p->c;
-	/* the stream with the fewest blocks ahead (the merge will want it first), from rr on */
-	uint32_t best = UINT32_MAX, least = CQ_DEPTH;
-	for (uint32_t i = 0; i < c->n && least; i++) {
-		uint32_t k = (p->rr + i) % c->n;
-		const struct ctf_queue *q = &c->st[k].q;
-		if (claimable(q) && q->nready < least) {
-			best = k;
-			least = q->nready;
-		}
-	}
-	if (best == UINT32_MAX)
-		return 0;
-	struct ctf_queue *q = &c->st[best].q;
-	struct cq_block *b = take_spare(p, q);
-	if (!b)
-		return 0; /* out of memory: the reader says it when it needs the block */
-	b->stream = best;
-	q->busy = true;
-	p->rr = (best + 1) % c->n;
-	*job = b;
-	return 1;
+	uint32_t stream;
+	return vms_ahead_claim(&c->st[0].q.aq, sizeof c->st[0], c->n, &p->rr, &p->ops, &stream,
+			       job);
 }
 
 /* Without the lock, by the job's holder: the stream's next events into b. */
@@ -129,29 +104,24 @@ static void pool_run(struct vms_pool_client *pc, void *job, unsigned worker)
 	fill_block(p, job, &p->rf[worker]);
 }
 
+/* The reading thread's fill, with its own registers. */
+static void fill_here(void *ctx, void *b)
+{
+	struct ctf_pool *p = ctx;
+	fill_block(p, b, &p->c->rf);
+}
+
 /* Under the lock: the job's block joins its stream's queue. */
 static void pool_finish(struct vms_pool_client *pc, void *job)
 {
 	struct ctf_pool *p = client_pool(pc);
 	struct cq_block *b = job;
-	struct ctf_queue *q = &p->c->st[b->stream].q;
-	q->ring[(q->head + q->nready) % CQ_DEPTH] = b;
-	q->nready++;
-	q->busy = false;
-	if (b->status != 1)
-		q->ended = true;
+	vms_ahead_push(&p->c->st[b->stream].q.aq, &p->ops, b);
 }
 
 static void free_queue(struct ctf_queue *q)
 {
-	if (q->cur)
-		q->spare[q->nspare++] = q->cur;
-	for (uint32_t i = 0; i < q->nready; i++)
-		q->spare[q->nspare++] = q->ring[(q->head + i) % CQ_DEPTH];
-	for (uint32_t i = 0; i < q->nspare; i++)
-		free(q->spare[i]);
-	free(q->ring);
-	free(q->spare);
+	vms_ahead_free(&q->aq);
 	memset(q, 0, sizeof *q);
 }
 
@@ -165,7 +135,7 @@ void ctf_pool_start(struct ctf *c)
 	uint64_t min = env && *env ? strtoull(env, NULL, 10) : POOL_MIN_BYTES;
 	if (bytes < min || c->n == 0 || vms_pool_threads() < 2)
 		return;
-	uint64_t per = CQ_MEM / ((uint64_t)c->n * (CQ_DEPTH + 1) * sizeof(struct cq_ent));
+	uint64_t per = CQ_MEM / ((uint64_t)c->n * (VMS_AHEAD_DEPTH + 1) * sizeof(struct cq_ent));
 	if (per < CQ_MIN_EVENTS)
 		return; /* thousands of streams: read alone, in the memory of one */
 	struct ctf_pool *p = calloc(1, sizeof *p);
@@ -176,14 +146,11 @@ void ctf_pool_start(struct ctf *c)
 	for (unsigned i = 0; i < most; i++)
 		if (ctf_rf_init(&p->rf[i], c->rf.n))
 			goto alone;
-	for (uint32_t i = 0; i < c->n; i++) {
-		struct ctf_queue *q = &c->st[i].q;
-		if (!(q->ring = calloc(CQ_DEPTH, sizeof *q->ring)) ||
-		    !(q->spare = calloc(CQ_DEPTH + 1, sizeof *q->spare)))
-			goto alone;
-	}
 	p->c = c;
 	p->per_block = per < CQ_MAX_EVENTS ? (uint32_t)per : CQ_MAX_EVENTS;
+	p->ops = (struct vms_ahead_ops){
+		.block_bytes = sizeof(struct cq_block) + p->per_block * sizeof(struct cq_ent),
+		.prepare = prepare, .fill = fill_here, .last = block_last, .ctx = p };
 	p->pc.claim = pool_claim;
 	p->pc.run = pool_run;
 	p->pc.finish = pool_finish;
@@ -225,15 +192,8 @@ void ctf_pool_stop(struct ctf *c)
 static void reset_queue(struct cstream *s)
 {
 	struct ctf_queue *q = &s->q;
-	if (q->cur)
-		q->spare[q->nspare++] = q->cur;
-	for (uint32_t i = 0; i < q->nready; i++)
-		q->spare[q->nspare++] = q->ring[(q->head + i) % CQ_DEPTH];
-	q->cur = NULL;
+	vms_ahead_reset(&q->aq);
 	q->cur_i = 0;
-	q->head = q->nready = 0;
-	q->started = q->busy = q->ended = q->stale = false;
-	q->taken = 0;
 	vms_error_clear(&q->err);
 	ctf_reset_stream(s);
 }
@@ -254,8 +214,8 @@ void ctf_pool_rewind(struct ctf *c)
 /* Has q events decoded that the reader has not taken (or a decoder past them)? */
 static bool ahead(const struct ctf_queue *q)
 {
-	/* with no job running and nothing left to take, the decoder is where the reader is */
-	return q->started && !q->stale && (q->nready || (q->cur && q->cur_i < q->cur->n));
+	const struct cq_block *cur = q->aq.cur;
+	return vms_ahead_ahead(&q->aq, cur && q->cur_i < cur->n);
 }
 
 void ctf_pool_set_wanted(struct ctf *c, const bool *wanted)
@@ -273,7 +233,7 @@ void ctf_pool_set_wanted(struct ctf *c, const bool *wanted)
 				/* a worker may have read past the reader under the old filter: its
 				 * decoding of the events after them may differ (fields, the tid a
 				 * sched_switch gives) */
-				q->stale = true;
+				q->aq.stale = true;
 				q->replay = c->flt;
 			}
 		}
@@ -289,7 +249,7 @@ static int replay(struct vms_source *src, struct ctf *c, uint32_t stream)
 {
 	struct cstream *s = &c->st[stream];
 	struct ctf_queue *q = &s->q;
-	uint64_t taken = q->taken;
+	uint64_t taken = q->aq.taken;
 	struct ctf_filter old = q->replay;
 	vms_pool_lock();
 	reset_queue(s);
@@ -303,70 +263,38 @@ static int replay(struct vms_source *src, struct ctf *c, uint32_t stream)
 		c->decoded_alone++;
 	}
 	vms_pool_lock();
-	q->taken = taken;
-	q->started = true;
+	q->aq.taken = taken;
+	q->aq.started = true;
 	vms_pool_unlock();
 	return 1;
-}
-
-/* Under the lock: q's next block as q->cur, decoded here when no one has claimed it; false
- * when out of memory for it. */
-static bool next_block(struct ctf_pool *p, struct cstream *s, uint32_t stream)
-{
-	struct ctf_queue *q = &s->q;
-	for (;;) {
-		if (q->nready) {
-			q->cur = q->ring[q->head];
-			q->head = (q->head + 1) % CQ_DEPTH;
-			q->nready--;
-			if (q->nready <= CQ_KICK && !q->ended)
-				vms_pool_kick(); /* a few blocks per wake-up, not one */
-			return true;
-		}
-		if (q->busy) {
-			/* a worker decodes the very block needed: wait rather than decode twice */
-			vms_pool_wait();
-			continue;
-		}
-		struct cq_block *b = take_spare(p, q);
-		if (!b)
-			return false;
-		b->stream = stream;
-		q->busy = true;
-		vms_pool_kick(); /* the workers take the blocks after it */
-		vms_pool_unlock();
-		fill_block(p, b, &p->c->rf);
-		vms_pool_lock();
-		pool_finish(&p->pc, b);
-	}
 }
 
 int ctf_pool_next(struct vms_source *src, struct ctf *c, uint32_t stream, struct vms_event *ev)
 {
 	struct cstream *s = &c->st[stream];
 	struct ctf_queue *q = &s->q;
-	if (q->stale) {
+	if (q->aq.stale) {
 		int r = replay(src, c, stream);
 		if (r <= 0) {
 			s->have_last = false;
 			return r;
 		}
 	}
-	if (!q->cur || q->cur_i >= q->cur->n) {
-		if (q->cur && q->cur->status != 1) {
+	const struct cq_block *cur = q->aq.cur;
+	if (!cur || q->cur_i >= cur->n) {
+		if (cur && cur->status != 1) {
 			/* the end, or the error, again (as reading alone repeats it) */
 			s->have_last = false;
-			if (q->cur->status == 0)
+			if (cur->status == 0)
 				return 0;
 			return vms_error_set(&src->err, q->err.status ? q->err.status
 					     : VMS_ERR_FORMAT, "%s", q->err.msg);
 		}
 		vms_pool_lock();
-		q->started = true;
-		if (q->cur)
-			q->spare[q->nspare++] = q->cur;
-		q->cur = NULL;
-		if (!next_block(c->pool, s, stream)) {
+		bool got = vms_ahead_next(&q->aq, &c->pool->ops, stream);
+		if (got && q->aq.nready <= CQ_KICK && !q->aq.ended)
+			vms_pool_kick(); /* a few blocks per wake-up, not one */
+		if (!got) {
 			/* no job on the stream: its cursor is still */
 			uint64_t at = s->next_pkt;
 			vms_pool_unlock();
@@ -375,13 +303,14 @@ int ctf_pool_next(struct vms_source *src, struct ctf *c, uint32_t stream, struct
 		}
 		vms_pool_unlock();
 		q->cur_i = 0;
-		if (q->cur->n == 0)
+		cur = q->aq.cur;
+		if (cur->n == 0)
 			return ctf_pool_next(src, c, stream, ev); /* an end or error right away */
 	}
-	const struct cq_ent *e = &q->cur->e[q->cur_i++];
+	const struct cq_ent *e = &cur->e[q->cur_i++];
 	*ev = e->ev;
 	s->last = e->at;
 	s->have_last = true;
-	q->taken++;
+	q->aq.taken++;
 	return 1;
 }

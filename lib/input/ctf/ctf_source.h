@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/ahead.h"
 #include "core/pool.h"
 #include "plan.h"
 #include "vmscope/source.h"
@@ -36,19 +37,11 @@ struct ctf_filter {
 struct cq_block;
 
 /* A stream's bounded queue of decoded events (ctf_pool.c), under the pool's lock except
- * `cur`/`cur_i`, the reading thread's. */
+ * `aq.cur`/`cur_i`, the reading thread's. */
 struct ctf_queue {
-	struct cq_block **ring;        /* CQ_DEPTH blocks decoded, in order: head .. */
-	uint32_t head, nready;
-	struct cq_block **spare;       /* blocks free for a job */
-	uint32_t nspare, nblocks;      /* nblocks: allocated, at most CQ_DEPTH + 1 */
-	struct cq_block *cur;          /* the reading thread's block, events from cur_i on */
-	uint32_t cur_i;
-	bool started;                  /* the reader asked for its first event */
-	bool busy;                     /* a job decodes this stream */
-	bool ended;                    /* its last block (end or error) is decoded */
-	bool stale;                    /* decoded ahead under a filter set_wanted replaced */
-	uint64_t taken;                /* events the reader took since the rewind */
+	struct vms_ahead aq;           /* the blocks (core/ahead.h); stale: decoded ahead under a
+					* filter set_wanted replaced */
+	uint32_t cur_i;                /* the reading thread's next event of aq.cur */
 	struct ctf_filter replay;      /* when stale: the filter those events were read with */
 	struct vms_error err;          /* the decoder's error, for the block that ends with it */
 };

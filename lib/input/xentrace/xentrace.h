@@ -76,6 +76,7 @@ static inline bool xt_is_vmexit(uint32_t ev)
 }
 
 struct xt_reader;
+struct xt_pool;
 
 /* Give back the mapped pages more than 2 MiB below `upto` (they stay in the page cache and
  * come back if touched again), so that the resident set does not grow with the file. */
@@ -178,6 +179,10 @@ struct xt_stream {
 	uint32_t name_key[XT_NAMES]; /* whose name is there, UINT32_MAX none */
 	char name_spare[24];     /* for s[1] when its entry holds s[0]'s name */
 	uint64_t last_off;       /* the last record (for dump's format_event) */
+	/* skip_unread: where the records left out are counted (NULL: none is), set by whoever
+	 * decodes before each call: the source's counts when the reading thread decodes alone,
+	 * a job's own when a worker of the pool does (xentrace_pool.c) */
+	uint64_t *skc, *skt;
 };
 
 struct xt_reader {
@@ -194,7 +199,27 @@ struct xt_reader {
 	uint32_t *vcpu_ids;      /* the domains' vcpus lists, one after the other */
 	/* skip_unread: on when counts is set; records left out are counted here by type */
 	uint64_t *skip_counts, *skip_total;
+	struct xt_pool *pool;    /* NULL: the reading thread decodes alone (xentrace_pool.c) */
 };
+
+/* xentrace_stream.c: the stream's next record as an event (1), or 0 at its end, by whoever
+ * holds the stream (the reading thread alone, or the pool's job on it); reads only the
+ * mapping, the reader's constant fields and s. */
+int xt_decode_next(const struct xt_reader *r, struct xt_stream *s, uint32_t stream,
+		   struct vms_event *ev);
+/* s as at the start of a pass */
+void xt_stream_reset(struct xt_stream *s);
+
+/* xentrace_pool.c: the streams decoded ahead by the readers' worker pool. Start joins it
+ * when the file is worth it (a no-op at --threads 1); next replaces xt_decode_next for the
+ * reading thread; rewind and set_skip change what the workers decode with none running. */
+void xt_pool_start(struct xt_reader *r);
+void xt_pool_stop(struct xt_reader *r);
+int xt_pool_next(struct xt_reader *r, uint32_t stream, struct vms_event *ev);
+void xt_pool_rewind(struct xt_reader *r);
+void xt_pool_set_skip(struct xt_reader *r, bool on);
+/* the offset of the last record the reading thread took from the stream (format_event) */
+uint64_t xt_pool_shown_off(const struct xt_reader *r, uint32_t stream);
 
 /* xentrace_names.c: a record as `dump` shows it, named as xenalyze (or the formats file)
  * names it, with its fields ("csched2:schedule cpu=6 rq=0 ..."); like snprintf. Whether the

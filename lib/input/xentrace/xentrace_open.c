@@ -549,6 +549,7 @@ void vms_xt_free(struct xt_reader *r)
 {
 	if (!r)
 		return;
+	xt_pool_stop(r); /* (its workers read the mapping) */
 	if (r->map && r->map != MAP_FAILED && r->size)
 		munmap((void *)r->map, r->size);
 	if (r->fd >= 0)
@@ -622,6 +623,7 @@ struct vms_source *vms_xentrace_open(const char *path, struct vms_error *err)
 	}
 	scan_free(s);
 	src->ops->rewind(src); /* (it also gives the whole mapping back: the streams start over) */
+	xt_pool_start(r);
 	return src;
 fail:
 	scan_free(s);

@@ -78,10 +78,12 @@ static void give_back(struct xt_reader *r)
 }
 
 /* The next block of the stream's CPU, 0 when none is left. */
-static int next_block(struct xt_reader *r, struct xt_stream *s)
+static int next_block(const struct xt_reader *r, struct xt_stream *s)
 {
-	if (r->nr_st > 0)
-		give_back(r);
+	/* (with the pool, the workers hold other streams: the reading thread gives back, from
+	 * what it has taken, xentrace_pool.c) */
+	if (r->nr_st > 0 && !r->pool)
+		give_back((struct xt_reader *)r);
 	uint64_t b = s->next_blk;
 	/* past its last record (known from the walk) the CPU has nothing more: no hop over the
 	 * rest of the file, which would also bring its pages in (a CPU that stops early) */
@@ -117,7 +119,7 @@ static int32_t entering_at(const struct xt_reader *r, const struct xt_stream *s,
 	return xt_tid(*dv >> 16, *dv & 0xffff);
 }
 
-static void runstate_event(struct xt_reader *r, struct xt_stream *s, const struct xt_rec *rec,
+static void runstate_event(const struct xt_reader *r, struct xt_stream *s, const struct xt_rec *rec,
 			   uint64_t p, struct vms_event *ev)
 {
 	uint32_t dv = xt_rd32(rec->data), dom = dv >> 16, vcpu = dv & 0xffff;
@@ -145,7 +147,7 @@ static void runstate_event(struct xt_reader *r, struct xt_stream *s, const struc
 		if (s->cur == tid)
 			s->cur = -1;
 		s->announced_off = next >= -1 ? p + rec->size : 0;
-	} else if (new == VMS_XEN_RUNNING && r->skip_counts && p == s->announced_off) {
+	} else if (new == VMS_XEN_RUNNING && s->skc && p == s->announced_off) {
 		/* skip_unread: the switch the record before announced (its next is this vCPU)
 		 * is not told again; the Xen model reads the record by its type */
 		s->cur = tid;
@@ -180,7 +182,7 @@ static inline uint32_t skip_type(uint32_t e, bool once_done)
  * with one is read. Stops at a record to return and at the CPU's final record (always
  * returned). Only headers are read: the walk at open found every record of a block whole
  * (the records of a block tile it, up to valid_end in a cut one), so none crosses s->end. */
-static void skip_run(struct xt_reader *r, struct xt_stream *s)
+static void skip_run(const struct xt_reader *r, struct xt_stream *s)
 {
 	const uint8_t *m = r->map;
 	uint64_t pos = s->pos, end = s->end, final = s->final_off, tsc_at = UINT64_MAX;
@@ -197,7 +199,7 @@ static void skip_run(struct xt_reader *r, struct xt_stream *s)
 			uint32_t t = skip_type(e, once);
 			if (t == XT_KEEP)
 				break;
-			r->skip_counts[t]++;
+			s->skc[t]++;
 			nother++;
 		}
 		tsc_at = h >> 31 ? pos : tsc_at;
@@ -210,9 +212,9 @@ static void skip_run(struct xt_reader *r, struct xt_stream *s)
 	else if (!s->last_tsc)
 		s->last_tsc = s->first_tsc;
 	s->pos = pos;
-	r->skip_counts[VMS_XEN_T_SCHED_SWITCH] += nswitch;
-	r->skip_counts[VMS_XEN_T_SCHED] += nsched - nswitch;
-	*r->skip_total += nsched + nother;
+	s->skc[VMS_XEN_T_SCHED_SWITCH] += nswitch;
+	s->skc[VMS_XEN_T_SCHED] += nsched - nswitch;
+	*s->skt += nsched + nother;
 }
 
 /* The record at s->pos, which a switch announced: a runstate change to running that fits
@@ -248,12 +250,9 @@ static int announced(const struct xt_reader *r, struct xt_stream *s, uint32_t st
 	return 1;
 }
 
-static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
+int xt_decode_next(const struct xt_reader *r, struct xt_stream *s, uint32_t stream,
+		   struct vms_event *ev)
 {
-	struct xt_reader *r = src->impl;
-	if (stream >= r->nr_st)
-		return 0;
-	struct xt_stream *s = &r->st[stream];
 	if (s->lost_end_pending) {
 		s->lost_end_pending = false;
 		ev->ts = s->last_tsc = s->lost_end_tsc;
@@ -278,12 +277,12 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 		/* skip_unread: the record a switch announced as its next (the vCPU it puts on this
 		 * CPU, checked whole by entering_at) is returned as runstate_event would return
 		 * it, kind other, without the general path (a third of report's events) */
-		if (r->skip_counts && s->pos == s->announced_off && !s->lost_pending &&
+		if (s->skc && s->pos == s->announced_off && !s->lost_pending &&
 		    s->pos < s->end)
 			return announced(r, s, stream, ev);
 		/* skip_unread: leave out what no analysis reads (the first and the last record of
 		 * the CPU, and the one after lost records, are always returned) */
-		if (r->skip_counts && s->returned && !s->lost_pending) {
+		if (s->skc && s->returned && !s->lost_pending) {
 			skip_run(r, s);
 			if (s->pos >= s->end)
 				continue;
@@ -370,31 +369,51 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 	}
 }
 
+static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
+{
+	struct xt_reader *r = src->impl;
+	if (stream >= r->nr_st)
+		return 0;
+	if (r->pool)
+		return xt_pool_next(r, stream, ev);
+	struct xt_stream *s = &r->st[stream];
+	s->skc = r->skip_counts;
+	s->skt = r->skip_total;
+	return xt_decode_next(r, s, stream, ev);
+}
+
 static uint32_t xt_nr_streams(struct vms_source *src)
 {
 	return ((struct xt_reader *)src->impl)->nr_st;
 }
 
+void xt_stream_reset(struct xt_stream *s)
+{
+	uint32_t cpu = s->cpu;
+	uint64_t first = s->first_tsc, final = s->final_off, first_blk = s->first_blk;
+	memset(s, 0, sizeof *s);
+	s->cpu = cpu;
+	s->first_tsc = first;
+	s->final_off = final;
+	s->first_blk = first_blk;
+	s->next_blk = first_blk; /* (no hop from the file's start to a CPU that begins late) */
+	s->cur = -1;
+	memset(s->name_key, 0xff, sizeof s->name_key);
+}
+
 static int xt_rewind(struct vms_source *src)
 {
 	struct xt_reader *r = src->impl;
+	if (r->pool) {
+		xt_pool_rewind(r); /* (the same, with no job running, and the queues emptied) */
+		return 0;
+	}
 	if (r->dropped) {
 		madvise((void *)r->map, r->dropped, MADV_DONTNEED);
 		r->dropped = 0;
 	}
-	for (uint32_t i = 0; i < r->nr_st; i++) {
-		struct xt_stream *s = &r->st[i];
-		uint32_t cpu = s->cpu;
-		uint64_t first = s->first_tsc, final = s->final_off, first_blk = s->first_blk;
-		memset(s, 0, sizeof *s);
-		s->cpu = cpu;
-		s->first_tsc = first;
-		s->final_off = final;
-		s->first_blk = first_blk;
-		s->next_blk = first_blk; /* (no hop from the file's start to a CPU that begins late) */
-		s->cur = -1;
-		memset(s->name_key, 0xff, sizeof s->name_key);
-	}
+	for (uint32_t i = 0; i < r->nr_st; i++)
+		xt_stream_reset(&r->st[i]);
 	return 0;
 }
 
@@ -407,6 +426,8 @@ static void xt_skip_unread(struct vms_source *src, uint64_t *type_counts, uint64
 	bool on = type_counts && total && !(env && strcmp(env, "0") == 0);
 	r->skip_counts = on ? type_counts : NULL;
 	r->skip_total = on ? total : NULL;
+	if (r->pool)
+		xt_pool_set_skip(r, on);
 }
 
 static int xt_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t len)
@@ -414,14 +435,15 @@ static int xt_format_event(struct vms_source *src, uint32_t stream, char *buf, s
 	struct xt_reader *r = src->impl;
 	if (stream >= r->nr_st || !len)
 		return -1;
-	const struct xt_stream *s = &r->st[stream];
-	if (s->last_off + 4 > r->valid_end) {
+	/* (with the pool the stream's decoder is ahead of what was taken) */
+	uint64_t last = r->pool ? xt_pool_shown_off(r, stream) : r->st[stream].last_off;
+	if (last + 4 > r->valid_end) {
 		buf[0] = '\0';
 		return -1;
 	}
 	/* the last record, decoded again (it was checked at open) */
 	struct xt_rec rec;
-	xt_decode(r->map + s->last_off, &rec);
+	xt_decode(r->map + last, &rec);
 	uint32_t ev = rec.event, w0 = rec.extra ? xt_rd32(rec.data) : 0;
 	int n;
 	if (xt_is_runstate_change(ev) && rec.extra >= 1)
