@@ -7,18 +7,13 @@
 #  - window latency at random zooms and positions (width span/10^u, u uniform in [0, 4],
 #    start uniform; median and p99; goal < 100 ms / < 300 ms) and the server's peak RSS
 #    (VmHWM) after them.
-# The index holds the page, the findings and the rows, no checkpoints yet: a window still
-# replays the traces from their start, so its latency grows with its position.
-# 2026-12-02, 17c72ec, 2 shared cores at load 5-10, `VMS_BUILD=build-rel bench/bench_index.sh
-# 5000000 30`: report 1.86 s wall / 0.97 s CPU; index 8.72 s / 2.25 s (4.69x / 2.32x: the
-# page's run holds html, latency and findings, what serve computes before it listens); index
-# 896,429 bytes = 2.65 % of the 33.8 MB pair; first whole-trace window 6.33 s with the index,
-# 12.67 s without; windows median 2,173 ms, p99 4,430 ms (replayed); server peak RSS 31.1 MiB.
-# Same commit, `VMS_BUILD=build-rel bench/bench_index.sh 50000000 5`: report 29.69 s / 11.71 s;
-# index 54.46 s / 22.16 s (1.83x / 1.89x); 1,311,244 bytes = 0.39 % of 337.7 MB; first
-# whole-trace window 37.91 s with the index, 71.26 s without; windows median 13.8 s, max 25.3 s;
-# server peak RSS 33.3 MiB.
+# report and index alternate, ROUNDS times each (default 3): the medians, and the ratio by
+# wall and CPU. The index holds the page, the findings, the rows, the checkpoints (every
+# 200,000 events), the per-row summaries and the model: a window starts from its checkpoint,
+# or is answered from the summaries when it holds 400,000 events or more.
+# Figures of each run: the README's Speed table (its "vmscope index / serve" row).
 # usage: bench/bench_index.sh [EVENTS] [WINDOWS]   (default 50000000 events, 30 windows)
+#        ROUNDS=N alternating runs of report and index (default 3)
 #        VMS_BUILD=DIR picks the build (default build-release, made when missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,8 +33,19 @@ measure() {   # wall s, CPU s, peak MiB
   awk '{printf "%s %.2f %.1f\n", $1, $2 + $3, $4 / 1024}' "$work/time.txt"
 }
 idx="$work/pair-$n.vmsidx"
-read -r rw rc rm < <(measure $vms report "$d/host.dat" "$d/guest.dat")
-read -r iw ic im < <(measure $vms index --force -o "$idx" "$d/host.dat" "$d/guest.dat")
+rounds=${ROUNDS:-3}
+: > "$work/rounds.txt"
+for _ in $(seq "$rounds"); do
+  echo "report $(measure $vms report "$d/host.dat" "$d/guest.dat")" >> "$work/rounds.txt"
+  echo "index $(measure $vms index --force -o "$idx" "$d/host.dat" "$d/guest.dat")" >> "$work/rounds.txt"
+done
+median() {   # median of column $2 of the rows named $1
+  awk -v k="$1" -v c="$2" '$1 == k {print $c}' "$work/rounds.txt" | sort -g |
+    awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+rw=$(median report 2); rc=$(median report 3); rm=$(median report 4)
+iw=$(median index 2); ic=$(median index 3); im=$(median index 4)
+echo "medians of $rounds alternating runs each; load $(cut -d' ' -f1-3 /proc/loadavg)"
 tsize=$(( $(stat -c %s "$d/host.dat") + $(stat -c %s "$d/guest.dat") ))
 isize=$(stat -c %s "$idx")
 echo "pair: $n events, traces $tsize bytes ($d)"

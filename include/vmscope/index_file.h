@@ -65,6 +65,10 @@ struct vms_index *vms_index_read(const char *path, const char *key, enum vms_ind
 /* The section of that type, NULL when the index has none. Valid until vms_index_free. */
 const struct vms_index_sect *vms_index_section(const struct vms_index *x, uint32_t type);
 void vms_index_free(struct vms_index *x);
+/* The key of the index at path, read from its header alone (the CRC is not checked: for the
+ * cache's pruning, which only decides whether the file can still be asked for). Malloc'd;
+ * NULL when it is no index of this version, or cannot be read. */
+char *vms_index_read_key(const char *path);
 
 #ifdef __cplusplus
 }

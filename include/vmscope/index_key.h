@@ -3,6 +3,7 @@
 #ifndef VMSCOPE_INDEX_KEY_H
 #define VMSCOPE_INDEX_KEY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "vmscope/error.h"
@@ -23,6 +24,11 @@ char *vms_index_key(const char *const *paths, uint32_t nr_paths,
  * $XDG_CACHE_HOME/vmscope, else ~/.cache/vmscope (made when missing). Malloc'd; NULL with
  * err set. */
 char *vms_index_cache_path(const char *cache_dir, const char *key, struct vms_error *err);
+/* That directory alone (made when missing). Malloc'd; NULL with err set. */
+char *vms_index_cache_dir(const char *cache_dir, struct vms_error *err);
+/* Can key never be asked for again: a trace (or a file of a trace directory) or the program
+ * it names is gone, or no longer has the size and mtime the key says? */
+bool vms_index_key_stale(const char *key);
 
 #ifdef __cplusplus
 }

@@ -257,3 +257,25 @@ void vms_index_free(struct vms_index *x)
 	free(x->buf);
 	free(x);
 }
+
+char *vms_index_read_key(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	uint8_t h[20];
+	char *key = NULL;
+	if (fread(h, 1, 20, f) == 20 && !memcmp(h, magic, sizeof magic) &&
+	    get32(h + 8) == VMS_INDEX_VERSION && get32(h + 16) <= VMS_INDEX_KEY_MAX) {
+		uint32_t kl = get32(h + 16);
+		key = malloc((size_t)kl + 1);
+		if (key && fread(key, 1, kl, f) == kl && !memchr(key, 0, kl)) {
+			key[kl] = 0;
+		} else {
+			free(key);
+			key = NULL;
+		}
+	}
+	fclose(f);
+	return key;
+}

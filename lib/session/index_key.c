@@ -6,6 +6,7 @@
  * are not in it: the index covers the whole trace and every row. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <stdbool.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -93,7 +94,7 @@ static int mkdir_p(char *dir)
 	return mkdir(dir, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-char *vms_index_cache_path(const char *cache_dir, const char *key, struct vms_error *err)
+char *vms_index_cache_dir(const char *cache_dir, struct vms_error *err)
 {
 	char dir[PATH_MAX];
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -113,14 +114,74 @@ char *vms_index_cache_path(const char *cache_dir, const char *key, struct vms_er
 	if (mkdir_p(dir) != 0)
 		return vms_error_set(err, VMS_ERR_IO, "%s: cannot make the cache directory: %s",
 				     dir, strerror(errno)), NULL;
+	char *d = strdup(dir);
+	return d ? d : (vms_error_set(err, VMS_ERR_NOMEM, "out of memory"), NULL);
+}
+
+char *vms_index_cache_path(const char *cache_dir, const char *key, struct vms_error *err)
+{
+	char *dir = vms_index_cache_dir(cache_dir, err);
+	if (!dir)
+		return NULL;
 	/* FNV-1a of the key names the file; the key inside decides whether it is this index */
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
 		h = (h ^ *p) * 0x100000001b3ull;
 	size_t l = strlen(dir) + 32;
 	char *path = malloc(l);
-	if (!path)
+	if (!path) {
+		free(dir);
 		return vms_error_set(err, VMS_ERR_NOMEM, "out of memory"), NULL;
+	}
 	snprintf(path, l, "%s/%016" PRIx64 ".vmsidx", dir, h);
+	free(dir);
 	return path;
+}
+
+/* A line "... PATH size N mtime S.NS" (PATH may hold spaces: the last " size " ends it):
+ * does PATH still have that size and mtime? */
+static bool line_holds(const char *line, size_t len, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	if (len <= pl || strncmp(line, prefix, pl))
+		return true;   /* not such a line */
+	char buf[PATH_MAX + 128];
+	if (len >= sizeof buf)
+		return false;
+	memcpy(buf, line, len);
+	buf[len] = 0;
+	char *sz = NULL;
+	for (char *q = strstr(buf + pl, " size "); q; q = strstr(q + 1, " size "))
+		sz = q;
+	long long size, sec;
+	long nsec;
+	if (!sz || sscanf(sz, " size %lld mtime %lld.%ld", &size, &sec, &nsec) != 3)
+		return false;
+	*sz = 0;
+	struct stat st;
+	return stat(buf + pl, &st) == 0 && st.st_size == size && st.st_mtim.tv_sec == sec &&
+	       st.st_mtim.tv_nsec == nsec;
+}
+
+bool vms_index_key_stale(const char *key)
+{
+	/* the program: "tool vmscope VERSION PATH size..." */
+	static const char *const prefixes[] = { "host ", "trace ", "guest ", "  file " };
+	for (const char *line = key; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		if (!strncmp(line, "tool vmscope ", 13)) {
+			const char *sp = memchr(line + 13, ' ', len - 13);
+			bool sized = false;   /* (no /proc/self/exe: no size to check) */
+			for (const char *q = line; q + 6 <= line + len && !sized; q++)
+				sized = !strncmp(q, " size ", 6);
+			if (sp && sized && !line_holds(sp + 1, len - (size_t)(sp + 1 - line), ""))
+				return true;
+		}
+		for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+			if (!line_holds(line, len, prefixes[i]))
+				return true;
+		line += len + (end ? 1 : 0);
+	}
+	return false;
 }

@@ -203,6 +203,44 @@ err = s.p.stderr.read()
 ok(got == plain and 'checksum does not match' in err and 'rebuilding' in err,
    'serve with a damaged index: one line, rebuilt, same answers', err)
 ok(parse(own)[1] == 1, 'serve rewrote it sound')
+# the cache's upkeep: an index whose trace changed can never be asked for again and goes;
+# past VMS_INDEX_CACHE_MAX bytes the oldest go; -o files are not the cache's
+pc = os.path.join(TMP, 'prune-cache')
+pa, pb = os.path.join(TMP, 'prune-a'), os.path.join(TMP, 'prune-b')
+for d, seed in ((pa, '1'), (pb, '2')):
+    subprocess.run([VMS, 'synth', '--events', '20000', '--seed', seed, '--out', d], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+ta = [os.path.join(pa, 'host.dat'), os.path.join(pa, 'guest.dat')]
+tb = [os.path.join(pb, 'host.dat'), os.path.join(pb, 'guest.dat')]
+ia = index(['--cache-dir', pc] + ta).stdout.strip()
+ib = index(['--cache-dir', pc] + tb).stdout.strip()
+ok(os.path.isfile(ia) and os.path.isfile(ib) and ia != ib, 'prune: two indexes in the cache')
+r = subprocess.run([VMS, 'index', '--prune', '--cache-dir', pc], capture_output=True, text=True,
+                   env=ENV)
+ok(r.returncode == 0 and r.stdout == '' and os.path.isfile(ia) and os.path.isfile(ib),
+   'index --prune: both still these traces\' (nothing removed)', r.stderr)
+os.utime(ta[1], ns=(os.stat(ta[1]).st_atime_ns, os.stat(ta[1]).st_mtime_ns + 1000))
+r = subprocess.run([VMS, 'index', '--prune', '--cache-dir', pc], capture_output=True, text=True,
+                   env=ENV)
+ok(r.returncode == 0 and r.stdout.split() == [ia] and not os.path.exists(ia) and
+   os.path.isfile(ib), 'index --prune: the index of a touched trace removed, its path printed',
+   r.stdout + r.stderr)
+ia2 = index(['--cache-dir', pc] + ta).stdout.strip()
+os.utime(tb[0], ns=(os.stat(tb[0]).st_atime_ns, os.stat(tb[0]).st_mtime_ns + 1000))
+ia3 = index(['--force', '--cache-dir', pc] + ta).stdout.strip()
+ok(ia3 == ia2 and os.path.isfile(ia2) and not os.path.exists(ib),
+   'writing an index tidies the cache: the stale one of the other pair removed')
+ib2 = index(['--cache-dir', pc] + tb).stdout.strip()
+os.utime(ia2, (1, 1))   # the oldest
+r = subprocess.run([VMS, 'index', '--prune', '--cache-dir', pc], capture_output=True, text=True,
+                   env=dict(ENV, VMS_INDEX_CACHE_MAX=str(os.path.getsize(ib2) + 10)))
+ok(r.returncode == 0 and r.stdout.split() == [ia2] and os.path.isfile(ib2),
+   'past VMS_INDEX_CACHE_MAX: the oldest removed, until the rest fits', r.stdout + r.stderr)
+os.utime(tb[0], ns=(os.stat(tb[0]).st_atime_ns, os.stat(tb[0]).st_mtime_ns + 1000))
+index(['-o', os.path.join(TMP, 'mine.vmsidx')] + ta)
+ok(os.path.isfile(ib2), 'writing with -o leaves the cache alone (its stale index stays)')
+r = subprocess.run([VMS, 'index', '--prune'] + ta, capture_output=True, text=True, env=ENV)
+ok(r.returncode == 2, 'index --prune TRACE: usage error', r.stderr)
 r = index([os.path.join(TMP, 'missing.dat')])
 ok(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, 'index of a missing trace: exit 2, one line', r.stderr)
 r = subprocess.run([VMS, 'index', '--help'], capture_output=True, text=True)

@@ -319,6 +319,7 @@ static int prepare(struct srv *sv, const struct serve_index_opts *io, struct vms
 			fprintf(stderr, "vmscope serve: warning: index not written: %s\n", ie.msg);
 		else
 			fprintf(stderr, "vmscope serve: index %s written\n", path);
+		serve_index_upkeep(io, path);
 	}
 	free(key);
 	free(path);

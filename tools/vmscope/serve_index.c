@@ -2,8 +2,10 @@
  * from the index file that `vmscope index` or an earlier `serve` wrote. */
 #include <inttypes.h>
 #include <limits.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -283,4 +285,109 @@ int serve_art_load(const char *path, const char *key, struct serve_art *a,
 				     path);
 	}
 	return 0;
+}
+
+struct cache_file {
+	char *path;
+	uint64_t size;
+	int64_t mtime;
+};
+
+static int older_first(const void *x, const void *y)
+{
+	const struct cache_file *a = x, *b = y;
+	return a->mtime < b->mtime ? -1 : a->mtime > b->mtime;
+}
+
+int serve_index_prune(const char *dir, const char *keep, uint64_t max_bytes, bool say)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	struct cache_file *files = NULL;
+	size_t nr = 0, cap = 0;
+	uint64_t total = 0;
+	int removed = 0;
+	time_t now = time(NULL);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		bool idx = l > 7 && !strcmp(e->d_name + l - 7, ".vmsidx");
+		bool tmp = strstr(e->d_name, ".vmsidx.tmp.") != NULL;
+		if (!idx && !tmp)
+			continue;
+		size_t pl = strlen(dir) + l + 2;
+		char *p = malloc(pl);
+		struct stat st;
+		if (!p)
+			break;
+		snprintf(p, pl, "%s/%s", dir, e->d_name);
+		if (lstat(p, &st) != 0 || !S_ISREG(st.st_mode) || (keep && !strcmp(p, keep))) {
+			free(p);
+			continue;
+		}
+		/* a temporary file a day old is a writer that died; an index whose traces or
+		 * program changed is never asked for again */
+		char *key = idx ? vms_index_read_key(p) : NULL;
+		bool gone = tmp ? now - st.st_mtime > 86400 : !key || vms_index_key_stale(key);
+		free(key);
+		if (tmp && !gone) {
+			free(p);
+			continue;
+		}
+		if (gone) {
+			if (unlink(p) == 0) {
+				removed++;
+				if (say)
+					printf("%s\n", p);
+			}
+			free(p);
+			continue;
+		}
+		if (nr == cap) {
+			size_t nc = cap ? 2 * cap : 32;
+			struct cache_file *nf = realloc(files, nc * sizeof *nf);
+			if (!nf) {
+				free(p);
+				break;
+			}
+			files = nf;
+			cap = nc;
+		}
+		files[nr++] = (struct cache_file){ p, (uint64_t)st.st_size, (int64_t)st.st_mtime };
+		total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	/* over the budget: the oldest go first */
+	qsort(files, nr, sizeof *files, older_first);
+	for (size_t i = 0; i < nr; i++) {
+		if (total > max_bytes && unlink(files[i].path) == 0) {
+			total -= files[i].size;
+			removed++;
+			if (say)
+				printf("%s\n", files[i].path);
+		}
+		free(files[i].path);
+	}
+	free(files);
+	return removed;
+}
+
+uint64_t serve_index_cache_max(void)
+{
+	const char *e = getenv("VMS_INDEX_CACHE_MAX");
+	char *end;
+	unsigned long long v = e ? strtoull(e, &end, 10) : 0;
+	return e && *e && !*end ? (uint64_t)v : SERVE_CACHE_MAX;
+}
+
+void serve_index_upkeep(const struct serve_index_opts *o, const char *written)
+{
+	if (o->file)
+		return;   /* (a file of the user's: no cache) */
+	struct vms_error e = { 0 };
+	char *dir = vms_index_cache_dir(o->cache_dir, &e);
+	if (dir)
+		serve_index_prune(dir, written, serve_index_cache_max(), false);
+	free(dir);
 }

@@ -54,4 +54,16 @@ int serve_art_save(const char *path, const char *key, const struct serve_art *a,
 int serve_art_load(const char *path, const char *key, struct serve_art *a,
 		   enum vms_index_state *state, struct vms_error *err);
 
+/* The cache's upkeep, after an index is written there (and `vmscope index --prune`): the
+ * indexes whose traces or program changed or vanished (never asked for again) are removed,
+ * and temporary files of writers that died a day ago; then, while the cache holds more than
+ * max_bytes (VMS_INDEX_CACHE_MAX, default SERVE_CACHE_MAX), the oldest. `keep` (the one just
+ * written) stays. say: print each path removed. The number removed, -1 when dir cannot be
+ * read. */
+#define SERVE_CACHE_MAX (4ull << 30)
+int serve_index_prune(const char *dir, const char *keep, uint64_t max_bytes, bool say);
+uint64_t serve_index_cache_max(void);
+/* After `written` was written: the cache's upkeep, when it is the cache's (not -o/--index). */
+void serve_index_upkeep(const struct serve_index_opts *o, const char *written);
+
 #endif
