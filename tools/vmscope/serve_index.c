@@ -359,7 +359,8 @@ int serve_index_prune(const char *dir, const char *keep, uint64_t max_bytes, boo
 	}
 	closedir(d);
 	/* over the budget: the oldest go first */
-	qsort(files, nr, sizeof *files, older_first);
+	if (nr)
+		qsort(files, nr, sizeof *files, older_first);
 	for (size_t i = 0; i < nr; i++) {
 		if (total > max_bytes && unlink(files[i].path) == 0) {
 			total -= files[i].size;
