@@ -62,7 +62,8 @@ static int64_t ts_source(const struct vms_model *m, const struct vms_timeshift *
 
 static int put_clock(FILE *f, const struct vms_model *m, const struct vms_clock *c)
 {
-	struct vms_clock z = *c;
+	struct vms_clock z;
+	memcpy(&z, c, sizeof z);   /* (bytes, padding too: a load then saves the same bytes) */
 	z.timeshift = NULL;
 	for (uint32_t k = 0; k < VMS_CLOCK_MAX_HOPS; k++)
 		z.up[k] = NULL;
@@ -104,7 +105,15 @@ int vms_model_save(const struct vms_model *m, FILE *f)
 		       put_map(f, &p->vcpu_of) | put(f, &p->untraced_omitted, 8) |
 		       put(f, &p->untraced_omitted_threads, 8) | put_clock(f, m, &p->own);
 	}
-	bad |= put(f, m->threads, (size_t)m->nr_threads * sizeof *m->threads);
+	/* a name's bytes after its NUL are whatever the copy left: zeros here, as the load
+	 * ends every name (so that a loaded model saves the bytes it was loaded from) */
+	for (uint32_t t = 0; t < m->nr_threads && !bad; t++) {
+		struct vms_thread_info ti;
+		memcpy(&ti, &m->threads[t], sizeof ti);
+		size_t l = strnlen(ti.comm, sizeof ti.comm - 1);
+		memset(ti.comm + l, 0, sizeof ti.comm - l);
+		bad |= put(f, &ti, sizeof ti);
+	}
 	bad |= put_map(f, &m->thread_idx);
 	return bad ? -1 : 0;
 }
