@@ -7,11 +7,11 @@
  * (its domains are untraced guests the model adds). Also: bytes cut anywhere, or of another
  * layout, are refused with the byte offset, never loaded. */
 #include "testutil.h"
+#include "synth_pair.h"
 
 #include <stdlib.h>
 
 #include "vmscope/session.h"
-#include "vmscope/synth.h"
 
 static char *model_bytes(struct vms_session *s, size_t *len)
 {
@@ -116,17 +116,8 @@ static void round_trip(const char *const *paths, uint32_t n, double hz)
 static void test_synth(void **state)
 {
 	(void)state;
-	const char *dir = vms_test_tmpdir("model-io");
-	static char host[2300], guest[2300];
-	snprintf(host, sizeof host, "%s/host.dat", dir);
-	snprintf(guest, sizeof guest, "%s/guest.dat", dir);
-	struct vms_synth_config cfg = { .seed = 5, .events = 20000, .host_path = host,
-					.guest_path = guest, .tsc_scaling = true };
-	static struct vms_synth_truth truth;
-	struct vms_error err = { 0 };
-	if (vms_synth_run(&cfg, &truth, &err) != 0)
-		fail_msg("%s", err.msg);
-	const char *paths[2] = { host, guest };
+	const char *paths[2];
+	vms_test_synth_pair("model-io", 5, 20000, paths);
 	round_trip(paths, 2, 0);
 }
 

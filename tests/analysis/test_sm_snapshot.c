@@ -7,13 +7,13 @@
  * of the state that the snapshot misses shows in one of the three. Also: a snapshot that is
  * cut, of another layout, or that holds values no run makes is refused, never run. */
 #include "testutil.h"
+#include "synth_pair.h"
 
 #include <stdlib.h>
 
 #include "analysis/analysis_internal.h"
 #include "analysis/vcpu_state_snap.h"
 #include "vmscope/session.h"
-#include "vmscope/synth.h"
 
 struct log {
 	FILE *f;
@@ -236,17 +236,8 @@ static void at_many_points(const char *const *paths, uint32_t n)
 static void test_synth(void **state)
 {
 	(void)state;
-	const char *dir = vms_test_tmpdir("synth");
-	static char host[2300], guest[2300];
-	snprintf(host, sizeof host, "%s/host.dat", dir);
-	snprintf(guest, sizeof guest, "%s/guest.dat", dir);
-	struct vms_synth_config cfg = { .seed = 7, .events = 30000, .host_path = host,
-					.guest_path = guest, .tsc_scaling = true };
-	static struct vms_synth_truth truth;
-	struct vms_error err = { 0 };
-	if (vms_synth_run(&cfg, &truth, &err) != 0)
-		fail_msg("%s", err.msg);
-	const char *paths[2] = { host, guest };
+	const char *paths[2];
+	vms_test_synth_pair("synth", 7, 30000, paths);
 	at_many_points(paths, 2);
 }
 
