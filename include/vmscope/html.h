@@ -89,6 +89,12 @@ void vms_html_free(struct vms_html *h);
  * has a reset (everything is kept until vms_html_write), so it takes part in a session's
  * checked single pass: the traces are read once when their metadata links them. */
 struct vms_observer vms_html_observer(struct vms_html *h);
+/* Every interval of the page's fused physical-CPU view (vmscope/pcpu_view.h) also to fn,
+ * before the page's --machine/--vcpu filter: a consumer that wants the same view (serve's
+ * rows) takes it from here instead of making a second one of the same observations. */
+struct vms_pcpu_interval;
+void vms_html_tee_pcpu(struct vms_html *h, void (*fn)(void *ctx,
+							 const struct vms_pcpu_interval *iv), void *ctx);
 
 /* What the page shows besides the timeline (all may be NULL / 0). */
 struct vms_html_page {

@@ -94,7 +94,11 @@ int vms_serve_rows(const struct vms_serve_traces *t, FILE *f, struct vms_error *
  * _write writes what vms_serve_rows writes; _free always. */
 struct vms_serve_rows_acc;
 struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vms_sinks *sinks,
-						struct vms_error *err);
+						bool own_pcpu_view, struct vms_error *err);
+/* own_pcpu_view false: the caller gives it the intervals of a fused view of the same run
+ * (vms_html_tee_pcpu(h, vms_serve_rows_pcpu, acc)) instead of its making its own. */
+struct vms_pcpu_interval;
+void vms_serve_rows_pcpu(void *acc, const struct vms_pcpu_interval *iv);
 void vms_serve_rows_write(struct vms_serve_rows_acc *a, struct vms_session *s, FILE *f);
 void vms_serve_rows_free(struct vms_serve_rows_acc *a);
 /* The summaries of the rows (lib/session/serve_summary.c), recorded by the same run: per row

@@ -376,9 +376,18 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 
 /* ---- physical CPUs (the fused view's intervals) ---- */
 
+void vms_html_tee_pcpu(struct vms_html *h, void (*fn)(void *ctx,
+							 const struct vms_pcpu_interval *iv), void *ctx)
+{
+	h->tee = fn;
+	h->tee_ctx = ctx;
+}
+
 void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 {
 	struct vms_html *h = ctx;
+	if (h->tee)
+		h->tee(h->tee_ctx, iv);
 	if (!vms_filter_pcpu(&h->filter, iv->host, iv->guest, iv->vcpu))
 		return;
 	bool fresh = false;
@@ -503,7 +512,7 @@ static void clear(struct vms_html *h)
 	free(h->hists);
 	html_exact_free(&h->exact);
 	struct vms_html keep = { .opts = h->opts, .pv = h->pv, .pvo = h->pvo,
-				 .cycles = h->cycles };
+				 .cycles = h->cycles, .tee = h->tee, .tee_ctx = h->tee_ctx };
 	*h = keep;
 }
 

@@ -432,7 +432,7 @@ static void rows_thread(void *ctx, const struct vms_thread_interval *iv)
 	vms_serve_summary_rec_ival(a->sum, ROW_THREAD, iv->machine, iv->tid, &v);
 }
 
-static void rows_pcpu(void *ctx, const struct vms_pcpu_interval *iv)
+void vms_serve_rows_pcpu(void *ctx, const struct vms_pcpu_interval *iv)
 {
 	struct vms_serve_rows_acc *a = ctx;
 	sr_row_get(&a->q, ROW_PCPU, iv->host, (int32_t)iv->cpu);
@@ -464,7 +464,7 @@ int sr_row_cmp(const void *x, const void *y)
 }
 
 struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vms_sinks *sinks,
-						struct vms_error *err)
+						bool own_pcpu_view, struct vms_error *err)
 {
 	struct vms_serve_rows_acc *a = calloc(1, sizeof *a);
 	if (!a)
@@ -479,10 +479,17 @@ struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vm
 	}
 	if (vms_session_build_model(s, err) != 0)
 		goto fail;
-	a->pv = vms_pcpu_view_new(vms_session_model(s), rows_pcpu, a);
-	struct vms_observer po = a->pv ? vms_pcpu_view_observer(a->pv) : (struct vms_observer){ 0 };
+	if (own_pcpu_view) {
+		a->pv = vms_pcpu_view_new(vms_session_model(s), vms_serve_rows_pcpu, a);
+		struct vms_observer po = a->pv ? vms_pcpu_view_observer(a->pv)
+					       : (struct vms_observer){ 0 };
+		if (!a->pv || vms_session_observe(s, &po) != 0) {
+			vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+			goto fail;
+		}
+	}
 	struct vms_observer xo = { .ctx = a, .start = rows_start, .exit_end = rows_exit };
-	if (!a->pv || vms_session_observe(s, &po) != 0 || vms_session_observe(s, &xo) != 0) {
+	if (vms_session_observe(s, &xo) != 0) {
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
@@ -556,7 +563,7 @@ int vms_serve_rows(const struct vms_serve_traces *t, FILE *f, struct vms_error *
 {
 	struct vms_session *s = open_window(t, 0, UINT64_MAX, err);
 	struct vms_sinks sinks;
-	struct vms_serve_rows_acc *a = s ? vms_serve_rows_begin(s, &sinks, err) : NULL;
+	struct vms_serve_rows_acc *a = s ? vms_serve_rows_begin(s, &sinks, true, err) : NULL;
 	int st = -1;
 	if (a && vms_session_run(s, &sinks, NULL, NULL, err) == 0) {
 		vms_serve_rows_write(a, s, f);

@@ -40,12 +40,15 @@ static int put_findings(struct cli *c, struct serve_art *a, struct vms_findings 
 static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 {
 	struct vms_sinks sinks;
-	struct vms_serve_rows_acc *rows = vms_serve_rows_begin(c->s, &sinks, err);
+	/* (the rows take the page's fused CPU view: one view of the run, not two) */
+	struct vms_serve_rows_acc *rows = vms_serve_rows_begin(c->s, &sinks, false, err);
 	if (!rows)
 		return -1;
 	/* the server answers windows exactly: the page keeps no exact records of its own */
 	const struct vms_html_opts ho = { .vcpu = -1, .summary_only = true };
 	struct vms_html *h = vms_html_new(NULL, &ho);
+	if (h)
+		vms_html_tee_pcpu(h, vms_serve_rows_pcpu, rows);
 	struct vms_observer obs, lo, fo;
 	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
 	struct vms_findings *fd = vms_findings_new(NULL, &fo);
