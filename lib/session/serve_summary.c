@@ -63,6 +63,7 @@ struct vms_serve_summary_rec {
 	bool started, oom;
 	uint64_t origin, b;
 	uint32_t B;              /* buckets per row */
+	uint32_t hi;             /* buckets [0, hi) may hold something (all rows) */
 	struct srow_rec *rows;
 	uint32_t nr, cap;
 	struct vms_keymap idx;   /* row key -> index */
@@ -108,21 +109,25 @@ void vms_serve_summary_rec_free(struct vms_serve_summary_rec *r)
 /* Halve the buckets of every row: each pair merged, b doubled. */
 static void coarsen(struct vms_serve_summary_rec *r)
 {
-	uint32_t h = r->B / 2;
+	/* (only the buckets written yet: the traces' time grows, so early on most are empty) */
+	uint32_t hi = r->hi, h = (hi + 1) / 2;
 	for (uint32_t i = 0; i < r->nr; i++) {
 		struct srow_rec *w = &r->rows[i];
 		for (uint32_t k = 0; k < h; k++) {
+			uint32_t k1 = 2 * k + 1 < hi ? 2 * k + 1 : 2 * k;   /* (past hi: zero) */
 			for (uint32_t c = 0; c < NCAT; c++)
-				w->ns[k * NCAT + c] = w->ns[2 * k * NCAT + c] + w->ns[(2 * k + 1) * NCAT + c];
-			w->starts[k] = w->starts[2 * k] + w->starts[2 * k + 1];
+				w->ns[k * NCAT + c] = w->ns[2 * k * NCAT + c] +
+						      (k1 != 2 * k ? w->ns[k1 * NCAT + c] : 0);
+			w->starts[k] = w->starts[2 * k] + (k1 != 2 * k ? w->starts[k1] : 0);
 			if (w->xstarts)
-				w->xstarts[k] = w->xstarts[2 * k] + w->xstarts[2 * k + 1];
+				w->xstarts[k] = w->xstarts[2 * k] + (k1 != 2 * k ? w->xstarts[k1] : 0);
 		}
-		memset(w->ns + (size_t)h * NCAT, 0, (size_t)h * NCAT * sizeof *w->ns);
-		memset(w->starts + h, 0, h * sizeof *w->starts);
+		memset(w->ns + (size_t)h * NCAT, 0, (size_t)(hi - h) * NCAT * sizeof *w->ns);
+		memset(w->starts + h, 0, (hi - h) * sizeof *w->starts);
 		if (w->xstarts)
-			memset(w->xstarts + h, 0, h * sizeof *w->xstarts);
+			memset(w->xstarts + h, 0, (hi - h) * sizeof *w->xstarts);
 	}
+	r->hi = h;
 	r->b *= 2;
 }
 
@@ -255,6 +260,8 @@ void vms_serve_summary_rec_ival(struct vms_serve_summary_rec *r, uint8_t kind, u
 		s = x;
 		k++;
 	}
+	if (k > r->hi)
+		r->hi = (uint32_t)k;
 	if (!w->dropped) {
 		if (w->nlist >= SUM_ROW_LIST ||
 		    !push((void **)&w->list, &w->nlist, &w->cap_list, sizeof *v, v)) {
@@ -280,7 +287,10 @@ void vms_serve_summary_rec_exit(struct vms_serve_summary_rec *r, uint32_t machin
 	uint64_t bt = x->begin < r->origin ? r->origin : x->begin;
 	reach(r, bt > x->t ? bt : x->t);
 	w->nx++;
-	w->xstarts[(bt - r->origin) / r->b]++;
+	uint64_t k = (bt - r->origin) / r->b;
+	w->xstarts[k]++;
+	if (k + 1 > r->hi)
+		r->hi = (uint32_t)(k + 1);
 	if (!w->xdropped) {
 		if (w->nxlist >= SUM_ROW_LIST ||
 		    !push((void **)&w->xlist, &w->nxlist, &w->cap_xlist, sizeof *x, x)) {
@@ -308,7 +318,7 @@ int vms_serve_summary_rec_write(struct vms_serve_summary_rec *r, uint64_t events
 	/* no finer than one bucket per SUM_EVENTS_PER_BUCKET events (the used span's buckets) */
 	uint64_t used = 0;
 	for (uint32_t i = 0; i < r->nr; i++)
-		for (uint32_t k = r->B; k-- > used;)
+		for (uint32_t k = r->hi; k-- > used;)
 			if (r->rows[i].starts[k] || r->rows[i].ns[k * NCAT] || r->rows[i].ns[k * NCAT + 1] ||
 			    r->rows[i].ns[k * NCAT + 2] || r->rows[i].ns[k * NCAT + 3] ||
 			    r->rows[i].ns[k * NCAT + 4] || r->rows[i].ns[k * NCAT + 5] ||
