@@ -67,9 +67,6 @@ struct ck_set *ck_recorder(uint64_t every, uint32_t nr_src, const uint32_t *nr_t
 	return c;
 }
 
-uint64_t ck_every(const struct ck_set *c) { return c->every; }
-bool ck_stopped(const struct ck_set *c) { return c->stopped; }
-
 static int put(FILE *f, const void *p, size_t n)
 {
 	return n && fwrite(p, 1, n, f) != n ? -1 : 0;

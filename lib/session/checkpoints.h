@@ -29,8 +29,6 @@ int ck_take(struct ck_set *c, struct vms_merge *m, struct vms_analysis *an, uint
 	    uint64_t n, uint64_t first, uint64_t *const *type_counts);
 /* The recorded bytes (the index's section), NULL when none could be taken. */
 const void *ck_bytes(struct ck_set *c, size_t *len);
-uint64_t ck_every(const struct ck_set *c);
-bool ck_stopped(const struct ck_set *c);
 
 /* Using: the bytes of a recording (untrusted: every length checked here, every value at
  * restore) for nr_src sources of these type counts and nr_streams streams in all. NULL with

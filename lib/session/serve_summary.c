@@ -230,6 +230,24 @@ static bool push(void **arr, uint64_t *n, uint64_t *cap, size_t size, const void
 	return true;
 }
 
+/* One more interval (exit) kept whole for its row, while the row has few and the budget
+ * lasts; past SUM_ROW_LIST, or out of memory, the row's list is given up. */
+static void keep(struct vms_serve_summary_rec *r, void **list, uint64_t *n, uint64_t *cap,
+		 bool *dropped, size_t size, const void *v)
+{
+	if (*dropped)
+		return;
+	if (*n >= SUM_ROW_LIST || !push(list, n, cap, size, v)) {
+		r->kept -= *n;
+		free(*list);
+		*list = NULL;
+		*n = 0;
+		*dropped = true;
+	} else if (++r->kept > SUM_LIST) {
+		over_budget(r);
+	}
+}
+
 void vms_serve_summary_rec_start(struct vms_serve_summary_rec *r, uint64_t t0)
 {
 	if (!r->started) {
@@ -262,18 +280,7 @@ void vms_serve_summary_rec_ival(struct vms_serve_summary_rec *r, uint8_t kind, u
 	}
 	if (k > r->hi)
 		r->hi = (uint32_t)k;
-	if (!w->dropped) {
-		if (w->nlist >= SUM_ROW_LIST ||
-		    !push((void **)&w->list, &w->nlist, &w->cap_list, sizeof *v, v)) {
-			r->kept -= w->nlist;
-			free(w->list);
-			w->list = NULL;
-			w->nlist = 0;
-			w->dropped = true;
-		} else if (++r->kept > SUM_LIST) {
-			over_budget(r);
-		}
-	}
+	keep(r, (void **)&w->list, &w->nlist, &w->cap_list, &w->dropped, sizeof *v, v);
 }
 
 void vms_serve_summary_rec_exit(struct vms_serve_summary_rec *r, uint32_t machine, uint32_t vcpu,
@@ -291,18 +298,7 @@ void vms_serve_summary_rec_exit(struct vms_serve_summary_rec *r, uint32_t machin
 	w->xstarts[k]++;
 	if (k + 1 > r->hi)
 		r->hi = (uint32_t)(k + 1);
-	if (!w->xdropped) {
-		if (w->nxlist >= SUM_ROW_LIST ||
-		    !push((void **)&w->xlist, &w->nxlist, &w->cap_xlist, sizeof *x, x)) {
-			r->kept -= w->nxlist;
-			free(w->xlist);
-			w->xlist = NULL;
-			w->nxlist = 0;
-			w->xdropped = true;
-		} else if (++r->kept > SUM_LIST) {
-			over_budget(r);
-		}
-	}
+	keep(r, (void **)&w->xlist, &w->nxlist, &w->cap_xlist, &w->xdropped, sizeof *x, x);
 }
 
 static int put(FILE *f, const void *p, size_t n)

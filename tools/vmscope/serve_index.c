@@ -35,6 +35,39 @@ static int put_findings(struct cli *c, struct serve_art *a, struct vms_findings 
 	return fclose(f) != 0 ? -1 : 0;
 }
 
+/* What writes the optional sections, after the page's run. */
+struct page_run {
+	struct vms_serve_rows_acc *rows;
+	struct vms_session *s;
+};
+
+static int put_summary(void *ctx, FILE *f)
+{
+	struct page_run *p = ctx;
+	return vms_serve_rows_write_summary(p->rows, p->s, f);
+}
+
+static int put_model(void *ctx, FILE *f)
+{
+	struct page_run *p = ctx;
+	return vms_session_save_model(p->s, f);
+}
+
+/* A section kept only when write() says 0 (written); else the index has none. */
+static void optional_section(char **buf, size_t *len, int (*write)(void *ctx, FILE *f),
+			     void *ctx)
+{
+	FILE *f = open_memstream(buf, len);
+	int w = f ? write(ctx, f) : -1;
+	if (f && fclose(f) != 0)
+		w = -1;
+	if (w) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+	}
+}
+
 /* The page: `vmscope html`'s, in its server mode; the findings of `report` and the rows of
  * /api/rows from the same run (one pass over the traces after the model's). */
 static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
@@ -84,23 +117,11 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 	} else if (!r) {
 		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
-	FILE *sf0 = r ? NULL : open_memstream(&a->summary, &a->summary_len);
-	int sw = sf0 ? vms_serve_rows_write_summary(rows, c->s, sf0) : -1;
-	if (sf0 && fclose(sf0) != 0)
-		sw = -1;
-	if (!r && sw) {   /* none (or no room for it): windows replay */
-		free(a->summary);
-		a->summary = NULL;
-		a->summary_len = 0;
-	}
-	FILE *mf = r ? NULL : open_memstream(&a->model, &a->model_len);
-	int mw = mf ? vms_session_save_model(c->s, mf) : -1;
-	if (mf && fclose(mf) != 0)
-		mw = -1;
-	if (!r && mw) {   /* (the queries build it then) */
-		free(a->model);
-		a->model = NULL;
-		a->model_len = 0;
+	/* (none: the windows replay; no model: the queries build it) */
+	struct page_run pr = { rows, c->s };
+	if (!r) {
+		optional_section(&a->summary, &a->summary_len, put_summary, &pr);
+		optional_section(&a->model, &a->model_len, put_model, &pr);
 	}
 	vms_serve_rows_free(rows);
 	vms_latency_free(lat);
