@@ -89,9 +89,11 @@ struct vms_serve_traces {
  * trace's first/last reference ns. */
 int vms_serve_rows(const struct vms_serve_traces *t, FILE *f, struct vms_error *err);
 /* The same rows collected during a run of another caller's session (the page's run of serve
- * and index, so that the rows cost no pass of their own): _begin builds the model, subscribes
- * its observer and fills *sinks, which the caller gives vms_session_run; after the run
- * _write writes what vms_serve_rows writes; _free always. */
+ * and index, so that the rows cost no pass of their own): _begin subscribes its observer and
+ * fills *sinks, which the caller gives vms_session_run; after the run _write writes what
+ * vms_serve_rows writes; _free always. The sinks are taken back by the observer's reset, so
+ * the session may run its checked single pass with them (no model pass) unless
+ * own_pcpu_view, whose view needs the model first (_begin builds it). */
 struct vms_serve_rows_acc;
 struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vms_sinks *sinks,
 						bool own_pcpu_view, struct vms_error *err);

@@ -49,6 +49,9 @@ struct an_gate {
 	uint32_t nr_cpu, cap_cpu;
 	struct vms_keymap cpu_idx;       /* (host, cpu) -> index in cpu: every host switch before
 	                                    the window looks its CPU up (a scan was O(CPUs)) */
+	/* in front of cpu_idx, direct-mapped: a checkpointed run's shadow gate is asked at
+	 * nearly every event of the whole run (key + 1, index) */
+	struct { uint64_t key1; uint32_t i; } recent[64];
 };
 
 #define EACH(g, cb, ...) AN_EACH((g)->consumers, cb, __VA_ARGS__)
@@ -182,13 +185,21 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 /* What the gate keeps of host CPU (host, cpu), made when new (NULL: out of memory) */
 static struct gw_cpu *gate_cpu(struct an_gate *g, uint32_t host, uint32_t cpu)
 {
+	uint64_t key = vms_keymap_mt(host, (int32_t)cpu);
+	uint32_t slot = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 58);
+	if (g->recent[slot].key1 == key + 1)
+		return &g->cpu[g->recent[slot].i];
 	bool inserted;
-	uint64_t *idx = vms_keymap_put(&g->cpu_idx, vms_keymap_mt(host, (int32_t)cpu),
-				       g->nr_cpu, &inserted);
+	uint64_t *idx = vms_keymap_put(&g->cpu_idx, key, g->nr_cpu, &inserted);
 	if (!idx)
 		return NULL;
-	if (!inserted)
-		return *idx < g->nr_cpu ? &g->cpu[*idx] : NULL; /* (out of memory when met) */
+	if (!inserted) {
+		if (*idx >= g->nr_cpu)
+			return NULL;   /* (out of memory when met) */
+		g->recent[slot].key1 = key + 1;
+		g->recent[slot].i = (uint32_t)*idx;
+		return &g->cpu[*idx];
+	}
 	if (g->nr_cpu == g->cap_cpu) {
 		struct gw_cpu *nc = vms_grow(g->cpu, &g->cap_cpu, sizeof *nc, 16);
 		if (!nc) {

@@ -274,6 +274,8 @@ struct vms_thread_info *vms_model_thread_put(struct vms_model *m, uint32_t machi
 		m->threads = nt;
 	}
 	struct vms_thread_info *t = &m->threads[m->nr_threads++];
+	/* (all of it: the saved model holds the struct's bytes, its padding too) */
+	memset(t, 0, sizeof *t);
 	t->tid = tid;
 	t->pid = -1;
 	t->pid_how = VMS_PID_NONE;

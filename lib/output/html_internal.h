@@ -104,6 +104,9 @@ struct vms_html {
 	uint32_t nr_names, cap_names, names_dropped;
 	struct vms_keymap name_index;   /* FNV-1a hash -> index */
 	struct vms_keymap name_cache;   /* a name's parts -> index (html_observer.c) */
+	/* in front of name_cache and pcpus, direct-mapped (key + 1, value): nearly every
+	 * observation asks them, and a map's probe cost more than what it is asked for */
+	struct html_recent { uint64_t key1, val; } name_recent[256], pcpu_recent[64];
 	uint32_t n_idle, n_off, n_instead_idle, n_polling, n_host_idle, n_hyp, n_unknown_thread,
 		 n_unattributed;
 	struct html_hist *hists;

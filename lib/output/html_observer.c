@@ -93,19 +93,31 @@ static uint32_t entry_name(uint64_t e)
 }
 
 /* The cache entry of key, 0 when none */
-static uint64_t cache_get(const struct vms_html *h, uint64_t key)
+static struct html_recent *recent_of(struct html_recent *r, uint32_t n, uint64_t key)
 {
+	return &r[((key * 0x9e3779b97f4a7c15ull) >> 40) % n];
+}
+
+static uint64_t cache_get(struct vms_html *h, uint64_t key)
+{
+	struct html_recent *c = recent_of(h->name_recent, 256, key);
+	if (c->key1 == key + 1)
+		return c->val;
 	const uint64_t *v = vms_keymap_get(&h->name_cache, key);
+	if (v)
+		*c = (struct html_recent){ key + 1, *v };
 	return v ? *v : 0;
 }
 
 static uint32_t cache_put(struct vms_html *h, uint64_t key, uint32_t name, bool final)
 {
 	uint64_t *v = vms_keymap_put(&h->name_cache, key, 0, NULL);
-	if (!v)
+	if (!v) {
 		h->oom = 1;
-	else
+	} else {
 		*v = (name + 1ull) | (final ? NK_FINAL : 0);
+		*recent_of(h->name_recent, 256, key) = (struct html_recent){ key + 1, *v };
+	}
 	return name;
 }
 
@@ -391,7 +403,9 @@ void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 	if (!vms_filter_pcpu(&h->filter, iv->host, iv->guest, iv->vcpu))
 		return;
 	bool fresh = false;
-	uint64_t *slot = vms_keymap_put(&h->pcpus, vms_keymap_mt(iv->host, (int32_t)iv->cpu), 0, &fresh);
+	uint64_t pk = vms_keymap_mt(iv->host, (int32_t)iv->cpu);
+	struct html_recent *pc = recent_of(h->pcpu_recent, 64, pk);
+	uint64_t *slot = pc->key1 == pk + 1 ? &pc->val : vms_keymap_put(&h->pcpus, pk, 0, &fresh);
 	if (!slot) {
 		h->oom = 1;
 		return;
@@ -408,6 +422,8 @@ void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 			row < 0 ? 0 : (uint64_t)row + 1;
 		slot = vms_keymap_get(&h->pcpus, vms_keymap_mt(iv->host, (int32_t)iv->cpu));
 	}
+	if (slot != &pc->val)
+		*pc = (struct html_recent){ pk + 1, *slot };
 	if (!*slot)
 		return;
 	uint32_t row = (uint32_t)(*slot - 1);

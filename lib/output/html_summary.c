@@ -67,6 +67,7 @@ static void coarsen(struct hs_summary *s)
 		memset(b + s->nb / 2, 0, s->nb / 2 * sizeof *b);
 	}
 	s->width *= 2;
+	s->lw++;
 	s->shift += (unsigned)halve;
 }
 
@@ -110,7 +111,8 @@ void hs_add(struct hs_summary *s, uint32_t row_i, uint64_t start, uint64_t end, 
 {
 	if (row_i >= s->nr_rows || state >= HS_STATES)
 		return;
-	hs_start(s, start);
+	if (__builtin_expect(!s->started, 0))
+		hs_start(s, start);
 	struct hs_row *row = s->rows[row_i];
 	if (start < row->last_end)
 		start = row->last_end;
@@ -118,20 +120,21 @@ void hs_add(struct hs_summary *s, uint32_t row_i, uint64_t start, uint64_t end, 
 		start = s->t0;
 	if (end <= start)
 		return;
-	while (end - s->t0 > (uint64_t)s->nb * s->width)
+	/* (the width is 2^lw: shifts, not divisions, on every piece) */
+	while (end - s->t0 > (uint64_t)s->nb << s->lw)
 		coarsen(s);
 	if (end > s->t_max)
 		s->t_max = end;
 	int begins = !(row->last_state == (int)state && row->last_end == start);
 	row->last_end = end;
 	row->last_state = (int)state;
-	uint64_t i = (start - s->t0) / s->width;
+	uint64_t i = (start - s->t0) >> s->lw;
 	if (begins) {
 		row->b[i].count++;
 		row->slices++;
 	}
 	for (uint64_t t = start; t < end; i++) {
-		uint64_t b_end = s->t0 + (i + 1) * s->width;
+		uint64_t b_end = s->t0 + ((i + 1) << s->lw);
 		uint64_t e = end < b_end ? end : b_end;
 		struct hs_bucket *b = &row->b[i];
 		uint32_t d = (uint32_t)((e - t) >> s->shift);

@@ -47,6 +47,7 @@ struct hs_row {
 struct hs_summary {
 	uint64_t t0;             /* time of bucket 0's start (reference ns) */
 	uint64_t width;          /* bucket width, ns (a power of two) */
+	unsigned lw;             /* log2 width */
 	uint32_t nb;             /* buckets per row now (a power of two, HS_MIN_BUCKETS..HS_BUCKETS) */
 	unsigned shift;          /* stored times are ns >> shift (keeps them in 32 bits) */
 	int started;

@@ -88,10 +88,18 @@ struct vms_serve_summary_rec;
 struct vms_serve_summary_rec *vms_serve_summary_rec_new(void);
 void vms_serve_summary_rec_free(struct vms_serve_summary_rec *r);
 void vms_serve_summary_rec_start(struct vms_serve_summary_rec *r, uint64_t t0);
-void vms_serve_summary_rec_ival(struct vms_serve_summary_rec *r, uint8_t kind, uint32_t a,
-				int32_t b, const struct ival *v);
-void vms_serve_summary_rec_exit(struct vms_serve_summary_rec *r, uint32_t machine, uint32_t vcpu,
-				const struct xslice *x);
+/* Out of memory: the recorder writes no summary. */
+void vms_serve_summary_rec_fail(struct vms_serve_summary_rec *r);
+/* The recorder's row (kind, a, b), made when new; -1 before the start, when out of memory
+ * or with too many rows. Rows are looked up once and the index kept (the accumulator's
+ * cache): an interval costs its buckets, not a map's probe. */
+int32_t vms_serve_summary_rec_row(struct vms_serve_summary_rec *r, uint8_t kind, uint32_t a,
+				  int32_t b);
+/* An interval (an exit: row a vCPU's) of that row; nothing for row -1 or an empty interval */
+void vms_serve_summary_rec_ival_at(struct vms_serve_summary_rec *r, int32_t row,
+				   const struct ival *v);
+void vms_serve_summary_rec_exit_at(struct vms_serve_summary_rec *r, int32_t row,
+				   const struct xslice *x);
 /* 0 written, 1 nothing to write (no rows, too many), -1 the write failed */
 int vms_serve_summary_rec_write(struct vms_serve_summary_rec *r, uint64_t events,
 				struct vms_model *m, FILE *f);

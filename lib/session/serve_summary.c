@@ -62,6 +62,7 @@ struct srow_rec {
 struct vms_serve_summary_rec {
 	bool started, oom;
 	uint64_t origin, b;
+	unsigned lb;             /* log2 b (b is a power of two: the buckets' divisions shift) */
 	uint32_t B;              /* buckets per row */
 	uint32_t hi;             /* buckets [0, hi) may hold something (all rows) */
 	struct srow_rec *rows;
@@ -129,12 +130,13 @@ static void coarsen(struct vms_serve_summary_rec *r)
 	}
 	r->hi = h;
 	r->b *= 2;
+	r->lb++;
 }
 
 /* The buckets reach time t (coarser as long as they do not). */
 static void reach(struct vms_serve_summary_rec *r, uint64_t t)
 {
-	while (t > r->origin && (t - r->origin) / r->b >= r->B)
+	while (t > r->origin && (t - r->origin) >> r->lb >= r->B)
 		coarsen(r);
 }
 
@@ -248,6 +250,11 @@ static void keep(struct vms_serve_summary_rec *r, void **list, uint64_t *n, uint
 	}
 }
 
+void vms_serve_summary_rec_fail(struct vms_serve_summary_rec *r)
+{
+	r->oom = true;
+}
+
 void vms_serve_summary_rec_start(struct vms_serve_summary_rec *r, uint64_t t0)
 {
 	if (!r->started) {
@@ -256,23 +263,30 @@ void vms_serve_summary_rec_start(struct vms_serve_summary_rec *r, uint64_t t0)
 	}
 }
 
-void vms_serve_summary_rec_ival(struct vms_serve_summary_rec *r, uint8_t kind, uint32_t a,
-				int32_t b, const struct ival *v)
+int32_t vms_serve_summary_rec_row(struct vms_serve_summary_rec *r, uint8_t kind, uint32_t a,
+				  int32_t b)
 {
-	if (!r->started || r->oom || v->e <= v->s)
-		return;
+	if (!r->started || r->oom)
+		return -1;
 	struct srow_rec *w = row_of(r, kind, a, b, kind == ROW_VCPU);
-	if (!w)
+	return w ? (int32_t)(w - r->rows) : -1;
+}
+
+void vms_serve_summary_rec_ival_at(struct vms_serve_summary_rec *r, int32_t row,
+				   const struct ival *v)
+{
+	if (r->oom || row < 0 || (uint32_t)row >= r->nr || v->e <= v->s)
 		return;
+	struct srow_rec *w = &r->rows[row];
 	reach(r, v->e - 1);
 	w->n++;
-	struct row tmp = { .kind = kind };
+	struct row tmp = { .kind = w->kind };
 	uint32_t cat = sr_cat_of(&tmp, v);
 	uint64_t s = v->s < r->origin ? r->origin : v->s;
-	uint64_t k = (s - r->origin) / r->b;
+	uint64_t k = (s - r->origin) >> r->lb;
 	w->starts[k]++;
 	while (s < v->e && k < r->B) {
-		uint64_t be = r->origin + (k + 1) * r->b;
+		uint64_t be = r->origin + ((k + 1) << r->lb);
 		uint64_t x = v->e < be ? v->e : be;
 		w->ns[k * NCAT + cat] += x - s;
 		s = x;
@@ -283,18 +297,16 @@ void vms_serve_summary_rec_ival(struct vms_serve_summary_rec *r, uint8_t kind, u
 	keep(r, (void **)&w->list, &w->nlist, &w->cap_list, &w->dropped, sizeof *v, v);
 }
 
-void vms_serve_summary_rec_exit(struct vms_serve_summary_rec *r, uint32_t machine, uint32_t vcpu,
-				const struct xslice *x)
+void vms_serve_summary_rec_exit_at(struct vms_serve_summary_rec *r, int32_t row,
+				   const struct xslice *x)
 {
-	if (!r->started || r->oom)
+	if (r->oom || row < 0 || (uint32_t)row >= r->nr || !r->rows[row].xstarts)
 		return;
-	struct srow_rec *w = row_of(r, ROW_VCPU, machine, (int32_t)vcpu, true);
-	if (!w)
-		return;
+	struct srow_rec *w = &r->rows[row];
 	uint64_t bt = x->begin < r->origin ? r->origin : x->begin;
 	reach(r, bt > x->t ? bt : x->t);
 	w->nx++;
-	uint64_t k = (bt - r->origin) / r->b;
+	uint64_t k = (bt - r->origin) >> r->lb;
 	w->xstarts[k]++;
 	if (k + 1 > r->hi)
 		r->hi = (uint32_t)(k + 1);

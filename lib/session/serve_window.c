@@ -410,47 +410,98 @@ void sr_q_free(struct q *q)
 
 /* ---- rows: a whole run, for the rows that ever have something ---- */
 
+/* Every interval of the run asks for its row twice (the rows' list, the summary's): a
+ * direct-mapped cache of the rows seen answers both with one probe. */
+#define ACC_CACHE 256u
+
+struct acc_slot {
+	uint64_t key1;           /* row key + 1, 0 empty */
+	int32_t sum;             /* the summary's row, -1 not yet */
+	bool listed;             /* in q's rows */
+};
+
 struct vms_serve_rows_acc {
 	struct q q;
 	struct vms_pcpu_view *pv;
 	struct vms_serve_summary_rec *sum;
+	struct acc_slot cache[ACC_CACHE];
 };
+
+/* The slot of row (k, a, b), its row listed (list: an interval's) and its summary row found
+ * (when the recorder has started). */
+static struct acc_slot *acc_row(struct vms_serve_rows_acc *a, uint8_t k, uint32_t m, int32_t b,
+				bool list)
+{
+	uint64_t key = (uint64_t)k << 62 | (uint64_t)(m & 0x3fffffffu) << 32 | (uint32_t)b;
+	struct acc_slot *c = &a->cache[(key * 0x9e3779b97f4a7c15ull) >> 56];
+	if (c->key1 != key + 1)
+		*c = (struct acc_slot){ .key1 = key + 1, .sum = -1 };
+	if (list && !c->listed)
+		c->listed = sr_row_get(&a->q, k, m, b) != NULL;
+	if (c->sum < 0)
+		c->sum = vms_serve_summary_rec_row(a->sum, k, m, b);
+	return c;
+}
 
 static void rows_vcpu(void *ctx, const struct vms_vcpu_interval *iv)
 {
 	struct vms_serve_rows_acc *a = ctx;
-	sr_row_get(&a->q, ROW_VCPU, iv->machine, (int32_t)iv->vcpu);
 	struct ival v = sr_ival_vcpu(iv);
-	vms_serve_summary_rec_ival(a->sum, ROW_VCPU, iv->machine, (int32_t)iv->vcpu, &v);
+	int32_t row = v.e > v.s ? acc_row(a, ROW_VCPU, iv->machine, (int32_t)iv->vcpu, true)->sum
+				: (sr_row_get(&a->q, ROW_VCPU, iv->machine, (int32_t)iv->vcpu), -1);
+	vms_serve_summary_rec_ival_at(a->sum, row, &v);
 }
 
 static void rows_thread(void *ctx, const struct vms_thread_interval *iv)
 {
 	struct vms_serve_rows_acc *a = ctx;
-	sr_row_get(&a->q, ROW_THREAD, iv->machine, iv->tid);
 	struct ival v = sr_ival_thread(iv);
-	vms_serve_summary_rec_ival(a->sum, ROW_THREAD, iv->machine, iv->tid, &v);
+	int32_t row = v.e > v.s ? acc_row(a, ROW_THREAD, iv->machine, iv->tid, true)->sum
+				: (sr_row_get(&a->q, ROW_THREAD, iv->machine, iv->tid), -1);
+	vms_serve_summary_rec_ival_at(a->sum, row, &v);
 }
 
 void vms_serve_rows_pcpu(void *ctx, const struct vms_pcpu_interval *iv)
 {
 	struct vms_serve_rows_acc *a = ctx;
-	sr_row_get(&a->q, ROW_PCPU, iv->host, (int32_t)iv->cpu);
 	struct ival v = sr_ival_pcpu(iv);
-	vms_serve_summary_rec_ival(a->sum, ROW_PCPU, iv->host, (int32_t)iv->cpu, &v);
+	int32_t row = v.e > v.s ? acc_row(a, ROW_PCPU, iv->host, (int32_t)iv->cpu, true)->sum
+				: (sr_row_get(&a->q, ROW_PCPU, iv->host, (int32_t)iv->cpu), -1);
+	vms_serve_summary_rec_ival_at(a->sum, row, &v);
 }
 
 static void rows_exit(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_serve_rows_acc *a = ctx;
 	struct xslice x = sr_xslice(o);
-	vms_serve_summary_rec_exit(a->sum, o->machine, o->vcpu, &x);
+	vms_serve_summary_rec_exit_at(a->sum, acc_row(a, ROW_VCPU, o->machine, (int32_t)o->vcpu,
+						      false)->sum, &x);
 }
 
 static void rows_start(void *ctx, uint64_t t0)
 {
 	struct vms_serve_rows_acc *a = ctx;
 	vms_serve_summary_rec_start(a->sum, t0);
+}
+
+/* A new run (the checked single pass run again with the model its events gave): what the
+ * last one gave is taken back. */
+static void rows_reset(void *ctx, const struct vms_model *m)
+{
+	(void)m;
+	struct vms_serve_rows_acc *a = ctx;
+	memset(a->q.rows, 0, MAX_ROWS * sizeof *a->q.rows);
+	memset(a->q.hash, 0, 2 * MAX_ROWS * sizeof *a->q.hash);
+	a->q.nr_rows = 0;
+	a->q.full = a->q.oom = false;
+	memset(a->cache, 0, sizeof a->cache);
+	struct vms_serve_summary_rec *sum = vms_serve_summary_rec_new();
+	if (sum) {
+		vms_serve_summary_rec_free(a->sum);
+		a->sum = sum;
+	} else {
+		vms_serve_summary_rec_fail(a->sum);   /* (no summary rather than a wrong one) */
+	}
 }
 
 int sr_row_cmp(const void *x, const void *y)
@@ -477,7 +528,9 @@ struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vm
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
-	if (vms_session_build_model(s, err) != 0)
+	/* (the view of our own needs the model first; else the session may run its checked
+	 * single pass: the reset takes back what a pass with a wrong model gave) */
+	if (own_pcpu_view && vms_session_build_model(s, err) != 0)
 		goto fail;
 	if (own_pcpu_view) {
 		a->pv = vms_pcpu_view_new(vms_session_model(s), vms_serve_rows_pcpu, a);
@@ -488,13 +541,14 @@ struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vm
 			goto fail;
 		}
 	}
-	struct vms_observer xo = { .ctx = a, .start = rows_start, .exit_end = rows_exit };
+	struct vms_observer xo = { .ctx = a, .start = rows_start, .exit_end = rows_exit,
+				   .reset = rows_reset };
 	if (vms_session_observe(s, &xo) != 0) {
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
 	*sinks = (struct vms_sinks){ .ctx = a, .vcpu_interval = rows_vcpu,
-				     .thread_interval = rows_thread };
+				     .thread_interval = rows_thread, .reset_with_observer = true };
 	return a;
 fail:
 	vms_serve_rows_free(a);
