@@ -294,7 +294,8 @@ void vms_serve_summary_rec_ival_at(struct vms_serve_summary_rec *r, int32_t row,
 	}
 	if (k > r->hi)
 		r->hi = (uint32_t)k;
-	keep(r, (void **)&w->list, &w->nlist, &w->cap_list, &w->dropped, sizeof *v, v);
+	if (!w->dropped)   /* (the busy rows are given up early: most calls stop here) */
+		keep(r, (void **)&w->list, &w->nlist, &w->cap_list, &w->dropped, sizeof *v, v);
 }
 
 void vms_serve_summary_rec_exit_at(struct vms_serve_summary_rec *r, int32_t row,
@@ -310,7 +311,8 @@ void vms_serve_summary_rec_exit_at(struct vms_serve_summary_rec *r, int32_t row,
 	w->xstarts[k]++;
 	if (k + 1 > r->hi)
 		r->hi = (uint32_t)(k + 1);
-	keep(r, (void **)&w->xlist, &w->nxlist, &w->cap_xlist, &w->xdropped, sizeof *x, x);
+	if (!w->xdropped)
+		keep(r, (void **)&w->xlist, &w->nxlist, &w->cap_xlist, &w->xdropped, sizeof *x, x);
 }
 
 static int put(FILE *f, const void *p, size_t n)
