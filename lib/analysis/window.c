@@ -186,7 +186,7 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 static struct gw_cpu *gate_cpu(struct an_gate *g, uint32_t host, uint32_t cpu)
 {
 	uint64_t key = vms_keymap_mt(host, (int32_t)cpu);
-	uint32_t slot = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 58);
+	uint32_t slot = vms_keymap_slot(key, 6);
 	if (g->recent[slot].key1 == key + 1)
 		return &g->cpu[g->recent[slot].i];
 	bool inserted;

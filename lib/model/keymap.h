@@ -31,6 +31,13 @@ uint64_t *vms_keymap_put(struct vms_keymap *m, uint64_t key, uint64_t init, bool
  * order they were filled in): 2 x *n u64, malloc'd; NULL when out of memory. */
 uint64_t *vms_keymap_sorted(const struct vms_keymap *m, uint64_t *n);
 
+/* The slot of key in a direct-mapped cache of 2^bits entries (Fibonacci hashing: the key's
+ * high bits after the multiply), for the small caches kept in front of a map on hot paths. */
+static inline uint32_t vms_keymap_slot(uint64_t key, unsigned bits)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
 /* The key of (machine, tid) pairs used by the model and the analyses. */
 static inline uint64_t vms_keymap_mt(uint32_t machine, int32_t tid)
 {

@@ -93,14 +93,10 @@ static uint32_t entry_name(uint64_t e)
 }
 
 /* The cache entry of key, 0 when none */
-static struct html_recent *recent_of(struct html_recent *r, uint32_t n, uint64_t key)
-{
-	return &r[((key * 0x9e3779b97f4a7c15ull) >> 40) % n];
-}
 
 static uint64_t cache_get(struct vms_html *h, uint64_t key)
 {
-	struct html_recent *c = recent_of(h->name_recent, 256, key);
+	struct html_recent *c = &h->name_recent[vms_keymap_slot(key, 8)];
 	if (c->key1 == key + 1)
 		return c->val;
 	const uint64_t *v = vms_keymap_get(&h->name_cache, key);
@@ -116,7 +112,7 @@ static uint32_t cache_put(struct vms_html *h, uint64_t key, uint32_t name, bool 
 		h->oom = 1;
 	} else {
 		*v = (name + 1ull) | (final ? NK_FINAL : 0);
-		*recent_of(h->name_recent, 256, key) = (struct html_recent){ key + 1, *v };
+		*&h->name_recent[vms_keymap_slot(key, 8)] = (struct html_recent){ key + 1, *v };
 	}
 	return name;
 }
@@ -404,7 +400,7 @@ void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 		return;
 	bool fresh = false;
 	uint64_t pk = vms_keymap_mt(iv->host, (int32_t)iv->cpu);
-	struct html_recent *pc = recent_of(h->pcpu_recent, 64, pk);
+	struct html_recent *pc = &h->pcpu_recent[vms_keymap_slot(pk, 6)];
 	uint64_t *slot = pc->key1 == pk + 1 ? &pc->val : vms_keymap_put(&h->pcpus, pk, 0, &fresh);
 	if (!slot) {
 		h->oom = 1;

@@ -59,6 +59,12 @@ struct q {
 };
 
 
+/* A row's key in a map or cache: kind, machine, vcpu/cpu/tid */
+static inline uint64_t sr_row_key(uint8_t k, uint32_t a, int32_t b)
+{
+	return (uint64_t)k << 62 | (uint64_t)(a & 0x3fffffffu) << 32 | (uint32_t)b;
+}
+
 /* What a row keeps of the pipeline's intervals and exits (the window's and the summary's). */
 struct ival sr_ival_vcpu(const struct vms_vcpu_interval *iv);
 struct ival sr_ival_thread(const struct vms_thread_interval *iv);

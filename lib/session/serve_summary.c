@@ -71,10 +71,6 @@ struct vms_serve_summary_rec {
 	uint64_t kept;           /* list entries over all rows */
 };
 
-static uint64_t row_key(uint8_t k, uint32_t a, int32_t b)
-{
-	return (uint64_t)k << 62 | (uint64_t)(a & 0x3fffffffu) << 32 | (uint32_t)b;
-}
 
 struct vms_serve_summary_rec *vms_serve_summary_rec_new(void)
 {
@@ -157,7 +153,7 @@ static struct srow_rec *row_of(struct vms_serve_summary_rec *r, uint8_t k, uint3
 	if (r->oom)
 		return NULL;
 	bool ins;
-	uint64_t *v = vms_keymap_put(&r->idx, row_key(k, a, b), r->nr, &ins);
+	uint64_t *v = vms_keymap_put(&r->idx, sr_row_key(k, a, b), r->nr, &ins);
 	if (!v) {
 		r->oom = true;
 		return NULL;

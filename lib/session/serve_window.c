@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/keymap.h"
 #include "serve_rows.h"
 #include "vmscope/pcpu_view.h"
 
@@ -432,8 +433,8 @@ struct vms_serve_rows_acc {
 static struct acc_slot *acc_row(struct vms_serve_rows_acc *a, uint8_t k, uint32_t m, int32_t b,
 				bool list)
 {
-	uint64_t key = (uint64_t)k << 62 | (uint64_t)(m & 0x3fffffffu) << 32 | (uint32_t)b;
-	struct acc_slot *c = &a->cache[(key * 0x9e3779b97f4a7c15ull) >> 56];
+	uint64_t key = sr_row_key(k, m, b);
+	struct acc_slot *c = &a->cache[vms_keymap_slot(key, 8)];
 	if (c->key1 != key + 1)
 		*c = (struct acc_slot){ .key1 = key + 1, .sum = -1 };
 	if (list && !c->listed)
@@ -443,31 +444,33 @@ static struct acc_slot *acc_row(struct vms_serve_rows_acc *a, uint8_t k, uint32_
 	return c;
 }
 
+/* An interval of row (k, m, b): the row listed, the summary given it (an empty one only
+ * lists its row, as the summary takes nothing of it) */
+static void acc_ival(struct vms_serve_rows_acc *a, uint8_t k, uint32_t m, int32_t b,
+		     const struct ival *v)
+{
+	if (v->e > v->s)
+		vms_serve_summary_rec_ival_at(a->sum, acc_row(a, k, m, b, true)->sum, v);
+	else
+		sr_row_get(&a->q, k, m, b);
+}
+
 static void rows_vcpu(void *ctx, const struct vms_vcpu_interval *iv)
 {
-	struct vms_serve_rows_acc *a = ctx;
 	struct ival v = sr_ival_vcpu(iv);
-	int32_t row = v.e > v.s ? acc_row(a, ROW_VCPU, iv->machine, (int32_t)iv->vcpu, true)->sum
-				: (sr_row_get(&a->q, ROW_VCPU, iv->machine, (int32_t)iv->vcpu), -1);
-	vms_serve_summary_rec_ival_at(a->sum, row, &v);
+	acc_ival(ctx, ROW_VCPU, iv->machine, (int32_t)iv->vcpu, &v);
 }
 
 static void rows_thread(void *ctx, const struct vms_thread_interval *iv)
 {
-	struct vms_serve_rows_acc *a = ctx;
 	struct ival v = sr_ival_thread(iv);
-	int32_t row = v.e > v.s ? acc_row(a, ROW_THREAD, iv->machine, iv->tid, true)->sum
-				: (sr_row_get(&a->q, ROW_THREAD, iv->machine, iv->tid), -1);
-	vms_serve_summary_rec_ival_at(a->sum, row, &v);
+	acc_ival(ctx, ROW_THREAD, iv->machine, iv->tid, &v);
 }
 
 void vms_serve_rows_pcpu(void *ctx, const struct vms_pcpu_interval *iv)
 {
-	struct vms_serve_rows_acc *a = ctx;
 	struct ival v = sr_ival_pcpu(iv);
-	int32_t row = v.e > v.s ? acc_row(a, ROW_PCPU, iv->host, (int32_t)iv->cpu, true)->sum
-				: (sr_row_get(&a->q, ROW_PCPU, iv->host, (int32_t)iv->cpu), -1);
-	vms_serve_summary_rec_ival_at(a->sum, row, &v);
+	acc_ival(ctx, ROW_PCPU, iv->host, (int32_t)iv->cpu, &v);
 }
 
 static void rows_exit(void *ctx, const struct vms_obs_exit *o)
