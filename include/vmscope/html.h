@@ -78,6 +78,10 @@ struct vms_html_opts {
 	uint64_t exact_max;            /* the static page's budget of exact pieces and exits
 	                                  (0: VMS_HTML_EXACT_MAX) */
 	bool summary_only;             /* no exact intervals, whatever the trace's size */
+	bool served;                   /* the page is served (vmscope serve): its drill-down,
+	                                  asking the server, is its timeline, so the writer keeps
+	                                  no summary timeline, only the exit histograms and the
+	                                  fused view (for vms_html_tee_pcpu) */
 };
 
 /* A writer (opts NULL: everything). With a model (built, complete; it must outlive the

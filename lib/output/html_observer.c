@@ -396,6 +396,8 @@ void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 	struct vms_html *h = ctx;
 	if (h->tee)
 		h->tee(h->tee_ctx, iv);
+	if (h->opts.served)
+		return;   /* (no timeline of its own) */
 	if (!vms_filter_pcpu(&h->filter, iv->host, iv->guest, iv->vcpu))
 		return;
 	bool fresh = false;
@@ -611,12 +613,13 @@ static void on_reset(void *ctx, const struct vms_model *model)
 
 struct vms_observer vms_html_observer(struct vms_html *h)
 {
+	bool tl = !h->opts.served;   /* the rows of its own timeline */
 	return (struct vms_observer){
 		.ctx = h,
-		.vcpu_state = on_vcpu_state,
-		.guest_switch = on_guest_switch,
+		.vcpu_state = tl ? on_vcpu_state : NULL,
+		.guest_switch = tl ? on_guest_switch : NULL,
 		.exit_end = on_exit_end,
-		.vcpu_instead = on_vcpu_instead,
+		.vcpu_instead = tl ? on_vcpu_instead : NULL,
 		.cpu_occupant = on_cpu_occupant,
 		.event = on_event,
 		.start = on_start,

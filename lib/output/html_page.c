@@ -449,8 +449,6 @@ static void write_exact_note(FILE *f, struct vms_html *h, const struct vms_html_
 {
 	const struct html_exact *x = &h->exact;
 	const char *files = pg && pg->title && *pg->title ? pg->title : "TRACE...";
-	if (pg && pg->serve)
-		return;
 	fprintf(f, "<p class=\"note\" id=\"exact-note\" data-held=\"%s\" data-records=\"%llu\" "
 		   "data-max=\"%llu\">", exact_held(h, pg) ? "1" : "0",
 		(unsigned long long)x->seen, (unsigned long long)x->max);
@@ -523,27 +521,9 @@ static void write_drill(FILE *f, bool served)
 		served ? ", event name" : "");
 }
 
-int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
+/* The summary timeline of the static page (timeline.js draws it from #vms-rows) */
+static void write_timeline(FILE *f, struct vms_html *h, const struct vms_html_page *pg)
 {
-	if (h->oom)
-		return VMS_ERR_NOMEM;
-	h->cycles = pg && pg->time_unit && !strcmp(pg->time_unit, "cycles");
-	h->page_bound = page_bound(h, pg, pg ? pg->analysis : NULL);
-	const char *title = pg && pg->title ? pg->title : "";
-	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-		   "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:%s\">\n"
-		   "<meta name=\"viewport\" content=\"width=device-width\">\n<title>vmscope: ",
-		/* served: the drill-down asks its own server (serve.js), nothing else */
-		pg && pg->serve ? "; connect-src 'self'" : "");
-	put_text(f, title);
-	fprintf(f, "</title>\n<style>\n%s</style>\n</head><body>\n", vms_html_css);
-	fprintf(f, "<header><h1>vmscope report</h1><p class=\"files\">");
-	put_text(f, title);
-	fprintf(f, "</p></header>\n");
-	fprintf(f, "<section id=\"summary\"><h2>Summary</h2><pre>");
-	put_text(f, pg && pg->summary ? pg->summary : "");
-	fprintf(f, "</pre></section>\n");
 	char d[32];
 	fprintf(f, "<section id=\"timeline-section\"><h2>Timeline</h2>\n"
 		   "<p class=\"note\" id=\"summary-note\">This page holds a summary of the trace, not "
@@ -575,12 +555,45 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 		   "<div id=\"timeline\" tabindex=\"0\"><div id=\"labels\"></div>"
 		   "<div id=\"plot\"><canvas id=\"axis\"></canvas><canvas id=\"canvas\"></canvas></div></div>\n"
 		   "<div id=\"tooltip\" hidden></div>\n<div id=\"selection\"></div>\n</section>\n");
-	if (pg && pg->serve)
+}
+
+int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
+{
+	if (h->oom)
+		return VMS_ERR_NOMEM;
+	h->cycles = pg && pg->time_unit && !strcmp(pg->time_unit, "cycles");
+	h->page_bound = page_bound(h, pg, pg ? pg->analysis : NULL);
+	const char *title = pg && pg->title ? pg->title : "";
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		   "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:%s\">\n"
+		   "<meta name=\"viewport\" content=\"width=device-width\">\n<title>vmscope: ",
+		/* served: the drill-down asks its own server (serve.js), nothing else */
+		pg && pg->serve ? "; connect-src 'self'" : "");
+	put_text(f, title);
+	fprintf(f, "</title>\n<style>\n%s</style>\n</head><body>\n", vms_html_css);
+	fprintf(f, "<header><h1>vmscope report</h1><p class=\"files\">");
+	put_text(f, title);
+	fprintf(f, "</p></header>\n");
+	fprintf(f, "<section id=\"summary\"><h2>Summary</h2><pre>");
+	put_text(f, pg && pg->summary ? pg->summary : "");
+	fprintf(f, "</pre></section>\n");
+	/* served: the drill-down, asking the server at any zoom, is the page's timeline; the
+	 * summary timeline would be a second, coarser view of the same rows (and the writer of
+	 * a served page keeps none: vms_html_opts.served) */
+	bool served = pg && pg->serve;
+	if (!served)
+		write_timeline(f, h, pg);
+	else
 		write_drill(f, true);
-	else if (exact_held(h, pg))
+	if (!served && exact_held(h, pg))
 		write_drill(f, false);
 	write_exits(f, h);
 	write_steal(f, h, pg ? pg->analysis : NULL);
+	if (served) {
+		fprintf(f, "<script>\n%s</script>\n</body></html>\n", vms_html_serve_js);
+		return ferror(f) ? VMS_ERR_IO : 0;
+	}
 	/* the data */
 	uint8_t *blob = NULL;
 	size_t blen = 0, bcap = 0;
@@ -607,7 +620,7 @@ int vms_html_write(struct vms_html *h, FILE *f, const struct vms_html_page *pg)
 			fprintf(f, "</script>\n");
 		}
 		fprintf(f, "<script>\n%s</script>\n", vms_html_js);
-		if ((pg && pg->serve) || xjson)
+		if (xjson)
 			fprintf(f, "<script>\n%s</script>\n", vms_html_serve_js);
 		fprintf(f, "</body></html>\n");
 	}

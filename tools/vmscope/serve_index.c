@@ -77,8 +77,9 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 	struct vms_serve_rows_acc *rows = vms_serve_rows_begin(c->s, &sinks, false, err);
 	if (!rows)
 		return -1;
-	/* the server answers windows exactly: the page keeps no exact records of its own */
-	const struct vms_html_opts ho = { .vcpu = -1, .summary_only = true };
+	/* the server answers windows exactly: the page keeps no records nor summary timeline
+	 * of its own */
+	const struct vms_html_opts ho = { .vcpu = -1, .summary_only = true, .served = true };
 	struct vms_html *h = vms_html_new(NULL, &ho);
 	if (h)
 		vms_html_tee_pcpu(h, vms_serve_rows_pcpu, rows);
