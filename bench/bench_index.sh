@@ -9,7 +9,7 @@
 #    (VmHWM) after them.
 # report and index alternate, ROUNDS times each (default 3): the medians, and the ratio by
 # wall and CPU. The index holds the page, the findings, the rows, the checkpoints (every
-# 200,000 events), the per-row summaries and the model: a window starts from its checkpoint,
+# 100,000 events), the per-row summaries and the model: a window starts from its checkpoint,
 # or is answered from the summaries when it holds 400,000 events or more.
 # Figures of each run: the README's Speed table (its "vmscope index / serve" row).
 # usage: bench/bench_index.sh [EVENTS] [WINDOWS]   (default 50000000 events, 30 windows)

@@ -100,7 +100,7 @@ ok(r.returncode == 0 and path.startswith(os.path.join(CACHE, 'vmscope') + '/') a
    'index: written in $XDG_CACHE_HOME/vmscope, its path on stdout', r.stderr)
 b, ver, kl, sect = parse(path)
 ok(ver == 1 and sorted(x[1] for x in sect) == [1, 2, 3, 5, 6],
-   'index: version 1, page/findings/rows/summaries/model (no checkpoints: 40000 < 200000 events)')
+   'index: version 1, page/findings/rows/summaries/model (no checkpoints: 40000 < 100000 events)')
 ok(all(x[3] == 1 for x in sect if x[1] == 1), 'index: the page is deflated')
 key = b[20:20 + kl].decode()
 ok(os.path.realpath(tr[0]) in key and ('size %d ' % os.path.getsize(tr[0])) in key,

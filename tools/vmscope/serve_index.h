@@ -26,8 +26,8 @@ struct serve_art {
 	size_t model_len;
 };
 /* A checkpoint every this many events of the page's run: a window then reads at most this
- * many events before its start (about 40 ms at the synthesized pair's cost per event). */
-#define SERVE_CKPT_EVERY 200000u
+ * many events before its start (about 20 ms at the synthesized pair's cost per event). */
+#define SERVE_CKPT_EVERY 100000u
 
 /* Compute them from the traces: one analysis run (page, findings, rows, checkpoints). */
 int serve_art_build(struct cli *c, const struct vms_serve_traces *t, struct serve_art *a,
