@@ -163,6 +163,23 @@ static void occupant(struct vms_pcpu_view *pv, uint32_t h, uint32_t cpu, uint64_
 	struct pv_cpu *c = cpu_of(pv, h, cpu);
 	if (!c)
 		return;
+	if (__builtin_expect(!pv->host_of, 1)) {
+		/* nothing stacked (not nested): the interval is written in place, not built and
+		 * copied (this runs at every change of every host CPU's occupant) */
+		struct pv_iv *cur = &c->cur;
+		int32_t v = guest >= 0 ? vcpu : -1;
+		if (!(cur->open && cur->guest == guest && cur->vcpu == v && cur->tid == tid)) {
+			close_cur(pv, h, cpu, c, t);
+			cur->open = true;
+			cur->start = t;
+			cur->guest = guest;
+			cur->vcpu = v;
+			cur->tid = tid;
+			cur->up_guest = cur->up_vcpu = cur->up_tid = -1;
+		}
+		memcpy(cur->comm, comm, sizeof cur->comm);   /* (24 bytes: observe.h) */
+		return;
+	}
 	struct pv_iv *cur = &c->cur, next = { .guest = guest, .vcpu = guest >= 0 ? vcpu : -1,
 					      .tid = tid, .up_guest = -1, .up_vcpu = -1,
 					      .up_tid = -1 };
