@@ -488,7 +488,8 @@ static void write_exact_note(FILE *f, struct vms_html *h, const struct vms_html_
 /* The drill-down: asking the server (serve) or the page's own exact intervals (static) */
 static void write_drill(FILE *f, bool served)
 {
-	fprintf(f, "<section id=\"drill-section\"><h2>Drill down</h2>\n"
+	/* (served, it is the page's only timeline) */
+	fprintf(f, "<section id=\"drill-section\"><h2>%s</h2>\n"
 		   "<p class=\"help\">Exact, %s: the intervals of each row and "
 		   "every VM exit (the thin lane under a vCPU) once they are wider than a pixel, "
 		   "else per-pixel sums. Click the drill-down, then: wheel or <kbd>+</kbd>/<kbd>-</kbd> "
@@ -515,6 +516,7 @@ static void write_drill(FILE *f, bool served)
 		   "<div id=\"drill-compare\"></div>\n<h3>Events of the view</h3>\n"
 		   "<div id=\"drill-events\" style=\"font-family:monospace;font-size:12px;"
 		   "max-height:20em;overflow:auto;white-space:pre\"></div>\n</section>\n",
+		served ? "Timeline" : "Drill down",
 		served ? "from the server" : "from the exact intervals this page holds",
 		served ? ", an exit reason or an event" : " or an exit reason",
 		served ? " Click a line of the event list to put the cursor there." : "",
