@@ -14,36 +14,23 @@
  * ahead of the reader and seek must drop what it decoded). Also set_wanted after a seek with
  * blocks decoded ahead (the pool replays from the position), and hostile positions: each an
  * error with the path in the message, the stream failing until a good seek, never a crash. */
-#include <inttypes.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "pool_digest.h"
+#include "seek_check.h"
 #include "trace-qemu-style.h"
 #include "vmscope/synth.h"
 
 void vms_ctf_counters(const struct vms_source *src, uint64_t *decoded, bool *pooled);
 
-#define MAX_CK 40
-
 static char synth_host[2100], vmst_dir[2100];
 
-struct ck {
-	uint64_t k;                  /* after event k; UINT64_MAX: before any */
-	struct vms_stream_pos pos;
-};
-
-struct ref {
-	uint64_t n, cap;
-	uint64_t *h;                 /* every event's digest */
-	struct ck ck[MAX_CK];
-	uint32_t nck;
-	uint32_t pkt_starts, in_pkt; /* checkpoints at a packet's first event, and deep in one */
-};
-
-static uint64_t digest(const struct vms_event *ev)
+static uint64_t digest(struct vms_source *src, uint32_t stream, const struct vms_event *ev)
 {
+	(void)src;
+	(void)stream;
 	return vms_test_mix_event(1469598103934665603ull, ev);
 }
 
@@ -52,78 +39,28 @@ static struct vms_source *open_at(const char *trace, unsigned threads)
 	return vms_test_open_pooled(trace, threads, vms_ctf_counters);
 }
 
-static void add_ck(struct ref *r, uint64_t k, const struct vms_stream_pos *pos)
-{
-	if (r->nck < MAX_CK)
-		r->ck[r->nck++] = (struct ck){ k, *pos };
-}
+struct picks {
+	uint64_t seed;
+	uint32_t pkt_starts, in_pkt; /* checkpoints at a packet's first event, and deep in one */
+};
 
-/* The uninterrupted read of one stream, with its checkpoints. */
-static void reference(struct vms_source *src, uint32_t stream, struct ref *r)
+/* the first three events, the first events of packets, events deep in packets, random */
+static bool take(void *ctx, uint64_t k, const struct vms_event *ev,
+		 const struct vms_stream_pos *pos, const struct vms_stream_pos *prev)
 {
-	memset(r, 0, sizeof *r);
-	struct vms_stream_pos pos, prev = { { 0 } };
-	assert_int_equal(vms_source_tell(src, stream, &pos), 0);
-	add_ck(r, UINT64_MAX, &pos);
-	struct vms_event ev;
-	uint64_t seed = 2026 + stream;
-	int rc;
-	while ((rc = src->ops->next(src, stream, &ev)) == 1) {
-		if (r->n == r->cap) {
-			r->cap = r->cap ? 2 * r->cap : 4096;
-			r->h = realloc(r->h, r->cap * sizeof *r->h);
-			assert_non_null(r->h);
-		}
-		uint64_t k = r->n++;
-		r->h[k] = digest(&ev);
-		assert_int_equal(vms_source_tell(src, stream, &pos), 0);
-		assert_true(pos.w[0] & 1); /* started */
-		bool pkt_start = k > 0 && pos.w[2] == 0 && pos.w[1] != prev.w[1];
-		bool deep = pos.w[2] >= 41 && (pos.w[2] % 41) == 0;
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		if (k <= 2 || (pkt_start && r->pkt_starts < 6) || (deep && r->in_pkt < 6) ||
-		    (seed >> 55) == 0) {
-			r->pkt_starts += pkt_start;
-			r->in_pkt += deep;
-			add_ck(r, k, &pos);
-		}
-		prev = pos;
+	struct picks *pk = ctx;
+	(void)ev;
+	assert_true(pos->w[0] & 1); /* started */
+	bool pkt_start = k > 0 && pos->w[2] == 0 && pos->w[1] != prev->w[1];
+	bool deep = pos->w[2] >= 41 && (pos->w[2] % 41) == 0;
+	pk->seed = pk->seed * 6364136223846793005ull + 1442695040888963407ull;
+	if (k <= 2 || (pkt_start && pk->pkt_starts < 6) || (deep && pk->in_pkt < 6) ||
+	    (pk->seed >> 55) == 0) {
+		pk->pkt_starts += pkt_start;
+		pk->in_pkt += deep;
+		return true;
 	}
-	assert_int_equal(rc, 0);
-	assert_true(r->n > 0);
-	if (r->ck[r->nck - 1].k != r->n - 1) {
-		if (r->nck == MAX_CK)
-			r->nck--;
-		add_ck(r, r->n - 1, &prev);
-	}
-}
-
-/* Seek to c: the events from it are the reference's to the end of the stream. */
-static void check_from(struct vms_source *src, uint32_t stream, const struct ref *r,
-		       const struct ck *c)
-{
-	vms_error_clear(&src->err);
-	if (vms_source_seek(src, stream, &c->pos) != 0)
-		fail_msg("stream %u, after event %" PRIu64 ": %s", stream, c->k, src->err.msg);
-	struct vms_stream_pos again;
-	assert_int_equal(vms_source_tell(src, stream, &again), 0);
-	assert_memory_equal(&again, &c->pos, sizeof again);
-	struct vms_event ev;
-	uint64_t k = c->k == UINT64_MAX ? 0 : c->k;
-	for (; k < r->n; k++) {
-		if (src->ops->next(src, stream, &ev) != 1)
-			fail_msg("stream %u, from event %" PRIu64 ": no event %" PRIu64 ": %s",
-				 stream, c->k, k, src->err.msg);
-		if (digest(&ev) != r->h[k])
-			fail_msg("stream %u, from event %" PRIu64 ": event %" PRIu64 " differs "
-				 "(ts %" PRIu64 ")", stream, c->k, k, ev.ts);
-		if (k == c->k) {
-			/* the event told again: the same position */
-			assert_int_equal(vms_source_tell(src, stream, &again), 0);
-			assert_memory_equal(&again, &c->pos, sizeof again);
-		}
-	}
-	assert_int_equal(src->ops->next(src, stream, &ev), 0);
+	return false;
 }
 
 static void check_trace(const char *trace)
@@ -133,26 +70,20 @@ static void check_trace(const char *trace)
 		struct vms_source *src = open_at(trace, t);
 		uint32_t ns = src->ops->nr_streams(src);
 		for (uint32_t s = 0; s < ns; s++) {
-			static struct ref r;
-			reference(src, s, &r);
-			/* shuffled: backwards and forwards on the same source */
-			uint64_t seed = 77 + s;
-			for (uint32_t i = r.nck; i > 1; i--) {
-				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-				uint32_t j = (uint32_t)((seed >> 33) % i);
-				struct ck tmp = r.ck[i - 1];
-				r.ck[i - 1] = r.ck[j];
-				r.ck[j] = tmp;
-			}
+			static struct vms_seek_ref r;
+			struct picks pk = { .seed = 2026 + s };
+			vms_seek_reference(src, s, &r, digest, take, &pk);
+			assert_int_equal(r.end, 0);
+			vms_seek_shuffle(&r, 77 + s);
 			for (uint32_t i = 0; i < r.nck; i++)
-				check_from(src, s, &r, &r.ck[i]);
+				vms_seek_check_from(src, s, &r, &r.ck[i], digest);
 			/* a position kept (an index file) given to a source opened afresh */
 			struct vms_source *fresh = open_at(trace, t);
-			check_from(fresh, s, &r, &r.ck[r.nck / 2]);
+			vms_seek_check_from(fresh, s, &r, &r.ck[r.nck / 2], digest);
 			vms_source_close(fresh);
 			total_ck += r.nck;
-			pkt_starts += r.pkt_starts;
-			in_pkt += r.in_pkt;
+			pkt_starts += pk.pkt_starts;
+			in_pkt += pk.in_pkt;
 			free(r.h);
 		}
 		/* a rewind after seeks reads from the start again */
