@@ -2,7 +2,8 @@
 """vmscope serve's checkpoints (TAP): a window computed from the last checkpoint before it
 must be the bytes of the same window replayed from the start of the traces (a server run
 with VMS_SERVE_CHECKPOINTS=0, a separate process), on the kvm-hip24 pair (../shared/traces)
-and a `vmscope synth` pair. Which checkpoint a window started from is checked against the
+and a `vmscope synth` pair (trace.dat), the tcp-sync LTTng traces and a `vmscope synth
+--format lttng` pair (CTF), and a simpletrace file written here. Which checkpoint a window started from is checked against the
 index file itself, parsed here by its documented layout (man/vmscope-index.1): the spacing
 (one every VMS_SERVE_CKPT_EVERY events of the run) and, per window, the last checkpoint whose
 event is before the window's start. Damaged checkpoints under a sound checksum: the server
@@ -142,4 +143,46 @@ synth = os.path.join(TMP, 'synth')
 subprocess.run([VMS, 'synth', '--events', '60000', '--seed', '3', '--out', synth], check=True,
                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 run([os.path.join(synth, 'host.dat'), os.path.join(synth, 'guest.dat')], 'synth', 5000, 24)
+# CTF (issue 21: the CTF reader seeks too): the LTTng kernel traces of two machines, and a
+# synthesized LTTng host + guest (a stream file per CPU)
+if SHARED and os.path.isdir(os.path.join(SHARED, 'traces/tcp-sync/scp_src')):
+    run([os.path.join(SHARED, 'traces/tcp-sync', d) for d in ('scp_src', 'scp_dest')],
+        'tcp-sync', 7000, 16)
+else:
+    skip('tcp-sync: checkpoints', 'no ../shared/traces')
+lsynth = os.path.join(TMP, 'synth-lttng')
+subprocess.run([VMS, 'synth', '--events', '60000', '--seed', '4', '--format', 'lttng', '--out',
+                lsynth], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+run([os.path.join(lsynth, 'host'), os.path.join(lsynth, 'guest')], 'synth-lttng', 5000, 16)
+
+
+def simpletrace(path, n):
+    """A QEMU simpletrace v4 file (trace/simple.c's layout, host byte order = little here) of
+    n events: ids mapped late as the file goes, dropped-events records, integer arguments."""
+    b = bytearray(struct.pack('<QQQ', 2**64 - 1, 0xf2b177cb0aa429b4, 4))
+
+    def mapping(i, name):
+        b.extend(struct.pack('<QQI', 0, i, len(name)) + name)
+    for i, name in enumerate([b'virtio_blk_req_complete', b'kvm_run_exit', b'qemu_mutex_lock',
+                              b'dma_blk_io']):
+        mapping(i, name)
+    rnd, ts = random.Random(8), 10**9
+    for k in range(n):
+        ts += rnd.randint(1, 20000)
+        if k % 5000 == 4999:
+            mapping(10 + k // 5000, b'late_event')
+        if k % 3001 == 3000:
+            b.extend(struct.pack('<QQQIIQ', 1, 2**64 - 2, ts, 32, 7, 3))
+            continue
+        i = rnd.randint(0, 3) if k < 5000 else rnd.choice([0, 1, 2, 3, 10 + (k - 5000) // 5000])
+        body = b''.join(struct.pack('<Q', rnd.randint(0, 2**40)) for _ in range(i % 4))
+        b.extend(struct.pack('<QQQII', 1, i, ts, 24 + len(body), 7 + i % 4) + body)
+    with open(path, 'wb') as f:
+        f.write(b)
+
+
+# simpletrace (issue 21: its reader seeks too): a QEMU process's own trace
+st = os.path.join(TMP, 'qemu.st')
+simpletrace(st, 40000)
+run([st], 'simpletrace', 3000, 16)
 sys.exit(T.done())
