@@ -134,26 +134,30 @@ def run(traces, label, every, windows):
     b.stop()
 
 
-if SHARED and os.path.isfile(os.path.join(SHARED, 'traces/kvm-hip24/host.dat')):
-    run([os.path.join(SHARED, 'traces/kvm-hip24', f) for f in ('host.dat', 'guest-Salamander4.dat')],
-        'kvm-hip24', 2000, 24)
-else:
-    skip('kvm-hip24: checkpoints', 'no ../shared/traces')
-synth = os.path.join(TMP, 'synth')
-subprocess.run([VMS, 'synth', '--events', '60000', '--seed', '3', '--out', synth], check=True,
-               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-run([os.path.join(synth, 'host.dat'), os.path.join(synth, 'guest.dat')], 'synth', 5000, 24)
+def run_shared(rel, files, label, every, windows):
+    """run on traces of ../shared/traces/REL, skipped without them"""
+    paths = [os.path.join(SHARED, 'traces', rel, f) for f in files]
+    if SHARED and all(os.path.exists(p) for p in paths):
+        run(paths, label, every, windows)
+    else:
+        skip('%s: checkpoints' % label, 'no ../shared/traces')
+
+
+def run_synth(label, seed, fmt, files, every):
+    """run on a `vmscope synth` pair of 60,000 events"""
+    out = os.path.join(TMP, label)
+    subprocess.run([VMS, 'synth', '--events', '60000', '--seed', str(seed), '--format', fmt,
+                    '--out', out], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    run([os.path.join(out, f) for f in files], label, every, 24 if fmt == 'tracedat' else 16)
+
+
+run_shared('kvm-hip24', ('host.dat', 'guest-Salamander4.dat'), 'kvm-hip24', 2000, 24)
+run_synth('synth', 3, 'tracedat', ('host.dat', 'guest.dat'), 5000)
 # CTF (issue 21: the CTF reader seeks too): the LTTng kernel traces of two machines, and a
 # synthesized LTTng host + guest (a stream file per CPU)
-if SHARED and os.path.isdir(os.path.join(SHARED, 'traces/tcp-sync/scp_src')):
-    run([os.path.join(SHARED, 'traces/tcp-sync', d) for d in ('scp_src', 'scp_dest')],
-        'tcp-sync', 7000, 16)
-else:
-    skip('tcp-sync: checkpoints', 'no ../shared/traces')
-lsynth = os.path.join(TMP, 'synth-lttng')
-subprocess.run([VMS, 'synth', '--events', '60000', '--seed', '4', '--format', 'lttng', '--out',
-                lsynth], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-run([os.path.join(lsynth, 'host'), os.path.join(lsynth, 'guest')], 'synth-lttng', 5000, 16)
+run_shared('tcp-sync', ('scp_src', 'scp_dest'), 'tcp-sync', 7000, 16)
+run_synth('synth-lttng', 4, 'lttng', ('host', 'guest'), 5000)
 
 
 def simpletrace(path, n):
