@@ -139,8 +139,8 @@ int ctf_position(struct ctf *c, uint32_t stream, const struct vms_stream_pos *po
 		return bad(err, s, stream, "a packet without events");
 	if (s->clock != w[3] || s->cpu != cpu || s->disc_prev != w[5] || s->lost_pending != lost)
 		return bad(err, s, stream, "the packet's context differs");
-	/* the events before it, decoded and dropped (k is bounded by the packet's events: one
-	 * takes at least a bit, or decoding it fails) */
+	/* the events before it, decoded and dropped (k is bounded by the packet's events: each
+	 * takes at least a bit, or ctf_decode_next fails) */
 	struct vms_event ev;
 	struct ctf_pos at;
 	char sb[2][64];

@@ -1073,6 +1073,9 @@ int ctf_decode_next(struct cstream *s, uint32_t stream, struct plan_rf *rf,
 	const struct eclass *ec = decode(err, rf, flt, s, false, &fields);
 	if (!ec)
 		return err->status ? err->status : VMS_ERR_FORMAT;
+	if (s->pos == at->pos)
+		/* a header and body of no bits: the packet would hold endless events */
+		return fail(err, s->path, s->pkt_off + s->pos / 8, "event of no bits");
 	/* a packet may be up to 64 MiB and every stream is partway through one: the pages
 	 * behind the cursor are given back inside a packet too, so that a stream keeps about
 	 * GIVE_BACK of its file mapped (16 streams sharing one 64 MiB packet took 1 GB). Pages
