@@ -91,6 +91,7 @@ static void fill_block(struct ctf_pool *p, struct cq_block *b, struct plan_rf *r
 		r = ctf_decode_next(s, b->stream, rf, &c->flt, &s->q.err, &e->ev, e->sb, &e->at);
 		if (r != 1)
 			break;
+		e->at.pk = s->pk; /* for tell: the stream moves on to other packets */
 		i++;
 	}
 	b->n = i;

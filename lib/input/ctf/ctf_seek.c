@@ -34,9 +34,9 @@
 #define CTF_POS_LOST_PENDING 4u
 #define CTF_POS_FLAGS 7u
 
-static void put(struct vms_stream_pos *pos, uint32_t stream, const struct ctf_pos *at)
+static void put(struct vms_stream_pos *pos, uint32_t stream, const struct ctf_pos *at,
+		const struct ctf_pkt_state *pk)
 {
-	const struct ctf_pkt_state *pk = &at->pk;
 	pos->w[0] = CTF_POS_TAG | (uint64_t)stream << 8 | CTF_POS_STARTED |
 		    (pk->have_last_ts ? CTF_POS_HAVE_LAST_TS : 0) |
 		    (pk->lost_pending ? CTF_POS_LOST_PENDING : 0);
@@ -59,7 +59,9 @@ int ctf_tell(struct vms_source *src, uint32_t stream, struct vms_stream_pos *pos
 	if (s->at_seek)
 		*pos = s->at;
 	else if (s->told)
-		put(pos, stream, &s->last);
+		/* reading alone, the stream is still in the last event's packet (a packet is
+		 * entered only for the event after it): its pk is that packet's */
+		put(pos, stream, &s->last, c->pool ? &s->last.pk : &s->pk);
 	else
 		pos->w[0] = CTF_POS_TAG | (uint64_t)stream << 8; /* its start */
 	return 0;

@@ -1068,7 +1068,13 @@ int ctf_decode_next(struct cstream *s, uint32_t stream, struct plan_rf *rf,
 		if (rc <= 0)
 			return rc;
 	}
-	*at = (struct ctf_pos){s->sc, s->pkt_off, s->end, s->pos, s->clock, s->pkt_k++, s->pk};
+	/* (not at->pk: the pool's fill copies it; reading alone, s->pk is the packet's) */
+	at->sc = s->sc;
+	at->pkt_off = s->pkt_off;
+	at->end = s->end;
+	at->pos = s->pos;
+	at->clock = s->clock;
+	at->k = s->pkt_k++;
 	bool fields;
 	const struct eclass *ec = decode(err, rf, flt, s, false, &fields);
 	if (!ec)

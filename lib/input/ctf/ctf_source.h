@@ -41,7 +41,8 @@ struct ctf_pos {
 	uint64_t end;                  /* the packet's content end, bits */
 	uint64_t pos, clock;           /* at the event's start */
 	uint64_t k;                    /* the event's index in its packet */
-	struct ctf_pkt_state pk;       /* its packet's, when entered */
+	struct ctf_pkt_state pk;       /* its packet's, when entered: set by the pool's fill only
+					* (reading alone, the stream's pk is the last event's) */
 };
 
 /* set_wanted: only kinds in wanted[] need their fields (when on). */
