@@ -8,10 +8,12 @@
  * source opened afresh, seek to each position: the next event is the one told and the events
  * after it to the end (time, type, kind, pid, flags, fields, strings, format_event's text,
  * and the final status) are those of the uninterrupted read, and telling again gives the
- * same words. Then hostile positions: each an error with the path, never a crash. */
+ * same words. The same through the merge's marks. Then hostile positions: each an error
+ * with the path, never a crash. */
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "merge_seek.h"
 #include "pool_digest.h"
 #include "seek_check.h"
 #include "vmscope/simpletrace.h"
@@ -143,6 +145,22 @@ static void test_long_damaged(void **state)
 	check_file(tmp_path("damaged.st"));
 }
 
+static struct vms_source *open_with_events(const char *path, struct vms_error *err)
+{
+	return vms_simpletrace_open(path, events_path, err);
+}
+
+/* Through the merge (tests/common/merge_seek.h, as for trace.dat and CTF): its marks
+ * serialised, read back into a fresh source and merge. */
+static void test_merge(void **state)
+{
+	(void)state;
+	write_long(tmp_path("merge.st"), false);
+	struct merge_run r = { .paths = { tmp_path("merge.st") }, .n = 1,
+			       .open = open_with_events };
+	merge_seek_check(&r);
+}
+
 static void expect_bad(struct vms_source *src, const struct vms_stream_pos *p, const char *path)
 {
 	vms_error_clear(&src->err);
@@ -244,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_long),
 		cmocka_unit_test(test_long_damaged),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_merge),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }
