@@ -117,7 +117,7 @@ uint64_t vms_session_last_ts(const struct vms_session *s);
 /* Checkpoints: a windowed run (--from) computed from the last checkpoint before its start
  * instead of from the start of the traces, with the same result (lib/session/checkpoints.h).
  * record: the next analysis pass over the whole traces takes one every `every` events (0:
- * none), when every source can seek (trace.dat) and no Xen model runs; the readers then read
+ * none), when every source can seek (trace.dat, CTF, simpletrace) and no Xen model runs; the readers then read
  * every record (no skip_unread). checkpoints: that pass's recording, NULL (*len 0) when none
  * was taken; valid until the session is freed or runs again. use: the recording of a session
  * of the same traces, options and model, for the windowed runs of this one (buf must outlive

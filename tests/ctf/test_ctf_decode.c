@@ -835,6 +835,37 @@ static void test_ust_session(void **state)
 	vms_session_free(ss);
 }
 
+/* An event class of no bits (no header, no fields) in a packet with content: damage, said
+ * once at the event, not an endless stream of events. */
+static void test_event_of_no_bits(void **state)
+{
+	(void)state;
+	char dir[2100];
+	snprintf(dir, sizeof dir, "%s/nobits", vms_test_tmpdir("ctf-decode-nobits"));
+	static struct buf b;
+	start_trace(dir,
+		    "/* CTF 1.8 */\n"
+		    "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+		    "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+		    "clock { name = c; freq = 1000000000; };\n"
+		    "trace { major = 1; minor = 8; byte_order = le;\n"
+		    "  packet.header := struct { uint32_t magic; }; };\n"
+		    "stream { packet.context := struct { uint64_t content_size;\n"
+		    "  uint64_t packet_size; }; };\n"
+		    "event { name = empty; };\n", &b);
+	u32(&b, 0xC1FC1FC1);
+	u64(&b, 64 * 8);
+	u64(&b, 64 * 8);
+	while (b.n < 64)
+		u8(&b, 0);
+	write_file(dir, "chan_0", b.b, b.n);
+	struct vms_source *src = open_ok(dir);
+	struct vms_event ev;
+	assert_true(src->ops->next(src, 0, &ev) < 0);
+	assert_non_null(strstr(src->err.msg, "event of no bits at byte offset 20"));
+	vms_source_close(src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -847,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_names_and_backwards),
 		cmocka_unit_test(test_ust_session),
 		cmocka_unit_test(test_namespaces),
+		cmocka_unit_test(test_event_of_no_bits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
 """vmscope serve's checkpoints (TAP): a window computed from the last checkpoint before it
 must be the bytes of the same window replayed from the start of the traces (a server run
 with VMS_SERVE_CHECKPOINTS=0, a separate process), on the kvm-hip24 pair (../shared/traces)
-and a `vmscope synth` pair. Which checkpoint a window started from is checked against the
+and a `vmscope synth` pair (trace.dat), the tcp-sync LTTng traces and a `vmscope synth
+--format lttng` pair (CTF), and a simpletrace file written here. Which checkpoint a window started from is checked against the
 index file itself, parsed here by its documented layout (man/vmscope-index.1): the spacing
 (one every VMS_SERVE_CKPT_EVERY events of the run) and, per window, the last checkpoint whose
 event is before the window's start. Damaged checkpoints under a sound checksum: the server
@@ -133,13 +134,59 @@ def run(traces, label, every, windows):
     b.stop()
 
 
-if SHARED and os.path.isfile(os.path.join(SHARED, 'traces/kvm-hip24/host.dat')):
-    run([os.path.join(SHARED, 'traces/kvm-hip24', f) for f in ('host.dat', 'guest-Salamander4.dat')],
-        'kvm-hip24', 2000, 24)
-else:
-    skip('kvm-hip24: checkpoints', 'no ../shared/traces')
-synth = os.path.join(TMP, 'synth')
-subprocess.run([VMS, 'synth', '--events', '60000', '--seed', '3', '--out', synth], check=True,
-               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-run([os.path.join(synth, 'host.dat'), os.path.join(synth, 'guest.dat')], 'synth', 5000, 24)
+def run_shared(rel, files, label, every, windows):
+    """run on traces of ../shared/traces/REL, skipped without them"""
+    paths = [os.path.join(SHARED, 'traces', rel, f) for f in files]
+    if SHARED and all(os.path.exists(p) for p in paths):
+        run(paths, label, every, windows)
+    else:
+        skip('%s: checkpoints' % label, 'no ../shared/traces')
+
+
+def run_synth(label, seed, fmt, files, every):
+    """run on a `vmscope synth` pair of 60,000 events"""
+    out = os.path.join(TMP, label)
+    subprocess.run([VMS, 'synth', '--events', '60000', '--seed', str(seed), '--format', fmt,
+                    '--out', out], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    run([os.path.join(out, f) for f in files], label, every, 24 if fmt == 'tracedat' else 16)
+
+
+run_shared('kvm-hip24', ('host.dat', 'guest-Salamander4.dat'), 'kvm-hip24', 2000, 24)
+run_synth('synth', 3, 'tracedat', ('host.dat', 'guest.dat'), 5000)
+# CTF (issue 21: the CTF reader seeks too): the LTTng kernel traces of two machines, and a
+# synthesized LTTng host + guest (a stream file per CPU)
+run_shared('tcp-sync', ('scp_src', 'scp_dest'), 'tcp-sync', 7000, 16)
+run_synth('synth-lttng', 4, 'lttng', ('host', 'guest'), 5000)
+
+
+def simpletrace(path, n):
+    """A QEMU simpletrace v4 file (trace/simple.c's layout, host byte order = little here) of
+    n events: ids mapped late as the file goes, dropped-events records, integer arguments."""
+    b = bytearray(struct.pack('<QQQ', 2**64 - 1, 0xf2b177cb0aa429b4, 4))
+
+    def mapping(i, name):
+        b.extend(struct.pack('<QQI', 0, i, len(name)) + name)
+    for i, name in enumerate([b'virtio_blk_req_complete', b'kvm_run_exit', b'qemu_mutex_lock',
+                              b'dma_blk_io']):
+        mapping(i, name)
+    rnd, ts = random.Random(8), 10**9
+    for k in range(n):
+        ts += rnd.randint(1, 20000)
+        if k % 5000 == 4999:
+            mapping(10 + k // 5000, b'late_event')
+        if k % 3001 == 3000:
+            b.extend(struct.pack('<QQQIIQ', 1, 2**64 - 2, ts, 32, 7, 3))
+            continue
+        i = rnd.randint(0, 3) if k < 5000 else rnd.choice([0, 1, 2, 3, 10 + (k - 5000) // 5000])
+        body = b''.join(struct.pack('<Q', rnd.randint(0, 2**40)) for _ in range(i % 4))
+        b.extend(struct.pack('<QQQII', 1, i, ts, 24 + len(body), 7 + i % 4) + body)
+    with open(path, 'wb') as f:
+        f.write(b)
+
+
+# simpletrace (issue 21: its reader seeks too): a QEMU process's own trace
+st = os.path.join(TMP, 'qemu.st')
+simpletrace(st, 40000)
+run([st], 'simpletrace', 3000, 16)
 sys.exit(T.done())

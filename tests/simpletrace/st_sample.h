@@ -57,4 +57,14 @@ static inline void st_sample_write(struct stw *w)
 	stw_event(w, 9, 3500 + 1234567 + 1, 4242, NULL, 0);
 }
 
+/* The sample saved at path: 0, or -1. */
+static inline int st_sample_save(const char *path)
+{
+	struct stw w;
+	st_sample_write(&w);
+	int rc = stw_save(&w, path, w.len);
+	free(w.buf);
+	return rc;
+}
+
 #endif

@@ -102,6 +102,16 @@ static inline void stw_dropped(struct stw *w, uint64_t ts, uint32_t pid, uint64_
 	stw_mark(w, start, 1);
 }
 
+/* dir/name, in one of four buffers used in turn (a call's result lasts four calls) */
+static inline const char *stw_tmp_path(const char *dir, const char *name)
+{
+	static char buf[4][8400];
+	static int slot;
+	slot = (slot + 1) & 3;
+	snprintf(buf[slot], sizeof buf[slot], "%s/%s", dir, name);
+	return buf[slot];
+}
+
 static inline int stw_save(const struct stw *w, const char *path, size_t len)
 {
 	FILE *f = fopen(path, "wb");

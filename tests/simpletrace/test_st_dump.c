@@ -9,14 +9,8 @@
 
 static char dir[8192], vmscope[8192];
 
-static const char *tmp_path(const char *name)
-{
-	static char buf[4][8400];
-	static int slot;
-	slot = (slot + 1) & 3;
-	snprintf(buf[slot], sizeof buf[slot], "%s/%s", dir, name);
-	return buf[slot];
-}
+/* (up to four at a time) */
+#define tmp_path(name) stw_tmp_path(dir, name)
 
 static int group_setup(void **state)
 {

@@ -91,6 +91,7 @@ static void fill_block(struct ctf_pool *p, struct cq_block *b, struct plan_rf *r
 		r = ctf_decode_next(s, b->stream, rf, &c->flt, &s->q.err, &e->ev, e->sb, &e->at);
 		if (r != 1)
 			break;
+		e->at.pk = s->pk; /* for tell: the stream moves on to other packets */
 		i++;
 	}
 	b->n = i;
@@ -205,6 +206,7 @@ void ctf_pool_rewind(struct ctf *c)
 	vms_pool_quiesce(&p->pc);
 	for (uint32_t i = 0; i < c->n; i++) {
 		reset_queue(&c->st[i]);
+		c->st[i].q.sought = false;
 		c->st[i].given_back = 0; /* released pages come back from the file on access */
 	}
 	vms_pool_resume(&p->pc);
@@ -254,6 +256,12 @@ static int replay(struct vms_source *src, struct ctf *c, uint32_t stream)
 	vms_pool_lock();
 	reset_queue(s);
 	vms_pool_unlock();
+	if (q->sought) {
+		/* the events taken count from the position sought */
+		int r = ctf_position(c, stream, &q->from, &old, &src->err);
+		if (r < 0)
+			return r;
+	}
 	struct vms_event ev;
 	struct ctf_pos at;
 	for (uint64_t i = 0; i < taken; i++) {
@@ -313,4 +321,26 @@ int ctf_pool_next(struct vms_source *src, struct ctf *c, uint32_t stream, struct
 	s->have_last = true;
 	q->aq.taken++;
 	return 1;
+}
+
+/* The stream's jobs stopped (none runs while the source is quiesced) and its queue emptied,
+ * so that nothing decoded from where it was is handed out; positioned by the reading thread
+ * alone with the stream not started (no worker claims it until next() asks for a block). */
+int ctf_pool_seek(struct vms_source *src, struct ctf *c, uint32_t stream,
+		  const struct vms_stream_pos *pos)
+{
+	struct ctf_pool *p = c->pool;
+	struct cstream *s = &c->st[stream];
+	vms_pool_lock();
+	vms_pool_quiesce(&p->pc);
+	reset_queue(s);
+	s->q.sought = false;
+	vms_pool_resume(&p->pc);
+	vms_pool_unlock();
+	int r = ctf_position(c, stream, pos, &c->flt, &src->err);
+	if (r == 0) {
+		s->q.sought = true;
+		s->q.from = *pos;
+	}
+	return r;
 }

@@ -670,7 +670,7 @@ static int map_stream(struct vms_source *src, struct cstream *s, uint32_t stream
 
 static int scan_stream(struct vms_source *src, struct ctf *c, struct cstream *s)
 {
-	uint64_t off = 0, disc = 0;
+	uint64_t off = 0, disc = 0, npkts_cap = 0;
 	while (off < s->size) {
 		struct pktinfo pi;
 		int rc = read_packet(&src->err, &c->rf, s, off, s->size, &pi);
@@ -682,6 +682,15 @@ static int scan_stream(struct vms_source *src, struct ctf *c, struct cstream *s)
 			src->meta.ended_abruptly = true;
 			break;
 		}
+		if (s->npkts == npkts_cap) {
+			/* (as many as the file holds: a packet is at least its header) */
+			uint64_t *n = realloc(s->pkts, (npkts_cap = npkts_cap ? 2 * npkts_cap : 64) *
+					      sizeof *n);
+			if (!n)
+				return vms_error_nomem_at(&src->err, s->path, off);
+			s->pkts = n;
+		}
+		s->pkts[s->npkts++] = off;
 		if (pi.has_disc)
 			disc = pi.disc;
 		if (pi.has_cpu && pi.cpu < 4096 && pi.cpu + 1 > src->meta.nr_cpus)
@@ -712,32 +721,47 @@ static void give_back(struct cstream *s, uint64_t upto)
 	}
 }
 
+int ctf_enter_packet_at(struct vms_error *err, struct plan_rf *rf, struct cstream *s,
+			uint64_t off)
+{
+	struct pktinfo pi;
+	int rc = read_packet(err, rf, s, off, s->valid_end, &pi);
+	if (rc <= 0)
+		return rc < 0 ? rc : fail(err, s->path, off, "packet changed since open");
+	give_back(s, off);
+	s->sc = pi.sc;
+	s->pkt_off = off;
+	s->next_pkt = off + pi.packet_bytes;
+	s->pos = pi.header_bits;
+	s->end = pi.content_bits;
+	if (pi.has_ts)
+		s->clock = pi.ts_begin;
+	if (pi.has_cpu)
+		s->cpu = pi.cpu < 4096 ? (uint32_t)pi.cpu : 4095;
+	s->ptid = pi.has_ptid ? (int32_t)pi.ptid : -1;
+	if (pi.has_disc) {
+		if (pi.disc != s->disc_prev)
+			s->lost_pending = true;
+		s->disc_prev = pi.disc;
+	}
+	if (s->end <= s->pos)
+		return 0;
+	/* what its first event starts from, for tell */
+	s->pk = (struct ctf_pkt_state){ .clock = s->clock, .last_ts = s->last_ts,
+					.disc_prev = s->disc_prev, .cur_tid = s->cur_tid,
+					.cpu = s->cpu, .have_last_ts = s->have_last_ts,
+					.lost_pending = s->lost_pending };
+	s->pkt_k = 0;
+	return 1;
+}
+
 /* Load the next packet with events; 0 at the end of the stream. */
 static int load_packet(struct vms_error *err, struct plan_rf *rf, struct cstream *s)
 {
 	while (s->next_pkt < s->valid_end) {
-		struct pktinfo pi;
-		int rc = read_packet(err, rf, s, s->next_pkt, s->valid_end, &pi);
-		if (rc <= 0)
-			return rc < 0 ? rc : fail(err, s->path, s->next_pkt, "packet changed since open");
-		give_back(s, s->next_pkt);
-		s->sc = pi.sc;
-		s->pkt_off = s->next_pkt;
-		s->next_pkt += pi.packet_bytes;
-		s->pos = pi.header_bits;
-		s->end = pi.content_bits;
-		if (pi.has_ts)
-			s->clock = pi.ts_begin;
-		if (pi.has_cpu)
-			s->cpu = pi.cpu < 4096 ? (uint32_t)pi.cpu : 4095;
-		s->ptid = pi.has_ptid ? (int32_t)pi.ptid : -1;
-		if (pi.has_disc) {
-			if (pi.disc != s->disc_prev)
-				s->lost_pending = true;
-			s->disc_prev = pi.disc;
-		}
-		if (s->end > s->pos)
-			return 1;
+		int rc = ctf_enter_packet_at(err, rf, s, s->next_pkt);
+		if (rc != 0)
+			return rc;
 	}
 	return 0;
 }
@@ -1044,11 +1068,20 @@ int ctf_decode_next(struct cstream *s, uint32_t stream, struct plan_rf *rf,
 		if (rc <= 0)
 			return rc;
 	}
-	*at = (struct ctf_pos){s->sc, s->pkt_off, s->end, s->pos, s->clock};
+	/* (not at->pk: the pool's fill copies it; reading alone, s->pk is the packet's) */
+	at->sc = s->sc;
+	at->pkt_off = s->pkt_off;
+	at->end = s->end;
+	at->pos = s->pos;
+	at->clock = s->clock;
+	at->k = s->pkt_k++;
 	bool fields;
 	const struct eclass *ec = decode(err, rf, flt, s, false, &fields);
 	if (!ec)
 		return err->status ? err->status : VMS_ERR_FORMAT;
+	if (s->pos == at->pos)
+		/* a header and body of no bits: the packet would hold endless events */
+		return fail(err, s->path, s->pkt_off + s->pos / 8, "event of no bits");
 	/* a packet may be up to 64 MiB and every stream is partway through one: the pages
 	 * behind the cursor are given back inside a packet too, so that a stream keeps about
 	 * GIVE_BACK of its file mapped (16 streams sharing one 64 MiB packet took 1 GB). Pages
@@ -1076,12 +1109,21 @@ static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *e
 	struct ctf *c = src->impl;
 	if (stream >= c->n)
 		return vms_error_set(&src->err, VMS_ERR_USAGE, "no stream %u", stream);
-	if (c->pool)
-		return ctf_pool_next(src, c, stream, ev);
 	struct cstream *s = &c->st[stream];
-	int rc = ctf_decode_next(s, stream, &c->rf, &c->flt, &src->err, ev, s->sbuf, &s->last);
-	s->have_last = rc == 1;
-	c->decoded_alone += rc == 1;
+	if (s->seek_status)
+		return s->seek_status;
+	int rc;
+	if (c->pool) {
+		rc = ctf_pool_next(src, c, stream, ev);
+	} else {
+		rc = ctf_decode_next(s, stream, &c->rf, &c->flt, &src->err, ev, s->sbuf, &s->last);
+		s->have_last = rc == 1;
+		c->decoded_alone += rc == 1;
+	}
+	if (rc == 1) {
+		s->told = true;
+		s->at_seek = false;
+	}
 	return rc;
 }
 
@@ -1107,11 +1149,17 @@ void ctf_reset_stream(struct cstream *s)
 	s->lost_pending = false;
 	s->have_last_ts = false;
 	s->have_last = false;
+	s->pkt_k = 0;
 }
 
 static int ctf_rewind(struct vms_source *src)
 {
 	struct ctf *c = src->impl;
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct cstream *s = &c->st[i];
+		s->told = s->at_seek = false;
+		s->seek_status = 0;
+	}
 	if (c->pool) {
 		ctf_pool_rewind(c);
 		return 0;
@@ -1224,6 +1272,7 @@ static void ctf_close(struct vms_source *src)
 			if (s->map)
 				munmap((void *)s->map, s->size);
 			free(s->path);
+			free(s->pkts);
 		}
 		free(c->st);
 		for (uint32_t i = 0; i < c->nt; i++)
@@ -1257,6 +1306,8 @@ static const struct vms_source_ops ctf_ops = {
 	.rewind = ctf_rewind,
 	.set_wanted = ctf_set_wanted,
 	.format_event = ctf_format,
+	.tell = ctf_tell,
+	.seek = ctf_seek,
 	.close = ctf_close,
 };
 

@@ -20,12 +20,29 @@
 struct sclass;
 struct trace;
 
-/* Where an event lies, to decode it again whole (format_event). */
+/* What a stream carries into a packet's first event, taken when the packet is entered
+ * (its header and context applied): with the packet's offset and an event's index in it,
+ * the way back to that event for seek (ctf_seek.c). */
+struct ctf_pkt_state {
+	uint64_t clock;                /* after the header and context */
+	uint64_t last_ts;              /* the previous event's time, when have_last_ts */
+	uint64_t disc_prev;            /* events_discarded so far */
+	int32_t cur_tid;               /* sched_switch's thread so far */
+	uint32_t cpu;                  /* the packet's (or the one carried from before it) */
+	bool have_last_ts, lost_pending;
+};
+
+/* Where an event lies, to decode it again whole (format_event) and to come back to it
+ * (tell: recorded as each event is decoded, since the pool's workers decode ahead of the
+ * reader). */
 struct ctf_pos {
 	const struct sclass *sc;
 	uint64_t pkt_off;
 	uint64_t end;                  /* the packet's content end, bits */
 	uint64_t pos, clock;           /* at the event's start */
+	uint64_t k;                    /* the event's index in its packet */
+	struct ctf_pkt_state pk;       /* its packet's, when entered: set by the pool's fill only
+					* (reading alone, the stream's pk is the last event's) */
 };
 
 /* set_wanted: only kinds in wanted[] need their fields (when on). */
@@ -43,6 +60,9 @@ struct ctf_queue {
 					* filter set_wanted replaced */
 	uint32_t cur_i;                /* the reading thread's next event of aq.cur */
 	struct ctf_filter replay;      /* when stale: the filter those events were read with */
+	bool sought;                   /* the events taken count from `from` (seek), not the
+					* stream's start */
+	struct vms_stream_pos from;
 	struct vms_error err;          /* the decoder's error, for the block that ends with it */
 };
 
@@ -53,6 +73,9 @@ struct cstream {
 	uint64_t size;                 /* bytes mapped (the file at open) */
 	uint64_t valid_end;            /* bytes of complete packets */
 	uint64_t next_pkt;             /* offset of the next packet */
+	uint64_t *pkts;                /* every complete packet's offset, from the open's walk
+					* (seek takes only these) */
+	uint64_t npkts;
 	uint64_t given_back;           /* bytes before this are released */
 	/* the current packet */
 	const struct sclass *sc;
@@ -66,12 +89,19 @@ struct cstream {
 	bool lost_pending;
 	bool have_last_ts;
 	uint64_t last_ts;
+	struct ctf_pkt_state pk;       /* the current packet's, when entered */
+	uint64_t pkt_k;                /* events decoded in the current packet */
 	bool direct;                   /* the last event's body was read direct (struct direct) */
 	uint64_t run;                  /* then: its run's start, bits from the packet's start */
 	char sbuf[2][64];              /* the strings of the event returned (reading alone) */
 	/* the reading thread's */
 	bool have_last;                /* last event returned, for format_event */
 	struct ctf_pos last;
+	bool told;                     /* last is the position of the event returned last
+					* (false: the stream's start, or `at` after a seek) */
+	bool at_seek;                  /* seek done, nothing returned since: tell gives `at` */
+	struct vms_stream_pos at;
+	int seek_status;               /* a seek failed: next() fails until a seek or rewind */
 	struct ctf_queue q;
 };
 
@@ -98,6 +128,18 @@ int ctf_decode_next(struct cstream *s, uint32_t stream, struct plan_rf *rf,
 		    char (*sb)[64], struct ctf_pos *at);
 /* A stream's decoding state back at its start (not its queue). */
 void ctf_reset_stream(struct cstream *s);
+/* The packet at byte `off` of s (a packet's start: the caller checked) entered as reading
+ * enters it, from the carried state s has: 1 when it holds events, 0 when not, or a
+ * negative status with err set. */
+int ctf_enter_packet_at(struct vms_error *err, struct plan_rf *rf, struct cstream *s,
+			uint64_t off);
+
+/* ctf_seek.c: tell and seek (vms_source_ops), and the stream set at a position with the
+ * filter flt, the source reading alone on it (no job of the pool on that stream). */
+int ctf_tell(struct vms_source *src, uint32_t stream, struct vms_stream_pos *pos);
+int ctf_seek(struct vms_source *src, uint32_t stream, const struct vms_stream_pos *pos);
+int ctf_position(struct ctf *c, uint32_t stream, const struct vms_stream_pos *pos,
+		 const struct ctf_filter *flt, struct vms_error *err);
 int ctf_rf_init(struct plan_rf *rf, uint32_t n);
 void ctf_rf_free(struct plan_rf *rf);
 
@@ -107,5 +149,8 @@ int ctf_pool_next(struct vms_source *src, struct ctf *c, uint32_t stream, struct
 void ctf_pool_rewind(struct ctf *c);
 void ctf_pool_set_wanted(struct ctf *c, const bool *wanted);
 void ctf_pool_stop(struct ctf *c);
+/* seek with the pool: its jobs stopped, the stream's queue emptied, the stream positioned */
+int ctf_pool_seek(struct vms_source *src, struct ctf *c, uint32_t stream,
+		  const struct vms_stream_pos *pos);
 
 #endif

@@ -159,9 +159,24 @@ static int scan(struct vms_source *src, struct vms_st_reader *r)
 	const uint8_t *d = r->data;
 	size_t size = r->size, pos = VMS_ST_HEADER_SIZE;
 	uint32_t cap_maps = 0, max_small = 0;
+	size_t cap_marks = 0;
+	uint64_t nrec = 0;
 	int rc = 0;
 	while (pos < size) {
 		size_t left = size - pos;
+		if (nrec++ % VMS_ST_MARK_EVERY == 0) {
+			/* (as many as the file's records: each is at least 20 bytes) */
+			if (r->nr_marks == cap_marks) {
+				cap_marks = cap_marks ? cap_marks * 2 : 64;
+				struct vms_st_mark *nm = realloc(r->marks, cap_marks * sizeof *nm);
+				if (!nm) {
+					rc = -1;
+					break;
+				}
+				r->marks = nm;
+			}
+			r->marks[r->nr_marks++] = (struct vms_st_mark){ pos, r->nr_maps };
+		}
 		if (left < 8) {
 			scan_fail(r, src->path, pos, "truncated record type (%llu bytes left)", left);
 			break;
@@ -460,6 +475,9 @@ static int st_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 				nstr++;
 			}
 		}
+		r->at = (struct vms_st_at){ pos, r->map_pos, r->lost_pending, r->have_prev,
+					    r->prev_ts };
+		r->told = true;
 		if (r->have_prev && ts < r->prev_ts)
 			ev->flags |= VMS_EVF_TIME_BACKWARDS;
 		if (id == VMS_ST_DROPPED_ID) {
@@ -487,6 +505,25 @@ short_args:
 	}
 }
 
+uint64_t vms_st_record_size(const struct vms_st_reader *r, size_t at, uint64_t *type)
+{
+	*type = rd64(r->data + at);
+	return *type == VMS_ST_REC_MAPPING ? 20 + (uint64_t)rd32(r->data + at + 16)
+					   : 8 + (uint64_t)rd32(r->data + at + 24);
+}
+
+int vms_st_apply_maps(struct vms_st_reader *r, uint32_t upto)
+{
+	memset(r->small, 0, (r->nr_small ? r->nr_small : 1) * sizeof *r->small);
+	for (uint32_t i = 0; i < r->cap_big; i++)
+		r->big[i].type = UINT32_MAX;
+	r->nr_big = 0;
+	for (uint32_t i = 0; i < upto && i < r->nr_maps; i++)
+		if (set_id(r, r->maps[i].id, r->maps[i].type) < 0)
+			return -1;
+	return 0;
+}
+
 static int st_rewind(struct vms_source *src)
 {
 	struct vms_st_reader *r = src->impl;
@@ -496,10 +533,8 @@ static int st_rewind(struct vms_source *src)
 	r->lost_pending = false;
 	r->have_prev = false;
 	r->have_cur = false;
-	memset(r->small, 0, (r->nr_small ? r->nr_small : 1) * sizeof *r->small);
-	for (uint32_t i = 0; i < r->cap_big; i++)
-		r->big[i].type = UINT32_MAX;
-	r->nr_big = 0;
+	r->told = false;
+	vms_st_apply_maps(r, 0); /* (no mapping applied: cannot fail) */
 	vms_error_clear(&src->err);
 	return 0;
 }
@@ -522,6 +557,7 @@ static void st_close(struct vms_source *src)
 		vms_st_events_free(&r->events);
 		free(r->types);
 		free(r->maps);
+		free(r->marks);
 		free(r->small);
 		free(r->big);
 		free(r->sbuf[0]);
@@ -540,6 +576,8 @@ static const struct vms_source_ops st_ops = {
 	.rewind = st_rewind,
 	.set_wanted = st_set_wanted,
 	.format_event = vms_st_format_event,
+	.tell = vms_st_tell,
+	.seek = vms_st_seek,
 	.close = st_close,
 };
 

@@ -26,6 +26,21 @@ struct vms_st_map {
 	uint32_t type;
 };
 
+#define VMS_ST_MARK_EVERY 1024u
+
+struct vms_st_mark {
+	uint64_t off;
+	uint32_t map_pos;
+};
+
+/* Where the walk stands at an event record: its offset and what walking carries to it. */
+struct vms_st_at {
+	uint64_t pos;
+	uint32_t map_pos;
+	bool lost_pending, have_prev;
+	uint64_t prev_ts;
+};
+
 struct vms_st_type {
 	const struct vms_st_desc *desc;  /* NULL: arguments unknown */
 	uint32_t name_len;
@@ -54,6 +69,11 @@ struct vms_st_reader {
 					    may map millions), type UINT32_MAX = empty slot */
 	uint32_t nr_big, cap_big;        /* cap_big: a power of two, or 0 */
 
+	/* every VMS_ST_MARK_EVERY-th record from the first (seek.c): its offset and the
+	 * mapping records before it */
+	struct vms_st_mark *marks;
+	size_t nr_marks;
+
 	/* walking state */
 	size_t pos;
 	uint32_t map_pos;
@@ -62,6 +82,10 @@ struct vms_st_reader {
 	bool lost_pending;
 	bool have_prev;
 	uint64_t prev_ts;
+
+	/* the walking state before the last event returned, for tell (told: one was) */
+	bool told;
+	struct vms_st_at at;
 
 	/* the last event, for format_event */
 	bool have_cur;
@@ -78,5 +102,13 @@ struct vms_st_reader {
 };
 
 int vms_st_format_event(struct vms_source *src, uint32_t stream, char *buf, size_t len);
+/* The type (mapping or event) and size of the record at byte `at`, one the open's walk
+ * framed (before good_end). */
+uint64_t vms_st_record_size(const struct vms_st_reader *r, size_t at, uint64_t *type);
+/* The id tables as the mapping records maps[0 .. upto) leave them: 0, or -1 out of memory. */
+int vms_st_apply_maps(struct vms_st_reader *r, uint32_t upto);
+/* seek.c */
+int vms_st_tell(struct vms_source *src, uint32_t stream, struct vms_stream_pos *pos);
+int vms_st_seek(struct vms_source *src, uint32_t stream, const struct vms_stream_pos *pos);
 
 #endif
