@@ -9,6 +9,13 @@
  * and least), the input MB/s and the ratios by each (bench_child.h). Without -p the peer is
  * not run, and said so: no figure is taken from elsewhere. The goal is a ratio of at least 20.
  *
+ * Before the timed runs, each tool is run once more with its output read here and its lines
+ * counted (these runs also warm the page cache): both must print one line per event record of
+ * the file, counted here from the records' headers, or the bench stops, so that the two read
+ * the same events. (QEMU's script as of qemu/qemu 1990fb9 is `simpletrace.py [--no-header]
+ * trace-events trace-file`, log format 4 only; it prints string arguments as Python bytes,
+ * file=b'...', where vmscope prints file=..., and is otherwise the same line for line.)
+ *
  * usage: bench_simpletrace [-r RUNS] [-m MB] [-d DIR] [-p SIMPLETRACE_PY] VMSCOPE */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +71,77 @@ static void rec_head(struct wbuf *w, uint64_t id, uint64_t ts, uint32_t argbytes
 	w64(w, ts);
 	w32(w, 24 + argbytes);
 	w32(w, 31337);
+}
+
+/* The event records in the file (type 1; the mapping records, type 0, print nothing), read
+ * from the headers alone; -1 if the file is not whole. */
+static long count_records(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	long n = 0;
+	uint64_t h[3], type;
+	if (fread(h, 8, 3, f) != 3)
+		n = -1;
+	while (n >= 0 && fread(&type, 8, 1, f) == 1) {
+		uint64_t id;
+		uint32_t len;
+		if (type == 0) {
+			if (fread(&id, 8, 1, f) != 1 || fread(&len, 4, 1, f) != 1 ||
+			    fseeko(f, len, SEEK_CUR) != 0)
+				n = -1;
+			continue;
+		}
+		uint64_t ts;
+		uint32_t pid;
+		if (fread(&id, 8, 1, f) != 1 || fread(&ts, 8, 1, f) != 1 || fread(&len, 4, 1, f) != 1 ||
+		    fread(&pid, 4, 1, f) != 1 || len < 24 || fseeko(f, len - 24, SEEK_CUR) != 0) {
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Runs argv with its standard output into a pipe read here (its errors to /dev/null) and
+ * returns the lines it printed; -1 if it could not run or did not exit 0. */
+static long count_lines(char **argv)
+{
+	int fd[2];
+	if (pipe(fd) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(fd[0]);
+		dup2(fd[1], 1);
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	static char buf[1 << 16];
+	long n = 0;
+	for (;;) {
+		ssize_t k = read(fd[0], buf, sizeof buf);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		for (ssize_t i = 0; i < k; i++)
+			n += buf[i] == '\n';
+	}
+	close(fd[0]);
+	int st;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -1;
+	return n;
 }
 
 static int generate(const char *path, uint64_t bytes)
@@ -171,11 +249,29 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* a first run warms the page cache, for both */
+	/* one counted run of each, untimed: the same events from both (and the page cache warm) */
 	char *vms_argv[] = { (char *)vmscope, "dump", "--events", events, trace, NULL };
 	char *py_argv[] = { "python3", (char *)peer, events, trace, NULL };
-	if (!bench_child_run(bench_exec_quiet, vms_argv).ok) {
+	long records = count_records(trace), vms_lines = count_lines(vms_argv);
+	long py_lines = peer ? count_lines(py_argv) : 0;
+	if (records < 0) {
+		fprintf(stderr, "bench_simpletrace: %s is not a whole simpletrace file\n", trace);
+		return 1;
+	}
+	if (vms_lines < 0) {
 		fprintf(stderr, "bench_simpletrace: %s dump failed\n", vmscope);
+		return 1;
+	}
+	if (py_lines < 0) {
+		fprintf(stderr, "bench_simpletrace: python3 %s failed\n", peer);
+		return 1;
+	}
+	if (vms_lines != records || (peer && py_lines != records)) {
+		fprintf(stderr, "bench_simpletrace: the outputs disagree: %ld event records in %s, "
+			"vmscope dump printed %ld lines", records, trace, vms_lines);
+		if (peer)
+			fprintf(stderr, ", simpletrace.py %ld", py_lines);
+		fprintf(stderr, "\n");
 		return 1;
 	}
 	struct bench_side py = { .name = "simpletrace.py" }, vms = { .name = "vmscope dump" };
@@ -196,6 +292,11 @@ int main(int argc, char **argv)
 	double size_mb = (double)st.st_size / (1 << 20);
 	printf("simpletrace input %.1f MB (%s), %d runs each%s\n", size_mb, trace, runs,
 	       peer ? ", alternating" : "");
+	if (peer)
+		printf("  the same events from both: %ld records in the file, %ld lines printed by each\n",
+		       records, records);
+	else
+		printf("  %ld records in the file, %ld lines printed by vmscope dump\n", records, records);
 	bench_load_print();
 	struct bench_side *sides[2] = { peer ? &py : NULL, &vms };
 	for (int k = 0; k < 2; k++) {
