@@ -177,7 +177,7 @@ static inline void ms_replay(struct merge_run *r, const struct ms_ck *c, const u
 	if (rc != 0)
 		fail_msg("k=%" PRIu64 ": %s", c->k, err.msg);
 	const struct vms_event *ev = NULL;
-	uint64_t t, k = c->k + 1, end = window && c->k + 1 + window < total ? c->k + 1 + window
+	uint64_t t = 0, k = c->k + 1, end = window && c->k + 1 + window < total ? c->k + 1 + window
 					: total;
 	for (; k < end; k++) {
 		assert_int_equal(vms_merge_next(&m, &ev, &t), 1);

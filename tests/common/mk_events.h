@@ -45,6 +45,16 @@ static inline int mk_exit(struct vms_tdw *w, uint32_t cpu, uint64_t ts, int tid,
 	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
 }
 
+/* "task-PID", NUL-padded in a comm's 16 bytes (cut at 15 as the kernel's; through a buffer
+ * that fits any int, so that no snprintf may truncate) */
+static inline void mk_task_comm(char dst[16], int pid)
+{
+	char b[24] = { 0 };
+	snprintf(b, sizeof b, "task-%d", pid);
+	memcpy(dst, b, 15);
+	dst[15] = '\0';
+}
+
 /* sched_switch prev -> next, prev left runnable; comms "task-N" */
 static inline int mk_switch(struct vms_tdw *w, uint32_t cpu, uint64_t ts, int prev, int next,
 			    struct vms_error *err)
@@ -53,10 +63,10 @@ static inline int mk_switch(struct vms_tdw *w, uint32_t cpu, uint64_t ts, int pr
 	memset(&e, 0, sizeof e);
 	e.c.type = 372;
 	e.c.pid = prev;
-	snprintf(e.prev_comm, 16, "task-%d", prev);
+	mk_task_comm(e.prev_comm, prev);
 	e.prev_pid = prev;
 	e.prev_prio = 120;
-	snprintf(e.next_comm, 16, "task-%d", next);
+	mk_task_comm(e.next_comm, next);
 	e.next_pid = next;
 	e.next_prio = 120;
 	return vms_tdw_event(w, cpu, ts, &e, sizeof e, err);
