@@ -161,8 +161,9 @@ int main(int argc, char **argv)
 	}
 	const char *path = argv[optind];
 	char plain[4096], cmd[9000];
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	snprintf(plain, sizeof plain, "%s/%s.none.dat", dir, base);
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	/* (gcc -O2 -fsanitize=undefined takes base for a possible NULL: -Wformat-truncation) */
+	snprintf(plain, sizeof plain, "%s/%s.none.dat", dir, base ? base : "");
 	struct stat sp, sn;
 	if (stat(path, &sp) != 0) {
 		perror(path);
