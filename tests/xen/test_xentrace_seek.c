@@ -10,7 +10,9 @@
  * next event is the one told and the events after it to the end (every field, the strings
  * by their text, format_event's text, the final status) are those of the uninterrupted
  * read, and telling again gives the same words (tests/common/seek_check.h). The same through
- * the merge's marks (tests/common/merge_seek.h). Then hostile positions (random words,
+ * the merge's marks (tests/common/merge_seek.h); and skip_unread turned on after a seek (the
+ * pool's workers having decoded ahead without it) gives what reading alone gives. Then
+ * hostile positions (random words,
  * mid-record, another CPU's record, past the end, the wrong stream, state words the file
  * contradicts): each an error naming the file, the stream failing until a good seek, never
  * a crash (ASan). */
@@ -193,6 +195,55 @@ static void test_merge(void **state)
 	vms_pool_set_threads(0);
 }
 
+/* After a seek, events taken, then skip_unread turned on (the workers had decoded ahead
+ * without it: the stream is decoded again from the position sought, not from its start):
+ * the events and the counts of what is left out are those of reading alone. */
+struct skipped {
+	uint64_t h, n, total, counts[VMS_XEN_T_COUNT];
+};
+
+static struct skipped seek_then_skip(const char *path, unsigned threads, uint32_t st)
+{
+	struct vms_source *src = open_at(path, threads);
+	struct vms_event ev;
+	struct vms_stream_pos p;
+	for (int k = 0; k < 300; k++)
+		assert_int_equal(src->ops->next(src, st, &ev), 1);
+	assert_int_equal(vms_source_tell(src, st, &p), 0);
+	assert_int_equal(src->ops->rewind(src), 0);
+	assert_int_equal(vms_source_seek(src, st, &p), 0);
+	struct skipped s = { .h = 1469598103934665603ull };
+	for (int k = 0; k < 200; k++) {
+		assert_int_equal(src->ops->next(src, st, &ev), 1);
+		s.h = vms_test_mix(s.h, &(uint64_t){ digest(src, st, &ev) }, 8);
+	}
+	src->ops->skip_unread(src, s.counts, &s.total);
+	while (src->ops->next(src, st, &ev) == 1) {
+		s.h = vms_test_mix(s.h, &(uint64_t){ digest(src, st, &ev) }, 8);
+		s.n++;
+	}
+	src->ops->skip_unread(src, NULL, NULL);
+	vms_source_close(src);
+	return s;
+}
+
+static void test_seek_then_skip(void **state)
+{
+	(void)state;
+	const char *trace = vms_test_trace("xen/xentrace.bin");
+	if (access(trace, R_OK) != 0)
+		skip();
+	for (uint32_t st = 0; st < 8; st += 3) {
+		struct skipped a = seek_then_skip(trace, 1, st), b = seek_then_skip(trace, 2, st);
+		assert_true(a.total > 0); /* (some were left out) */
+		assert_true(a.h == b.h);
+		assert_int_equal(a.n, b.n);
+		assert_int_equal(a.total, b.total);
+		assert_memory_equal(a.counts, b.counts, sizeof a.counts);
+	}
+	vms_pool_set_threads(0);
+}
+
 static void expect_bad(struct vms_source *src, uint32_t st, const struct vms_stream_pos *p,
 		       const char *path)
 {
@@ -325,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_seek_then_skip),
 		cmocka_unit_test(test_hostile),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
