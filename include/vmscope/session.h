@@ -96,7 +96,8 @@ int vms_session_observe(struct vms_session *s, const struct vms_observer *o);
  * machine named is not one of the model's (the run fails with a usage error then). */
 const struct vms_filter *vms_session_filter(struct vms_session *s);
 /* The Xen model's accounting (vmscope/xen_model.h) of source `source` in the last run, NULL
- * when that source is no xentrace file. */
+ * when that source is no xentrace file, or when the run started from a checkpoint (which
+ * holds no Xen model: it would have seen only the events after it). */
 struct vms_xen_model;
 const struct vms_xen_model *vms_session_xen_model(const struct vms_session *s, uint32_t source);
 /* The analysis of the last run (results valid until the session is freed). */

@@ -771,12 +771,18 @@ static uint32_t *types_of(const struct vms_session *s)
 	return nt;
 }
 
-static bool has_xen(const struct vms_session *s)
+/* The Xen models of a pass restored from a checkpoint are left out: a Xen model (the
+ * xenalyze-style accounting of a xentrace host, vmscope/xen_model.h) is not part of a
+ * checkpoint, and from a checkpoint it would see only the events after it. Nothing a
+ * checkpointed window gives reads it (serve's windows and /api/stats are the analysis's;
+ * only `report`, which never restores, shows the Xen model), so without it the window is the
+ * same, and vms_session_xen_model says there is none rather than give a partial one. */
+static void drop_xen_models(struct vms_session *s)
 {
-	for (uint32_t i = 0; i < s->nr_src; i++)
-		if (s->xen[i])
-			return true;
-	return false;
+	for (uint32_t i = 0; i < s->nr_src; i++) {
+		vms_xen_model_free(s->xen[i]);
+		s->xen[i] = NULL;
+	}
 }
 
 /* Can every source say where its streams are (vms_source_ops.tell)? */
@@ -842,10 +848,12 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	struct ck_view cv = { 0 };
 	int r = 0;
 	s->ck_restored = 0;
-	if (an && windowed && s->opts.from.set && s->ck_use && !s->maps_unseen && !has_xen(s))
+	if (an && windowed && s->opts.from.set && s->ck_use && !s->maps_unseen)
 		r = restore(s, clocks, an, &m, cycles, &lo, &hi, &window_set, &cv, err);
 	if (r < 0)
 		return r;
+	if (r == 1)
+		drop_xen_models(s);
 	if (r == 0 && (r = vms_merge_init(&m, s->src, clocks, s->nr_src, err)) < 0)
 		return r;
 	/* What each event needs of its source, read once here: through s it was three loads a
@@ -875,7 +883,7 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 	 * reads whole (a position is a record's), with the shadow gate subscribed first. */
 	ck_free(s->ck_rec);
 	s->ck_rec = NULL;
-	if (s->ck_every && an && !windowed && !s->maps_unseen && !has_xen(s) && can_tell(s)) {
+	if (s->ck_every && an && !windowed && !s->maps_unseen && can_tell(s)) {
 		uint32_t *nt = types_of(s);
 		s->ck_rec = nt ? ck_recorder(s->ck_every, s->nr_src, nt) : NULL;
 		free(nt);

@@ -3,8 +3,10 @@
 must be the bytes of the same window replayed from the start of the traces (a server run
 with VMS_SERVE_CHECKPOINTS=0, a separate process), on the kvm-hip24 pair (../shared/traces)
 and a `vmscope synth` pair (trace.dat), the tcp-sync LTTng traces and a `vmscope synth
---format lttng` pair (CTF), and a simpletrace file written here. Which checkpoint a window started from is checked against the
-index file itself, parsed here by its documented layout (man/vmscope-index.1): the spacing
+--format lttng` pair (CTF), a simpletrace file written here, and xentrace: the shared
+xen/xentrace.bin and a longer file of 3 copies of it end to end (bench/xen_big.py, read with
+the worker pool). Which checkpoint a window started from is checked against the index file
+itself, parsed here by its documented layout (man/vmscope-index.1): the spacing
 (one every VMS_SERVE_CKPT_EVERY events of the run) and, per window, the last checkpoint whose
 event is before the window's start. Damaged checkpoints under a sound checksum: the server
 says so once and replays, or answers an error, and never stops serving.
@@ -189,4 +191,19 @@ def simpletrace(path, n):
 st = os.path.join(TMP, 'qemu.st')
 simpletrace(st, 40000)
 run([st], 'simpletrace', 3000, 16)
+
+# xentrace (issue 21: its reader seeks too, per physical CPU): the shared trace, then 3 copies
+# of it end to end (24 CPUs, the later ones starting late), read with the worker pool
+run_shared('xen', ('xentrace.bin',), 'xentrace', 7000, 16)
+xen = os.path.join(SHARED, 'traces', 'xen', 'xentrace.bin')
+if SHARED and os.path.exists(xen):
+    big = os.path.join(TMP, 'xentrace-x3.bin')
+    src_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+    subprocess.run([sys.executable, os.path.join(src_dir, 'bench', 'xen_big.py'), xen, big, '3'],
+                   check=True, stdout=subprocess.DEVNULL)
+    ENV['VMS_XENTRACE_POOL_MIN'] = '0'
+    run([big], 'xentrace-x3', 20000, 16)
+    del ENV['VMS_XENTRACE_POOL_MIN']
+else:
+    skip('xentrace-x3: checkpoints', 'no ../shared/traces')
 sys.exit(T.done())

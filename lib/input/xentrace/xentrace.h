@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "vmscope/source.h"
 #include "vmscope/xentrace.h"
 
 #define XT_MAX_CPUS 4096      /* physical CPUs: beyond is damage */
@@ -156,6 +157,24 @@ static inline int32_t xt_tid(uint32_t dom, uint32_t vcpu)
 
 #define XT_NAMES 8 /* (a power of 2) */
 
+/* Where a stream stood before the record it decoded last, for tell (xentrace_seek.c): what
+ * the stream carries from record to record that decoding the record again needs. */
+struct xt_at {
+	uint64_t off;            /* the record (0: none since the start: records never are at 0) */
+	uint64_t tsc;            /* last_tsc before it */
+	int32_t cur;             /* the vCPU thread current on the CPU before it */
+	uint32_t flags;          /* XT_AT_* */
+};
+#define XT_AT_LOST_PENDING 1u /* the record after a lost-records marker: flagged */
+#define XT_AT_ONCE_DONE 2u    /* once_done before it */
+#define XT_AT_ANNOUNCED 4u    /* the switch before it announced it (announced_off) */
+#define XT_AT_LOST_END 8u     /* the record is lost records, and its LOST_END was returned */
+#define XT_AT_FLAGS 15u
+
+/* Every XT_MARK_EVERY-th block's offset is kept by the open's walk (xt_reader.marks), so
+ * that a position read back is checked by hopping at most that many block headers */
+#define XT_MARK_EVERY 64
+
 struct xt_stream {
 	uint32_t cpu;
 	uint64_t next_blk;       /* where to look for this CPU's next block */
@@ -179,6 +198,8 @@ struct xt_stream {
 	uint32_t name_key[XT_NAMES]; /* whose name is there, UINT32_MAX none */
 	char name_spare[24];     /* for s[1] when its entry holds s[0]'s name */
 	uint64_t last_off;       /* the last record (for dump's format_event) */
+	struct xt_at at;         /* before the record returned last (tell) */
+	int seek_status;         /* a seek failed (< 0): next() fails until a seek or a rewind */
 	/* skip_unread: where the records left out are counted (NULL: none is), set by whoever
 	 * decodes before each call: the source's counts when the reading thread decodes alone,
 	 * a job's own when a worker of the pool does (xentrace_pool.c) */
@@ -200,6 +221,8 @@ struct xt_reader {
 	/* skip_unread: on when counts is set; records left out are counted here by type */
 	uint64_t *skip_counts, *skip_total;
 	struct xt_pool *pool;    /* NULL: the reading thread decodes alone (xentrace_pool.c) */
+	uint64_t *marks;         /* every XT_MARK_EVERY-th block's offset, from the first */
+	uint64_t nr_marks;
 };
 
 /* xentrace_stream.c: the stream's next record as an event (1), or 0 at its end, by whoever
@@ -220,6 +243,19 @@ void xt_pool_rewind(struct xt_reader *r);
 void xt_pool_set_skip(struct xt_reader *r, bool on);
 /* the offset of the last record the reading thread took from the stream (format_event) */
 uint64_t xt_pool_shown_off(const struct xt_reader *r, uint32_t stream);
+/* where the stream stood before the event the reading thread took last (tell) */
+const struct xt_at *xt_pool_shown(const struct xt_reader *r, uint32_t stream);
+/* the stream's jobs paused and its queue dropped, then positioned by xt_position on the
+ * reading thread; the workers start on it again from the event after the one sought */
+int xt_pool_seek(struct xt_reader *r, uint32_t stream, const struct vms_stream_pos *pos,
+		 const char *path, struct vms_error *err);
+
+/* xentrace_seek.c: the stream put where pos says (checked against the file), with no job on
+ * it; 0, or a negative status with err set (the stream is then reset) */
+int xt_position(struct xt_reader *r, uint32_t stream, const struct vms_stream_pos *pos,
+		const char *path, struct vms_error *err);
+int xt_tell(struct vms_source *src, uint32_t stream, struct vms_stream_pos *pos);
+int xt_seek(struct vms_source *src, uint32_t stream, const struct vms_stream_pos *pos);
 
 /* xentrace_names.c: a record as `dump` shows it, named as xenalyze (or the formats file)
  * names it, with its fields ("csched2:schedule cpu=6 rq=0 ..."); like snprintf. Whether the

@@ -270,6 +270,21 @@ static uint64_t record_before(const uint8_t *m, uint64_t body, uint64_t p)
 	return prev;
 }
 
+/* A block's offset kept for seek (xentrace_seek.c): one in XT_MARK_EVERY, so at most one
+ * word per 64 blocks of at least 12 bytes each */
+static int add_mark(struct xt_reader *r, uint64_t off)
+{
+	if ((r->nr_marks & (r->nr_marks - 1)) == 0) { /* (0, 1, 2, 4...: doubled) */
+		uint64_t n = r->nr_marks ? 2 * r->nr_marks : 1;
+		uint64_t *m = realloc(r->marks, n * sizeof *m);
+		if (!m)
+			return -1;
+		r->marks = m;
+	}
+	r->marks[r->nr_marks++] = off;
+	return 0;
+}
+
 /* The walk maps the file's pages 2 MiB at a time, ahead of it (MADV_POPULATE_READ, Linux
  * 5.14): one call instead of a page fault per 64 KiB (1% of report's CPU-time samples on
  * xen/xentrace.bin); the pages stay bounded (xt_give_back drops them 2 MiB behind). */
@@ -322,6 +337,8 @@ static int walk(struct scan *s)
 			return damage(s, off + 4, "CPU number above 4095");
 		if (win % 4)
 			return damage(s, off + 8, "block size not a multiple of 4");
+		if (r->info.blocks % XT_MARK_EVERY == 0 && add_mark(r, off) < 0)
+			return vms_error_nomem_at(s->err, s->path, off);
 		r->info.blocks++;
 		if (!cpu_slot(s, cpu))
 			return vms_error_nomem_at(s->err, s->path, off);
@@ -558,6 +575,7 @@ void vms_xt_free(struct xt_reader *r)
 	free(r->pcpu);
 	free(r->dom);
 	free(r->vcpu_ids);
+	free(r->marks);
 	free(r);
 }
 

@@ -48,11 +48,11 @@
  * put small files through it with VMS_XENTRACE_POOL_MIN=0 */
 #define POOL_MIN_BYTES (8u << 20)
 
-/* (96 bytes: what the reading thread reads of each event, from another core's cache, is
+/* (112 bytes: what the reading thread reads of each event, from another core's cache, is
  * most of the pool's cost; the names, which few events have, are apart) */
 struct xq_ent {
 	struct vms_event ev;     /* its strings point to the block's names */
-	uint64_t off;            /* the record's offset (format_event) */
+	struct xt_at at;         /* where its record is (format_event) and what tell says */
 };
 
 /* skip_unread: n records of type `type` were left out before event `ent` of the block (or
@@ -83,7 +83,10 @@ struct xq {
 	uint32_t cur_i, cur_d;   /* the next event and delta of aq.cur */
 	bool primed;             /* the first event was taken (decoded by the reading thread) */
 	bool replay_skip;        /* when stale: the setting the events taken were decoded with */
-	uint64_t shown_off;
+	struct xt_at shown;      /* of the event taken last (its off: format_event's record) */
+	/* after a seek: where (taken counts from it; a replay starts there, not at the start) */
+	bool sought;
+	struct vms_stream_pos from;
 };
 
 struct xt_pool {
@@ -164,7 +167,7 @@ static void fill_block(void *ctx, void *block)
 		}
 		if (st != 1)
 			break;
-		e->off = s->last_off;
+		e->at = s->at;
 		for (int k = 0; k < 2; k++)
 			if (e->ev.s[k])
 				e->ev.s[k] = keep_name(b->names[nn++], e->ev.s[k]);
@@ -257,7 +260,8 @@ static void reset_queue(struct xt_reader *r, uint32_t k)
 	vms_ahead_reset(&q->aq);
 	q->cur_i = q->cur_d = 0;
 	q->primed = false;
-	q->shown_off = 0;
+	q->shown = (struct xt_at){ 0 };
+	q->sought = false;
 	xt_stream_reset(&r->st[k]);
 }
 
@@ -304,7 +308,12 @@ void xt_pool_set_skip(struct xt_reader *r, bool on)
 
 uint64_t xt_pool_shown_off(const struct xt_reader *r, uint32_t stream)
 {
-	return r->pool->q[stream].shown_off;
+	return r->pool->q[stream].shown.off;
+}
+
+const struct xt_at *xt_pool_shown(const struct xt_reader *r, uint32_t stream)
+{
+	return &r->pool->q[stream].shown;
 }
 
 /* The reading thread, on a stream with no job: one event decoded here, skipping as set now
@@ -318,24 +327,30 @@ static int decode_alone(struct xt_reader *r, uint32_t stream, struct vms_event *
 	s->skc = s->skt = NULL;
 	if (st == 1) {
 		r->pool->decoded_alone++;
-		r->pool->q[stream].shown_off = s->last_off;
+		r->pool->q[stream].shown = s->at;
 	}
 	return st;
 }
 
-/* The reading thread, a stream stale after set_skip: decoded again from its start to the
- * event after the last one taken under the old setting (its counts were added when taken:
- * they go to a scratch array), as reading alone would have left it. */
+/* The reading thread, a stream stale after set_skip: decoded again from its start (or from
+ * where it was sought) to the event after the last one taken under the old setting (its
+ * counts were added when taken: they go to a scratch array), as reading alone would have
+ * left it. */
 static void replay(struct xt_reader *r, uint32_t stream)
 {
 	struct xt_pool *p = r->pool;
 	struct xq *q = &p->q[stream];
 	struct xt_stream *s = &r->st[stream];
-	uint64_t taken = q->aq.taken, shown = q->shown_off;
-	bool old = q->replay_skip;
+	uint64_t taken = q->aq.taken;
+	struct xt_at shown = q->shown;
+	bool old = q->replay_skip, sought = q->sought;
+	struct vms_stream_pos from = q->from;
 	vms_pool_lock();
 	reset_queue(r, stream);
 	vms_pool_unlock();
+	struct vms_error scratch_err = { 0 };
+	if (sought && xt_position(r, stream, &from, "", &scratch_err) < 0)
+		taken = 0; /* (it was positioned there before: cannot happen) */
 	uint64_t scratch[VMS_XEN_T_COUNT], total = 0;
 	struct vms_event ev;
 	for (uint64_t i = 0; i < taken; i++) {
@@ -349,7 +364,9 @@ static void replay(struct xt_reader *r, uint32_t stream)
 	s->skc = s->skt = NULL;
 	vms_pool_lock();
 	q->aq.taken = taken;
-	q->shown_off = shown;
+	q->shown = shown;
+	q->sought = sought;
+	q->from = from;
 	q->primed = taken > 0;
 	q->aq.started = taken > 0;
 	vms_pool_unlock();
@@ -365,7 +382,7 @@ static void give_back_taken(struct xt_reader *r)
 		const struct xq_block *cur = q->aq.cur;
 		if (cur && cur->status != 1 && q->cur_i >= cur->n)
 			continue; /* at its end */
-		uint64_t at = q->primed ? q->shown_off : r->st[k].first_blk;
+		uint64_t at = q->shown.off ? q->shown.off : r->st[k].first_blk;
 		if (at < low)
 			low = at;
 	}
@@ -443,9 +460,32 @@ int xt_pool_next(struct xt_reader *r, uint32_t stream, struct vms_event *ev)
 	add_deltas(r, q, q->cur_i);
 	const struct xq_ent *e = &cur->e[q->cur_i++];
 	*ev = e->ev;
-	q->shown_off = e->off;
+	q->shown = e->at;
 	q->aq.taken++;
 	return 1;
+}
+
+/* The stream's jobs stopped (none runs while the file's are quiesced) and its queue
+ * emptied, so that nothing decoded from where it was is handed out; positioned by the
+ * reading thread with the stream not started and not primed: its next event (the one
+ * sought) is decoded by the reading thread, and the workers go on from the one after. */
+int xt_pool_seek(struct xt_reader *r, uint32_t stream, const struct vms_stream_pos *pos,
+		 const char *path, struct vms_error *err)
+{
+	struct xt_pool *p = r->pool;
+	struct xq *q = &p->q[stream];
+	vms_pool_lock();
+	vms_pool_quiesce(&p->pc);
+	reset_queue(r, stream);
+	vms_pool_resume(&p->pc);
+	vms_pool_unlock();
+	int rc = xt_position(r, stream, pos, path, err);
+	if (rc == 0) {
+		q->shown = r->st[stream].at;
+		q->sought = true;
+		q->from = *pos;
+	}
+	return rc;
 }
 
 /* For the tests: the events decoded since open, and whether the pool decodes them. */

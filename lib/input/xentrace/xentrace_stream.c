@@ -224,6 +224,8 @@ static int announced(const struct xt_reader *r, struct xt_stream *s, uint32_t st
 {
 	const uint8_t *p = r->map + s->pos;
 	uint32_t h = xt_rd32(p), e = h & 0x0fffffffu;
+	s->at = (struct xt_at){ .off = s->pos, .tsc = s->last_tsc, .cur = s->cur,
+				.flags = XT_AT_ANNOUNCED | (s->once_done ? XT_AT_ONCE_DONE : 0) };
 	s->last_off = s->pos;
 	s->pos += xt_size(h);
 	if (h >> 31)
@@ -255,6 +257,7 @@ int xt_decode_next(const struct xt_reader *r, struct xt_stream *s, uint32_t stre
 {
 	if (s->lost_end_pending) {
 		s->lost_end_pending = false;
+		s->at.flags |= XT_AT_LOST_END; /* (at is the lost records' record) */
 		ev->ts = s->last_tsc = s->lost_end_tsc;
 		ev->f[0] = ev->f[1] = ev->f[2] = ev->f[3] = ev->f[4] = 0;
 		ev->s[0] = ev->s[1] = NULL;
@@ -298,6 +301,11 @@ int xt_decode_next(const struct xt_reader *r, struct xt_stream *s, uint32_t stre
 			continue;
 		}
 		uint64_t off = s->pos;
+		/* what decoding this record again needs (tell): the state it starts from */
+		s->at = (struct xt_at){ .off = off, .tsc = s->last_tsc, .cur = s->cur,
+					.flags = (s->lost_pending ? XT_AT_LOST_PENDING : 0) |
+						 (s->once_done ? XT_AT_ONCE_DONE : 0) |
+						 (off == s->announced_off ? XT_AT_ANNOUNCED : 0) };
 		s->pos += size;
 		uint64_t before = s->last_tsc;
 		if (h >> 31)
@@ -374,9 +382,12 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 	struct xt_reader *r = src->impl;
 	if (stream >= r->nr_st)
 		return 0;
+	struct xt_stream *s = &r->st[stream];
+	if (s->seek_status < 0)
+		return vms_error_set(&src->err, s->seek_status, "%s: stream %u: nowhere after a "
+				     "failed seek", src->path, stream);
 	if (r->pool)
 		return xt_pool_next(r, stream, ev);
-	struct xt_stream *s = &r->st[stream];
 	s->skc = r->skip_counts;
 	s->skt = r->skip_total;
 	return xt_decode_next(r, s, stream, ev);
@@ -476,5 +487,7 @@ const struct vms_source_ops vms_xentrace_ops = {
 	.rewind = xt_rewind,
 	.skip_unread = xt_skip_unread,
 	.format_event = xt_format_event,
+	.tell = xt_tell,
+	.seek = xt_seek,
 	.close = xt_close,
 };
