@@ -222,7 +222,7 @@ static void on_start(void *ctx, uint64_t t0)
 		ov->v[i].seg.start = t0;
 }
 
-static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+void an_overlays_on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	struct an_overlays *ov = ctx;
 	struct ov_vcpu *v = &ov->v[o->vidx];
@@ -235,7 +235,7 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	refresh(ov, o->vidx, o->t);
 }
 
-static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+void an_overlays_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	struct an_overlays *ov = ctx;
 	ov->v[o->vidx].instead_tid = o->unattributed ? VMS_TID_UNATTRIBUTED : o->tid;
@@ -277,7 +277,7 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 }
 
 /* An exit closed by a gap: what the thread does until its next entry is not known. */
-static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
+void an_overlays_on_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	struct an_overlays *ov = ctx;
 	if (o->how == VMS_EXIT_ENDED)
@@ -318,8 +318,9 @@ struct an_overlays *an_overlays_new(const struct an_layout *L, const struct vms_
 					      .exit_reason = -1, .host_tid = -1 };
 	}
 	*o = (struct vms_observer){
-		.ctx = ov, .start = on_start, .vcpu_state = on_state, .vcpu_instead = on_instead,
-		.guest_switch = on_guest_switch, .exit_begin = on_exit_begin, .exit_end = on_exit_end,
+		.ctx = ov, .start = on_start, .vcpu_state = an_overlays_on_state,
+		.vcpu_instead = an_overlays_on_instead, .guest_switch = on_guest_switch,
+		.exit_begin = on_exit_begin, .exit_end = an_overlays_on_exit_end,
 		.finish = on_finish,
 		/* Without a guest that has a trace of its own no guest thread is ever current on
 		 * a vCPU (guest_switch comes from guest traces only): every segment would be
