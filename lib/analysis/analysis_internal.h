@@ -170,6 +170,16 @@ bool an_sm_preempt_visible(const struct an_sm *sm, uint32_t vidx);
 bool an_prev_state_runnable(uint64_t prev_state);
 
 /* ---- consumers: each new() fills *o with its callbacks ---- */
+/* (the callbacks that several built-in consumers share: analysis.c calls them directly,
+ * behind one subscription of its own; each new() still puts them in *o) */
+void an_vtime_on_state(void *ctx, const struct vms_obs_vcpu_state *o);
+void an_overlays_on_state(void *ctx, const struct vms_obs_vcpu_state *o);
+void an_overlays_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o);
+void an_overlays_on_exit_end(void *ctx, const struct vms_obs_exit *o);
+void an_exits_on_state(void *ctx, const struct vms_obs_vcpu_state *o);
+void an_exits_on_exit_end(void *ctx, const struct vms_obs_exit *o);
+void an_steal_on_state(void *ctx, const struct vms_obs_vcpu_state *o);
+void an_steal_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o);
 struct an_vtime;     /* vcpu_time.c */
 struct an_vtime *an_vtime_new(const struct an_layout *L, const struct vms_sinks *sinks,
 			      struct vms_observer *o);

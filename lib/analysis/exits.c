@@ -67,7 +67,7 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 	n->below_ns = 0;
 }
 
-static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+void an_exits_on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	struct an_exits *ex = ctx;
 	struct ex_nest *n = &ex->nest[o->vidx];
@@ -97,7 +97,7 @@ static uint64_t exit_below(struct an_exits *ex, const struct vms_obs_exit *o)
 	return ns;
 }
 
-static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
+void an_exits_on_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	struct an_exits *ex = ctx;
 	uint64_t below = exit_below(ex, o);
@@ -153,7 +153,7 @@ struct an_exits *an_exits_new(const struct an_layout *L, struct vms_observer *o)
 		an_exits_free(ex);
 		return NULL;
 	}
-	*o = (struct vms_observer){ .ctx = ex, .exit_end = on_exit_end, .finish = on_finish };
+	*o = (struct vms_observer){ .ctx = ex, .exit_end = an_exits_on_exit_end, .finish = on_finish };
 	if (L->nested) {
 		if (!(ex->nest = calloc(L->nr_v ? L->nr_v : 1, sizeof *ex->nest))) {
 			an_exits_free(ex);
@@ -162,7 +162,7 @@ struct an_exits *an_exits_new(const struct an_layout *L, struct vms_observer *o)
 		for (uint32_t i = 0; i < L->nr_v; i++)
 			ex->nest[i].below_t = UINT64_MAX;
 		o->exit_begin = on_exit_begin;
-		o->vcpu_state = on_state;
+		o->vcpu_state = an_exits_on_state;
 	}
 	return ex;
 }

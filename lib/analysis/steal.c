@@ -267,7 +267,7 @@ static void charge(struct an_steal *st, uint32_t vidx, uint64_t t)
 		an_copy_comm(e->comm, ti->comm);
 }
 
-static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+void an_steal_on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	struct an_steal *st = ctx;
 	struct st_vcpu *v = &st->v[o->vidx];
@@ -281,14 +281,14 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	}
 }
 
-static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+void an_steal_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	struct an_steal *st = ctx;
 	struct st_vcpu *v = &st->v[o->vidx];
 	if (o->tid == v->tid && o->unattributed == v->unattributed &&
 	    strncmp(o->comm, v->comm, 23) == 0)
 		return;
-	if (v->preempted)   /* (as in on_state: most are told of a halted vCPU) */
+	if (v->preempted)   /* (as in an_steal_on_state: most are told of a halted vCPU) */
 		charge(st, o->vidx, o->t);
 	v->since = o->t;
 	v->tid = o->tid;
@@ -399,7 +399,8 @@ struct an_steal *an_steal_new(const struct an_layout *L, bool tables, struct vms
 			return NULL;
 		}
 	}
-	*o = (struct vms_observer){ .ctx = st, .vcpu_state = on_state, .vcpu_instead = on_instead,
+	*o = (struct vms_observer){ .ctx = st, .vcpu_state = an_steal_on_state,
+				    .vcpu_instead = an_steal_on_instead,
 				    .vcpu_wakeup = tables ? on_wakeup : NULL,
 				    .cpu_run = tables ? on_cpu_run : NULL, .finish = on_finish };
 	return st;

@@ -35,7 +35,7 @@ static __attribute__((noinline)) void emit_interval(struct an_vtime *vt, uint32_
 	vt->sinks.vcpu_interval(vt->sinks.ctx, &iv);
 }
 
-/* (inline in on_state, every vCPU state change; the sink's interval, which report does
+/* (inline in an_vtime_on_state, every vCPU state change; the sink's interval, which report does
  * not ask for, out of line) */
 static inline __attribute__((always_inline)) void emit(struct an_vtime *vt, uint32_t vidx,
 						       uint64_t end)
@@ -62,7 +62,7 @@ static void on_start(void *ctx, uint64_t t0)
 	}
 }
 
-static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+void an_vtime_on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	struct an_vtime *vt = ctx;
 	emit(vt, o->vidx, o->t);
@@ -93,7 +93,7 @@ struct an_vtime *an_vtime_new(const struct an_layout *L, const struct vms_sinks 
 		free(vt);
 		return NULL;
 	}
-	*o = (struct vms_observer){ .ctx = vt, .start = on_start, .vcpu_state = on_state,
+	*o = (struct vms_observer){ .ctx = vt, .start = on_start, .vcpu_state = an_vtime_on_state,
 				    .finish = on_finish };
 	return vt;
 }

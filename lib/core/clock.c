@@ -209,6 +209,23 @@ static s128 scale_between(s128 d, uint64_t num, uint64_t den)
 	return d < 0 ? -(s128)v : (s128)v;
 }
 
+/* The sample in force at tsc: the last whose time is <= tsc, the first when none is (c->n
+ * > 0) */
+static uint32_t sample_at(const struct vms_timeshift_cpu *c, uint64_t tsc)
+{
+	if (c->n <= 1 || tsc <= c->time[0])
+		return 0;
+	uint32_t lo = 0, hi = c->n - 1;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		if (c->time[mid] <= tsc)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 uint64_t vms_timeshift_to_host(const struct vms_timeshift *ts, uint32_t cpu, uint64_t tsc)
 {
 	if (!ts || ts->nr_cpus == 0)
@@ -218,19 +235,7 @@ uint64_t vms_timeshift_to_host(const struct vms_timeshift *ts, uint32_t cpu, uin
 	const struct vms_timeshift_cpu *c = &ts->cpu[cpu];
 	if (c->n == 0)
 		return tsc;
-	uint32_t i = 0;
-	if (c->n > 1 && tsc > c->time[0]) {
-		/* the last sample whose time is <= tsc */
-		uint32_t lo = 0, hi = c->n - 1;
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo + 1) / 2;
-			if (c->time[mid] <= tsc)
-				lo = mid;
-			else
-				hi = mid - 1;
-		}
-		i = lo;
-	}
+	uint32_t i = sample_at(c, tsc);
 	uint64_t frac = c->frac ? c->frac[i] : 0;
 	if ((ts->flags & VMS_TIMESHIFT_INTERPOLATE) && i + 1 < c->n && tsc > c->time[i] &&
 	    c->time[i + 1] > c->time[i]) {
@@ -248,11 +253,10 @@ uint64_t vms_timeshift_to_host(const struct vms_timeshift *ts, uint32_t cpu, uin
 	return inverse(tsc, c->offset[i], c->scaling[i], frac);
 }
 
-uint64_t vms_clock_to_ns(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
+/* The stages after the TIME_SHIFT of the guest itself: its hosts' hops, TSC2NSEC, OFFSET/DATE
+ * (inline: the memo's path below shares it with vms_clock_to_ns) */
+static inline uint64_t after_shift(const struct vms_clock *c, uint64_t t)
 {
-	uint64_t t = raw;
-	if (c->timeshift)
-		t = vms_timeshift_to_host(c->timeshift, cpu, t);
 	for (uint32_t i = 0; i < c->nr_up && i < VMS_CLOCK_MAX_HOPS; i++)
 		t = vms_timeshift_to_host(c->up[i], 0, t);
 	if (c->tsc2nsec) {
@@ -266,9 +270,56 @@ uint64_t vms_clock_to_ns(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
 	return t;
 }
 
+uint64_t vms_clock_to_ns(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
+{
+	uint64_t t = raw;
+	if (c->timeshift)
+		t = vms_timeshift_to_host(c->timeshift, cpu, t);
+	return after_shift(c, t);
+}
+
 uint64_t vms_clock_to_ref(const struct vms_clock *c, uint32_t cpu, uint64_t raw)
 {
 	uint64_t t = vms_clock_to_ns(c, cpu, raw);
+	return c->linear ? vms_linear_apply(&c->lin, t) : t;
+}
+
+/* The sample vms_timeshift_to_host takes for raw on cpu, and the raw times [lo, hi) for which
+ * it takes that one too: when the CPU's sample times rise strictly (else its search could
+ * pick another for a time in between) and without INTERPOLATE (the offset moves between
+ * samples). false: no memo for this clock (mm->off). */
+static bool memo_fill(const struct vms_timeshift *ts, uint32_t cpu, uint64_t raw,
+		      struct vms_clock_memo *mm)
+{
+	if (ts->nr_cpus == 0 || (ts->flags & VMS_TIMESHIFT_INTERPOLATE))
+		return false;
+	const struct vms_timeshift_cpu *c = &ts->cpu[cpu >= ts->nr_cpus ? 0 : cpu];
+	if (c->n == 0)
+		return false;
+	if (mm->sorted != cpu + 1)   /* (checked once per CPU, not at every sample) */
+		for (uint32_t k = 1; k < c->n; k++)
+			if (c->time[k] <= c->time[k - 1])
+				return false;
+	uint32_t i = sample_at(c, raw);
+	*mm = (struct vms_clock_memo){
+		.lo = i == 0 ? 0 : c->time[i], .hi = i + 1 < c->n ? c->time[i + 1] : UINT64_MAX,
+		.cpu = cpu, .sorted = cpu + 1, .offset = c->offset[i], .scaling = c->scaling[i],
+		.frac = c->frac ? c->frac[i] : 0,
+	};
+	return true;
+}
+
+uint64_t vms_clock_to_ref_memo(const struct vms_clock *c, uint32_t cpu, uint64_t raw,
+			       struct vms_clock_memo *mm)
+{
+	if (!c->timeshift || mm->off)
+		return vms_clock_to_ref(c, cpu, raw);
+	if (__builtin_expect(!(mm->hi && cpu == mm->cpu && raw >= mm->lo && raw < mm->hi), 0) &&
+	    !memo_fill(c->timeshift, cpu, raw, mm)) {
+		mm->off = true;
+		return vms_clock_to_ref(c, cpu, raw);
+	}
+	uint64_t t = after_shift(c, inverse(raw, mm->offset, mm->scaling, mm->frac));
 	return c->linear ? vms_linear_apply(&c->lin, t) : t;
 }
 

@@ -23,14 +23,17 @@ struct vms_merge_stream {
 	uint64_t t;          /* reference time of ev */
 	bool raw_ns;         /* clock is the identity (raw ns): t = ev.ts, no conversion */
 	struct vms_event ev;
+	struct vms_clock_memo memo; /* a guest's TIME_SHIFT sample in force (vms_clock_memo) */
 };
 
 /* ev's reference time: the identity clock (a host's own trace, the commonest) costs
  * nothing; the clock's tests were ~10 instructions an event. */
-static inline uint64_t vms_merge_stream_time(const struct vms_merge_stream *s)
+static inline uint64_t vms_merge_stream_time(struct vms_merge_stream *s)
 {
 	if (s->raw_ns)
 		return s->ev.ts;
+	if (s->clock->timeshift)
+		return vms_clock_to_ref_memo(s->clock, s->ev.cpu, s->ev.ts, &s->memo);
 	return vms_clock_to_ref_fast(s->clock, s->ev.cpu, s->ev.ts);
 }
 

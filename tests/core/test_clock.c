@@ -222,6 +222,49 @@ static void test_fast_offset(void **state)
 			}
 }
 
+/* The memo gives vms_clock_to_ref's answer whatever the order of the times asked: across
+ * the samples' boundaries (each side of each), going back, another CPU (and one beyond the
+ * table), samples out of order and INTERPOLATE (no memo: converted every time), with
+ * TSC2NSEC, an offset and a nested hop after the shift. */
+static void test_memo(void **state)
+{
+	(void)state;
+	uint64_t time[3] = { 1000, 2000, 3000 }, sc[3] = { 3, 5, 7 }, fr[3] = { 2, 2, 3 };
+	int64_t off[3] = { 100, -50, 400 };
+	uint64_t t2[3] = { 0, 4000, 2000 }, s2[3] = { 1, 1, 1 }, f2[3] = { 0, 0, 0 };
+	int64_t o2[3] = { 10, 20, 30 };
+	struct vms_timeshift_cpu cpus[2] = { { 3, time, off, sc, fr }, { 3, t2, o2, s2, f2 } };
+	struct vms_timeshift up_ts = { 1, 0, 1, &cpus[0] };
+	static const uint64_t raws[] = { 0, 999, 1000, 1001, 1999, 2000, 2001, 2999, 3000,
+					 3001, 2500, 1500, 500, 4000, 4001, UINT64_MAX - 1,
+					 UINT64_MAX, 1000 };
+	for (int variant = 0; variant < 4; variant++) {
+		struct vms_timeshift ts = { 1, variant == 1 ? VMS_TIMESHIFT_INTERPOLATE : 0, 2, cpus };
+		struct vms_clock c;
+		vms_clock_init(&c);
+		c.timeshift = &ts;
+		if (variant >= 2) {
+			c.tsc2nsec = true;
+			c.mult = 3;
+			c.shift = 1;
+			c.tsc_offset = 7;
+			c.add_ns = -20;
+		}
+		if (variant == 3) {
+			c.up[0] = &up_ts;
+			c.nr_up = 1;
+		}
+		/* CPU 9 (beyond the table: CPU 0's samples) before CPU 1 (out of order: no memo
+		 * from then on) */
+		static const uint32_t cpu_of[3] = { 0, 9, 1 };
+		struct vms_clock_memo mm = { 0 };
+		for (uint32_t k = 0; k < 3; k++)
+			for (size_t j = 0; j < sizeof raws / sizeof raws[0]; j++)
+				assert_int_equal(vms_clock_to_ref_memo(&c, cpu_of[k], raws[j], &mm),
+						 vms_clock_to_ref(&c, cpu_of[k], raws[j]));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_tsc2nsec),
 		cmocka_unit_test(test_linear),
 		cmocka_unit_test(test_fast_offset),
+		cmocka_unit_test(test_memo),
 	};
 	return cmocka_run_group_tests_name("clock", tests, NULL, NULL);
 }
