@@ -80,8 +80,8 @@ struct vms_html_opts {
 	bool summary_only;             /* no exact intervals, whatever the trace's size */
 	bool served;                   /* the page is served (vmscope serve): its drill-down,
 	                                  asking the server, is its timeline, so the writer keeps
-	                                  no summary timeline, only the exit histograms and the
-	                                  fused view (for vms_html_tee_pcpu) */
+	                                  no summary timeline nor fused view, only the exit
+	                                  histograms and the steal tables */
 };
 
 /* A writer (opts NULL: everything). With a model (built, complete; it must outlive the
@@ -93,12 +93,6 @@ void vms_html_free(struct vms_html *h);
  * has a reset (everything is kept until vms_html_write), so it takes part in a session's
  * checked single pass: the traces are read once when their metadata links them. */
 struct vms_observer vms_html_observer(struct vms_html *h);
-/* Every interval of the page's fused physical-CPU view (vmscope/pcpu_view.h) also to fn,
- * before the page's --machine/--vcpu filter: a consumer that wants the same view (serve's
- * rows) takes it from here instead of making a second one of the same observations. */
-struct vms_pcpu_interval;
-void vms_html_tee_pcpu(struct vms_html *h, void (*fn)(void *ctx,
-							 const struct vms_pcpu_interval *iv), void *ctx);
 
 /* What the page shows besides the timeline (all may be NULL / 0). */
 struct vms_html_page {

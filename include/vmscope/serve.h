@@ -89,18 +89,22 @@ struct vms_serve_traces {
  * trace's first/last reference ns. */
 int vms_serve_rows(const struct vms_serve_traces *t, FILE *f, struct vms_error *err);
 /* The same rows collected during a run of another caller's session (the page's run of serve
- * and index, so that the rows cost no pass of their own): _begin subscribes its observer and
- * fills *sinks, which the caller gives vms_session_run; after the run _write writes what
- * vms_serve_rows writes; _free always. The sinks are taken back by the observer's reset, so
- * the session may run its checked single pass with them (no model pass) unless
- * own_pcpu_view, whose view needs the model first (_begin builds it). */
+ * and index, so that the rows cost no pass of their own; lib/session/serve_rows_acc.c, in a
+ * thread of its own unless VMS_SERVE_ROWS_THREADS=0): _begin subscribes its observer (with a
+ * fused physical-CPU view of its own) and fills *sinks, which the caller gives
+ * vms_session_run; after the run _write writes what vms_serve_rows writes; _free always. The
+ * sinks are taken back by the observer's reset, so the session may run its checked single
+ * pass with them (no model pass). */
 struct vms_serve_rows_acc;
 struct vms_serve_rows_acc *vms_serve_rows_begin(struct vms_session *s, struct vms_sinks *sinks,
-						bool own_pcpu_view, struct vms_error *err);
-/* own_pcpu_view false: the caller gives it the intervals of a fused view of the same run
- * (vms_html_tee_pcpu(h, vms_serve_rows_pcpu, acc)) instead of its making its own. */
-struct vms_pcpu_interval;
-void vms_serve_rows_pcpu(void *acc, const struct vms_pcpu_interval *iv);
+						struct vms_error *err);
+/* Every exit the rows take (exit_end) also to fn, in the rows' thread, in the order of the
+ * run, before the end of each pass (vms_session_run's finish) and of each reset: a consumer
+ * of the same run whose only per-event work is the exits (the served page's histograms)
+ * runs there instead of subscribing its exit_end. Set it before the run. */
+struct vms_obs_exit;
+void vms_serve_rows_tee_exits(struct vms_serve_rows_acc *a,
+			      void (*fn)(void *ctx, const struct vms_obs_exit *o), void *ctx);
 void vms_serve_rows_write(struct vms_serve_rows_acc *a, struct vms_session *s, FILE *f);
 void vms_serve_rows_free(struct vms_serve_rows_acc *a);
 /* The summaries of the rows (lib/session/serve_summary.c), recorded by the same run: per row

@@ -182,13 +182,11 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 		v->has_exit = false;
 }
 
-/* What the gate keeps of host CPU (host, cpu), made when new (NULL: out of memory) */
-static struct gw_cpu *gate_cpu(struct an_gate *g, uint32_t host, uint32_t cpu)
+/* What the gate keeps of host CPU (host, cpu) when it is not in the recent cache: from the
+ * map, made when new (NULL: out of memory) */
+static __attribute__((noinline)) struct gw_cpu *gate_cpu_slow(struct an_gate *g, uint64_t key,
+							      uint32_t slot)
 {
-	uint64_t key = vms_keymap_mt(host, (int32_t)cpu);
-	uint32_t slot = vms_keymap_slot(key, 6);
-	if (g->recent[slot].key1 == key + 1)
-		return &g->cpu[g->recent[slot].i];
 	bool inserted;
 	uint64_t *idx = vms_keymap_put(&g->cpu_idx, key, g->nr_cpu, &inserted);
 	if (!idx)
@@ -211,6 +209,18 @@ static struct gw_cpu *gate_cpu(struct an_gate *g, uint32_t host, uint32_t cpu)
 	struct gw_cpu *c = &g->cpu[g->nr_cpu++];
 	memset(c, 0, sizeof *c);
 	return c;
+}
+
+/* What the gate keeps of host CPU (host, cpu) (NULL: out of memory). A checkpointing run's
+ * shadow gate asks at every host CPU's change of occupant and every sched_switch: the
+ * recent cache's probe inline, the rest out of line. */
+static inline struct gw_cpu *gate_cpu(struct an_gate *g, uint32_t host, uint32_t cpu)
+{
+	uint64_t key = vms_keymap_mt(host, (int32_t)cpu);
+	uint32_t slot = vms_keymap_slot(key, 6);
+	if (__builtin_expect(g->recent[slot].key1 == key + 1, 1))
+		return &g->cpu[g->recent[slot].i];
+	return gate_cpu_slow(g, key, slot);
 }
 
 static void on_cpu_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)

@@ -83,8 +83,6 @@ struct vms_html {
 	struct vms_filter filter;    /* opts resolved in the current model */
 	struct vms_pcpu_view *pv;    /* the fused view, fed by this writer's observer */
 	struct vms_observer pvo;
-	void (*tee)(void *ctx, const struct vms_pcpu_interval *iv); /* vms_html_tee_pcpu */
-	void *tee_ctx;
 	const struct vms_model *model;
 	bool nested;                 /* vms_model_nested: slices name the layer of their cause */
 	struct hs_summary sum;

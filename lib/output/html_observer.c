@@ -384,20 +384,9 @@ static void on_exit_end(void *ctx, const struct vms_obs_exit *o)
 
 /* ---- physical CPUs (the fused view's intervals) ---- */
 
-void vms_html_tee_pcpu(struct vms_html *h, void (*fn)(void *ctx,
-							 const struct vms_pcpu_interval *iv), void *ctx)
-{
-	h->tee = fn;
-	h->tee_ctx = ctx;
-}
-
 void vms_html_pcpu_interval(void *ctx, const struct vms_pcpu_interval *iv)
 {
 	struct vms_html *h = ctx;
-	if (h->tee)
-		h->tee(h->tee_ctx, iv);
-	if (h->opts.served)
-		return;   /* (no timeline of its own) */
 	if (!vms_filter_pcpu(&h->filter, iv->host, iv->guest, iv->vcpu))
 		return;
 	bool fresh = false;
@@ -526,7 +515,7 @@ static void clear(struct vms_html *h)
 	free(h->hists);
 	html_exact_free(&h->exact);
 	struct vms_html keep = { .opts = h->opts, .pv = h->pv, .pvo = h->pvo,
-				 .cycles = h->cycles, .tee = h->tee, .tee_ctx = h->tee_ctx };
+				 .cycles = h->cycles };
 	*h = keep;
 }
 
@@ -548,7 +537,9 @@ static int layout(struct vms_html *h, const struct vms_model *model)
 	if (h->opts.machine)
 		h->filter.machine = vms_model_find(model, h->opts.machine);   /* -1: the
 		                                                                  session refuses */
-	if (!h->pv) {
+	if (h->opts.served) {
+		/* (no timeline of its own: no fused view; serve's rows make theirs) */
+	} else if (!h->pv) {
 		h->pv = vms_pcpu_view_new(model, vms_html_pcpu_interval, h);
 		if (!h->pv)
 			return -1;
@@ -620,8 +611,8 @@ struct vms_observer vms_html_observer(struct vms_html *h)
 		.guest_switch = tl ? on_guest_switch : NULL,
 		.exit_end = on_exit_end,
 		.vcpu_instead = tl ? on_vcpu_instead : NULL,
-		.cpu_occupant = on_cpu_occupant,
-		.event = on_event,
+		.cpu_occupant = tl ? on_cpu_occupant : NULL,
+		.event = tl ? on_event : NULL,
 		.start = on_start,
 		.finish = on_finish,
 		.reset = on_reset,

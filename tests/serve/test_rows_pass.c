@@ -1,4 +1,4 @@
-/* The page's rows and summaries (lib/session/serve_window.c's accumulator, which `vmscope
+/* The page's rows and summaries (lib/session/serve_rows_acc.c's accumulator, which `vmscope
  * index` and `serve` feed from the page's run) in the session's checked single pass: the
  * traces are read once when the metadata's model links what the events link (the synthesized
  * pair: complete GUEST options), and read again when it does not (kvm-hip24, whose host runs
@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmscope/analysis.h"
+#include "vmscope/observe.h"
 #include "vmscope/serve.h"
 #include "vmscope/session.h"
 
@@ -18,7 +20,27 @@ struct out {
 	char *rows, *sum;
 	size_t rows_len, sum_len;
 	uint64_t passes;
+	uint64_t teed, teed_ended, counted, counted_ended;   /* exits */
 };
+
+/* The exits the rows' thread gives another consumer (vms_serve_rows_tee_exits), counted
+ * since the pass's start (a reset's pass again from 0: the rows take back the first pass). */
+struct tee {
+	uint64_t n, ended;
+};
+
+static void tee_exit(void *ctx, const struct vms_obs_exit *o)
+{
+	struct tee *t = ctx;
+	t->n++;
+	t->ended += o->how == VMS_EXIT_ENDED;
+}
+
+static void tee_reset(void *ctx, const struct vms_model *m)
+{
+	(void)m;
+	*(struct tee *)ctx = (struct tee){ 0 };
+}
 
 static struct out run(const char *const *paths, uint32_t n, bool model_first)
 {
@@ -30,13 +52,26 @@ static struct out run(const char *const *paths, uint32_t n, bool model_first)
 	if (model_first && vms_session_build_model(s, &err) != 0)
 		fail_msg("model: %s", err.msg);
 	struct vms_sinks sinks;
-	struct vms_serve_rows_acc *a = vms_serve_rows_begin(s, &sinks, false, &err);
+	struct vms_serve_rows_acc *a = vms_serve_rows_begin(s, &sinks, &err);
 	if (!a)
 		fail_msg("begin: %s", err.msg);
 	assert_true(sinks.reset_with_observer);
+	struct tee tee = { 0 };
+	vms_serve_rows_tee_exits(a, tee_exit, &tee);
+	struct vms_observer to = { .ctx = &tee, .reset = tee_reset };
+	assert_int_equal(vms_session_observe(s, &to), 0);
 	if (vms_session_run(s, &sinks, NULL, NULL, &err) != 0)
 		fail_msg("run: %s", err.msg);
-	struct out r = { 0 };
+	struct out r = { .teed = tee.n, .teed_ended = tee.ended };
+	/* the analysis's own exit tables, independently of the rows */
+	struct vms_analysis *an = vms_session_analysis(s);
+	for (uint32_t i = 0; i < vms_analysis_nr_vcpus(an); i++) {
+		const struct vms_vcpu_stats *vs = vms_analysis_vcpu(an, i);
+		for (uint32_t k = 0; k < vs->nr_exits; k++) {
+			r.counted += vs->exits[k].count;
+			r.counted_ended += vms_dist_count(vs->exits[k].dist);
+		}
+	}
 	FILE *f = open_memstream(&r.rows, &r.rows_len);
 	assert_non_null(f);
 	vms_serve_rows_write(a, s, f);
@@ -51,20 +86,42 @@ static struct out run(const char *const *paths, uint32_t n, bool model_first)
 	return r;
 }
 
+static void same_bytes(const struct out *a, const struct out *b)
+{
+	assert_int_equal(a->rows_len, b->rows_len);
+	assert_memory_equal(a->rows, b->rows, a->rows_len);
+	assert_int_equal(a->sum_len, b->sum_len);
+	assert_memory_equal(a->sum, b->sum, a->sum_len);
+}
+
+/* Each route, with the accumulator's second stage (its thread, the default) and without
+ * (VMS_SERVE_ROWS_THREADS=0: every record played at once): four runs, the same bytes. */
 static void same(const char *const *paths, uint32_t n, uint64_t single_passes)
 {
 	struct out one = run(paths, n, false), two = run(paths, n, true);
+	setenv("VMS_SERVE_ROWS_THREADS", "0", 1);
+	struct out one0 = run(paths, n, false), two0 = run(paths, n, true);
+	unsetenv("VMS_SERVE_ROWS_THREADS");
 	assert_int_equal(one.passes, single_passes);
+	assert_int_equal(one0.passes, single_passes);
 	assert_int_equal(two.passes, 2);
 	assert_true(one.rows_len > 2 && one.sum_len > 64);
-	assert_int_equal(one.rows_len, two.rows_len);
-	assert_memory_equal(one.rows, two.rows, one.rows_len);
-	assert_int_equal(one.sum_len, two.sum_len);
-	assert_memory_equal(one.sum, two.sum, one.sum_len);
-	free(one.rows);
-	free(one.sum);
-	free(two.rows);
-	free(two.sum);
+	/* (pCPU rows too: the accumulator's own fused view) */
+	assert_non_null(strstr(one.rows, "\"kind\":\"pcpu\""));
+	same_bytes(&one, &two);
+	same_bytes(&one, &one0);
+	struct out *each[] = { &one, &two, &one0, &two0 };
+	for (unsigned i = 0; i < 4; i++) {
+		assert_true(each[i]->counted > 100);
+		assert_int_equal(each[i]->teed, each[i]->counted);
+		assert_int_equal(each[i]->teed_ended, each[i]->counted_ended);
+	}
+	same_bytes(&one, &two0);
+	struct out *all[] = { &one, &two, &one0, &two0 };
+	for (unsigned i = 0; i < 4; i++) {
+		free(all[i]->rows);
+		free(all[i]->sum);
+	}
 }
 
 static void test_synth_read_once(void **state)

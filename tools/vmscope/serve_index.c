@@ -73,21 +73,23 @@ static void optional_section(char **buf, size_t *len, int (*write)(void *ctx, FI
 static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 {
 	struct vms_sinks sinks;
-	/* (the rows take the page's fused CPU view: one view of the run, not two) */
-	struct vms_serve_rows_acc *rows = vms_serve_rows_begin(c->s, &sinks, false, err);
+	struct vms_serve_rows_acc *rows = vms_serve_rows_begin(c->s, &sinks, err);
 	if (!rows)
 		return -1;
 	/* the server answers windows exactly: the page keeps no records nor summary timeline
 	 * of its own */
 	const struct vms_html_opts ho = { .vcpu = -1, .summary_only = true, .served = true };
 	struct vms_html *h = vms_html_new(NULL, &ho);
-	if (h)
-		vms_html_tee_pcpu(h, vms_serve_rows_pcpu, rows);
 	struct vms_observer obs, lo, fo;
 	struct vms_latency *lat = vms_latency_new(NULL, NULL, NULL, &lo);
 	struct vms_findings *fd = vms_findings_new(NULL, &fo);
-	if (h)
+	if (h) {
+		/* the page's exit histograms in the rows' thread, with the rows' exits (what
+		 * else the served page takes of the run is at its start and finish) */
 		obs = vms_html_observer(h);
+		vms_serve_rows_tee_exits(rows, obs.exit_end, obs.ctx);
+		obs.exit_end = NULL;
+	}
 	if (!h || !lat || !fd || vms_session_observe(c->s, &lo) < 0 ||
 	    vms_session_observe(c->s, &fo) < 0 || vms_session_observe(c->s, &obs) < 0) {
 		vms_html_free(h);
