@@ -76,7 +76,16 @@ void sr_row_id(char *buf, size_t len, uint8_t k, uint32_t a, int32_t b);
 struct row *sr_row_get(struct q *q, uint8_t k, uint32_t a, int32_t b);
 /* Add ns of [s, e) to the pixels it covers, in category cat. */
 void sr_fold(const struct q *q, uint64_t *sum, uint64_t s, uint64_t e, uint32_t cat);
-uint32_t sr_cat_of(const struct row *r, const struct ival *v);
+/* The summary category of an interval of row r (every interval of a run asks: inline) */
+static inline uint32_t sr_cat_of(const struct row *r, const struct ival *v)
+{
+	if (r->kind == ROW_VCPU)
+		return (uint32_t)v->b < NCAT ? (uint32_t)v->b : 0;
+	if (r->kind == ROW_THREAD)
+		return (uint32_t)v->a < NCAT ? (uint32_t)v->a : 0;
+	/* pCPU: 0 unknown, 1 host idle, 2 host thread, 3 guest mode */
+	return v->a >= 0 ? 3 : v->c < 0 ? 0 : v->c == 0 ? 1 : 2;
+}
 /* An interval of the window: kept exactly while there are at most 2 per pixel, then folded. */
 void sr_add(struct q *q, struct row *r, const struct ival *v);
 /* An exit of the window, likewise (counts per pixel past 2 per pixel). */

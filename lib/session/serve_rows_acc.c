@@ -58,19 +58,28 @@ struct vms_serve_rows_acc {
 
 /* ---- what the second stage does (or the reading thread, unthreaded) ---- */
 
-/* The slot of row (k, a, b), its row listed (list: an interval's) and its summary row found
- * (when the recorder has started). */
-static struct acc_slot *acc_row(struct vms_serve_rows_acc *a, uint8_t k, uint32_t m, int32_t b,
-				bool list)
+/* acc_row's slot c of row (k, m, b) made, listed (list) and its summary row found */
+static __attribute__((noinline)) void acc_row_fill(struct vms_serve_rows_acc *a,
+						   struct acc_slot *c, uint64_t key, uint8_t k,
+						   uint32_t m, int32_t b, bool list)
 {
-	uint64_t key = sr_row_key(k, m, b);
-	struct acc_slot *c = &a->cache[vms_keymap_slot(key, 8)];
 	if (c->key1 != key + 1)
 		*c = (struct acc_slot){ .key1 = key + 1, .sum = -1 };
 	if (list && !c->listed)
 		c->listed = sr_row_get(&a->q, k, m, b) != NULL;
 	if (c->sum < 0)
 		c->sum = vms_serve_summary_rec_row(a->sum, k, m, b);
+}
+
+/* The slot of row (k, a, b), its row listed (list: an interval's) and its summary row found
+ * (when the recorder has started). Every interval of the run asks: a hit is tested inline. */
+static inline struct acc_slot *acc_row(struct vms_serve_rows_acc *a, uint8_t k, uint32_t m,
+				       int32_t b, bool list)
+{
+	uint64_t key = sr_row_key(k, m, b);
+	struct acc_slot *c = &a->cache[vms_keymap_slot(key, 8)];
+	if (__builtin_expect(c->key1 != key + 1 || (list && !c->listed) || c->sum < 0, 0))
+		acc_row_fill(a, c, key, k, m, b, list);
 	return c;
 }
 

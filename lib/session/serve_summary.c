@@ -130,7 +130,7 @@ static void coarsen(struct vms_serve_summary_rec *r)
 }
 
 /* The buckets reach time t (coarser as long as they do not). */
-static void reach(struct vms_serve_summary_rec *r, uint64_t t)
+static inline void reach(struct vms_serve_summary_rec *r, uint64_t t)
 {
 	while (t > r->origin && (t - r->origin) >> r->lb >= r->B)
 		coarsen(r);
@@ -281,6 +281,12 @@ void vms_serve_summary_rec_ival_at(struct vms_serve_summary_rec *r, int32_t row,
 	uint64_t s = v->s < r->origin ? r->origin : v->s;
 	uint64_t k = (s - r->origin) >> r->lb;
 	w->starts[k]++;
+	if (s < v->e && v->e - r->origin <= (k + 1) << r->lb) {
+		/* within one bucket (most are: a bucket holds 1024 events or more) */
+		w->ns[k * NCAT + cat] += v->e - s;
+		s = v->e;
+		k++;
+	}
 	while (s < v->e && k < r->B) {
 		uint64_t be = r->origin + ((k + 1) << r->lb);
 		uint64_t x = v->e < be ? v->e : be;

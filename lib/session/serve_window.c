@@ -79,16 +79,6 @@ void sr_fold(const struct q *q, uint64_t *sum, uint64_t s, uint64_t e, uint32_t 
 	}
 }
 
-uint32_t sr_cat_of(const struct row *r, const struct ival *v)
-{
-	if (r->kind == ROW_VCPU)
-		return (uint32_t)v->b < NCAT ? (uint32_t)v->b : 0;
-	if (r->kind == ROW_THREAD)
-		return (uint32_t)v->a < NCAT ? (uint32_t)v->a : 0;
-	/* pCPU: 0 unknown, 1 host idle, 2 host thread, 3 guest mode */
-	return v->a >= 0 ? 3 : v->c < 0 ? 0 : v->c == 0 ? 1 : 2;
-}
-
 void sr_add(struct q *q, struct row *r, const struct ival *v)
 {
 	if (!r || q->oom)
