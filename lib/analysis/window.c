@@ -366,15 +366,68 @@ static int put_bytes(FILE *f, const void *p, size_t n)
 	return n && fwrite(p, 1, n, f) != n ? -1 : 0;
 }
 
+/* The kept observations as written: each field copied into zeroed bytes. The gate keeps
+ * an observation by assignment, which copies its padding too, and that is whatever the
+ * publisher's stack held (pointer bytes among them): two runs of the same traces would write
+ * different checkpoints. (vms_obs_exit and vms_obs_cpu_occupant have no padding.) */
+static void canon_state(struct vms_obs_vcpu_state *c)
+{
+	struct vms_obs_vcpu_state o = *c;
+	memset(c, 0, sizeof *c);
+	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx, c->t = o.t;
+	c->status = o.status, c->old_status = o.old_status;
+	c->state = o.state, c->old_state = o.old_state;
+	c->gtid = o.gtid, c->host = o.host, c->host_tid = o.host_tid, c->host_cpu = o.host_cpu;
+	c->exit_reason = o.exit_reason, c->isa = o.isa, c->halt_polling = o.halt_polling;
+	c->layer = o.layer;
+}
+
+static void canon_switch(struct vms_obs_guest_switch *c)
+{
+	struct vms_obs_guest_switch o = *c;
+	memset(c, 0, sizeof *c);   /* (the names' pointers NULL) */
+	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx, c->t = o.t;
+	c->prev_tid = o.prev_tid, c->next_tid = o.next_tid, c->prev_state = o.prev_state;
+}
+
+static void canon_mode(struct vms_obs_vcpu_mode *c)
+{
+	struct vms_obs_vcpu_mode o = *c;
+	memset(c, 0, sizeof *c);
+	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx, c->host = o.host;
+	c->host_cpu = o.host_cpu, c->host_tid = o.host_tid, c->t = o.t;
+	c->guest_mode = o.guest_mode;
+}
+
+static void canon_instead(struct vms_obs_vcpu_instead *c)
+{
+	struct vms_obs_vcpu_instead o = *c;
+	memset(c, 0, sizeof *c);   /* (the name's pointer NULL) */
+	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx, c->t = o.t;
+	c->host = o.host, c->host_cpu = o.host_cpu, c->tid = o.tid;
+	c->unattributed = o.unattributed;
+}
+
+static void canon_run(struct vms_obs_cpu_run *c)
+{
+	struct vms_obs_cpu_run o = *c;
+	memset(c, 0, sizeof *c);   /* (the name's pointer NULL) */
+	c->host = o.host, c->cpu = o.cpu, c->t = o.t, c->tid = o.tid, c->prev_tid = o.prev_tid;
+	c->prev_state = o.prev_state, c->guest = o.guest, c->vcpu = o.vcpu, c->vidx = o.vidx;
+}
+
 int an_gate_snapshot(const struct an_gate *g, FILE *f)
 {
 	uint32_t h[4] = { GATE_MAGIC, g->nr_v, (uint32_t)sizeof(struct gw_vcpu),
 			  (uint32_t)sizeof(struct gw_cpu) };
 	int bad = put_bytes(f, h, sizeof h);
 	for (uint32_t i = 0; i < g->nr_v; i++) {
-		struct gw_vcpu v = g->v[i];
-		v.sw.prev_comm = v.sw.next_comm = NULL;
-		v.instead.comm = NULL;
+		struct gw_vcpu v;
+		memcpy(&v, &g->v[i], sizeof v);   /* (its own padding: calloc's zeros) */
+		canon_state(&v.state);
+		canon_switch(&v.sw);
+		canon_mode(&v.mode);
+		canon_instead(&v.instead);
 		bad |= put_bytes(f, &v, sizeof v);
 	}
 	/* the keys, by index (the map holds key -> index) */
@@ -387,8 +440,10 @@ int an_gate_snapshot(const struct an_gate *g, FILE *f)
 			keys[k->vals[i]] = k->keys[i];
 	bad |= put_bytes(f, &g->nr_cpu, 4);
 	for (uint32_t i = 0; i < g->nr_cpu; i++) {
-		struct gw_cpu c = g->cpu[i];
-		c.run.comm = c.occ.comm = NULL;
+		struct gw_cpu c;
+		memcpy(&c, &g->cpu[i], sizeof c);   /* (its own padding: memset when made) */
+		canon_run(&c.run);
+		c.occ.comm = NULL;
 		bad |= put_bytes(f, &keys[i], 8) | put_bytes(f, &c, sizeof c);
 	}
 	free(keys);

@@ -106,6 +106,20 @@ key = b[20:20 + kl].decode()
 ok(os.path.realpath(tr[0]) in key and ('size %d ' % os.path.getsize(tr[0])) in key,
    'index: the key names the traces by absolute path and size')
 
+# the same traces give the same file, byte for byte: with checkpoints (every 5000 events
+# here), whose kept observations hold no padding bytes of the publisher's stack, and whether
+# the rows are made in their own thread or in the reading one (VMS_SERVE_ROWS_THREADS=0)
+det = []
+for i, extra in enumerate(({}, {}, {'VMS_SERVE_ROWS_THREADS': '0'})):
+    f = os.path.join(TMP, 'det%d.vmsidx' % i)
+    r = index(['--force', '-o', f] + tr, dict(ENV, VMS_SERVE_CKPT_EVERY='5000', **extra))
+    det.append(open(f, 'rb').read() if r.returncode == 0 else r.stderr.encode())
+db, _, _, dsect = parse(os.path.join(TMP, 'det0.vmsidx'))
+ok(4 in [x[1] for x in dsect] and len(content(db, dsect, 4)) > 1000 and
+   det[0] == det[1] == det[2],
+   'index: two builds, and one without the rows\' thread, write the same bytes (with '
+   'checkpoints)', '%d %d %d bytes' % tuple(len(x) for x in det))
+
 # the index's sections are the bytes serve computes without one
 plain, _ = serve_answers(tr, ['--no-index'])
 rows = content(b, sect, 3)
