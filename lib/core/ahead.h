@@ -30,7 +30,8 @@ struct vms_ahead {
 	bool busy;     /* a job (or the reading thread) decodes its next block */
 	bool ended;    /* the block of its end (or error) is decoded */
 	bool stale;    /* decoded ahead under a setting since replaced: the reader replays */
-	uint64_t taken; /* events the reader took since the rewind */
+	uint64_t taken; /* events the reader took since the rewind (a reader may add a block's
+			 * when done with it, counting those of cur itself: CTF) */
 };
 
 /* What a reader's blocks are, for the queue to make and fill them. */

@@ -14,7 +14,10 @@
  * ahead of the reader and seek must drop what it decoded). Also through the merge (its marks
  * serialised and restarted in fresh sources, as for trace.dat), set_wanted after a seek with
  * blocks decoded ahead (the pool replays from the position), and hostile positions: each an
- * error with the path in the message, the stream failing until a good seek, never a crash. */
+ * error with the path in the message, the stream failing until a good seek, never a crash.
+ * And tell and format_event with the pool, after every event and after the end, give the
+ * words and text of reading alone (test_tell_as_alone; the pool keeps a packet's part of the
+ * positions once per packet of a block), also on a recording of 1- to 8-event packets. */
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,7 +30,11 @@
 
 void vms_ctf_counters(const struct vms_source *src, uint64_t *decoded, bool *pooled);
 
-static char synth_host[2100], synth_guest[2100], vmst_dir[2100];
+static char synth_host[2100], synth_guest[2100], vmst_dir[2100], vmst_small[2100];
+
+/* vmst_small's events: a multiple of the pool's blocks of 256 (one stream), so that its last
+ * block is full and the end comes in a block of none */
+#define SMALL_EVENTS (40 * 256)
 
 /* VMS_THREADS_TEST_LIGHT=1 (ThreadSanitizer, scripts/test.sh): the pool at 2 threads only,
  * the second LTTng trace and its merge left out */
@@ -135,6 +142,134 @@ static void test_vmstrace(void **state)
 {
 	(void)state;
 	check_trace(vmst_dir);
+}
+
+/* One stream read to its end with tell() and format_event after every event and after the
+ * end (pos[n], text[n]: those of the last event still). */
+struct told {
+	uint64_t n, packets;          /* events, and those first in their packet */
+	struct vms_stream_pos *pos;
+	uint64_t *text;               /* format_event's text, hashed */
+};
+
+static void tell_each(struct vms_source *src, uint32_t stream, struct told *t)
+{
+	uint64_t cap = 0;
+	memset(t, 0, sizeof *t);
+	int rc;
+	for (;;) {
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			t->pos = realloc(t->pos, cap * sizeof *t->pos);
+			t->text = realloc(t->text, cap * sizeof *t->text);
+			assert_true(t->pos && t->text);
+		}
+		struct vms_event ev;
+		char buf[512];
+		rc = src->ops->next(src, stream, &ev);
+		assert_int_equal(vms_source_tell(src, stream, &t->pos[t->n]), 0);
+		assert_int_equal(src->ops->format_event(src, stream, buf, sizeof buf), 0);
+		t->text[t->n] = vms_test_mix(0, buf, strlen(buf));
+		if (rc != 1)
+			break;
+		t->packets += t->pos[t->n].w[2] == 0;
+		t->n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_true(t->n > 0);
+	assert_memory_equal(&t->pos[t->n], &t->pos[t->n - 1], sizeof t->pos[0]);
+}
+
+/* With the pool (the packet's part of a position kept once per packet of a block, put
+ * together when told), tell after every event and after the end gives the words reading
+ * alone gives (whose positions test_scp_src and the others check by seeking to them), and
+ * format_event its text; after a seek into a packet (the block's first events in the packet
+ * entered), and to a packet's first event, the same from there. vmst_small: packets of 1 to
+ * 8 events (a flush after each run), so that a block holds dozens. */
+static void tell_as_alone(const char *trace)
+{
+	struct vms_source *alone = open_at(trace, 1), *pool = open_at(trace, 2);
+	uint32_t ns = alone->ops->nr_streams(alone);
+	assert_int_equal(pool->ops->nr_streams(pool), ns);
+	uint64_t events = 0, packets = 0;
+	for (uint32_t s = 0; s < ns; s++) {
+		struct told a, p;
+		tell_each(alone, s, &a);
+		tell_each(pool, s, &p);
+		assert_int_equal(p.n, a.n);
+		for (uint64_t k = 0; k <= a.n; k++) {
+			if (memcmp(&p.pos[k], &a.pos[k], sizeof a.pos[k]) != 0)
+				fail_msg("%s: stream %u: tell after event %" PRIu64 " of %" PRIu64
+					 " differs from reading alone's", trace, s, k, a.n);
+			if (p.text[k] != a.text[k])
+				fail_msg("%s: stream %u: format_event after event %" PRIu64
+					 " differs from reading alone's", trace, s, k);
+		}
+		/* from positions in the middle of a packet, and at a packet's first event */
+		uint64_t from[3] = { a.n / 3, a.n / 2, a.n - 1 };
+		for (uint64_t k = a.n / 2; k < a.n; k++)
+			if (a.pos[k].w[2] == 0) {
+				from[2] = k;
+				break;
+			}
+		for (int i = 0; i < 3; i++) {
+			vms_error_clear(&pool->err);
+			assert_int_equal(vms_source_seek(pool, s, &a.pos[from[i]]), 0);
+			struct vms_event ev;
+			struct vms_stream_pos again;
+			for (uint64_t k = from[i]; k < a.n; k++) {
+				assert_int_equal(pool->ops->next(pool, s, &ev), 1);
+				assert_int_equal(vms_source_tell(pool, s, &again), 0);
+				if (memcmp(&again, &a.pos[k], sizeof again) != 0)
+					fail_msg("%s: stream %u: from event %" PRIu64 ", tell after %"
+						 PRIu64 " differs", trace, s, from[i], k);
+			}
+			assert_int_equal(pool->ops->next(pool, s, &ev), 0);
+			assert_int_equal(vms_source_tell(pool, s, &again), 0);
+			assert_memory_equal(&again, &a.pos[a.n - 1], sizeof again);
+		}
+		/* read to the end telling nothing (the pool keeps the last event's position as
+		 * its block goes), once with the filter changed at the last event (a replay of
+		 * the stream when a block was decoded ahead: its events go too) */
+		for (int way = 0; way < 2; way++) {
+			struct vms_source *q = open_at(trace, 2);
+			struct vms_event ev;
+			struct vms_stream_pos end;
+			for (uint64_t k = 0; k < a.n; k++)
+				assert_int_equal(q->ops->next(q, s, &ev), 1);
+			bool only[VMS_K_COUNT] = { false };
+			if (way)
+				q->ops->set_wanted(q, only);
+			assert_int_equal(q->ops->next(q, s, &ev), 0);
+			assert_int_equal(vms_source_tell(q, s, &end), 0);
+			assert_memory_equal(&end, &a.pos[a.n - 1], sizeof end);
+			vms_source_close(q);
+		}
+		events += a.n;
+		packets += a.packets;
+		free(a.pos);
+		free(a.text);
+		free(p.pos);
+		free(p.text);
+	}
+	vms_source_close(alone);
+	vms_source_close(pool);
+	print_message("# %s: %" PRIu64 " events in %" PRIu64 " packets\n", trace, events, packets);
+	if (trace == vmst_small) {
+		assert_int_equal(events, SMALL_EVENTS);
+		assert_true(packets > events / 8); /* dozens in each block */
+	}
+}
+
+static void test_tell_as_alone(void **state)
+{
+	(void)state;
+	const char *scp = vms_test_trace("tcp-sync/scp_src");
+	tell_as_alone(vmst_small);
+	tell_as_alone(vmst_dir);
+	tell_as_alone(synth_host);
+	VMS_REQUIRE_TRACE(scp);
+	tell_as_alone(scp);
 }
 
 /* set_wanted after a seek, with blocks decoded ahead under the first filter: the events are
@@ -349,8 +484,37 @@ static void test_hostile(void **state)
 	}
 }
 
-/* A synthesized LTTng pair, and a libvmstrace recording of 40,000 events in 4 KiB
- * sub-buffers (a packet each). */
+/* A libvmstrace recording into dir, by a child (the tracer's exit flush closes the trace):
+ * 40,000 events in 4 KiB sub-buffers (a packet each), or (small) SMALL_EVENTS in runs of 1
+ * to 8, each flushed (a packet per run, nothing dropped). */
+static int record_vmst(const char *dir, bool small)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char c[2300];
+		snprintf(c, sizeof c, "file=%s,enable=vmst_test_seq,bufsize=%s,subbufs=16", dir,
+			 small ? "4K" : "64K");
+		if (vmst_init(c))
+			_exit(1);
+		for (uint32_t i = 0; !small && i < 40000; i++)
+			trace_vmst_test_seq(0, i);
+		uint64_t seed = 7;
+		for (uint32_t i = 0; small && i < SMALL_EVENTS;) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			for (uint32_t run = 1 + (uint32_t)(seed >> 61); run && i < SMALL_EVENTS; run--)
+				trace_vmst_test_seq(1, i++);
+			vmst_flush();
+		}
+		exit(0);
+	}
+	int st;
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* A synthesized LTTng pair and the two libvmstrace recordings. */
 static int setup(void **state)
 {
 	(void)state;
@@ -360,7 +524,9 @@ static int setup(void **state)
 	snprintf(synth_host, sizeof synth_host, "%s/host", dir);
 	snprintf(synth_guest, sizeof synth_guest, "%s/guest", dir);
 	snprintf(vmst_dir, sizeof vmst_dir, "%s/vmst", dir);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", synth_host, synth_guest, vmst_dir);
+	snprintf(vmst_small, sizeof vmst_small, "%s/vmst-small", dir);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s' '%s'", synth_host, synth_guest, vmst_dir,
+		 vmst_small);
 	if (system(cmd) != 0)
 		return -1;
 	struct vms_synth_config cfg;
@@ -376,24 +542,7 @@ static int setup(void **state)
 		print_message("# synth: %s\n", err.msg);
 		return -1;
 	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char c[2300];
-		snprintf(c, sizeof c, "file=%s,enable=vmst_test_seq,bufsize=64K,subbufs=16",
-			 vmst_dir);
-		if (vmst_init(c))
-			_exit(1);
-		for (uint32_t i = 0; i < 40000; i++)
-			trace_vmst_test_seq(0, i);
-		exit(0);
-	}
-	int st;
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return -1;
-	return 0;
+	return record_vmst(vmst_dir, false) || record_vmst(vmst_small, true) ? -1 : 0;
 }
 
 int main(void)
@@ -406,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_synth_host),
 		cmocka_unit_test(test_vmstrace),
 		cmocka_unit_test(test_filter_after_seek),
+		cmocka_unit_test(test_tell_as_alone),
 		cmocka_unit_test(test_merge_tcp_sync),
 		cmocka_unit_test(test_merge_synth),
 	};

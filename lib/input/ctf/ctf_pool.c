@@ -12,6 +12,13 @@
  * flags and errors are the same. The reading thread, when the block it needs is neither
  * decoded nor claimed, claims and decodes it itself; when a worker is decoding it, it waits.
  *
+ * Per event the reading thread only copies the event out (ctf_pool_next): the lock, the
+ * count of events taken (for a replay) and the position of the last event handed out (for
+ * tell and format_event) are done once per block (next_block), or when asked for
+ * (ctf_pool_last: a block keeps each event's start, and its packets' part once per packet,
+ * struct cq_run; a copy of the whole position with each event, and out of the block with
+ * it, cost ~45 of ~566 instructions per event, callgrind on bench_ctf_read -m).
+ *
  * The filter (set_wanted) decides what is decoded: it changes only with no job running,
  * and a stream that has events decoded ahead under the old one is read again from its
  * start up to where the reader was, under the old filter, when next asked for (the
@@ -30,18 +37,33 @@
  * report on scp_src, 2.4 MB: 0.014 s alone, 0.017 s with a worker). */
 #define POOL_MIN_BYTES (8u << 20)
 
-struct cq_ent {
-	struct vms_event ev;
-	struct ctf_pos at;
-	char sb[2][64];
+/* The packet of a run of a block's events: those from `first` to the next run's first lie
+ * in it, event `first` at index k0. Runs start at different events, the first at event 0,
+ * so a block has at most as many as events (per_block, the room made for them). */
+struct cq_run {
+	uint32_t first;
+	const struct sclass *sc;
+	uint64_t pkt_off, end, k0;
+	struct ctf_pkt_state pk;
 };
 
+/* The events apart from the rest: what the reading thread reads of each, from the worker's
+ * core, is its 88 bytes one after the other; their starts (tell, format_event), strings (few
+ * events have any) and packets (a few per block) follow. */
 struct cq_block {
 	uint32_t stream;
 	uint32_t n;                   /* events decoded */
+	uint32_t nrun;                /* runs: >= 1 when n > 0 */
 	int status;                   /* after them: 1 more to come, 0 the end, <0 an error */
-	struct cq_ent e[];
+	struct ctf_at *at;            /* event i's start; these four per_block, after ev[] */
+	struct cq_run *run;
+	char (*sb)[2][64];            /* event i's strings (its ev's point to them) */
+	struct vms_event ev[];
 };
+
+/* what a block holds per event it has room for */
+#define CQ_SLOT (sizeof(struct vms_event) + sizeof(struct ctf_at) + sizeof(struct cq_run) + \
+		 sizeof(char[2][64]))
 
 struct ctf_pool {
 	struct vms_pool_client pc;
@@ -61,8 +83,12 @@ static struct ctf_pool *client_pool(struct vms_pool_client *c)
 /* Under the lock: b is to hold the stream's next events. */
 static void prepare(void *ctx, uint32_t stream, void *block)
 {
-	(void)ctx;
-	((struct cq_block *)block)->stream = stream;
+	const struct ctf_pool *p = ctx;
+	struct cq_block *b = block;
+	b->stream = stream;
+	b->at = (struct ctf_at *)(void *)&b->ev[p->per_block];
+	b->run = (struct cq_run *)(void *)&b->at[p->per_block];
+	b->sb = (char (*)[2][64])(void *)&b->run[p->per_block];
 }
 
 static bool block_last(const void *b)
@@ -79,6 +105,17 @@ static int pool_claim(struct vms_pool_client *pc, void **job)
 			       job);
 }
 
+/* From event i of b on, the events lie in s's current packet, event i at index k0. */
+static void add_run(struct cq_block *b, const struct cstream *s, uint32_t i, uint64_t k0)
+{
+	/* a run with no event (the one fill_block starts with, when its first event opens a
+	 * packet) is replaced: so runs start at different events, at most one per event */
+	if (b->nrun && b->run[b->nrun - 1].first == i)
+		b->nrun--;
+	b->run[b->nrun++] = (struct cq_run){ .first = i, .sc = s->sc, .pkt_off = s->pkt_off,
+					     .end = s->end, .k0 = k0, .pk = s->pk };
+}
+
 /* Without the lock, by the job's holder: the stream's next events into b. */
 static void fill_block(struct ctf_pool *p, struct cq_block *b, struct plan_rf *rf)
 {
@@ -86,16 +123,22 @@ static void fill_block(struct ctf_pool *p, struct cq_block *b, struct plan_rf *r
 	struct cstream *s = &c->st[b->stream];
 	uint32_t i = 0;
 	int r = 1;
+	b->nrun = 0;
+	/* the packet the stream is in holds the events until one opens another (after a seek,
+	 * or a block that ended inside a packet, the first ones) */
+	add_run(b, s, 0, s->pkt_k);
 	while (i < p->per_block) {
-		struct cq_ent *e = &b->e[i];
-		r = ctf_decode_next(s, b->stream, rf, &c->flt, &s->q.err, &e->ev, e->sb, &e->at);
-		if (r != 1)
-			break;
-		e->at.pk = s->pk; /* for tell: the stream moves on to other packets */
+		r = ctf_decode_next(s, b->stream, rf, &c->flt, &s->q.err, &b->ev[i], b->sb[i],
+				    &b->at[i]);
+		if (r != 1) {
+			if (r != CTF_NEW_PACKET)
+				break;
+			add_run(b, s, i, 0);
+		}
 		i++;
 	}
 	b->n = i;
-	b->status = r;
+	b->status = r > 0 ? 1 : r;
 	atomic_fetch_add_explicit(&c->decoded_pool, i, memory_order_relaxed);
 }
 
@@ -136,7 +179,7 @@ void ctf_pool_start(struct ctf *c)
 	uint64_t min = env && *env ? strtoull(env, NULL, 10) : POOL_MIN_BYTES;
 	if (bytes < min || c->n == 0 || vms_pool_threads() < 2)
 		return;
-	uint64_t per = CQ_MEM / ((uint64_t)c->n * (VMS_AHEAD_DEPTH + 1) * sizeof(struct cq_ent));
+	uint64_t per = CQ_MEM / ((uint64_t)c->n * (VMS_AHEAD_DEPTH + 1) * CQ_SLOT);
 	if (per < CQ_MIN_EVENTS)
 		return; /* thousands of streams: read alone, in the memory of one */
 	struct ctf_pool *p = calloc(1, sizeof *p);
@@ -150,7 +193,7 @@ void ctf_pool_start(struct ctf *c)
 	p->c = c;
 	p->per_block = per < CQ_MAX_EVENTS ? (uint32_t)per : CQ_MAX_EVENTS;
 	p->ops = (struct vms_ahead_ops){
-		.block_bytes = sizeof(struct cq_block) + p->per_block * sizeof(struct cq_ent),
+		.block_bytes = sizeof(struct cq_block) + p->per_block * CQ_SLOT,
 		.prepare = prepare, .fill = fill_here, .last = block_last, .ctx = p };
 	p->pc.claim = pool_claim;
 	p->pc.run = pool_run;
@@ -194,7 +237,7 @@ static void reset_queue(struct cstream *s)
 {
 	struct ctf_queue *q = &s->q;
 	vms_ahead_reset(&q->aq);
-	q->cur_i = 0;
+	q->cur_i = q->cur_n = 0;
 	vms_error_clear(&q->err);
 	ctf_reset_stream(s);
 }
@@ -237,6 +280,7 @@ void ctf_pool_set_wanted(struct ctf *c, const bool *wanted)
 				 * sched_switch gives) */
 				q->aq.stale = true;
 				q->replay = c->flt;
+				q->cur_n = 0; /* the reader's next() replays first */
 			}
 		}
 		c->flt = nf;
@@ -251,8 +295,9 @@ static int replay(struct vms_source *src, struct ctf *c, uint32_t stream)
 {
 	struct cstream *s = &c->st[stream];
 	struct ctf_queue *q = &s->q;
-	uint64_t taken = q->aq.taken;
+	uint64_t taken = q->aq.taken + q->cur_i;
 	struct ctf_filter old = q->replay;
+	ctf_pool_last(s); /* kept: its block goes, and the stream may end before another */
 	vms_pool_lock();
 	reset_queue(s);
 	vms_pool_unlock();
@@ -263,7 +308,7 @@ static int replay(struct vms_source *src, struct ctf *c, uint32_t stream)
 			return r;
 	}
 	struct vms_event ev;
-	struct ctf_pos at;
+	struct ctf_at at;
 	for (uint64_t i = 0; i < taken; i++) {
 		int r = ctf_decode_next(s, stream, &c->rf, &old, &src->err, &ev, s->sbuf, &at);
 		if (r <= 0)
@@ -277,7 +322,37 @@ static int replay(struct vms_source *src, struct ctf *c, uint32_t stream)
 	return 1;
 }
 
-int ctf_pool_next(struct vms_source *src, struct ctf *c, uint32_t stream, struct vms_event *ev)
+/* The position of event i of b (b->nrun >= 1: i < b->n). */
+static void pos_of(const struct cq_block *b, uint32_t i, struct ctf_pos *at)
+{
+	uint32_t lo = 0, hi = b->nrun; /* the last run whose first <= i: run 0's first is 0 */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (b->run[mid].first <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const struct cq_run *r = &b->run[lo];
+	*at = (struct ctf_pos){ .sc = r->sc, .pkt_off = r->pkt_off, .end = r->end,
+				.k = r->k0 + (i - r->first), .at = b->at[i], .pk = r->pk };
+}
+
+const struct ctf_pos *ctf_pool_last(struct cstream *s)
+{
+	const struct cq_block *cur = s->q.aq.cur;
+	if (cur && s->q.cur_i > 0)
+		pos_of(cur, s->q.cur_i - 1, &s->last);
+	/* else none handed out of cur: the last one was of the block before, kept */
+	return &s->last;
+}
+
+/* The reading thread, aq.cur handed out (or none, or a replay due): its end or error again,
+ * else the next block's first event. What was taken of the block given back is counted
+ * here (aq.taken: the events of the blocks given back since the rewind, cur_i those of
+ * cur) and its last event's position kept, once per block. */
+static __attribute__((noinline)) int next_block(struct vms_source *src, struct ctf *c,
+						uint32_t stream, struct vms_event *ev)
 {
 	struct cstream *s = &c->st[stream];
 	struct ctf_queue *q = &s->q;
@@ -289,38 +364,50 @@ int ctf_pool_next(struct vms_source *src, struct ctf *c, uint32_t stream, struct
 		}
 	}
 	const struct cq_block *cur = q->aq.cur;
-	if (!cur || q->cur_i >= cur->n) {
-		if (cur && cur->status != 1) {
-			/* the end, or the error, again (as reading alone repeats it) */
-			s->have_last = false;
-			if (cur->status == 0)
-				return 0;
-			return vms_error_set(&src->err, q->err.status ? q->err.status
-					     : VMS_ERR_FORMAT, "%s", q->err.msg);
-		}
-		vms_pool_lock();
-		bool got = vms_ahead_next(&q->aq, &c->pool->ops, stream);
-		if (got && q->aq.nready <= CQ_KICK && !q->aq.ended)
-			vms_pool_kick(); /* a few blocks per wake-up, not one */
-		if (!got) {
-			/* no job on the stream: its cursor is still */
-			uint64_t at = s->next_pkt;
-			vms_pool_unlock();
-			s->have_last = false;
-			return vms_error_nomem_at(&src->err, s->path, at);
-		}
-		vms_pool_unlock();
-		q->cur_i = 0;
-		cur = q->aq.cur;
-		if (cur->n == 0)
-			return ctf_pool_next(src, c, stream, ev); /* an end or error right away */
+	if (cur && cur->status != 1) {
+		/* the end, or the error, again (as reading alone repeats it) */
+		s->have_last = false;
+		if (cur->status == 0)
+			return 0;
+		return vms_error_set(&src->err, q->err.status ? q->err.status : VMS_ERR_FORMAT,
+				     "%s", q->err.msg);
 	}
-	const struct cq_ent *e = &cur->e[q->cur_i++];
-	*ev = e->ev;
-	s->last = e->at;
-	s->have_last = true;
-	q->aq.taken++;
+	if (cur) {
+		ctf_pool_last(s); /* the next block may hold none (the end) */
+		q->aq.taken += q->cur_i;
+	}
+	q->cur_i = q->cur_n = 0;
+	vms_pool_lock();
+	bool got = vms_ahead_next(&q->aq, &c->pool->ops, stream);
+	if (got && q->aq.nready <= CQ_KICK && !q->aq.ended)
+		vms_pool_kick(); /* a few blocks per wake-up, not one */
+	if (!got) {
+		/* no job on the stream: its cursor is still */
+		uint64_t at = s->next_pkt;
+		vms_pool_unlock();
+		s->have_last = false;
+		return vms_error_nomem_at(&src->err, s->path, at);
+	}
+	vms_pool_unlock();
+	cur = q->aq.cur;
+	if (cur->n == 0)
+		return next_block(src, c, stream, ev); /* an end or error right away */
+	q->cur_n = cur->n;
+	q->cur_i = 1;
+	*ev = cur->ev[0];
+	s->have_last = true; /* and so while cur_i < cur_n (reset_queue, set_wanted zero it) */
 	return 1;
+}
+
+int ctf_pool_next(struct vms_source *src, struct ctf *c, uint32_t stream, struct vms_event *ev)
+{
+	struct ctf_queue *q = &c->st[stream].q;
+	if (q->cur_i < q->cur_n) {
+		const struct cq_block *cur = q->aq.cur;
+		*ev = cur->ev[q->cur_i++];
+		return 1;
+	}
+	return next_block(src, c, stream, ev);
 }
 
 /* The stream's jobs stopped (none runs while the source is quiesced) and its queue emptied,

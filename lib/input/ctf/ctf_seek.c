@@ -10,9 +10,9 @@
  * reading checks it), restores that state and decodes the packet's first k events again,
  * discarding them: an event's start is only known by decoding the events before it, and
  * the clock (whose upper bits a compact header leaves out) and the thread are what those
- * events leave. The pool's workers decode ahead of the reader, so the position is taken
- * when each event is decoded (struct ctf_pos), and tell gives the one of the event
- * returned last.
+ * events leave. The pool's workers decode ahead of the reader, so each event's start is
+ * kept as it is decoded and its packet's part once per packet of a block (ctf_pool.c), and
+ * tell puts together the one of the event returned last.
  *
  * Words: w[0] CTF_POS_TAG | stream << 8 | flags, w[1] the packet's offset, w[2] the event's
  * index in the packet, w[3] the clock after the packet's header and context, w[4] the
@@ -34,9 +34,9 @@
 #define CTF_POS_LOST_PENDING 4u
 #define CTF_POS_FLAGS 7u
 
-static void put(struct vms_stream_pos *pos, uint32_t stream, const struct ctf_pos *at,
-		const struct ctf_pkt_state *pk)
+static void put(struct vms_stream_pos *pos, uint32_t stream, const struct ctf_pos *at)
 {
+	const struct ctf_pkt_state *pk = &at->pk;
 	pos->w[0] = CTF_POS_TAG | (uint64_t)stream << 8 | CTF_POS_STARTED |
 		    (pk->have_last_ts ? CTF_POS_HAVE_LAST_TS : 0) |
 		    (pk->lost_pending ? CTF_POS_LOST_PENDING : 0);
@@ -46,7 +46,7 @@ static void put(struct vms_stream_pos *pos, uint32_t stream, const struct ctf_po
 	pos->w[4] = pk->have_last_ts ? pk->last_ts : 0;
 	pos->w[5] = pk->disc_prev;
 	pos->w[6] = pk->cpu | (uint64_t)(uint32_t)pk->cur_tid << 32;
-	pos->w[7] = at->pos;
+	pos->w[7] = at->at.pos;
 }
 
 int ctf_tell(struct vms_source *src, uint32_t stream, struct vms_stream_pos *pos)
@@ -55,15 +55,14 @@ int ctf_tell(struct vms_source *src, uint32_t stream, struct vms_stream_pos *pos
 	memset(pos, 0, sizeof *pos);
 	if (stream >= c->n)
 		return vms_error_set(&src->err, VMS_ERR_USAGE, "%s: no stream %u", src->path, stream);
-	const struct cstream *s = &c->st[stream];
-	if (s->at_seek)
+	struct cstream *s = &c->st[stream];
+	if (s->at_seek) {
 		*pos = s->at;
-	else if (s->told)
-		/* reading alone, the stream is still in the last event's packet (a packet is
-		 * entered only for the event after it): its pk is that packet's */
-		put(pos, stream, &s->last, c->pool ? &s->last.pk : &s->pk);
-	else
+	} else if (s->told) {
+		put(pos, stream, c->pool ? ctf_pool_last(s) : &s->last);
+	} else {
 		pos->w[0] = CTF_POS_TAG | (uint64_t)stream << 8; /* its start */
+	}
 	return 0;
 }
 
@@ -144,7 +143,7 @@ int ctf_position(struct ctf *c, uint32_t stream, const struct vms_stream_pos *po
 	/* the events before it, decoded and dropped (k is bounded by the packet's events: each
 	 * takes at least a bit, or ctf_decode_next fails) */
 	struct vms_event ev;
-	struct ctf_pos at;
+	struct ctf_at at;
 	char sb[2][64];
 	for (uint64_t i = 0; i < k; i++) {
 		if (s->pos >= s->end)
@@ -176,6 +175,8 @@ int ctf_seek(struct vms_source *src, uint32_t stream, const struct vms_stream_po
 	}
 	s->seek_status = 0;
 	s->have_last = false;
+	if (!c->pool)
+		ctf_keep_packet(s); /* the next event's, when in the packet entered */
 	s->at = *pos;
 	s->at_seek = true;
 	return 0;

@@ -1061,20 +1061,18 @@ static uint32_t ctf_nr_streams(struct vms_source *src)
 
 int ctf_decode_next(struct cstream *s, uint32_t stream, struct plan_rf *rf,
 		    const struct ctf_filter *flt, struct vms_error *err, struct vms_event *ev,
-		    char (*sb)[64], struct ctf_pos *at)
+		    char (*sb)[64], struct ctf_at *at)
 {
+	int ok = 1;
 	if (s->pos >= s->end || !s->sc) {
 		int rc = load_packet(err, rf, s);
 		if (rc <= 0)
 			return rc;
+		ok = CTF_NEW_PACKET;
 	}
-	/* (not at->pk: the pool's fill copies it; reading alone, s->pk is the packet's) */
-	at->sc = s->sc;
-	at->pkt_off = s->pkt_off;
-	at->end = s->end;
+	s->pkt_k++;
 	at->pos = s->pos;
 	at->clock = s->clock;
-	at->k = s->pkt_k++;
 	bool fields;
 	const struct eclass *ec = decode(err, rf, flt, s, false, &fields);
 	if (!ec)
@@ -1101,7 +1099,7 @@ int ctf_decode_next(struct cstream *s, uint32_t stream, struct plan_rf *rf,
 	}
 	s->last_ts = ev->ts;
 	s->have_last_ts = true;
-	return 1;
+	return ok;
 }
 
 static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *ev)
@@ -1116,7 +1114,17 @@ static int ctf_next(struct vms_source *src, uint32_t stream, struct vms_event *e
 	if (c->pool) {
 		rc = ctf_pool_next(src, c, stream, ev);
 	} else {
-		rc = ctf_decode_next(s, stream, &c->rf, &c->flt, &src->err, ev, s->sbuf, &s->last);
+		/* the event's place kept when it is returned (tell names the event returned
+		 * last), its packet's part once per packet */
+		struct ctf_at at;
+		rc = ctf_decode_next(s, stream, &c->rf, &c->flt, &src->err, ev, s->sbuf, &at);
+		if (rc > 0) {
+			if (rc == CTF_NEW_PACKET)
+				ctf_keep_packet(s);
+			rc = 1;
+			s->last.at = at;
+			s->last.k = s->pkt_k - 1;
+		}
 		s->have_last = rc == 1;
 		c->decoded_alone += rc == 1;
 	}
@@ -1134,6 +1142,14 @@ void vms_ctf_counters(const struct vms_source *src, uint64_t *decoded, bool *poo
 	const struct ctf *c = src->impl;
 	*decoded = c->decoded_alone + atomic_load(&c->decoded_pool);
 	*pooled = c->pool != NULL;
+}
+
+void ctf_keep_packet(struct cstream *s)
+{
+	s->last.sc = s->sc;
+	s->last.pkt_off = s->pkt_off;
+	s->last.end = s->end;
+	s->last.pk = s->pk;
 }
 
 void ctf_reset_stream(struct cstream *s)
@@ -1182,10 +1198,11 @@ static int ctf_format(struct vms_source *src, uint32_t stream, char *buf, size_t
 	if (stream >= c->n || !c->st[stream].have_last)
 		return 0;
 	/* a cursor of its own at the event: the stream's may be a worker's, ahead */
-	const struct cstream *st = &c->st[stream];
+	struct cstream *st = &c->st[stream];
+	const struct ctf_pos *last = c->pool ? ctf_pool_last(st) : &st->last;
 	struct cstream at = {.path = st->path, .tr = st->tr, .map = st->map, .size = st->size,
-			     .sc = st->last.sc, .pkt_off = st->last.pkt_off, .end = st->last.end,
-			     .pos = st->last.pos, .clock = st->last.clock};
+			     .sc = last->sc, .pkt_off = last->pkt_off, .end = last->end,
+			     .pos = last->at.pos, .clock = last->at.clock};
 	struct cstream *s = &at;
 	bool fields;
 	const struct eclass *ec = decode(&src->err, &c->rf, &c->flt, s, true, &fields);

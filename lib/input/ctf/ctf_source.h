@@ -32,17 +32,23 @@ struct ctf_pkt_state {
 	bool have_last_ts, lost_pending;
 };
 
+/* Where an event starts in its packet: what differs from one event of a packet to the next
+ * (the pool keeps only this per event, its packet's part once per packet in a block). */
+struct ctf_at {
+	uint64_t pos, clock;           /* bits from the packet's start; the clock before it */
+};
+
 /* Where an event lies, to decode it again whole (format_event) and to come back to it
- * (tell: recorded as each event is decoded, since the pool's workers decode ahead of the
- * reader). */
+ * (tell). Reading alone, the returned event's start and index are kept with each and the
+ * rest once per packet (ctf_next); the pool puts it together from the block the event came
+ * from (ctf_pool_last). */
 struct ctf_pos {
 	const struct sclass *sc;
 	uint64_t pkt_off;
 	uint64_t end;                  /* the packet's content end, bits */
-	uint64_t pos, clock;           /* at the event's start */
 	uint64_t k;                    /* the event's index in its packet */
-	struct ctf_pkt_state pk;       /* its packet's, when entered: set by the pool's fill only
-					* (reading alone, the stream's pk is the last event's) */
+	struct ctf_at at;
+	struct ctf_pkt_state pk;       /* its packet's, when entered */
 };
 
 /* set_wanted: only kinds in wanted[] need their fields (when on). */
@@ -51,14 +57,14 @@ struct ctf_filter {
 	bool wanted[VMS_K_COUNT];
 };
 
-struct cq_block;
-
 /* A stream's bounded queue of decoded events (ctf_pool.c), under the pool's lock except
- * `aq.cur`/`cur_i`, the reading thread's. */
+ * `aq.cur`, `cur_i`, `cur_n`, the reading thread's. */
 struct ctf_queue {
 	struct vms_ahead aq;           /* the blocks (core/ahead.h); stale: decoded ahead under a
-					* filter set_wanted replaced */
+					* filter set_wanted replaced; taken: with cur_i, see next_block */
 	uint32_t cur_i;                /* the reading thread's next event of aq.cur */
+	uint32_t cur_n;                /* events of aq.cur to hand out: cur_i < cur_n is the
+					* reader's whole test per event (0 sends it to next_block) */
 	struct ctf_filter replay;      /* when stale: the filter those events were read with */
 	bool sought;                   /* the events taken count from `from` (seek), not the
 					* stream's start */
@@ -96,7 +102,8 @@ struct cstream {
 	char sbuf[2][64];              /* the strings of the event returned (reading alone) */
 	/* the reading thread's */
 	bool have_last;                /* last event returned, for format_event */
-	struct ctf_pos last;
+	struct ctf_pos last;           /* reading alone, its position; with the pool, kept when
+					* its block is given back or asked for (ctf_pool_last) */
 	bool told;                     /* last is the position of the event returned last
 					* (false: the stream's start, or `at` after a seek) */
 	bool at_seek;                  /* seek done, nothing returned since: tell gives `at` */
@@ -121,11 +128,17 @@ struct ctf {
 	atomic_uint_fast64_t decoded_pool;
 };
 
-/* The next event of stream `stream` decoded into *ev (its strings into sb, its place into
- * *at), with the registers rf and errors into err: 1, 0 at the end, or a negative status. */
+/* The next event of stream `stream` decoded into *ev (its strings into sb, its start into
+ * *at), with the registers rf and errors into err: 1, or CTF_NEW_PACKET when the event is
+ * its packet's first (the stream's sc, pkt_off, end and pk are that packet's until the next
+ * call: the place of an event but its start is kept once per packet), 0 at the end, or a
+ * negative status. Its index in the packet is then s->pkt_k - 1. */
+#define CTF_NEW_PACKET 2
 int ctf_decode_next(struct cstream *s, uint32_t stream, struct plan_rf *rf,
 		    const struct ctf_filter *flt, struct vms_error *err, struct vms_event *ev,
-		    char (*sb)[64], struct ctf_pos *at);
+		    char (*sb)[64], struct ctf_at *at);
+/* Reading alone: the packet the stream is in is the returned events' (into s->last). */
+void ctf_keep_packet(struct cstream *s);
 /* A stream's decoding state back at its start (not its queue). */
 void ctf_reset_stream(struct cstream *s);
 /* The packet at byte `off` of s (a packet's start: the caller checked) entered as reading
@@ -149,6 +162,9 @@ int ctf_pool_next(struct vms_source *src, struct ctf *c, uint32_t stream, struct
 void ctf_pool_rewind(struct ctf *c);
 void ctf_pool_set_wanted(struct ctf *c, const bool *wanted);
 void ctf_pool_stop(struct ctf *c);
+/* The position of the event the pool's reader returned last (the stream told: one was), kept
+ * in s->last. */
+const struct ctf_pos *ctf_pool_last(struct cstream *s);
 /* seek with the pool: its jobs stopped, the stream's queue emptied, the stream positioned */
 int ctf_pool_seek(struct vms_source *src, struct ctf *c, uint32_t stream,
 		  const struct vms_stream_pos *pos);
