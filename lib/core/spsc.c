@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -212,4 +213,22 @@ void vms_spsc_sleeps(const struct vms_spsc *q, struct vms_spsc_sleeps *producer,
 {
 	*producer = (struct vms_spsc_sleeps){ q->p_sleeps, q->p_slept_ns };
 	*consumer = (struct vms_spsc_sleeps){ q->c_sleeps, q->c_slept_ns };
+}
+
+double vms_thread_cpu_s(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void vms_spsc_print_stats(const struct vms_spsc *q, const char *what, const char *producer,
+			  double cpu1, const char *consumer, double cpu2)
+{
+	struct vms_spsc_sleeps w1, w2;
+	vms_spsc_sleeps(q, &w1, &w2);
+	fprintf(stderr, "vmscope %s: %s %.2f s CPU, waited %lu times (%.2f s) for %s; %s %.2f s "
+		"CPU, waited %lu times (%.2f s) for %s\n", what, producer, cpu1, w1.n,
+		(double)w1.ns * 1e-9, consumer, consumer, cpu2, w2.n, (double)w2.ns * 1e-9, producer);
 }

@@ -63,4 +63,11 @@ struct vms_spsc_sleeps {
 void vms_spsc_sleeps(const struct vms_spsc *q, struct vms_spsc_sleeps *producer,
 		     struct vms_spsc_sleeps *consumer);
 
+/* The calling thread's CPU time in seconds (-1 when unknown). */
+double vms_thread_cpu_s(void);
+/* A two-stage pipeline's figures on stderr, after both stopped: "vmscope WHAT: PRODUCER
+ * cpu1 s CPU, waited ... for CONSUMER; CONSUMER cpu2 s CPU, waited ... for PRODUCER". */
+void vms_spsc_print_stats(const struct vms_spsc *q, const char *what, const char *producer,
+			  double cpu1, const char *consumer, double cpu2);
+
 #endif

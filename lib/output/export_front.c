@@ -45,14 +45,6 @@ struct vms_export {
 
 /* ---- stage 2's thread ---- */
 
-static double thread_cpu(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return -1;
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void *stage2(void *arg)
 {
 	struct vms_export *x = arg;
@@ -64,7 +56,7 @@ static void *stage2(void *arg)
 				off += vms_xback_play(x->b, p + off);
 		vms_spsc_release(x->q);
 	}
-	x->cpu2 = thread_cpu();
+	x->cpu2 = vms_thread_cpu_s();
 	return NULL;
 }
 
@@ -73,18 +65,14 @@ static void stop(struct vms_export *x)
 {
 	if (!x->running)
 		return;
-	double cpu1 = thread_cpu();
+	double cpu1 = vms_thread_cpu_s();
 	vms_spsc_close(x->q, &x->qc);
 	pthread_join(x->th, NULL);
 	x->running = false;
-	if (getenv("VMS_EXPORT_STATS")) {
-		struct vms_spsc_sleeps w1, w2;
-		vms_spsc_sleeps(x->q, &w1, &w2);
-		fprintf(stderr, "vmscope export: stage 1 (reading, state machine, records) %.2f s "
-			"CPU, waited %lu times (%.2f s) for stage 2; stage 2 (tracks, encoding, "
-			"writing) %.2f s CPU, waited %lu times (%.2f s) for stage 1\n", cpu1, w1.n,
-			(double)w1.ns * 1e-9, x->cpu2, w2.n, (double)w2.ns * 1e-9);
-	}
+	if (getenv("VMS_EXPORT_STATS"))
+		vms_spsc_print_stats(x->q, "export (stage 1: reading, state machine, records; "
+				     "stage 2: tracks, encoding, writing)", "stage 1", cpu1,
+				     "stage 2", x->cpu2);
 }
 
 /* ---- records ---- */

@@ -22,7 +22,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/spsc.h"
 #include "model/keymap.h"
@@ -182,14 +181,6 @@ static size_t play(struct vms_serve_rows_acc *a, const void *p)
 	}
 }
 
-static double thread_cpu(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return -1;
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void *stage2(void *arg)
 {
 	struct vms_serve_rows_acc *a = arg;
@@ -200,7 +191,7 @@ static void *stage2(void *arg)
 			off += play(a, p + off);
 		vms_spsc_release(a->sq);
 	}
-	a->cpu2 = thread_cpu();
+	a->cpu2 = vms_thread_cpu_s();
 	return NULL;
 }
 
@@ -363,17 +354,12 @@ void vms_serve_rows_free(struct vms_serve_rows_acc *a)
 	if (!a)
 		return;
 	if (a->running) {
-		double cpu1 = thread_cpu();
+		double cpu1 = vms_thread_cpu_s();
 		vms_spsc_close(a->sq, &a->qc);
 		pthread_join(a->th, NULL);
-		if (getenv("VMS_SERVE_ROWS_STATS")) {
-			struct vms_spsc_sleeps w1, w2;
-			vms_spsc_sleeps(a->sq, &w1, &w2);
-			fprintf(stderr, "vmscope: rows: the reading thread %.2f s CPU, waited %lu "
-				"times (%.2f s) for the rows' thread; the rows' thread %.2f s CPU, "
-				"waited %lu times (%.2f s) for records\n", cpu1, w1.n,
-				(double)w1.ns * 1e-9, a->cpu2, w2.n, (double)w2.ns * 1e-9);
-		}
+		if (getenv("VMS_SERVE_ROWS_STATS"))
+			vms_spsc_print_stats(a->sq, "rows", "the reading thread", cpu1,
+					     "the rows' thread", a->cpu2);
 	}
 	vms_spsc_free(a->sq);
 	vms_pcpu_view_free(a->pv);
