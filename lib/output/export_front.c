@@ -22,7 +22,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/spsc.h"
 #include "export_rec.h"
