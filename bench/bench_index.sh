@@ -35,9 +35,11 @@ measure() {   # wall s, CPU s, peak MiB
 idx="$work/pair-$n.vmsidx"
 rounds=${ROUNDS:-3}
 : > "$work/rounds.txt"
+: > "$work/rows-stats.txt"
 for _ in $(seq "$rounds"); do
   echo "report $(measure $vms report "$d/host.dat" "$d/guest.dat")" >> "$work/rounds.txt"
-  echo "index $(measure $vms index --force -o "$idx" "$d/host.dat" "$d/guest.dat")" >> "$work/rounds.txt"
+  echo "index $(measure env VMS_SERVE_ROWS_STATS=1 $vms index --force -o "$idx" "$d/host.dat" "$d/guest.dat")" >> "$work/rounds.txt"
+  grep '^vmscope rows:' "$work/err.txt" >> "$work/rows-stats.txt" || true
 done
 median() {   # median of column $2 of the rows named $1
   awk -v k="$1" -v c="$2" '$1 == k {print $c}' "$work/rounds.txt" | sort -g |
@@ -52,6 +54,8 @@ echo "pair: $n events, traces $tsize bytes ($d)"
 printf 'report:        wall %6.2f s  cpu %6.2f s  peak %7.1f MiB\n' "$rw" "$rc" "$rm"
 printf 'index build:   wall %6.2f s  cpu %6.2f s  peak %7.1f MiB  (%.2fx report wall, %.2fx cpu; goal <= 1.3x)\n' \
   "$iw" "$ic" "$im" "$(echo "$iw / $rw" | bc -l)" "$(echo "$ic / $rc" | bc -l)"
+echo "the index build's two threads, per run (VMS_SERVE_ROWS_STATS=1):"
+sed 's/^vmscope rows: /  /' "$work/rows-stats.txt"
 printf 'index size:    %d bytes = %.3f %% of the traces (goal <= 5 %%)\n' "$isize" \
   "$(echo "100 * $isize / $tsize" | bc -l)"
 python3 - "$vms" "$idx" "$windows" "$d/host.dat" "$d/guest.dat" <<'PY'
