@@ -69,9 +69,8 @@ static void stop(struct vms_export *x)
 	pthread_join(x->th, NULL);
 	x->running = false;
 	if (getenv("VMS_EXPORT_STATS"))
-		vms_spsc_print_stats(x->q, "export (stage 1: reading, state machine, records; "
-				     "stage 2: tracks, encoding, writing)", "stage 1", cpu1,
-				     "stage 2", x->cpu2);
+		vms_spsc_print_stats(x->q, "export", "stage 1 (reading, state machine, records)",
+				     cpu1, "stage 2 (tracks, encoding, writing)", x->cpu2);
 }
 
 /* ---- records ---- */
