@@ -19,7 +19,8 @@
  * the events and the scheduler took about what decoding took), so the pool saves little of
  * the reading thread's time and adds CPU time (8 copies of xen/xentrace.bin end to end, 31 MB, 2 cores: report
  * 0.057 s wall at --threads 1 and 2, CPU 56 -> 75 ms; without skip_unread, 0.098 -> 0.104 s
- * wall, CPU 97 -> 145 ms). Files below POOL_MIN_BYTES are read alone.
+ * wall, CPU 97 -> 145 ms). So a file is read alone unless --threads N asks for workers
+ * (see xt_pool_start), and files below POOL_MIN_BYTES are read alone then too.
  *
  * skip_unread (records no analysis reads left out and counted by type) changes what is
  * decoded. The counts are the reading thread's: a job counts what it leaves out before each
@@ -238,7 +239,19 @@ void xt_pool_start(struct xt_reader *r)
 {
 	/* VMS_XENTRACE_POOL_MIN=BYTES: the tests put small (and hostile) files through the pool */
 	const char *env = getenv("VMS_XENTRACE_POOL_MIN");
-	uint64_t min = env && *env ? strtoull(env, NULL, 10) : POOL_MIN_BYTES;
+	/* The rule: with the threads taken from the online CPUs (no --threads N) a xentrace
+	 * file is read alone, whatever its size; with --threads N > 1, from POOL_MIN_BYTES.
+	 * A returned event costs ~320 instructions to decode (the ~4 records skip_unread hops
+	 * over for it included), ~50 ns; handing it over costs the reading thread ~80 more
+	 * instructions and the event's two cache lines from the worker's core, the worker ~90
+	 * and the wake-ups: the reading thread (the merge, the analyses, the open's walk) keeps
+	 * four fifths of the work, and what it gives away it mostly pays back. Report on 10
+	 * copies of xen/xentrace.bin (39 MB, 80 CPUs) at load 0.4 on the 2 cores, 21 runs
+	 * alternating, with the pool's lines apart and the wake-ups outside the lock: CPU
+	 * median 135.1 ms (least 86.5) with a worker against 104.7 (61.2) alone, wall 103.2
+	 * (64.0) against 105.1 (61.5): a third more CPU for no wall time (docs/DESIGN.md) */
+	uint64_t min = env && *env ? strtoull(env, NULL, 10)
+		       : vms_pool_threads_given() ? POOL_MIN_BYTES : UINT64_MAX;
 	if (r->valid_end < min || r->nr_st == 0 || vms_pool_threads() < 2)
 		return;
 	uint64_t per_ent = sizeof(struct xq_ent) + sizeof(struct xq_delta) * 2 + 2 * 24;
@@ -473,11 +486,10 @@ int xt_pool_next(struct xt_reader *r, uint32_t stream, struct vms_event *ev)
 		 * 1.8 x the CPU time of --threads 1; so, 1.5 x). With one block left the reading
 		 * thread decoded 718-1,076 of the 3,000 blocks of report on 10 copies itself (the
 		 * worker woken too late, at load 6-7), with two 205-279 */
-		if (got && !q->aq.ended &&
-		    (q->aq.nready <= XQ_URGENT || ++p->since_kick >= p->kick_every)) {
+		bool kick = got && !q->aq.ended &&
+			    (q->aq.nready <= XQ_URGENT || ++p->since_kick >= p->kick_every);
+		if (kick)
 			p->since_kick = 0;
-			vms_pool_kick();
-		}
 		q->cur_i = q->cur_d = 0;
 		if (!got) {
 			/* out of memory for a block: decoded here, one event, with the stream held
@@ -494,6 +506,12 @@ int xt_pool_next(struct xt_reader *r, uint32_t stream, struct vms_event *ev)
 			return st;
 		}
 		vms_pool_unlock();
+		/* (with the lock let go: a worker woken under it found it held and slept on it
+		 * again, the reading thread then waking it a second time as it let go: strace -f
+		 * of report on the 10-copy file, 438 waits of the worker on the lock for 222
+		 * wake-ups) */
+		if (kick)
+			vms_pool_kick();
 		give_back_taken(r);
 		cur = q->blk;
 		if (cur->n == 0)
