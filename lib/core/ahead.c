@@ -79,8 +79,10 @@ bool vms_ahead_next(struct vms_ahead *q, const struct vms_ahead_ops *ops, uint32
 			return false;
 		ops->prepare(ops->ctx, stream, b);
 		q->busy = true;
-		vms_pool_kick(); /* the workers take the blocks after it */
+		/* the workers take the blocks after it; woken with the lock let go, so that a
+		 * worker woken does not find it still held and sleep again on it at once */
 		vms_pool_unlock();
+		vms_pool_kick();
 		ops->fill(ops->ctx, b);
 		vms_pool_lock();
 		vms_ahead_push(q, ops, b);

@@ -30,6 +30,11 @@ void vms_pool_set_threads(unsigned n)
 	atomic_store(&setting, n);
 }
 
+bool vms_pool_threads_given(void)
+{
+	return atomic_load(&setting) != 0;
+}
+
 unsigned vms_pool_threads(void)
 {
 	const char *e = getenv("VMS_TRACEDAT_THREADS");

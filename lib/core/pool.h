@@ -39,6 +39,10 @@ struct vms_pool_client {
 void vms_pool_set_threads(unsigned n);
 /* The threads the pool would start with now (the setting, or the online CPUs). */
 unsigned vms_pool_threads(void);
+/* Were the threads given (vms_pool_set_threads with N > 0: --threads N), not taken from the
+ * online CPUs? A reader whose workers cost more than they give on its input by default reads
+ * alone then (xentrace_pool.c), and with workers only when asked. */
+bool vms_pool_threads_given(void);
 
 /* Join: starts the workers if none run. Returns the number of workers (the range of run's
  * `worker`), 0 when there are none (threads 1, or a thread could not be made): the client
@@ -50,7 +54,8 @@ void vms_pool_leave(struct vms_pool_client *c);
 
 void vms_pool_lock(void);
 void vms_pool_unlock(void);
-/* Under the lock: there is new work (a chunk freed, a stream started). */
+/* There is new work (a chunk freed, a stream started), made under the lock; called with it
+ * held or after letting it go (better: a worker woken while it is held sleeps on it again). */
 void vms_pool_kick(void);
 /* Under the lock: sleep until some job finishes (or is kicked). */
 void vms_pool_wait(void);

@@ -15,10 +15,11 @@
  *    (--threads 1), which test_xentrace.c and the xenalyze tests check.
  * The streams are read merged by time (as the merge does), so that the reader needs blocks of
  * every stream in turn while the workers decode ahead. VMS_XENTRACE_POOL_MIN=0 (the files are
- * below the pool's size threshold). Registered in suites xen and threads (ThreadSanitizer,
+ * below the pool's size threshold, and by default a xentrace file is read alone: test_rule). Registered in suites xen and threads (ThreadSanitizer,
  * scripts/test.sh). */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "pool_digest.h"
 #include "vmscope/xentrace.h"
@@ -140,6 +141,35 @@ static void test_copies(void **state)
 	once_and_same(big);
 }
 
+/* The rule (xt_pool_start): with the threads taken from the online CPUs a xentrace file is
+ * read alone whatever its size; with --threads 2 one of 8 MiB or more has a worker. The
+ * copies (4 by default: 15.6 MB) with VMS_XENTRACE_POOL_MIN unset, as the CLI runs. */
+static void test_rule(void **state)
+{
+	(void)state;
+	struct stat st;
+	if (!big[0] || stat(big, &st) != 0 || st.st_size < (8 << 20))
+		skip();
+	unsetenv("VMS_XENTRACE_POOL_MIN");
+	struct vms_error err = { 0 };
+	uint64_t d;
+	bool pooled;
+	for (unsigned threads = 0; threads <= 2; threads += 2) {
+		vms_pool_set_threads(threads);
+		struct vms_source *src = vms_source_open(big, &err);
+		if (!src)
+			fail_msg("open %s: %s", big, err.msg);
+		vms_xentrace_counters(src, &d, &pooled);
+		vms_source_close(src);
+		if (threads == 0)
+			assert_false(pooled);
+		else
+			assert_int_equal(pooled, vms_pool_threads() > 1);
+	}
+	vms_pool_set_threads(0);
+	setenv("VMS_XENTRACE_POOL_MIN", "0", 1);
+}
+
 /* Rewound in mid-read (blocks decoded ahead are dropped): the next pass is whole. */
 static void test_rewind_midway(void **state)
 {
@@ -216,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_rewind_midway),
 		cmocka_unit_test(test_skip_midway),
+		cmocka_unit_test(test_rule),
 	};
 	return cmocka_run_group_tests(tests, make_big, NULL);
 }

@@ -175,8 +175,10 @@ struct xt_at {
  * that a position read back is checked by hopping at most that many block headers */
 #define XT_MARK_EVERY 64
 
+/* (on cache lines of its own: with the pool a worker writes a stream's fields at every record
+ * it decodes, and the reading thread decodes others at the same time) */
 struct xt_stream {
-	uint32_t cpu;
+	_Alignas(64) uint32_t cpu;
 	uint64_t next_blk;       /* where to look for this CPU's next block */
 	uint64_t pos, end;       /* the record to read and the end of the block in hand */
 	uint64_t last_tsc;       /* the last TSC of this CPU (records without one take it) */
@@ -199,7 +201,8 @@ struct xt_stream {
 	char name_spare[24];     /* for s[1] when its entry holds s[0]'s name */
 	uint64_t last_off;       /* the last record (for dump's format_event) */
 	struct xt_at at;         /* before the record returned last (tell) */
-	int seek_status;         /* a seek failed (< 0): next() fails until a seek or a rewind */
+	int seek_status;         /* a seek failed (< 0): next() fails until a seek or a rewind
+				  * (looked at only when the reader's seek_failed is set) */
 	/* skip_unread: where the records left out are counted (NULL: none is), set by whoever
 	 * decodes before each call: the source's counts when the reading thread decodes alone,
 	 * a job's own when a worker of the pool does (xentrace_pool.c) */
@@ -221,6 +224,10 @@ struct xt_reader {
 	/* skip_unread: on when counts is set; records left out are counted here by type */
 	uint64_t *skip_counts, *skip_total;
 	struct xt_pool *pool;    /* NULL: the reading thread decodes alone (xentrace_pool.c) */
+	/* a seek failed since the open: next() then looks at the stream's seek_status. Not the
+	 * stream's field at every event: with the pool the workers write the streams' lines, and
+	 * that load missed the cache at each event (a quarter of xt_next's CPU time) */
+	bool seek_failed;
 	uint64_t *marks;         /* every XT_MARK_EVERY-th block's offset, from the first */
 	uint64_t nr_marks;
 };

@@ -492,9 +492,12 @@ static int fill_meta(struct vms_source *src, struct xt_reader *r, struct scan *s
 		if (s->cpu[c].has_tsc && (!r->info.first_tsc || s->cpu[c].first_tsc < r->info.first_tsc))
 			r->info.first_tsc = s->cpu[c].first_tsc;
 	r->pcpu = calloc(n ? n : 1, sizeof *r->pcpu);
-	r->st = calloc(n ? n : 1, sizeof *r->st);
+	/* (the streams are cache-line aligned: see struct xt_stream) */
+	size_t st_bytes = (size_t)(n ? n : 1) * sizeof *r->st;
+	r->st = aligned_alloc(_Alignof(struct xt_stream), st_bytes);
 	if (!r->pcpu || !r->st)
 		return -1;
+	memset(r->st, 0, st_bytes);
 	for (uint32_t c = 0, k = 0; c < s->nr_cpu; c++) {
 		if (!s->cpu[c].seen)
 			continue;

@@ -19,7 +19,8 @@
  * the events and the scheduler took about what decoding took), so the pool saves little of
  * the reading thread's time and adds CPU time (8 copies of xen/xentrace.bin end to end, 31 MB, 2 cores: report
  * 0.057 s wall at --threads 1 and 2, CPU 56 -> 75 ms; without skip_unread, 0.098 -> 0.104 s
- * wall, CPU 97 -> 145 ms). Files below POOL_MIN_BYTES are read alone.
+ * wall, CPU 97 -> 145 ms). So a file is read alone unless --threads N asks for workers
+ * (see xt_pool_start), and files below POOL_MIN_BYTES are read alone then too.
  *
  * skip_unread (records no analysis reads left out and counted by type) changes what is
  * decoded. The counts are the reading thread's: a job counts what it leaves out before each
@@ -40,7 +41,7 @@
 #include "core/pool.h"
 #include "xentrace.h"
 
-#define XQ_URGENT 1              /* wake the workers when a stream has this few ahead */
+#define XQ_URGENT 2              /* wake the workers when a stream has this few ahead */
 #define XQ_MAX_EVENTS 128        /* events per block: a job of ~5-10 us */
 #define XQ_MIN_EVENTS 32         /* below this the lock and wake-ups cost more than a worker */
 #define XQ_MEM (32u << 20)       /* all blocks of a file together */
@@ -77,11 +78,23 @@ struct xq_block {
 };
 
 /* A stream's queue (aq: under the pool's lock but its cur; its stale means decoded ahead
- * under the other skip setting) and the reading thread's place in it. */
+ * under the other skip setting) and the reading thread's place in it.
+ *
+ * What the reading thread reads and writes at every event is on cache lines of its own,
+ * apart from aq, which the workers' claim reads for every stream and their finish writes:
+ * when the reading thread counted its events in aq.taken and read aq.cur and aq.stale there
+ * (and the stream's seek_status, in a line the worker decoding it writes), its loads missed
+ * at each event, the lines going back and forth between the cores (perf record, report on
+ * 10 copies of xen/xentrace.bin: xt_next 2,543 samples against 496 alone, a quarter of them
+ * on seek_status's load). */
 struct xq {
 	struct vms_ahead aq;
-	uint32_t cur_i, cur_d;   /* the next event and delta of aq.cur */
+	/* the reading thread's alone: */
+	_Alignas(64) const struct xq_block *blk; /* aq.cur, as vms_ahead_next left it */
+	uint32_t cur_i, cur_d;   /* the next event and delta of blk */
+	uint64_t taken;          /* events taken since the rewind (or the seek) */
 	bool primed;             /* the first event was taken (decoded by the reading thread) */
+	bool stale;              /* aq.stale, set by the reading thread's set_skip */
 	bool replay_skip;        /* when stale: the setting the events taken were decoded with */
 	struct xt_at shown;      /* of the event taken last (its off: format_event's record) */
 	/* after a seek: where (taken counts from it; a replay starts there, not at the start) */
@@ -89,17 +102,19 @@ struct xq {
 	struct vms_stream_pos from;
 };
 
+/* (what the workers write at each job, the pool's client fields, rr and decoded_pool, apart
+ * from what the reading thread reads at each event) */
 struct xt_pool {
 	struct vms_pool_client pc;
-	struct xt_reader *r;
+	uint32_t rr;                 /* the stream the workers look at first */
+	_Atomic uint64_t decoded_pool; /* events decoded by jobs, for the tests */
+	_Alignas(64) struct xt_reader *r;
 	struct xq *q;                /* [r->nr_st] */
 	struct vms_ahead_ops ops;
 	bool skip;                   /* skip_unread's setting, under the lock */
-	uint32_t rr;                 /* the stream the workers look at first */
 	uint32_t per_block, dcap;
 	uint32_t since_kick;         /* blocks the reading thread took since it woke the workers */
 	uint32_t kick_every;
-	_Atomic uint64_t decoded_pool; /* events decoded by jobs, for the tests */
 	uint64_t decoded_alone;        /* by the reading thread outside jobs (first, replays) */
 };
 
@@ -132,14 +147,30 @@ static int pool_claim(struct vms_pool_client *pc, void **job)
 			       job);
 }
 
-/* A name of the stream's table copied into the entry (the decoder overwrites the table). */
-static const char *keep_name(char dst[24], const char *src)
+/* A name of the stream's table copied into the block (the decoder overwrites the table)
+ * whole, 24 bytes, as the table's entries are; a name that is not the table's (a string
+ * constant: "") is kept as it is */
+static const char *keep_name(const struct xt_stream *s, char dst[24], const char *src)
 {
-	size_t len = strnlen(src, 23);
-	memcpy(dst, src, len);
-	dst[len] = '\0';
+	const char *lo = (const char *)s, *hi = lo + sizeof *s;
+	if (src < lo || src >= hi || (size_t)(hi - src) < 24)
+		return src;
+	memcpy(dst, src, 24);
+	dst[23] = '\0';
 	return dst;
 }
+
+/* The order fill_block looks at the counts in: the scheduler's records, most of what is
+ * left out, first, so that the look stops after one or two types (all of them were looked
+ * at after every event: a third of fill_block's instructions) */
+_Static_assert(VMS_XEN_T_COUNT == 18, "delta_order names every type once");
+static const uint8_t delta_order[VMS_XEN_T_COUNT] = {
+	VMS_XEN_T_SCHED, VMS_XEN_T_SCHED_SWITCH, VMS_XEN_T_HVM, VMS_XEN_T_PV, VMS_XEN_T_SHADOW,
+	VMS_XEN_T_MEM, VMS_XEN_T_HW, VMS_XEN_T_GEN, VMS_XEN_T_DOM0OP, VMS_XEN_T_GUEST,
+	VMS_XEN_T_UNKNOWN, VMS_XEN_T_LOST_RECORDS, VMS_XEN_T_WRAP_BUFFER, VMS_XEN_T_LOST_END,
+	VMS_XEN_T_RUNSTATE_CHANGE, VMS_XEN_T_RUNSTATE_CONTINUE, VMS_XEN_T_VMENTRY,
+	VMS_XEN_T_VMEXIT,
+};
 
 /* Without the lock, by the job's holder: the stream's next events into b. */
 static void fill_block(void *ctx, void *block)
@@ -157,20 +188,22 @@ static void fill_block(void *ctx, void *block)
 	while (i < p->per_block && nd + XQ_DELTAS_PER_EVENT <= p->dcap) {
 		struct xq_ent *e = &b->e[i];
 		st = xt_decode_next(r, s, b->stream, &e->ev);
-		if (total != flushed) {
-			for (uint32_t t = 0; t < VMS_XEN_T_COUNT; t++)
-				if (cnt[t]) {
-					b->d[nd++] = (struct xq_delta){ .ent = i, .type = t, .n = cnt[t] };
-					cnt[t] = 0;
-				}
-			flushed = total;
+		/* (each record left out adds 1 to total and to one type's count) */
+		for (uint32_t k = 0; total != flushed && k < VMS_XEN_T_COUNT; k++) {
+			uint32_t t = delta_order[k];
+			if (cnt[t]) {
+				b->d[nd++] = (struct xq_delta){ .ent = i, .type = t, .n = cnt[t] };
+				flushed += cnt[t];
+				cnt[t] = 0;
+			}
 		}
+		flushed = total; /* (the same, unless the counts were not kept as said) */
 		if (st != 1)
 			break;
 		e->at = s->at;
 		for (int k = 0; k < 2; k++)
 			if (e->ev.s[k])
-				e->ev.s[k] = keep_name(b->names[nn++], e->ev.s[k]);
+				e->ev.s[k] = keep_name(s, b->names[nn++], e->ev.s[k]);
 		i++;
 	}
 	s->skc = s->skt = NULL;
@@ -206,20 +239,37 @@ void xt_pool_start(struct xt_reader *r)
 {
 	/* VMS_XENTRACE_POOL_MIN=BYTES: the tests put small (and hostile) files through the pool */
 	const char *env = getenv("VMS_XENTRACE_POOL_MIN");
-	uint64_t min = env && *env ? strtoull(env, NULL, 10) : POOL_MIN_BYTES;
+	/* The rule: with the threads taken from the online CPUs (no --threads N) a xentrace
+	 * file is read alone, whatever its size; with --threads N > 1, from POOL_MIN_BYTES.
+	 * A returned event costs ~320 instructions to decode (the ~4 records skip_unread hops
+	 * over for it included), ~50 ns; handing it over costs the reading thread ~80 more
+	 * instructions and the event's two cache lines from the worker's core, the worker ~90
+	 * and the wake-ups: the reading thread (the merge, the analyses, the open's walk) keeps
+	 * four fifths of the work, and what it gives away it mostly pays back. Report on 10
+	 * copies of xen/xentrace.bin (39 MB, 80 CPUs) at load 0.4 on the 2 cores, 21 runs
+	 * alternating, with the pool's lines apart and the wake-ups outside the lock: CPU
+	 * median 135.1 ms (least 86.5) with a worker against 104.7 (61.2) alone, wall 103.2
+	 * (64.0) against 105.1 (61.5): a third more CPU for no wall time (docs/DESIGN.md) */
+	uint64_t min = env && *env ? strtoull(env, NULL, 10)
+		       : vms_pool_threads_given() ? POOL_MIN_BYTES : UINT64_MAX;
 	if (r->valid_end < min || r->nr_st == 0 || vms_pool_threads() < 2)
 		return;
 	uint64_t per_ent = sizeof(struct xq_ent) + sizeof(struct xq_delta) * 2 + 2 * 24;
 	uint64_t per = XQ_MEM / ((uint64_t)r->nr_st * (VMS_AHEAD_DEPTH + 1) * per_ent);
 	if (per < XQ_MIN_EVENTS)
 		return; /* thousands of CPUs: read alone, in the memory of one */
-	struct xt_pool *p = calloc(1, sizeof *p);
+	/* (aligned as their types say: the lines the workers write apart from the reading
+	 * thread's; sizeof is a multiple of the alignment) */
+	struct xt_pool *p = aligned_alloc(_Alignof(struct xt_pool), sizeof *p);
 	if (!p)
 		return;
-	if (!(p->q = calloc(r->nr_st, sizeof *p->q))) {
+	memset(p, 0, sizeof *p);
+	size_t qbytes = (size_t)r->nr_st * sizeof *p->q;
+	if (!(p->q = aligned_alloc(_Alignof(struct xq), qbytes))) {
 		free(p);
 		return;
 	}
+	memset(p->q, 0, qbytes);
 	p->r = r;
 	p->per_block = per < XQ_MAX_EVENTS ? (uint32_t)per : XQ_MAX_EVENTS;
 	p->kick_every = r->nr_st / 4 ? r->nr_st / 4 : 1;
@@ -258,8 +308,10 @@ static void reset_queue(struct xt_reader *r, uint32_t k)
 {
 	struct xq *q = &r->pool->q[k];
 	vms_ahead_reset(&q->aq);
+	q->blk = NULL;
 	q->cur_i = q->cur_d = 0;
-	q->primed = false;
+	q->taken = 0;
+	q->primed = q->stale = false;
 	q->shown = (struct xt_at){ 0 };
 	q->sought = false;
 	xt_stream_reset(&r->st[k]);
@@ -283,7 +335,7 @@ void xt_pool_rewind(struct xt_reader *r)
 /* Has q events decoded that the reader has not taken (or counts not yet added)? */
 static bool ahead(const struct xq *q)
 {
-	const struct xq_block *cur = q->aq.cur;
+	const struct xq_block *cur = q->blk;
 	return vms_ahead_ahead(&q->aq, cur && (q->cur_i < cur->n || q->cur_d < cur->nd));
 }
 
@@ -296,7 +348,7 @@ void xt_pool_set_skip(struct xt_reader *r, bool on)
 		for (uint32_t k = 0; k < r->nr_st; k++) {
 			struct xq *q = &p->q[k];
 			if (ahead(q)) {
-				q->aq.stale = true;
+				q->aq.stale = q->stale = true;
 				q->replay_skip = p->skip;
 			}
 		}
@@ -341,7 +393,7 @@ static void replay(struct xt_reader *r, uint32_t stream)
 	struct xt_pool *p = r->pool;
 	struct xq *q = &p->q[stream];
 	struct xt_stream *s = &r->st[stream];
-	uint64_t taken = q->aq.taken;
+	uint64_t taken = q->taken;
 	struct xt_at shown = q->shown;
 	bool old = q->replay_skip, sought = q->sought;
 	struct vms_stream_pos from = q->from;
@@ -363,7 +415,7 @@ static void replay(struct xt_reader *r, uint32_t stream)
 	}
 	s->skc = s->skt = NULL;
 	vms_pool_lock();
-	q->aq.taken = taken;
+	q->taken = taken;
 	q->shown = shown;
 	q->sought = sought;
 	q->from = from;
@@ -379,7 +431,7 @@ static void give_back_taken(struct xt_reader *r)
 	uint64_t low = UINT64_MAX;
 	for (uint32_t k = 0; k < r->nr_st; k++) {
 		const struct xq *q = &r->pool->q[k];
-		const struct xq_block *cur = q->aq.cur;
+		const struct xq_block *cur = q->blk;
 		if (cur && cur->status != 1 && q->cur_i >= cur->n)
 			continue; /* at its end */
 		uint64_t at = q->shown.off ? q->shown.off : r->st[k].first_blk;
@@ -392,7 +444,7 @@ static void give_back_taken(struct xt_reader *r)
 /* The reading thread: the deltas of cur before event `ent` added to the session's counts. */
 static void add_deltas(struct xt_reader *r, struct xq *q, uint32_t ent)
 {
-	const struct xq_block *b = q->aq.cur;
+	const struct xq_block *b = q->blk;
 	while (q->cur_d < b->nd && b->d[q->cur_d].ent <= ent) {
 		const struct xq_delta *d = &b->d[q->cur_d++];
 		if (r->skip_counts) {
@@ -406,7 +458,7 @@ int xt_pool_next(struct xt_reader *r, uint32_t stream, struct vms_event *ev)
 {
 	struct xt_pool *p = r->pool;
 	struct xq *q = &p->q[stream];
-	if (q->aq.stale)
+	if (q->stale)
 		replay(r, stream);
 	if (!q->primed) {
 		/* the merge's first look at the stream, before the session sets skip_unread:
@@ -414,11 +466,11 @@ int xt_pool_next(struct xt_reader *r, uint32_t stream, struct vms_event *ev)
 		int st = decode_alone(r, stream, ev);
 		if (st == 1) {
 			q->primed = true;
-			q->aq.taken++;
+			q->taken++;
 		}
 		return st;
 	}
-	const struct xq_block *cur = q->aq.cur;
+	const struct xq_block *cur = q->blk;
 	if (!cur || q->cur_i >= cur->n) {
 		if (cur && cur->status != 1) {
 			add_deltas(r, q, cur->n); /* (what was left out before the end, once) */
@@ -426,16 +478,18 @@ int xt_pool_next(struct xt_reader *r, uint32_t stream, struct vms_event *ev)
 		}
 		vms_pool_lock();
 		bool got = vms_ahead_next(&q->aq, &p->ops, stream);
+		q->blk = q->aq.cur;
 		/* the workers are woken every quarter round of the streams, to decode a few blocks
-		 * each time, or when this stream has one block left ahead: a block is a few
+		 * each time, or when this stream has XQ_URGENT blocks left ahead: a block is a few
 		 * microseconds of decoding, less than a worker's wake-up costs (woken at each
 		 * block taken, report without skip_unread on 8 copies of xen/xentrace.bin took
-		 * 1.8 x the CPU time of --threads 1; so, 1.5 x) */
-		if (got && !q->aq.ended &&
-		    (q->aq.nready <= XQ_URGENT || ++p->since_kick >= p->kick_every)) {
+		 * 1.8 x the CPU time of --threads 1; so, 1.5 x). With one block left the reading
+		 * thread decoded 718-1,076 of the 3,000 blocks of report on 10 copies itself (the
+		 * worker woken too late, at load 6-7), with two 205-279 */
+		bool kick = got && !q->aq.ended &&
+			    (q->aq.nready <= XQ_URGENT || ++p->since_kick >= p->kick_every);
+		if (kick)
 			p->since_kick = 0;
-			vms_pool_kick();
-		}
 		q->cur_i = q->cur_d = 0;
 		if (!got) {
 			/* out of memory for a block: decoded here, one event, with the stream held
@@ -448,12 +502,18 @@ int xt_pool_next(struct xt_reader *r, uint32_t stream, struct vms_event *ev)
 			if (st != 1)
 				q->aq.ended = true;
 			vms_pool_unlock();
-			q->aq.taken += st == 1;
+			q->taken += st == 1;
 			return st;
 		}
 		vms_pool_unlock();
+		/* (with the lock let go: a worker woken under it found it held and slept on it
+		 * again, the reading thread then waking it a second time as it let go: strace -f
+		 * of report on the 10-copy file, 438 waits of the worker on the lock for 222
+		 * wake-ups) */
+		if (kick)
+			vms_pool_kick();
 		give_back_taken(r);
-		cur = q->aq.cur;
+		cur = q->blk;
 		if (cur->n == 0)
 			return xt_pool_next(r, stream, ev); /* the end right away */
 	}
@@ -461,7 +521,7 @@ int xt_pool_next(struct xt_reader *r, uint32_t stream, struct vms_event *ev)
 	const struct xq_ent *e = &cur->e[q->cur_i++];
 	*ev = e->ev;
 	q->shown = e->at;
-	q->aq.taken++;
+	q->taken++;
 	return 1;
 }
 

@@ -198,6 +198,7 @@ int xt_seek(struct vms_source *src, uint32_t stream, const struct vms_stream_pos
 		/* the stream is nowhere: it fails until a seek or a rewind puts it somewhere */
 		xt_stream_reset(s);
 		s->seek_status = rc;
+		r->seek_failed = true;
 	}
 	return rc;
 }

@@ -383,7 +383,7 @@ static int xt_next(struct vms_source *src, uint32_t stream, struct vms_event *ev
 	if (stream >= r->nr_st)
 		return 0;
 	struct xt_stream *s = &r->st[stream];
-	if (s->seek_status < 0)
+	if (r->seek_failed && s->seek_status < 0)
 		return vms_error_set(&src->err, s->seek_status, "%s: stream %u: nowhere after a "
 				     "failed seek", src->path, stream);
 	if (r->pool)
