@@ -233,17 +233,19 @@ uint32_t vms_analysis_nr_vcpu_slots(const struct vms_analysis *a);
 
 /* Checkpoints (a window computed from the nearest one before it instead of from the start
  * of the traces; lib/session/checkpoints.c keeps them). A run that records them calls
- * vms_analysis_shadow() before its first event: a gate that never opens keeps what a
- * window's gate would know at each instant. vms_analysis_checkpoint() writes the state after
- * the events fed so far (the state machine's and that gate's; the consumers need nothing,
+ * vms_analysis_record_checkpoints() before its first event: the state machine then keeps
+ * its last words, what a window's gate would know at each instant. vms_analysis_checkpoint()
+ * writes the state after the events fed so far (the state machine's and that of a gate told
+ * the last words; the consumers need nothing,
  * since in a window they see only what comes after its start). vms_analysis_restore(), on a
  * new analysis of the same model with vms_analysis_window() set and no event fed yet, takes
  * that state back, so that the events after the checkpoint give what the whole run gives.
- * shadow: 0, or -1 (out of memory, or too late); checkpoint: 0, or -1 when the write fails;
+ * record: 0, or -1 (out of memory, or too late); checkpoint: 0, or -1 when the write fails
+ * or something was told that the last words cannot hold (a CPU past 4096);
  * restore: 0; 1 when the checkpoint was recorded by a run that followed the host CPUs'
  * occupants and this one does not, or the reverse (nothing restored: replay instead); <0
  * with err set (another layout or build, cut, or values no run makes). */
-int vms_analysis_shadow(struct vms_analysis *a);
+int vms_analysis_record_checkpoints(struct vms_analysis *a);
 int vms_analysis_checkpoint(struct vms_analysis *a, FILE *f);
 int vms_analysis_restore(struct vms_analysis *a, const void *buf, size_t len,
 			 struct vms_error *err);

@@ -31,8 +31,9 @@ struct vms_analysis {
 	uint64_t from;             /* its start */
 	struct vms_observer gate_obs;
 	struct an_subs gate_subs;  /* the gate alone: what the state machine publishes to */
-	struct an_gate *shadow;    /* a recording run's gate that never opens (checkpoints) */
-	struct an_subs no_subs;    /* whom the shadow passes on to: no one */
+	bool recording;            /* checkpoints are taken (the state machine keeps its last
+	                              words) */
+	struct an_subs no_subs;    /* whom a checkpoint's gate passes on to: no one */
 	bool started, finished;
 	uint64_t t0, t_last;
 	/* results (after finish) */
@@ -222,10 +223,10 @@ void vms_analysis_host_unscheduled(struct vms_analysis *a, uint32_t machine)
 		an_sm_host_unscheduled(a->sm, machine);
 }
 
-/* Does a consumer read the host CPUs' occupants (the shadow is no consumer)? */
+/* Does a consumer read the host CPUs' occupants? */
 static bool follows_occupants(const struct vms_analysis *a)
 {
-	return a->subs.n[AN_CB_cpu_occupant] > (a->shadow ? 1u : 0u);
+	return a->subs.n[AN_CB_cpu_occupant] > 0;
 }
 
 /* The first event (or the finish of a run without any): the state machine follows host CPU
@@ -316,7 +317,6 @@ void vms_analysis_free(struct vms_analysis *a)
 	if (!a)
 		return;
 	an_gate_free(a->gate);
-	an_gate_free(a->shadow);
 	for (uint32_t i = 0; a->vstats && i < a->L.nr_v; i++)
 		free(a->vstats[i].exits);
 	for (uint32_t m = 0; a->guest_exits && m < a->L.nr_mach; m++)
@@ -379,35 +379,33 @@ const struct vms_exit_stats *vms_analysis_guest_exits(const struct vms_analysis 
 /* ---- checkpoints (vmscope/observe.h) ----
  * Layout: u32 magic "ANC1", u8 whether the state machine follows occupants, u64 t0,
  * u64 t_last, u64 length of the state machine's snapshot, its bytes (vcpu_state_snap.c),
- * the shadow gate's kept state (window.c), nothing after. */
+ * the kept state of a gate that never opens told the state machine's last words
+ * (an_sm_last_words; window.c's snapshot), nothing after. The gate is made at each
+ * checkpoint: one that saw every observation of the run (a "shadow", until 2026-12) cost the
+ * reading thread a call and a copy of each. */
 #define CKPT_MAGIC 0x31434e41u   /* "ANC1" */
 
-int vms_analysis_shadow(struct vms_analysis *a)
+int vms_analysis_record_checkpoints(struct vms_analysis *a)
 {
-	if (a->started || a->shadow)
+	if (a->started || a->recording || an_sm_keep_last_words(a->sm) < 0)
 		return -1;
-	struct vms_observer o;
-	a->shadow = an_gate_new(a->L.nr_v, UINT64_MAX, &a->no_subs, &o);
-	if (!a->shadow)
-		return -1;
-	/* what a gate drops before its window anyway, and its start and finish (it never opens:
-	 * raw events would only cost a call each) */
-	o.event = NULL;
-	o.vcpu_wakeup = NULL;
-	o.guest_wakeup = NULL;
-	o.start = NULL;
-	o.finish = NULL;
-	if (vms_analysis_observe(a, &o) < 0) {
-		an_gate_free(a->shadow);
-		a->shadow = NULL;
-		return -1;
-	}
+	a->recording = true;
 	return 0;
+}
+
+/* The gate a window starting now would have before its start, written (window.c). */
+static int gate_now(struct vms_analysis *a, FILE *f)
+{
+	struct vms_observer o;
+	struct an_gate *g = an_gate_new(a->L.nr_v, UINT64_MAX, &a->no_subs, &o);
+	int bad = !g || an_sm_last_words(a->sm, &o) < 0 ? -1 : an_gate_snapshot(g, f);
+	an_gate_free(g);
+	return bad;
 }
 
 int vms_analysis_checkpoint(struct vms_analysis *a, FILE *f)
 {
-	if (!a->shadow || !a->started || a->finished)
+	if (!a->recording || !a->started || a->finished)
 		return -1;
 	char *sm = NULL;
 	size_t sm_len = 0;
@@ -423,7 +421,7 @@ int vms_analysis_checkpoint(struct vms_analysis *a, FILE *f)
 	       fwrite(&a->t0, 8, 1, f) != 1 || fwrite(&a->t_last, 8, 1, f) != 1 ||
 	       fwrite(&len, 8, 1, f) != 1 || (len && fwrite(sm, 1, len, f) != len) ? -1 : 0;
 	free(sm);
-	bad |= an_gate_snapshot(a->shadow, f);
+	bad |= gate_now(a, f);
 	return bad ? -1 : 0;
 }
 

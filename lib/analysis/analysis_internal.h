@@ -162,6 +162,13 @@ void an_sm_host_unscheduled(struct an_sm *sm, uint32_t m);
 uint64_t an_sm_occ_unfollowed(const struct an_sm *sm);
 void an_sm_start(struct an_sm *sm, uint64_t t0);
 void an_sm_finish(struct an_sm *sm, uint64_t t_end);
+/* Checkpoints: from now (before the first event) the state machine keeps its last words,
+ * what a window's gate keeps before its window (window.c); an_sm_last_words tells them to o
+ * (a gate that never opens, whose snapshot is then a checkpoint's) as if o had seen every
+ * observation so far: the CPUs in the order first told of, then each vCPU. keep: 0, or -1
+ * out of memory; last words: 0, or -1 when not kept or something told could not be. */
+int an_sm_keep_last_words(struct an_sm *sm);
+int an_sm_last_words(struct an_sm *sm, const struct vms_observer *o);
 void an_sm_stream_end(struct an_sm *sm, uint32_t machine, uint32_t stream, uint64_t t);
 void an_sm_machine_end(struct an_sm *sm, uint32_t machine, uint64_t t);
 /* does the vCPU's host record sched_switch (can preemption be seen)? */

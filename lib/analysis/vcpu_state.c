@@ -120,6 +120,42 @@ struct sm_cpu {
 	char occ_comm[24];         /* NUL-padded */
 };
 
+/* ---- the last words, kept for checkpoints (an_sm_keep_last_words) ----
+ * What a window's gate (window.c) keeps of each thing before its window opens, and replays
+ * at its start: the last observation published of each kind, as far as replay() reads it.
+ * Much of it is the state machine's own state already (a vCPU's published state, its
+ * current guest thread, its pending exit; a CPU's thread and published occupant); these
+ * hold the rest, stored where it is published: a few stores where a gate that saw every
+ * observation cost a call and a copy of each (~140 instructions per event of the index
+ * build, callgrind). Outside the snapshot: only a recording run keeps them, and it is never
+ * restored. */
+struct sm_kept_vcpu {
+	bool mode_seen, mode_guest;    /* vcpu_mode: its last one (kvm_exit/entry) */
+	bool sw_seen;                  /* guest_switch */
+	bool state_seen;               /* vcpu_state */
+	bool instead_has;              /* vcpu_instead, since its last state not away */
+	bool instead_unattributed;
+	uint32_t mode_host, mode_cpu;
+	int32_t mode_tid;
+	uint32_t exit_host;            /* the pending exit's (exit_obs) host and guest thread */
+	int32_t exit_gtid;
+	uint64_t sw_prev_state;
+	int32_t state_gtid, state_host_cpu, state_exit_reason;
+	uint32_t state_isa;
+	uint32_t instead_host, instead_cpu;
+	int32_t instead_tid;
+	char sw_comm[24], instead_comm[24];   /* NUL-padded */
+};
+
+struct sm_kept_cpu {
+	uint64_t seq;                  /* when first told of (cpu_run or cpu_occupant), from 1:
+	                                  a gate lists its CPUs in that order */
+	uint64_t run_prev_state;       /* cpu_run (its thread: sm_cpu.tid, .comm) */
+	bool run_seen, occ_seen;       /* cpu_occupant (its who: sm_cpu.pub_*, when pub_open) */
+	int32_t occ_vidx;
+	char occ_comm[24];
+};
+
 struct sm_machine {
 	struct sm_cpu *cpu;        /* as a host: [nr_cpus] */
 	uint32_t nr_cpus;
@@ -153,6 +189,12 @@ struct an_sm {
 	 * map: a CPU runs the same few threads event after event, and the model does not change
 	 * during the pass */
 	struct { uint64_t key; struct sm_vcpu *v; } thread_cache[256];
+	/* the last words (an_sm_keep_last_words), NULL when not kept; kept_lost: something was
+	 * told that they cannot hold (a CPU past AN_MAX_CPUS, out of memory) */
+	struct sm_kept_vcpu *kept;
+	struct sm_kept_cpu **kept_cpu;   /* [nr_mach][that host's nr_cpus] */
+	uint64_t kept_seq;
+	bool kept_lost;
 };
 
 bool an_prev_state_runnable(uint64_t prev_state)
@@ -207,8 +249,13 @@ void an_sm_free(struct an_sm *sm)
 {
 	if (!sm)
 		return;
-	for (uint32_t m = 0; sm->mach && m < sm->L->nr_mach; m++)
+	for (uint32_t m = 0; sm->mach && m < sm->L->nr_mach; m++) {
 		free(sm->mach[m].cpu);
+		if (sm->kept_cpu)
+			free(sm->kept_cpu[m]);
+	}
+	free(sm->kept);
+	free(sm->kept_cpu);
 	free(sm->mach);
 	free(sm->v);
 	vms_keymap_free(&sm->occ_where);
@@ -232,6 +279,15 @@ static __attribute__((noinline)) struct sm_cpu *host_cpu_grow(struct an_sm *sm, 
 			n *= 2;
 		if (n > AN_MAX_CPUS)
 			n = AN_MAX_CPUS;
+		if (sm->kept) {   /* (first: the CPUs never outnumber what is kept of them) */
+			struct sm_kept_cpu *nk = realloc(sm->kept_cpu[h], n * sizeof *nk);
+			if (!nk) {
+				sm->kept_lost = true;
+				return NULL;
+			}
+			memset(nk + am->nr_cpus, 0, (n - am->nr_cpus) * sizeof *nk);
+			sm->kept_cpu[h] = nk;
+		}
 		struct sm_cpu *nc = realloc(am->cpu, n * sizeof *nc);
 		if (!nc)
 			return NULL;
@@ -255,6 +311,19 @@ static inline struct sm_cpu *host_cpu(struct an_sm *sm, uint32_t h, uint32_t cpu
 	if (__builtin_expect(cpu < am->nr_cpus, 1))
 		return &am->cpu[cpu];
 	return host_cpu_grow(sm, h, cpu);
+}
+
+/* What is kept of CPU (h, cpu), c, now told of (NULL: its last words cannot be kept). */
+static struct sm_kept_cpu *kept_cpu(struct an_sm *sm, uint32_t h, const struct sm_cpu *c)
+{
+	if (!c || !sm->kept_cpu[h]) {
+		sm->kept_lost = true;
+		return NULL;
+	}
+	struct sm_kept_cpu *k = &sm->kept_cpu[h][c - sm->mach[h].cpu];
+	if (!k->seq)
+		k->seq = ++sm->kept_seq;
+	return k;
 }
 
 /* ---- host CPU occupants (cpu_occupant), followed only when someone reads them ----
@@ -296,6 +365,14 @@ static __attribute__((noinline)) void occ_publish(struct an_sm *sm, uint32_t h, 
 		c->pub_named = comm[0] != '\0';
 	} else {
 		c->pub_open = false;
+	}
+	if (sm->kept) {
+		struct sm_kept_cpu *k = kept_cpu(sm, h, c);
+		if (k) {
+			k->occ_seen = true;
+			k->occ_vidx = vidx;
+			memcpy(k->occ_comm, comm, sizeof k->occ_comm);   /* (24 bytes: observe.h) */
+		}
 	}
 	PUBLISH(sm, cpu_occupant, &o);
 }
@@ -570,6 +647,15 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 			o.comm = c->comm;
 		}
 	}
+	if (sm->kept) {
+		struct sm_kept_vcpu *k = &sm->kept[self->vidx];
+		k->instead_has = true;
+		k->instead_unattributed = o.unattributed;
+		k->instead_host = o.host;
+		k->instead_cpu = o.host_cpu;
+		k->instead_tid = o.tid;
+		an_copy_padded(k->instead_comm, o.comm);
+	}
 	PUBLISH(sm, vcpu_instead, &o);
 	/* the L2 vCPU away because this L1 vCPU is: told too */
 	if (self == v && v->upper >= 0) {
@@ -717,6 +803,16 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	v->pub_polling = polling;
 	bool layer_changed = layer != v->layer;
 	v->layer = layer;
+	if (sm->kept) {   /* (status, state, polling and layer: v's own, set above) */
+		struct sm_kept_vcpu *k = &sm->kept[v->vidx];
+		k->state_seen = true;
+		k->state_gtid = o.gtid;
+		k->state_host_cpu = o.host_cpu;
+		k->state_exit_reason = o.exit_reason;
+		k->state_isa = o.isa;
+		if (!is_away(state))
+			k->instead_has = false;   /* (as a gate forgets it) */
+	}
 	PUBLISH(sm, vcpu_state, &o);
 	if (is_away(state) && (!was_away || poll_changed || layer_changed))
 		publish_instead(sm, v, t);
@@ -850,6 +946,16 @@ static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t
 	PUBLISH(sm, exit_end, &eo);
 }
 
+/* A guest_switch to v's current thread (v->gtid), kept. */
+static void keep_switch(struct an_sm *sm, const struct sm_vcpu *v, uint64_t prev_state,
+			const char *next_comm)
+{
+	struct sm_kept_vcpu *k = &sm->kept[v->vidx];
+	k->sw_seen = true;
+	k->sw_prev_state = prev_state;
+	an_copy_padded(k->sw_comm, next_comm);
+}
+
 /* (occ: sm->occ, a constant in each of the two copies of the event path, an_sm_event) */
 #define SM_HOT static inline __attribute__((always_inline))
 SM_HOT void on_guest_switch(struct an_sm *sm, uint32_t m, const struct vms_event *ev, uint64_t t,
@@ -871,6 +977,8 @@ SM_HOT void on_guest_switch(struct an_sm *sm, uint32_t m, const struct vms_event
 	halt_resolve(sm, v, false, 0, t);
 	v->gtid = o.next_tid;
 	v->base = next != 0 ? VMS_VCPU_RUNNING : VMS_VCPU_IDLE;
+	if (sm->kept)
+		keep_switch(sm, v, o.prev_state, o.next_comm);
 	PUBLISH(sm, guest_switch, &o);
 	if (occ)
 		occ_guest_thread(sm, v, o.next_tid, o.next_comm, t);
@@ -960,6 +1068,13 @@ SM_HOT void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 		.guest = vn ? (int32_t)vn->machine : -1, .vcpu = vn ? (int32_t)vn->vcpu : -1,
 		.vidx = vn ? (int32_t)vn->vidx : -1,
 	};
+	if (sm->kept) {   /* (its thread and name: c's own, set above) */
+		struct sm_kept_cpu *k = kept_cpu(sm, h, c);
+		if (k) {
+			k->run_seen = true;
+			k->run_prev_state = o.prev_state;
+		}
+	}
 	PUBLISH(sm, cpu_run, &o);
 	if (occ && c) {
 		occ_switch(sm, h, ev->cpu, c, next_tid, o.comm, t);
@@ -995,6 +1110,14 @@ SM_HOT void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 static inline void publish_mode(struct an_sm *sm, const struct sm_vcpu *v, uint32_t h,
 				const struct vms_event *ev, uint64_t t)
 {
+	if (sm->kept) {
+		struct sm_kept_vcpu *k = &sm->kept[v->vidx];
+		k->mode_seen = true;
+		k->mode_guest = ev->kind == VMS_K_KVM_ENTRY;
+		k->mode_host = h;
+		k->mode_cpu = ev->cpu;
+		k->mode_tid = (int32_t)ev->tid;
+	}
 	if (!sm->subs->n[AN_CB_vcpu_mode])
 		return;
 	struct vms_obs_vcpu_mode mo = {
@@ -1046,6 +1169,10 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		struct vms_obs_exit eo;
 		exit_obs(v, h, t, &eo);
 		eo.how = VMS_EXIT_ENDED;
+		if (sm->kept) {
+			sm->kept[v->vidx].exit_host = h;
+			sm->kept[v->vidx].exit_gtid = v->gtid;
+		}
 		PUBLISH(sm, exit_begin, &eo);
 		v->vmm = true;
 		v->halt = HALT_NONE;
@@ -1235,6 +1362,8 @@ static void guest_coverage_end(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	};
 	v->gtid = -1;
 	v->base = VMS_VCPU_UNKNOWN;
+	if (sm->kept)
+		keep_switch(sm, v, 0, "");
 	PUBLISH(sm, guest_switch, &o);
 	if (sm->occ)
 		occ_guest_thread(sm, v, -1, "", t);
@@ -1324,6 +1453,143 @@ void an_sm_finish(struct an_sm *sm, uint64_t t_end)
 	AN_EACH(sm->subs, finish, t_end);
 }
 
+/* ---- the last words (struct sm_kept_vcpu, sm_kept_cpu) ---- */
+
+int an_sm_keep_last_words(struct an_sm *sm)
+{
+	if (sm->kept)
+		return 0;
+	sm->kept = calloc(sm->L->nr_v ? sm->L->nr_v : 1, sizeof *sm->kept);
+	sm->kept_cpu = calloc(sm->L->nr_mach ? sm->L->nr_mach : 1, sizeof *sm->kept_cpu);
+	if (!sm->kept || !sm->kept_cpu) {
+		free(sm->kept);
+		free(sm->kept_cpu);
+		sm->kept = NULL;
+		sm->kept_cpu = NULL;
+		return -1;
+	}
+	for (uint32_t m = 0; m < sm->L->nr_mach; m++) {
+		uint32_t n = sm->mach[m].nr_cpus;
+		if (n && !(sm->kept_cpu[m] = calloc(n, sizeof **sm->kept_cpu)))
+			sm->kept_lost = true;
+	}
+	return 0;
+}
+
+struct kept_order {
+	uint64_t seq;
+	uint32_t h, cpu;
+};
+
+static int kept_order_cmp(const void *a, const void *b)
+{
+	const struct kept_order *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The CPUs told of, in the order they were first told of (a gate's order). */
+static int tell_cpus(struct an_sm *sm, const struct vms_observer *o)
+{
+	size_t n = 0;
+	for (uint32_t h = 0; h < sm->L->nr_mach; h++)
+		for (uint32_t c = 0; sm->kept_cpu[h] && c < sm->mach[h].nr_cpus; c++)
+			n += sm->kept_cpu[h][c].seq != 0;
+	struct kept_order *ord = calloc(n ? n : 1, sizeof *ord);
+	if (!ord)
+		return -1;
+	n = 0;
+	for (uint32_t h = 0; h < sm->L->nr_mach; h++)
+		for (uint32_t c = 0; sm->kept_cpu[h] && c < sm->mach[h].nr_cpus; c++)
+			if (sm->kept_cpu[h][c].seq)
+				ord[n++] = (struct kept_order){ sm->kept_cpu[h][c].seq, h, c };
+	qsort(ord, n, sizeof *ord, kept_order_cmp);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t h = ord[i].h, cpu = ord[i].cpu;
+		const struct sm_cpu *c = &sm->mach[h].cpu[cpu];
+		const struct sm_kept_cpu *k = &sm->kept_cpu[h][cpu];
+		if (k->run_seen) {   /* (who the thread is: the model's answer, as when told) */
+			const struct sm_vcpu *vn = vcpu_of_thread(sm, h, c->tid);
+			struct vms_obs_cpu_run r = {
+				.host = h, .cpu = cpu, .tid = c->tid, .comm = c->comm, .prev_tid = -1,
+				.prev_state = k->run_prev_state,
+				.guest = vn ? (int32_t)vn->machine : -1,
+				.vcpu = vn ? (int32_t)vn->vcpu : -1, .vidx = vn ? (int32_t)vn->vidx : -1,
+			};
+			o->cpu_run(o->ctx, &r);
+		}
+		if (k->occ_seen) {
+			struct vms_obs_cpu_occupant oc = {
+				.host = h, .cpu = cpu, .guest = -1, .vcpu = -1, .vidx = -1, .tid = -1,
+				.comm = k->occ_comm,
+			};
+			if (c->pub_open) {
+				oc.guest = c->pub_guest;
+				oc.vcpu = c->pub_vcpu;
+				oc.vidx = k->occ_vidx;
+				oc.tid = c->pub_tid;
+			}
+			o->cpu_occupant(o->ctx, &oc);
+		}
+	}
+	free(ord);
+	return 0;
+}
+
+/* Each vCPU's last words, in the order of one event (window.c's replay). */
+static void tell_vcpu(struct an_sm *sm, const struct sm_vcpu *v, const struct vms_observer *o)
+{
+	const struct sm_kept_vcpu *k = &sm->kept[v->vidx];
+	if (k->mode_seen) {
+		struct vms_obs_vcpu_mode mo = {
+			.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .host = k->mode_host,
+			.host_cpu = k->mode_cpu, .host_tid = k->mode_tid, .guest_mode = k->mode_guest,
+		};
+		o->vcpu_mode(o->ctx, &mo);
+	}
+	if (v->exit_pending) {   /* (told at its kvm_exit: its begin is its time) */
+		struct vms_obs_exit eo;
+		exit_obs(v, k->exit_host, v->exit_t, &eo);
+		eo.how = VMS_EXIT_ENDED;
+		eo.gtid = k->exit_gtid;
+		o->exit_begin(o->ctx, &eo);
+	}
+	if (k->sw_seen) {
+		struct vms_obs_guest_switch sw = {
+			.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .prev_tid = -1,
+			.next_tid = v->gtid, .prev_comm = "", .next_comm = k->sw_comm,
+			.prev_state = k->sw_prev_state,
+		};
+		o->guest_switch(o->ctx, &sw);
+	}
+	if (k->state_seen) {
+		struct vms_obs_vcpu_state st = {
+			.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .status = v->status,
+			.state = v->state, .old_state = VMS_STATE_UNKNOWN, .gtid = k->state_gtid,
+			.host = v->host, .host_tid = v->host_tid, .host_cpu = k->state_host_cpu,
+			.exit_reason = k->state_exit_reason, .isa = k->state_isa,
+			.halt_polling = v->pub_polling, .layer = v->layer,
+		};
+		o->vcpu_state(o->ctx, &st);
+	}
+	if (k->instead_has) {
+		struct vms_obs_vcpu_instead in = {
+			.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx,
+			.host = k->instead_host, .host_cpu = k->instead_cpu, .tid = k->instead_tid,
+			.comm = k->instead_comm, .unattributed = k->instead_unattributed,
+		};
+		o->vcpu_instead(o->ctx, &in);
+	}
+}
+
+int an_sm_last_words(struct an_sm *sm, const struct vms_observer *o)
+{
+	if (!sm->kept || sm->kept_lost || tell_cpus(sm, o) < 0)
+		return -1;
+	for (uint32_t i = 0; i < sm->L->nr_v; i++)
+		tell_vcpu(sm, &sm->v[i], o);
+	return 0;
+}
+
 /* ---- the state's parts, for the snapshot (vcpu_state_snap.c writes and checks them) ----
  * Every field of the state is in one of these byte ranges, so that a field added to
  * struct sm_vcpu, sm_cpu or sm_machine is snapshotted without a line here (the round-trip
@@ -1352,6 +1618,11 @@ void *an_sm_machine(struct an_sm *sm, uint32_t m, void **cpus, uint32_t *nr_cpus
 int an_sm_set_cpus(struct an_sm *sm, uint32_t m, uint32_t nr)
 {
 	struct sm_machine *mc = &sm->mach[m];
+	if (sm->kept) {   /* (a restored state's last words are not known) */
+		free(sm->kept_cpu[m]);
+		sm->kept_cpu[m] = NULL;
+		sm->kept_lost = true;
+	}
 	free(mc->cpu);
 	mc->cpu = nr ? calloc(nr, sizeof *mc->cpu) : NULL;
 	mc->nr_cpus = mc->cpu ? nr : 0;

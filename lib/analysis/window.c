@@ -49,8 +49,8 @@ struct an_gate {
 	uint32_t nr_cpu, cap_cpu;
 	struct vms_keymap cpu_idx;       /* (host, cpu) -> index in cpu: every host switch before
 	                                    the window looks its CPU up (a scan was O(CPUs)) */
-	/* in front of cpu_idx, direct-mapped: a checkpointed run's shadow gate is asked at
-	 * nearly every event of the whole run (key + 1, index) */
+	/* in front of cpu_idx, direct-mapped: a gate is asked at nearly every event before its
+	 * window, the whole run for a window near the end (key + 1, index) */
 	struct { uint64_t key1; uint32_t i; } recent[64];
 };
 
@@ -211,9 +211,9 @@ static __attribute__((noinline)) struct gw_cpu *gate_cpu_slow(struct an_gate *g,
 	return c;
 }
 
-/* What the gate keeps of host CPU (host, cpu) (NULL: out of memory). A checkpointing run's
- * shadow gate asks at every host CPU's change of occupant and every sched_switch: the
- * recent cache's probe inline, the rest out of line. */
+/* What the gate keeps of host CPU (host, cpu) (NULL: out of memory). Before its window a
+ * gate asks at every host CPU's change of occupant and every sched_switch: the recent
+ * cache's probe inline, the rest out of line. */
 static inline struct gw_cpu *gate_cpu(struct an_gate *g, uint32_t host, uint32_t cpu)
 {
 	uint64_t key = vms_keymap_mt(host, (int32_t)cpu);
@@ -366,17 +366,26 @@ static int put_bytes(FILE *f, const void *p, size_t n)
 	return n && fwrite(p, 1, n, f) != n ? -1 : 0;
 }
 
-/* The kept observations as written: each field copied into zeroed bytes. The gate keeps
- * an observation by assignment, which copies its padding too, and that is whatever the
- * publisher's stack held (pointer bytes among them): two runs of the same traces would write
- * different checkpoints. (vms_obs_exit and vms_obs_cpu_occupant have no padding.) */
+/* The kept observations as written: each field that replay() reads copied into zeroed
+ * bytes, and what it overwrites (the times but an exit's begin, the old state, the previous
+ * thread) and the names' bytes after their NUL written as zeros. Why: the gate keeps an
+ * observation by assignment, which copies its padding too (whatever the publisher's stack
+ * held), and a name by a copy that leaves a longer earlier name's tail behind it; so two
+ * runs of the same traces wrote different checkpoints, and the state machine's last words
+ * (an_sm_last_words), which hold only what replay() reads, gave other bytes than a gate that
+ * saw every observation. (vms_obs_exit has no padding and is read whole.) */
+static void canon_comm(char c[24])
+{
+	size_t n = strnlen(c, 23);
+	memset(c + n, 0, 24 - n);
+}
+
 static void canon_state(struct vms_obs_vcpu_state *c)
 {
 	struct vms_obs_vcpu_state o = *c;
 	memset(c, 0, sizeof *c);
-	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx, c->t = o.t;
-	c->status = o.status, c->old_status = o.old_status;
-	c->state = o.state, c->old_state = o.old_state;
+	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx;
+	c->status = o.status, c->state = o.state;
 	c->gtid = o.gtid, c->host = o.host, c->host_tid = o.host_tid, c->host_cpu = o.host_cpu;
 	c->exit_reason = o.exit_reason, c->isa = o.isa, c->halt_polling = o.halt_polling;
 	c->layer = o.layer;
@@ -386,8 +395,8 @@ static void canon_switch(struct vms_obs_guest_switch *c)
 {
 	struct vms_obs_guest_switch o = *c;
 	memset(c, 0, sizeof *c);   /* (the names' pointers NULL) */
-	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx, c->t = o.t;
-	c->prev_tid = o.prev_tid, c->next_tid = o.next_tid, c->prev_state = o.prev_state;
+	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx;
+	c->next_tid = o.next_tid, c->prev_state = o.prev_state;
 }
 
 static void canon_mode(struct vms_obs_vcpu_mode *c)
@@ -395,7 +404,7 @@ static void canon_mode(struct vms_obs_vcpu_mode *c)
 	struct vms_obs_vcpu_mode o = *c;
 	memset(c, 0, sizeof *c);
 	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx, c->host = o.host;
-	c->host_cpu = o.host_cpu, c->host_tid = o.host_tid, c->t = o.t;
+	c->host_cpu = o.host_cpu, c->host_tid = o.host_tid;
 	c->guest_mode = o.guest_mode;
 }
 
@@ -403,7 +412,7 @@ static void canon_instead(struct vms_obs_vcpu_instead *c)
 {
 	struct vms_obs_vcpu_instead o = *c;
 	memset(c, 0, sizeof *c);   /* (the name's pointer NULL) */
-	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx, c->t = o.t;
+	c->machine = o.machine, c->vcpu = o.vcpu, c->vidx = o.vidx;
 	c->host = o.host, c->host_cpu = o.host_cpu, c->tid = o.tid;
 	c->unattributed = o.unattributed;
 }
@@ -412,7 +421,7 @@ static void canon_run(struct vms_obs_cpu_run *c)
 {
 	struct vms_obs_cpu_run o = *c;
 	memset(c, 0, sizeof *c);   /* (the name's pointer NULL) */
-	c->host = o.host, c->cpu = o.cpu, c->t = o.t, c->tid = o.tid, c->prev_tid = o.prev_tid;
+	c->host = o.host, c->cpu = o.cpu, c->tid = o.tid;
 	c->prev_state = o.prev_state, c->guest = o.guest, c->vcpu = o.vcpu, c->vidx = o.vidx;
 }
 
@@ -428,6 +437,24 @@ int an_gate_snapshot(const struct an_gate *g, FILE *f)
 		canon_switch(&v.sw);
 		canon_mode(&v.mode);
 		canon_instead(&v.instead);
+		canon_comm(v.comm);
+		canon_comm(v.instead_comm);
+		/* what a flag says is not kept (an exit ended, a vcpu_instead forgotten) is zeros:
+		 * replay() reads none of it, and the last words do not hold it */
+		if (!v.has_state)
+			memset(&v.state, 0, sizeof v.state);
+		if (!v.has_switch) {
+			memset(&v.sw, 0, sizeof v.sw);
+			memset(v.comm, 0, sizeof v.comm);
+		}
+		if (!v.has_mode)
+			memset(&v.mode, 0, sizeof v.mode);
+		if (!v.has_exit)
+			memset(&v.exit, 0, sizeof v.exit);
+		if (!v.has_instead) {
+			memset(&v.instead, 0, sizeof v.instead);
+			memset(v.instead_comm, 0, sizeof v.instead_comm);
+		}
 		bad |= put_bytes(f, &v, sizeof v);
 	}
 	/* the keys, by index (the map holds key -> index) */
@@ -443,7 +470,13 @@ int an_gate_snapshot(const struct an_gate *g, FILE *f)
 		struct gw_cpu c;
 		memcpy(&c, &g->cpu[i], sizeof c);   /* (its own padding: memset when made) */
 		canon_run(&c.run);
+		canon_comm(c.comm);
 		c.occ.comm = NULL;
+		c.occ.t = 0;
+		if (!c.occupied) {
+			memset(&c.occ, 0, sizeof c.occ);
+			memset(c.occ_comm, 0, sizeof c.occ_comm);
+		}
 		bad |= put_bytes(f, &keys[i], 8) | put_bytes(f, &c, sizeof c);
 	}
 	free(keys);

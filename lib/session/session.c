@@ -963,14 +963,14 @@ static int merged_pass(struct vms_session *s, const struct vms_clock *const *clo
 		return err->status;
 	}
 	/* Checkpoints are recorded by a pass over the whole traces that every seekable source
-	 * reads whole (a position is a record's), with the shadow gate subscribed first. */
+	 * reads whole (a position is a record's), with the state machine keeping its last words. */
 	ck_free(s->ck_rec);
 	s->ck_rec = NULL;
 	if (s->ck_every && an && !windowed && !s->maps_unseen && can_tell(s)) {
 		uint32_t *nt = types_of(s);
 		s->ck_rec = nt ? ck_recorder(s->ck_every, s->nr_src, nt) : NULL;
 		free(nt);
-		if (s->ck_rec && vms_analysis_shadow(an) < 0) {
+		if (s->ck_rec && vms_analysis_record_checkpoints(an) < 0) {
 			ck_free(s->ck_rec);
 			s->ck_rec = NULL;
 		}
