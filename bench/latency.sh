@@ -14,6 +14,14 @@
 #     11.32 s -> 13.80 s (+21.9 %; medians 12.64 -> 14.43 s, +14 %), `vmscope report` itself
 #     14.30 s, 16.0 MiB; with the machine at rest (other work stopped), 3 runs:
 #     10.19 s -> 10.87 s CPU (+6.6 %; medians 11.13 -> 13.15 s, +18 %), 14.8 -> 15.0 MiB
+# Measured again 2026-12-07 (issue 24), bench_findings at 49f50c3 against f75a5a1 before it:
+#   1 M events, callgrind: base 1.418 G -> findings 1.626 G instructions (+14.7 %) before,
+#     1.397 G -> 1.553 G (+11.2 %) after; mispredicted branches (--branch-sim=yes)
+#     9.40 M -> 15.56 M before (4.15 M indirect: the subscribers' one call site), 10.07 M ->
+#     12.07 M after (0.88 M indirect)
+#   10 M events, 2 rounds of 5 runs each (2 shared cores, load ~1-2), least CPU of the
+#     rounds: 1.43 s -> 1.75 s (+22.4 %) before, 1.41 s -> 1.62 s (+14.9 %) after; per round
+#     +17.7 % and +22.5 % before, +5.5 % and +15.1 % after; peak 15.5 -> 15.7-15.9 MiB
 # usage: bench/latency.sh [EVENTS...]   (default: 2000000 10000000 50000000)
 #        BENCH_DIR (default /tmp/vmscope-bench) keeps the pairs; RUNS (default 5, 3 at >= 20 M);
 #        CALLGRIND=1 also counts instructions on the first size (about 2 min at 2 M);

@@ -132,14 +132,31 @@ int an_subs_build(struct an_subs *s, const struct vms_observer *obs, uint32_t nr
 void an_subs_free(struct an_subs *s);
 /* Call callback cb of every observer that has it: AN_EACH(subs, vcpu_state, &o). */
 #define AN_EACH(subs, cb, ...) AN_EACH_IN(subs, AN_CB_##cb, cb, __VA_ARGS__)
-/* The same for the subscribers in list `list` (an enum an_cb), called as callback cb. */
+/* The same for the subscribers in list `list` (an enum an_cb), called as callback cb, in
+ * their order. The first AN_EACH_SITES subscribers each have a call site of their own: one
+ * indirect call in a loop over three subscribers (report with latency and findings: the
+ * built-in consumers' fused subscription, then those two) changes target at every call, and
+ * a branch predictor that keys on the call's address then misses nearly all of them (1 M
+ * events: 4.1 M of 7.4 M indirect calls, against 0.27 M with one subscriber). A site per
+ * subscriber always calls the same callback. */
+#define AN_EACH_SITES 4
+#define AN_CALL_(cb, c, ...) \
+	((__typeof__(((struct vms_observer *)0)->cb))(c).fn)((c).ctx, __VA_ARGS__)
 #define AN_EACH_IN(subs, list, cb, ...)                                               \
 	do {                                                                          \
 		const struct an_subs *s_ = (subs);                                    \
 		const struct an_call *c_ = s_->by[list];                              \
-		for (uint32_t i_ = 0, n_ = s_->n[list]; i_ < n_; i_++)                \
-			((__typeof__(((struct vms_observer *)0)->cb))c_[i_].fn)(c_[i_].ctx, \
-										__VA_ARGS__);       \
+		uint32_t n_ = s_->n[list];                                            \
+		if (n_ > 0)                                                           \
+			AN_CALL_(cb, c_[0], __VA_ARGS__);                             \
+		if (n_ > 1)                                                           \
+			AN_CALL_(cb, c_[1], __VA_ARGS__);                             \
+		if (n_ > 2)                                                           \
+			AN_CALL_(cb, c_[2], __VA_ARGS__);                             \
+		if (n_ > 3)                                                           \
+			AN_CALL_(cb, c_[3], __VA_ARGS__);                             \
+		for (uint32_t i_ = AN_EACH_SITES; i_ < n_; i_++)                      \
+			AN_CALL_(cb, c_[i_], __VA_ARGS__);                            \
 	} while (0)
 
 /* dist.c: d gets s's samples, as if each were added to it (count, sum, min, max, the

@@ -12,7 +12,7 @@
 #define F_THIEVES 8
 #define F_STORM_WINDOW 100000000ull   /* 100 ms */
 #define F_STORM_MIN 5000
-#define F_RIPS 4
+#define F_RIPS 4                        /* (on_exit_begin compares them at once) */
 #define F_STORM_CACHE 64                /* a power of two */
 
 struct thief { int32_t tid; char comm[24]; uint64_t first, last; };
@@ -35,7 +35,7 @@ struct f_storm {
 	uint32_t machine, isa, reason;
 	uint64_t win, count;           /* the current window */
 	struct { uint64_t rip, count; } rip[F_RIPS];
-	uint8_t last_rip;              /* the slot of the last exit's RIP */
+	uint8_t nr_rip;                /* rip[] slots in use (the first ones) */
 	uint64_t best_count, best_start, best_rip;
 	int32_t best_vcpu;
 	int32_t vcpu;                  /* the vCPU of the current window's first exit */
@@ -165,6 +165,43 @@ static void storm_close(struct f_storm *s)
 		}
 }
 
+/* The storm of (machine, isa, reason) behind the cache (found, or added), cached in slot c;
+ * NULL when out of memory. Out of line: the cache answers nearly every exit, and the hot path
+ * then keeps few registers. */
+static __attribute__((noinline)) struct f_storm *storm_miss(struct vms_findings *f,
+							    const struct vms_obs_exit *o,
+							    uint64_t key, uint32_t c)
+{
+	struct f_storm *s = NULL;
+	uint32_t i = an_reason_find(&f->storm_idx, o->machine, o->isa, o->reason);
+	for (uint32_t k = 0; i == AN_REASON_UNINDEXED && k < f->nr_storm; k++)
+		if (f->storm[k].machine == o->machine && f->storm[k].isa == o->isa &&
+		    f->storm[k].reason == o->reason)
+			i = k;
+	if (i < f->nr_storm)
+		s = &f->storm[i];
+	if (!s) {
+		if (f->nr_storm == f->cap_storm) {
+			struct f_storm *ns = vms_grow(f->storm, &f->cap_storm, sizeof *ns, 16);
+			if (!ns)
+				return NULL;
+			f->storm = ns;
+		}
+		if (i == UINT32_MAX &&
+		    !an_reason_add(&f->storm_idx, o->machine, o->isa, o->reason, f->nr_storm))
+			return NULL;
+		s = &f->storm[f->nr_storm++];
+		memset(s, 0, sizeof *s);
+		s->machine = o->machine;
+		s->isa = o->isa;
+		s->reason = o->reason;
+		s->win = UINT64_MAX;
+	}
+	f->cache[c].key = key;
+	f->cache[c].idx = (uint32_t)(s - f->storm) + 1;
+	return s;
+}
+
 static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_findings *f = ctx;
@@ -172,38 +209,11 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 	 * the index (a guest's exits have a handful of reasons; a hostile trace, any number) */
 	uint64_t key = (uint64_t)o->machine << 40 | (uint64_t)(o->isa & 0xff) << 32 | o->reason;
 	uint32_t c = (o->reason ^ o->isa << 6 ^ o->machine << 3) & (F_STORM_CACHE - 1);
-	struct f_storm *s = NULL;
-	if (f->cache[c].idx && f->cache[c].key == key) {
+	struct f_storm *s;
+	if (__builtin_expect(f->cache[c].idx && f->cache[c].key == key, 1))
 		s = &f->storm[f->cache[c].idx - 1];
-	} else {
-		uint32_t i = an_reason_find(&f->storm_idx, o->machine, o->isa, o->reason);
-		for (uint32_t k = 0; i == AN_REASON_UNINDEXED && k < f->nr_storm; k++)
-			if (f->storm[k].machine == o->machine && f->storm[k].isa == o->isa &&
-			    f->storm[k].reason == o->reason)
-				i = k;
-		if (i < f->nr_storm)
-			s = &f->storm[i];
-		if (!s) {
-			if (f->nr_storm == f->cap_storm) {
-				struct f_storm *ns =
-					vms_grow(f->storm, &f->cap_storm, sizeof *ns, 16);
-				if (!ns)
-					return;
-				f->storm = ns;
-			}
-			if (i == UINT32_MAX &&
-			    !an_reason_add(&f->storm_idx, o->machine, o->isa, o->reason, f->nr_storm))
-				return;
-			s = &f->storm[f->nr_storm++];
-			memset(s, 0, sizeof *s);
-			s->machine = o->machine;
-			s->isa = o->isa;
-			s->reason = o->reason;
-			s->win = UINT64_MAX;
-		}
-		f->cache[c].key = key;
-		f->cache[c].idx = (uint32_t)(s - f->storm) + 1;
-	}
+	else if (!(s = storm_miss(f, o, key, c)))
+		return;
 	uint64_t w = o->t / F_STORM_WINDOW;
 	if (w != s->win) {
 		if (s->win != UINT64_MAX)
@@ -212,27 +222,37 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 		s->count = 0;
 		s->vcpu = (int32_t)o->vcpu;
 		memset(s->rip, 0, sizeof s->rip);
+		s->nr_rip = 0;
 	}
 	s->count++;
-	/* the window's most frequent RIP: a small space-saving tally (a storm repeats its RIP:
-	 * the last one's slot first; a RIP is in one slot at most) */
-	int slot = -1, low = 0;
-	if (s->rip[s->last_rip].count && s->rip[s->last_rip].rip == o->guest_rip)
-		slot = s->last_rip;
-	for (int i = 0; i < F_RIPS && slot < 0; i++) {
-		if (s->rip[i].count && s->rip[i].rip == o->guest_rip) {
-			slot = i;
-			break;
+	/* the window's most frequent RIP: a small space-saving tally (a RIP is in one slot at
+	 * most). The slots in use are the first nr_rip (a new RIP takes the first free one, and
+	 * none is freed before the window ends); when all are, it takes the first with the least
+	 * count. Compared all at once, without a branch per slot: the RIPs of exits that are no
+	 * storm are all different, and a branch on each compare is then a guess. */
+	_Static_assert(F_RIPS == 4, "the compare below is of four slots");
+	uint64_t rip = o->guest_rip;
+	unsigned hit = (unsigned)(s->rip[0].rip == rip) | (unsigned)(s->rip[1].rip == rip) << 1 |
+		       (unsigned)(s->rip[2].rip == rip) << 2 | (unsigned)(s->rip[3].rip == rip) << 3;
+	hit &= (1u << s->nr_rip) - 1;
+	unsigned slot;
+	if (hit) {
+		slot = (unsigned)__builtin_ctz(hit);
+	} else {
+		if (s->nr_rip < F_RIPS) {
+			slot = s->nr_rip++;
+		} else {
+			uint64_t c = s->rip[0].count;
+			slot = 0;
+			for (unsigned i = 1; i < F_RIPS; i++) {
+				bool less = s->rip[i].count < c;
+				c = less ? s->rip[i].count : c;
+				slot = less ? i : slot;
+			}
 		}
-		if (s->rip[i].count < s->rip[low].count)
-			low = i;
-	}
-	if (slot < 0) {
-		slot = low;
-		s->rip[slot].rip = o->guest_rip;
+		s->rip[slot].rip = rip;
 	}
 	s->rip[slot].count++;
-	s->last_rip = (uint8_t)slot;
 }
 
 static void on_finish(void *ctx, uint64_t t_end)

@@ -19,12 +19,21 @@
                                bounded memory (latency.h) */
 #define LT_TAIL 64          /* slowest wake-ups kept per thread for the tail's causes */
 
-/* Where a guest thread is, as far as its vCPU's switches tell (on_cpu below). Linux traces
+/* Where a guest thread is, as far as its vCPU's switches tell (thr below). Linux traces
  * sched_wakeup for a task that set itself to sleep but has not yet left its CPU (ttwu_runnable):
  * that task never waits, and a wait counted from there would run until its next real wake-up
  * is served. Like `perf sched latency`, only a thread not known to be on a CPU or its run queue
  * begins a wait at a wake-up. */
 enum { LT_SLEEPING = 0, LT_RUNNING = 1, LT_RUNNABLE = 2 };
+/* A thread's value in vms_latency.thr: where it is (above), and in the low half its index in
+ * th[] + 1 (0: none yet; LT_TH_NONE: it could not be made, out of memory) */
+#define LT_WHERE(x) ((uint32_t)((x) >> 32))
+#define LT_TH(x) ((uint32_t)(x))
+#define LT_TH_NONE UINT32_MAX
+static inline void lt_set_where(uint64_t *x, uint32_t where)
+{
+	*x = (uint64_t)where << 32 | LT_TH(*x);
+}
 
 const char *vms_cause_name(enum vms_cause c)
 {
@@ -91,9 +100,10 @@ struct vms_latency {
 	void *ctx;
 	struct lt_vcpu *v;
 	uint32_t nr_v;
-	struct vms_keymap idx;     /* (machine, tid) -> thread index */
-	struct vms_keymap on_cpu;  /* (machine, tid) -> LT_RUNNING or LT_RUNNABLE, from the guest's
-	                              switches: a wake-up of such a thread is no wait */
+	struct vms_keymap thr;     /* (machine, tid) -> LT_WHERE << 32 | LT_TH: where the guest's
+	                              switches say it is (a wake-up of a thread running or
+	                              runnable is no wait) and its thread index; one map, so that
+	                              a switch or a wake-up looks each thread up once */
 	struct lt_thread *th;
 	uint32_t nr_th, cap_th;
 	struct vms_latency_thread *out;
@@ -214,27 +224,47 @@ static inline __attribute__((always_inline)) void note(struct vms_latency *l, ui
 		note_waited(v, t);
 }
 
+/* (a full history: room made by growing it or dropping its older half, out of line) */
+static __attribute__((noinline)) void note_full(struct lt_vcpu *v, uint64_t t);
+
 static void note_waited(struct lt_vcpu *v, uint64_t t)
+{
+	if (__builtin_expect(v->n == v->cap, 0)) {
+		note_full(v, t);
+		return;
+	}
+	/* written in place, in the free slot h[n], and kept (n + 1) only when it is news */
+	struct lt_hist *e = &v->h[v->n];
+	current(v, e, t);
+	if (!v->n)
+		v->n = 1;
+	else if (same_culprit(&v->h[v->n - 1], e))
+		return;
+	else if (v->h[v->n - 1].t == t)
+		v->h[v->n - 1] = *e; /* a change at the same instant replaces */
+	else
+		v->n++;
+}
+
+static void note_full(struct lt_vcpu *v, uint64_t t)
 {
 	struct lt_hist e;
 	current(v, &e, t);
 	if (v->n && same_culprit(&v->h[v->n - 1], &e))
 		return;
-	if (v->n == v->cap) {
-		if (v->cap >= LT_HIST_MAX) {
-			/* bounded: drop the older half; waits reaching back there lose their start */
-			uint32_t keep = v->n / 2;
-			v->dropped_before = v->h[v->n - keep].t;
-			memmove(v->h, v->h + (v->n - keep), keep * sizeof *v->h);
-			v->n = keep;
-		} else {
-			uint32_t ncap = v->cap * 2;
-			struct lt_hist *nh = realloc(v->h, ncap * sizeof *nh);
-			if (!nh)
-				return;
-			v->h = nh;
-			v->cap = ncap;
-		}
+	if (v->cap >= LT_HIST_MAX) {
+		/* bounded: drop the older half; waits reaching back there lose their start */
+		uint32_t keep = v->n / 2;
+		v->dropped_before = v->h[v->n - keep].t;
+		memmove(v->h, v->h + (v->n - keep), keep * sizeof *v->h);
+		v->n = keep;
+	} else {
+		uint32_t ncap = v->cap * 2;
+		struct lt_hist *nh = realloc(v->h, ncap * sizeof *nh);
+		if (!nh)
+			return;
+		v->h = nh;
+		v->cap = ncap;
 	}
 	if (v->n && v->h[v->n - 1].t == t)
 		v->h[v->n - 1] = e; /* a change at the same instant replaces */
@@ -242,29 +272,42 @@ static void note_waited(struct lt_vcpu *v, uint64_t t)
 		v->h[v->n++] = e;
 }
 
-static struct lt_thread *thread_get(struct vms_latency *l, uint32_t machine, int32_t tid)
+/* The thread of value x (of thr), NULL when it has none */
+static inline struct lt_thread *thread_of(struct vms_latency *l, uint64_t x)
 {
-	bool inserted;
-	uint64_t *ix = vms_keymap_put(&l->idx, vms_keymap_mt(machine, tid), l->nr_th, &inserted);
-	if (!ix)
-		return NULL;
-	if (!inserted)
-		return *ix < l->nr_th ? &l->th[*ix] : NULL;
+	uint32_t ix = LT_TH(x) - 1; /* (none: UINT32_MAX; LT_TH_NONE: beyond any nr_th) */
+	return ix < l->nr_th ? &l->th[ix] : NULL;
+}
+
+/* an_copy_comm, returning the length copied: the name's bytes and its NUL, nothing after */
+static inline size_t copy_comm_len(char dst[24], const char *src)
+{
+	size_t n = src ? strnlen(src, 23) : 0; /* (not a byte loop: at every guest switch) */
+	memcpy(dst, src ? src : "", n);
+	dst[n] = '\0';
+	return n;
+}
+
+/* The thread of value *x, made when it has none (x is its value in thr) */
+static struct lt_thread *thread_get(struct vms_latency *l, uint64_t *x, uint32_t machine,
+				    int32_t tid)
+{
+	if (LT_TH(*x))
+		return thread_of(l, *x);
+	uint32_t where = LT_WHERE(*x);
+	*x = (uint64_t)where << 32 | LT_TH_NONE; /* until it is made */
 	if (l->nr_th == l->cap_th) {
 		struct lt_thread *nt = vms_grow(l->th, &l->cap_th, sizeof *nt, 64);
-		if (!nt) {
-			*ix = UINT32_MAX;
+		if (!nt)
 			return NULL;
-		}
 		l->th = nt;
 	}
 	struct lt_thread *th = &l->th[l->nr_th];
 	memset(th, 0, sizeof *th);
-	if (!(th->dist = vms_dist_new())) {
-		*ix = UINT32_MAX;
+	if (!(th->dist = vms_dist_new()))
 		return NULL;
-	}
 	l->nr_th++;
+	*x = (uint64_t)where << 32 | l->nr_th;
 	th->st.machine = machine;
 	th->st.tid = tid;
 	return th;
@@ -288,9 +331,38 @@ static void tally_add(struct tally *t, uint32_t *n, uint32_t max, const struct l
 	}
 }
 
+/* The wake-up's slot among the thread's slowest kept (LT_TAIL: none): the smallest kept is
+ * known, so a faster wake-up costs one compare. */
+static inline uint32_t tail_slot(const struct lt_thread *th, uint64_t latency)
+{
+	if (th->nr_tail < LT_TAIL)
+		return th->nr_tail;
+	return th->tail[th->tail_min].latency < latency ? th->tail_min : LT_TAIL;
+}
+
+/* The wait ends: no one records into the vCPU's history for it any more. */
+static inline void wait_done(struct lt_vcpu *v, struct lt_thread *th)
+{
+	th->pending = false;
+	if (v->pending)
+		v->pending--;
+	if (!v->pending)
+		v->n = 0; /* nobody waits: no history until the next wake-up (h[] stays as is) */
+}
+
 static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t tr)
 {
 	struct lt_vcpu *v = &l->v[th->vidx];
+	uint64_t run = tr > th->tw ? tr : th->tw;
+	uint32_t slot = tail_slot(th, run - th->tw);
+	if (!l->fn && slot == LT_TAIL) {
+		/* Nobody is told of this wake-up (report: no callback) and it is not among the
+		 * thread's slowest: its breakdown would go nowhere but the distribution, which
+		 * takes the latency alone. Most wake-ups end here, without the history's walk. */
+		wait_done(v, th);
+		vms_dist_add(th->dist, run - th->tw);
+		return;
+	}
 	struct vms_wakeup w;
 	memset(&w, 0, sizeof w);
 	w.machine = th->st.machine;
@@ -299,7 +371,7 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 	w.vcpu = v->vcpu;
 	w.waker_vcpu = th->waker;
 	w.wakeup = th->tw;
-	w.run = tr > th->tw ? tr : th->tw;
+	w.run = run;
 	w.below_layer = w.layer = -1;
 	w.latency = w.run - w.wakeup;
 	struct tally cul[VMS_CAUSE_COUNT][8], ex[16];
@@ -360,17 +432,11 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 		}
 	if (who)
 		w.layer = who->layer;
-	th->pending = false;
-	if (v->pending)
-		v->pending--;
-	if (!v->pending)
-		v->n = 0; /* nobody waits: no history until the next wake-up (h[] stays as is) */
+	wait_done(v, th);
 	vms_dist_add(th->dist, w.latency);
-	/* keep the slowest LT_TAIL (the smallest kept is known: a faster wake-up costs one
-	 * compare) */
-	uint32_t slot = th->nr_tail < LT_TAIL ? th->nr_tail++ : LT_TAIL;
-	if (slot == LT_TAIL && th->tail[th->tail_min].latency < w.latency)
-		slot = th->tail_min;
+	/* keep the slowest LT_TAIL */
+	if (th->nr_tail < LT_TAIL)
+		th->nr_tail++; /* (slot is the first free one) */
 	if (slot < LT_TAIL) {
 		struct lt_tail *k = &th->tail[slot];
 		k->latency = w.latency;
@@ -439,26 +505,24 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 	if (o->vidx >= l->nr_v)
 		return;
 	struct lt_vcpu *v = &l->v[o->vidx];
-	bool ins;
-	uint64_t *where;
+	uint64_t *x;
 	if (o->prev_tid > 0 &&
-	    (where = vms_keymap_put(&l->on_cpu, vms_keymap_mt(o->machine, o->prev_tid), 0, &ins)))
-		*where = an_prev_state_runnable(o->prev_state) ? LT_RUNNABLE : LT_SLEEPING;
+	    (x = vms_keymap_put(&l->thr, vms_keymap_mt(o->machine, o->prev_tid), 0, NULL)))
+		lt_set_where(x, an_prev_state_runnable(o->prev_state) ? LT_RUNNABLE : LT_SLEEPING);
+	/* the name once, into the vCPU's (finish_wakeup reads neither it nor gtid) */
+	size_t len = copy_comm_len(v->gcomm, o->next_comm);
 	if (o->next_tid > 0 &&
-	    (where = vms_keymap_put(&l->on_cpu, vms_keymap_mt(o->machine, o->next_tid), 0, &ins)))
-		*where = LT_RUNNING;
-	if (o->next_tid > 0) {
-		uint64_t *ix = vms_keymap_get(&l->idx, vms_keymap_mt(o->machine, o->next_tid));
-		if (ix && *ix < l->nr_th) {
-			struct lt_thread *th = &l->th[*ix];
-			if (o->next_comm && *o->next_comm)
-				an_copy_comm(th->st.comm, o->next_comm);
+	    (x = vms_keymap_put(&l->thr, vms_keymap_mt(o->machine, o->next_tid), 0, NULL))) {
+		lt_set_where(x, LT_RUNNING);
+		struct lt_thread *th = thread_of(l, *x);
+		if (th) {
+			if (len)
+				memcpy(th->st.comm, v->gcomm, len + 1);
 			if (th->pending)
 				finish_wakeup(l, th, o->t);
 		}
 	}
 	v->gtid = o->next_tid;
-	an_copy_comm(v->gcomm, o->next_comm);
 	note(l, o->vidx, o->t);
 }
 
@@ -467,10 +531,10 @@ static void on_guest_wakeup(void *ctx, const struct vms_obs_guest_wakeup *o)
 	struct vms_latency *l = ctx;
 	if (o->vidx >= l->nr_v)
 		return;
-	const uint64_t *where = vms_keymap_get(&l->on_cpu, vms_keymap_mt(o->machine, o->tid));
-	if (where && *where != LT_SLEEPING)
+	uint64_t *x = vms_keymap_put(&l->thr, vms_keymap_mt(o->machine, o->tid), 0, NULL);
+	if (!x || LT_WHERE(*x) != LT_SLEEPING)
 		return; /* still on its CPU or its run queue: no wait begins */
-	struct lt_thread *th = thread_get(l, o->machine, o->tid);
+	struct lt_thread *th = thread_get(l, x, o->machine, o->tid);
 	if (!th || th->pending)
 		return; /* a second wake-up before it runs: the wait began at the first */
 	if (*o->comm)
@@ -549,14 +613,12 @@ static void clear(struct vms_latency *l)
 	free(l->th);
 	free(l->out);
 	free(l->v);
-	vms_keymap_free(&l->idx);
-	vms_keymap_free(&l->on_cpu);
+	vms_keymap_free(&l->thr);
 	l->th = NULL;
 	l->out = NULL;
 	l->v = NULL;
 	l->nr_th = l->cap_th = l->nr_v = 0;
-	vms_keymap_init(&l->idx);
-	vms_keymap_init(&l->on_cpu);
+	vms_keymap_init(&l->thr);
 }
 
 /* The model's vCPUs in the analysis stage's vidx order: guests by machine index, then vCPU. */
@@ -604,8 +666,7 @@ struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn
 		return NULL;
 	l->fn = fn;
 	l->ctx = ctx;
-	vms_keymap_init(&l->idx);
-	vms_keymap_init(&l->on_cpu);
+	vms_keymap_init(&l->thr);
 	if (layout(l, model) < 0) {
 		vms_latency_free(l);
 		return NULL;
@@ -626,8 +687,7 @@ void vms_latency_free(struct vms_latency *l)
 	if (!l)
 		return;
 	clear(l);
-	vms_keymap_free(&l->idx);
-	vms_keymap_free(&l->on_cpu);
+	vms_keymap_free(&l->thr);
 	free(l);
 }
 
