@@ -7,7 +7,7 @@
  * buckets), each with the ns of every category, the intervals that begin in it and the exits
  * that begin in it; and, for the rows with few intervals (and vCPUs with few exits), the
  * intervals and exits themselves, while a budget allows. Memory: at most SUM_CELLS buckets
- * over all rows and SUM_LIST kept intervals and exits, whatever the traces' length.
+ * over all rows and SUM_LIST bytes of kept intervals and exits, whatever the traces' length.
  *
  * A window of pixels at least one bucket wide is answered from them when every row can be: a
  * row with its intervals kept gives exactly what a replay gives (its intervals that overlap
@@ -23,7 +23,8 @@
  *   u8 kind, u8 has intervals, u8 has exits, u8 0, u32 machine, i32 vcpu/cpu/tid,
  *   u64 intervals, u64 exits, buckets x NCAT u16 (each category's share of the bucket, in
  *   1/65535), buckets x u32 intervals beginning, [vCPU] buckets x u32 exits beginning,
- *   [u64 n, n intervals], [vCPU: u64 n, n exits] */
+ *   [u64 n, n intervals: a CPU's struct ival, another's struct kept_ival], [vCPU: u64 n,
+ *   n exits] */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,14 +33,25 @@
 #include "model/keymap.h"
 #include "serve_rows.h"
 
-#define SUM_MAGIC "VMSSUM1"
+#define SUM_MAGIC "VMSSUM2"
 #define SUM_CELLS (1u << 19)     /* buckets over all rows, in memory */
 #define SUM_MAX_BUCKETS (1u << 16)
 #define SUM_MIN_BUCKETS 256u
 #define SUM_EVENTS_PER_BUCKET 1024u  /* fewer buckets than events / this at the end: finer
                                         ones would answer windows a replay answers fast */
-#define SUM_LIST (1u << 17)      /* kept intervals and exits over all rows */
-#define SUM_ROW_LIST 16384u      /* a row with more is summed only */
+/* The lists. A summed row answers a window only when the window holds more than 2 of its
+ * intervals per pixel; a row with fewer there and no list sends the window to a replay,
+ * however wide (issue 21: on the synthesized 50 M pair, guest threads of 71,000-193,000
+ * intervals in all sent windows of 1.0-1.4 M events, 2-3 % of the trace, to replays of
+ * 350-490 ms). So a row keeps its list while it has few (SUM_ROW_LIST) or is a small share of
+ * all the rows' intervals and exits (1 / SUM_ROW_SHARE): a busier row has more than 2 per
+ * pixel in any window of the SUM_REPLAY_EVENTS events the summaries answer, at up to ~3,600
+ * pixels, when its activity is even and the traces make ~2.3 intervals and exits per event
+ * as that pair does (400,000 x 2.3 / 128 ~ 7,200). The lists' room over all rows is at most
+ * SUM_LIST bytes, the biggest given up first past it (the pair's four threads: 18 MB). */
+#define SUM_LIST (32u << 20)
+#define SUM_ROW_LIST 16384u
+#define SUM_ROW_SHARE 128u
 /* The first intervals and exits are held, not bucketed, until they span SUM_HOLD_NS or
  * fill the hold: the buckets start 1 ns wide, and every doubling until they reach the
  * traces' span costs a pass over all rows' buckets (~30 M instructions on the synthesized
@@ -53,6 +65,19 @@
  * per event), and exact (vmscope/serve.h: replay_below) */
 #define SUM_REPLAY_EVENTS VMS_SERVE_REPLAY_EVENTS
 
+/* A kept interval of a vCPU or thread row: a struct ival without the name only a CPU's
+ * has (32 bytes, not 56: the lists that keep windows off replays are mostly threads') */
+struct kept_ival {
+	uint64_t s, e;
+	int32_t a, b, c;
+	uint32_t isa;
+};
+
+static size_t ival_size(uint8_t kind)
+{
+	return kind == ROW_PCPU ? sizeof(struct ival) : sizeof(struct kept_ival);
+}
+
 struct srow_rec {
 	uint8_t kind;
 	uint32_t a;
@@ -60,7 +85,7 @@ struct srow_rec {
 	uint64_t n, nx;
 	uint64_t *ns;            /* B x NCAT */
 	uint32_t *starts, *xstarts;
-	struct ival *list;
+	void *list;              /* struct ival (a CPU's: its occupants' names), else kept_ival */
 	uint64_t nlist, cap_list;
 	struct xslice *xlist;
 	uint64_t nxlist, cap_xlist;
@@ -76,7 +101,8 @@ struct vms_serve_summary_rec {
 	struct srow_rec *rows;
 	uint32_t nr, cap;
 	struct vms_keymap idx;   /* row key -> index */
-	uint64_t kept;           /* list entries over all rows */
+	uint64_t kept;           /* the lists' bytes (their room) over all rows */
+	uint64_t acts;           /* intervals and exits bucketed so far, over all rows */
 	/* the hold (SUM_HOLD): until released, intervals and exits wait in it */
 	bool released;
 	struct held {
@@ -209,27 +235,31 @@ static struct srow_rec *row_of(struct vms_serve_summary_rec *r, uint8_t k, uint3
 	return w;
 }
 
-/* Over budget: the longest kept list is given up (its row is summed only). */
+static uint64_t room(const struct srow_rec *w)
+{
+	return w->cap_list * ival_size(w->kind) + w->cap_xlist * sizeof(struct xslice);
+}
+
+/* Over budget: the biggest kept lists are given up (their row is summed only). */
 static void over_budget(struct vms_serve_summary_rec *r)
 {
 	while (r->kept > SUM_LIST) {
 		struct srow_rec *big = NULL;
 		uint64_t most = 0;
 		for (uint32_t i = 0; i < r->nr; i++) {
-			uint64_t n = r->rows[i].nlist + r->rows[i].nxlist;
-			if (n > most) {
-				most = n;
+			if (room(&r->rows[i]) > most) {
+				most = room(&r->rows[i]);
 				big = &r->rows[i];
 			}
 		}
 		if (!big)
 			return;
-		r->kept -= big->nlist + big->nxlist;
+		r->kept -= most;
 		free(big->list);
 		free(big->xlist);
 		big->list = NULL;
 		big->xlist = NULL;
-		big->nlist = big->nxlist = 0;
+		big->nlist = big->nxlist = big->cap_list = big->cap_xlist = 0;
 		big->dropped = big->xdropped = true;
 	}
 }
@@ -249,20 +279,23 @@ static bool push(void **arr, uint64_t *n, uint64_t *cap, size_t size, const void
 	return true;
 }
 
-/* One more interval (exit) kept whole for its row, while the row has few and the budget
- * lasts; past SUM_ROW_LIST, or out of memory, the row's list is given up. */
+/* One more interval (exit) kept whole for its row, while the row has few (SUM_ROW_LIST, or
+ * a small share of all: SUM_ROW_SHARE) and the budget lasts; else, or out of memory, the
+ * row's list is given up. */
 static void keep(struct vms_serve_summary_rec *r, void **list, uint64_t *n, uint64_t *cap,
 		 bool *dropped, size_t size, const void *v)
 {
 	if (*dropped)
 		return;
-	if (*n >= SUM_ROW_LIST || !push(list, n, cap, size, v)) {
-		r->kept -= *n;
+	uint64_t was = *cap;
+	if ((*n >= SUM_ROW_LIST && *n * SUM_ROW_SHARE > r->acts) ||
+	    !push(list, n, cap, size, v)) {
+		r->kept -= was * size;
 		free(*list);
 		*list = NULL;
-		*n = 0;
+		*n = *cap = 0;
 		*dropped = true;
-	} else if (++r->kept > SUM_LIST) {
+	} else if ((r->kept += (*cap - was) * size) > SUM_LIST) {
 		over_budget(r);
 	}
 }
@@ -296,6 +329,7 @@ static void ival_now(struct vms_serve_summary_rec *r, int32_t row, const struct 
 	struct srow_rec *w = &r->rows[row];
 	reach(r, v->e - 1);
 	w->n++;
+	r->acts++;
 	struct row tmp = { .kind = w->kind };
 	uint32_t cat = sr_cat_of(&tmp, v);
 	uint64_t s = v->s < r->origin ? r->origin : v->s;
@@ -316,8 +350,14 @@ static void ival_now(struct vms_serve_summary_rec *r, int32_t row, const struct 
 	}
 	if (k > r->hi)
 		r->hi = (uint32_t)k;
-	if (!w->dropped)   /* (the busy rows are given up early: most calls stop here) */
-		keep(r, (void **)&w->list, &w->nlist, &w->cap_list, &w->dropped, sizeof *v, v);
+	/* (the busy rows are given up early: most calls stop here) */
+	if (!w->dropped && w->kind == ROW_PCPU) {
+		keep(r, &w->list, &w->nlist, &w->cap_list, &w->dropped, sizeof *v, v);
+	} else if (!w->dropped) {
+		struct kept_ival kv = { .s = v->s, .e = v->e, .a = v->a, .b = v->b, .c = v->c,
+					.isa = v->isa };
+		keep(r, &w->list, &w->nlist, &w->cap_list, &w->dropped, sizeof kv, &kv);
+	}
 }
 
 static void exit_now(struct vms_serve_summary_rec *r, int32_t row, const struct xslice *x)
@@ -328,6 +368,7 @@ static void exit_now(struct vms_serve_summary_rec *r, int32_t row, const struct 
 	uint64_t bt = x->begin < r->origin ? r->origin : x->begin;
 	reach(r, bt > x->t ? bt : x->t);
 	w->nx++;
+	r->acts++;
 	uint64_t k = (bt - r->origin) >> r->lb;
 	w->xstarts[k]++;
 	if (k + 1 > r->hi)
@@ -454,7 +495,7 @@ int vms_serve_summary_rec_write(struct vms_serve_summary_rec *r, uint64_t events
 		if (w->kind == ROW_VCPU)
 			bad |= put(f, w->xstarts, (size_t)B * 4);
 		if (hb[1])
-			bad |= put(f, &w->nlist, 8) | put(f, w->list, w->nlist * sizeof *w->list);
+			bad |= put(f, &w->nlist, 8) | put(f, w->list, w->nlist * ival_size(w->kind));
 		if (hb[2])
 			bad |= put(f, &w->nxlist, 8) | put(f, w->xlist, w->nxlist * sizeof *w->xlist);
 	}
@@ -471,7 +512,7 @@ struct srow_idx {
 	uint64_t n, nx;
 	const uint16_t *frac;
 	const uint32_t *starts, *xstarts;   /* (unaligned in the file: read with memcpy) */
-	const struct ival *list;
+	const void *list;        /* ival_size(kind) each */
 	uint64_t nlist;
 	const struct xslice *xlist;
 	uint64_t nxlist;
@@ -585,10 +626,11 @@ struct vms_serve_summary *vms_serve_summary_load(const void *buf, size_t len,
 				return load_bad(s, err, r.off, "buckets cut");
 		}
 		if (w->has_list) {
-			if (!vms_rd_take(&r, &w->nlist, 8) || w->nlist > r.left / sizeof(struct ival))
+			size_t is = ival_size(w->kind);
+			if (!vms_rd_take(&r, &w->nlist, 8) || w->nlist > r.left / is)
 				return load_bad(s, err, r.off, "intervals cut");
-			w->list = (const struct ival *)r.p;
-			vms_rd_take(&r, NULL, w->nlist * sizeof(struct ival));
+			w->list = r.p;
+			vms_rd_take(&r, NULL, w->nlist * is);
 		}
 		if (w->has_xlist) {
 			if (!vms_rd_take(&r, &w->nxlist, 8) || w->nxlist > r.left / sizeof(struct xslice))
@@ -712,9 +754,18 @@ static int xcount_row(const struct vms_serve_summary *s, const struct srow_idx *
 /* A kept row: what a replay of [from, to) gives it (serve_window.c's on_* and on_exit_end). */
 static void exact_row(const struct srow_idx *w, struct q *q, struct row *r)
 {
+	size_t is = ival_size(w->kind);
 	for (uint64_t i = 0; i < w->nlist; i++) {
-		struct ival v;
-		memcpy(&v, &w->list[i], sizeof v);
+		struct ival v = { 0 };
+		const char *p = (const char *)w->list + i * is;
+		if (w->kind == ROW_PCPU) {
+			memcpy(&v, p, sizeof v);
+		} else {
+			struct kept_ival kv;
+			memcpy(&kv, p, sizeof kv);
+			v = (struct ival){ .s = kv.s, .e = kv.e, .a = kv.a, .b = kv.b, .c = kv.c,
+					   .isa = kv.isa };
+		}
 		if (v.e <= q->from || v.s >= q->to)
 			continue;
 		if (v.s < q->from)

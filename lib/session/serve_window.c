@@ -368,6 +368,12 @@ int vms_serve_window(const struct vms_serve_traces *t, uint64_t from, uint64_t t
 		vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 		goto out;
 	}
+	/* VMS_SERVE_WINDOW_STATS=1: what each replay cost, on stderr (bench/bench_index.sh says
+	 * the slowest windows' events with it); the answer itself is the same either way */
+	if (getenv("VMS_SERVE_WINDOW_STATS"))
+		fprintf(stderr, "vmscope window: [%" PRIu64 ", %" PRIu64 ") px %u replayed: %" PRIu64
+			" events in it, from the checkpoint of %" PRIu64 " events\n", from, to, px,
+			vms_session_events(s), vms_session_restored(s));
 	fprintf(f, "{\"from\":%" PRIu64 ",\"to\":%" PRIu64 ",\"px\":%u,\"pixel_ns\":%" PRIu64
 		",\"rows_truncated\":%s,\"checkpoint_events\":%" PRIu64 ",\"rows\":[", from, to,
 		px, q.width, q.full ? "true" : "false", vms_session_restored(s));

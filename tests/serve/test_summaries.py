@@ -68,7 +68,7 @@ def run(traces, label, least, windows):
     r, key, sects = serve_util.make_index(VMS, traces, idx, env)
     ok(r.returncode == 0, '%s: index written' % label, r.stderr)
     sm = [d for t, d in sects if t == 5]
-    ok(len(sm) == 1 and sm[0][:8] == b'VMSSUM1\0', '%s: the index holds the summaries (section 5)'
+    ok(len(sm) == 1 and sm[0][:8] == b'VMSSUM2\0', '%s: the index holds the summaries (section 5)'
        % label)
     if not sm:
         return
