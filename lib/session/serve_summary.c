@@ -18,13 +18,12 @@
  * have summed them too. Otherwise the window is replayed.
  *
  * Section layout (vmscope-index(1), native byte order, read back by the build that wrote it):
- *   "VMSSUM1\0", u64 origin, u64 b, u32 buckets, u32 rows, u64 events, u32 machines and each one's
+ *   "VMSSUM2\0", u64 origin, u64 b, u32 buckets, u32 rows, u64 events, u32 machines and each one's
  *   name (u32 length, bytes: the rows' answers name them without the model), then per row
  *   u8 kind, u8 has intervals, u8 has exits, u8 0, u32 machine, i32 vcpu/cpu/tid,
  *   u64 intervals, u64 exits, buckets x NCAT u16 (each category's share of the bucket, in
  *   1/65535), buckets x u32 intervals beginning, [vCPU] buckets x u32 exits beginning,
- *   [u64 n, n intervals: a CPU's struct ival, another's struct kept_ival], [vCPU: u64 n,
- *   n exits] */
+ *   [u64 n, u64 bytes, n intervals encoded (enc_ival)], [vCPU: u64 n, n exits] */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +47,10 @@
  * pixel in any window of the SUM_REPLAY_EVENTS events the summaries answer, at up to ~3,600
  * pixels, when its activity is even and the traces make ~2.3 intervals and exits per event
  * as that pair does (400,000 x 2.3 / 128 ~ 7,200). The lists' room over all rows is at most
- * SUM_LIST bytes, the biggest given up first past it (the pair's four threads: 18 MB). */
-#define SUM_LIST (32u << 20)
+ * SUM_LIST bytes, the biggest given up first past it (the pair's four threads: 572,000
+ * intervals, 5.8 MB encoded; its busiest CPU row of 592,000, 11.5 MB with the names, is
+ * given up, which windows of that many events at px 1000 do not need). */
+#define SUM_LIST (16u << 20)
 #define SUM_ROW_LIST 16384u
 #define SUM_ROW_SHARE 128u
 /* The first intervals and exits are held, not bucketed, until they span SUM_HOLD_NS or
@@ -65,17 +66,92 @@
  * per event), and exact (vmscope/serve.h: replay_below) */
 #define SUM_REPLAY_EVENTS VMS_SERVE_REPLAY_EVENTS
 
-/* A kept interval of a vCPU or thread row: a struct ival without the name only a CPU's
- * has (32 bytes, not 56: the lists that keep windows off replays are mostly threads') */
-struct kept_ival {
-	uint64_t s, e;
-	int32_t a, b, c;
-	uint32_t isa;
+/* A kept interval, encoded: LEB128 varints of its start after the previous one's end and
+ * its length (wrapping u64 differences), a, b, c zigzagged, isa, and for a CPU's row the
+ * occupant's name (u8 length < 24, bytes). ~6 bytes a thread's, not the 56 of a struct
+ * ival: the lists are in the recorder, the section and the server's memory at once. */
+#define ENC_MAX (2 * 10 + 3 * 5 + 5 + 1 + 23)
+
+static uint8_t *put_uv(uint8_t *p, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t)(v | 0x80);
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint32_t zz(int32_t v)   /* (zigzag: -1 is 1, small either side is small) */
+{
+	uint32_t u = (uint32_t)v;
+	return (u << 1) ^ (0u - (u >> 31));
+}
+
+static size_t enc_ival(uint8_t *out, const struct ival *v, uint64_t prev_e, bool pcpu)
+{
+	uint8_t *p = put_uv(out, v->s - prev_e);
+	p = put_uv(p, v->e - v->s);
+	p = put_uv(p, zz(v->a));
+	p = put_uv(p, zz(v->b));
+	p = put_uv(p, zz(v->c));
+	p = put_uv(p, v->isa);
+	if (pcpu) {
+		size_t l = strnlen(v->comm, sizeof v->comm - 1);
+		*p++ = (uint8_t)l;
+		memcpy(p, v->comm, l);
+		p += l;
+	}
+	return (size_t)(p - out);
+}
+
+/* The bytes of a list as they are read (untrusted: every step checked) */
+struct dec {
+	const uint8_t *p;
+	size_t left;
+	uint64_t prev_e;
 };
 
-static size_t ival_size(uint8_t kind)
+static bool get_uv(struct dec *d, uint64_t *v, unsigned most)
 {
-	return kind == ROW_PCPU ? sizeof(struct ival) : sizeof(struct kept_ival);
+	*v = 0;
+	for (unsigned i = 0; i < most && d->left; i++) {
+		uint8_t b = *d->p++;
+		d->left--;
+		*v |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static bool get_i32(struct dec *d, int32_t *v)
+{
+	uint64_t u;
+	if (!get_uv(d, &u, 5) || u > UINT32_MAX)
+		return false;
+	*v = (int32_t)((uint32_t)(u >> 1) ^ (0u - (uint32_t)(u & 1)));
+	return true;
+}
+
+static bool dec_ival(struct dec *d, struct ival *v, bool pcpu)
+{
+	uint64_t ds, len, isa;
+	*v = (struct ival){ 0 };
+	if (!get_uv(d, &ds, 10) || !get_uv(d, &len, 10) || !get_i32(d, &v->a) ||
+	    !get_i32(d, &v->b) || !get_i32(d, &v->c) || !get_uv(d, &isa, 5) || isa > UINT32_MAX)
+		return false;
+	v->s = d->prev_e + ds;
+	v->e = v->s + len;
+	v->isa = (uint32_t)isa;
+	d->prev_e = v->e;
+	if (pcpu) {
+		if (!d->left || *d->p >= sizeof v->comm || d->left - 1 < *d->p)
+			return false;
+		size_t l = *d->p++;
+		memcpy(v->comm, d->p, l);
+		d->p += l;
+		d->left -= l + 1;
+	}
+	return true;
 }
 
 struct srow_rec {
@@ -85,10 +161,10 @@ struct srow_rec {
 	uint64_t n, nx;
 	uint64_t *ns;            /* B x NCAT */
 	uint32_t *starts, *xstarts;
-	void *list;              /* struct ival (a CPU's: its occupants' names), else kept_ival */
-	uint64_t nlist, cap_list;
+	uint8_t *list;           /* nlist intervals, enc_ival, in len_list bytes */
+	uint64_t nlist, len_list, cap_list, prev_e;
 	struct xslice *xlist;
-	uint64_t nxlist, cap_xlist;
+	uint64_t nxlist, len_xlist, cap_xlist;   /* (len and cap in bytes) */
 	bool dropped, xdropped;
 };
 
@@ -237,7 +313,7 @@ static struct srow_rec *row_of(struct vms_serve_summary_rec *r, uint8_t k, uint3
 
 static uint64_t room(const struct srow_rec *w)
 {
-	return w->cap_list * ival_size(w->kind) + w->cap_xlist * sizeof(struct xslice);
+	return w->cap_list + w->cap_xlist;
 }
 
 /* Over budget: the biggest kept lists are given up (their row is summed only). */
@@ -259,45 +335,50 @@ static void over_budget(struct vms_serve_summary_rec *r)
 		free(big->xlist);
 		big->list = NULL;
 		big->xlist = NULL;
-		big->nlist = big->nxlist = big->cap_list = big->cap_xlist = 0;
+		big->nlist = big->nxlist = big->len_list = big->len_xlist = 0;
+		big->cap_list = big->cap_xlist = 0;
 		big->dropped = big->xdropped = true;
 	}
 }
 
-static bool push(void **arr, uint64_t *n, uint64_t *cap, size_t size, const void *v)
+/* size bytes more at len of *arr (cap bytes of room) */
+static bool push(void *arr, uint64_t *len, uint64_t *cap, size_t size, const void *v)
 {
-	if (*n == *cap) {
-		uint64_t nc = *cap ? 2 * *cap : 64;
-		void *na = realloc(*arr, nc * size);
+	void **a = arr;
+	if (*len + size > *cap) {
+		uint64_t nc = *cap ? 2 * *cap : 4096;
+		void *na = realloc(*a, nc);
 		if (!na)
 			return false;
-		*arr = na;
+		*a = na;
 		*cap = nc;
 	}
-	memcpy((char *)*arr + *n * size, v, size);
-	(*n)++;
+	memcpy((char *)*a + *len, v, size);
+	*len += size;
 	return true;
 }
 
 /* One more interval (exit) kept whole for its row, while the row has few (SUM_ROW_LIST, or
  * a small share of all: SUM_ROW_SHARE) and the budget lasts; else, or out of memory, the
  * row's list is given up. */
-static void keep(struct vms_serve_summary_rec *r, void **list, uint64_t *n, uint64_t *cap,
-		 bool *dropped, size_t size, const void *v)
+static void keep(struct vms_serve_summary_rec *r, void *list, uint64_t *n, uint64_t *len,
+		 uint64_t *cap, bool *dropped, size_t size, const void *v)
 {
 	if (*dropped)
 		return;
 	uint64_t was = *cap;
 	if ((*n >= SUM_ROW_LIST && *n * SUM_ROW_SHARE > r->acts) ||
-	    !push(list, n, cap, size, v)) {
-		r->kept -= was * size;
-		free(*list);
-		*list = NULL;
-		*n = *cap = 0;
+	    !push(list, len, cap, size, v)) {
+		r->kept -= was;
+		free(*(void **)list);
+		*(void **)list = NULL;
+		*n = *len = *cap = 0;
 		*dropped = true;
-	} else if ((r->kept += (*cap - was) * size) > SUM_LIST) {
-		over_budget(r);
+		return;
 	}
+	(*n)++;
+	if ((r->kept += *cap - was) > SUM_LIST)
+		over_budget(r);
 }
 
 void vms_serve_summary_rec_fail(struct vms_serve_summary_rec *r)
@@ -350,13 +431,11 @@ static void ival_now(struct vms_serve_summary_rec *r, int32_t row, const struct 
 	}
 	if (k > r->hi)
 		r->hi = (uint32_t)k;
-	/* (the busy rows are given up early: most calls stop here) */
-	if (!w->dropped && w->kind == ROW_PCPU) {
-		keep(r, &w->list, &w->nlist, &w->cap_list, &w->dropped, sizeof *v, v);
-	} else if (!w->dropped) {
-		struct kept_ival kv = { .s = v->s, .e = v->e, .a = v->a, .b = v->b, .c = v->c,
-					.isa = v->isa };
-		keep(r, &w->list, &w->nlist, &w->cap_list, &w->dropped, sizeof kv, &kv);
+	if (!w->dropped) {   /* (the busy rows are given up early: most calls stop here) */
+		uint8_t e[ENC_MAX];
+		size_t l = enc_ival(e, v, w->prev_e, w->kind == ROW_PCPU);
+		keep(r, &w->list, &w->nlist, &w->len_list, &w->cap_list, &w->dropped, l, e);
+		w->prev_e = v->e;
 	}
 }
 
@@ -374,7 +453,7 @@ static void exit_now(struct vms_serve_summary_rec *r, int32_t row, const struct 
 	if (k + 1 > r->hi)
 		r->hi = (uint32_t)(k + 1);
 	if (!w->xdropped)
-		keep(r, (void **)&w->xlist, &w->nxlist, &w->cap_xlist, &w->xdropped, sizeof *x, x);
+		keep(r, &w->xlist, &w->nxlist, &w->len_xlist, &w->cap_xlist, &w->xdropped, sizeof *x, x);
 }
 
 /* The hold's end: the buckets made as wide as its span needs (doublings over empty
@@ -495,7 +574,8 @@ int vms_serve_summary_rec_write(struct vms_serve_summary_rec *r, uint64_t events
 		if (w->kind == ROW_VCPU)
 			bad |= put(f, w->xstarts, (size_t)B * 4);
 		if (hb[1])
-			bad |= put(f, &w->nlist, 8) | put(f, w->list, w->nlist * ival_size(w->kind));
+			bad |= put(f, &w->nlist, 8) | put(f, &w->len_list, 8) |
+			       put(f, w->list, w->len_list);
 		if (hb[2])
 			bad |= put(f, &w->nxlist, 8) | put(f, w->xlist, w->nxlist * sizeof *w->xlist);
 	}
@@ -512,8 +592,8 @@ struct srow_idx {
 	uint64_t n, nx;
 	const uint16_t *frac;
 	const uint32_t *starts, *xstarts;   /* (unaligned in the file: read with memcpy) */
-	const void *list;        /* ival_size(kind) each */
-	uint64_t nlist;
+	const uint8_t *list;     /* nlist, enc_ival, in len_list bytes */
+	uint64_t nlist, len_list;
 	const struct xslice *xlist;
 	uint64_t nxlist;
 };
@@ -626,11 +706,19 @@ struct vms_serve_summary *vms_serve_summary_load(const void *buf, size_t len,
 				return load_bad(s, err, r.off, "buckets cut");
 		}
 		if (w->has_list) {
-			size_t is = ival_size(w->kind);
-			if (!vms_rd_take(&r, &w->nlist, 8) || w->nlist > r.left / is)
+			if (!vms_rd_take(&r, &w->nlist, 8) || !vms_rd_take(&r, &w->len_list, 8) ||
+			    w->len_list > r.left)
 				return load_bad(s, err, r.off, "intervals cut");
+			/* read through once: exact_row then trusts them */
+			struct dec d = { r.p, (size_t)w->len_list, 0 };
+			struct ival v;
+			for (uint64_t k = 0; k < w->nlist; k++)
+				if (!dec_ival(&d, &v, w->kind == ROW_PCPU))
+					return load_bad(s, err, r.off, "intervals cut");
+			if (d.left)
+				return load_bad(s, err, r.off, "bytes after the intervals");
 			w->list = r.p;
-			vms_rd_take(&r, NULL, w->nlist * is);
+			vms_rd_take(&r, NULL, (size_t)w->len_list);
 		}
 		if (w->has_xlist) {
 			if (!vms_rd_take(&r, &w->nxlist, 8) || w->nxlist > r.left / sizeof(struct xslice))
@@ -754,18 +842,9 @@ static int xcount_row(const struct vms_serve_summary *s, const struct srow_idx *
 /* A kept row: what a replay of [from, to) gives it (serve_window.c's on_* and on_exit_end). */
 static void exact_row(const struct srow_idx *w, struct q *q, struct row *r)
 {
-	size_t is = ival_size(w->kind);
-	for (uint64_t i = 0; i < w->nlist; i++) {
-		struct ival v = { 0 };
-		const char *p = (const char *)w->list + i * is;
-		if (w->kind == ROW_PCPU) {
-			memcpy(&v, p, sizeof v);
-		} else {
-			struct kept_ival kv;
-			memcpy(&kv, p, sizeof kv);
-			v = (struct ival){ .s = kv.s, .e = kv.e, .a = kv.a, .b = kv.b, .c = kv.c,
-					   .isa = kv.isa };
-		}
+	struct dec d = { w->list, (size_t)w->len_list, 0 };
+	struct ival v;
+	for (uint64_t i = 0; i < w->nlist && dec_ival(&d, &v, w->kind == ROW_PCPU); i++) {
 		if (v.e <= q->from || v.s >= q->to)
 			continue;
 		if (v.s < q->from)
