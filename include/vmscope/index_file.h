@@ -40,10 +40,21 @@ enum vms_index_sect_type {
 	VMS_INDEX_MODEL = 6,     /* the model the queries use (vms_session_save_model) */
 };
 
+/* A section deflated as its bytes are made (vms_index_zip_add), e.g. in one thread while
+ * another writes them: vms_index_write then only finishes the stream, and the file is the
+ * same bytes as with its own deflate (the same zlib level; zlib's stream does not depend on
+ * how its input was cut). */
+struct vms_index_zip;
+struct vms_index_zip *vms_index_zip_new(void);   /* NULL: out of memory */
+/* The next n bytes of the section (a failure, out of memory, leaves it stored as it is). */
+void vms_index_zip_add(struct vms_index_zip *z, const void *p, size_t n);
+void vms_index_zip_free(struct vms_index_zip *z);
+
 struct vms_index_sect {
 	uint32_t type;
 	const void *data;
 	uint64_t len;
+	struct vms_index_zip *zip;   /* NULL, or data's len bytes given to it (vms_index_zip_add) */
 };
 
 /* Write the index at path (atomically: path.tmp.PID, then rename). 0, or <0 with err. */

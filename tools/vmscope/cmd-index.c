@@ -122,7 +122,7 @@ int cmd_index(int argc, char **argv)
 	}
 	if (state == VMS_INDEX_DAMAGED)
 		fprintf(stderr, "vmscope index: %s: rebuilding it\n", ie.msg);
-	if (serve_art_build(&c, &t, &art, &err) < 0 || serve_art_save(path, key, &art, &err) < 0)
+	if (serve_art_build(&c, &t, &art, true, &err) < 0 || serve_art_save(path, key, &art, &err) < 0)
 		goto fail;
 	serve_index_upkeep(&io, path);
 	printf("%s\n", path);

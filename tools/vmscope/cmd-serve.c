@@ -313,7 +313,7 @@ static int prepare(struct srv *sv, const struct serve_index_opts *io, struct vms
 	if (state == VMS_INDEX_DAMAGED)
 		fprintf(stderr, "vmscope serve: %s: rebuilding the index\n", ie.msg);
 	vms_error_clear(&ie);
-	int st = serve_art_build(sv->c, &sv->t, &sv->art, err);
+	int st = serve_art_build(sv->c, &sv->t, &sv->art, path != NULL, err);
 	if (!st && path) {
 		if (serve_art_save(path, key, &sv->art, &ie) < 0)
 			fprintf(stderr, "vmscope serve: warning: index not written: %s\n", ie.msg);

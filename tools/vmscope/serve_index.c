@@ -2,6 +2,8 @@
  * from the index file that `vmscope index` or an earlier `serve` wrote. */
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +70,147 @@ static void optional_section(char **buf, size_t *len, int (*write)(void *ctx, FI
 	}
 }
 
+/* The summaries, the largest section (the 50 M-event pair's: 11.7 MB, 5/6 of what the
+ * index deflates), are written in a thread of their own while this one makes the rest of the
+ * page's sections and then deflates the summaries' bytes as they come (vms_index_zip): at
+ * the build's end the readers' pool and the rows' thread are done, so the two share the
+ * cores there, and the write no longer deflates them after the fact. */
+#define SUM_CHUNK (1u << 20)
+
+struct sum_job {
+	struct page_run pr;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char **chunk;             /* handed over, in order (their lengths in len) */
+	size_t *len;
+	size_t nr, cap;
+	bool done;                /* the writer ended: w its result */
+	int w;
+	char *cur;                /* the writer's chunk being filled */
+	size_t cur_len;
+};
+
+/* The writer's chunk handed over (the consumer deflates it). */
+static int sum_hand(struct sum_job *j)
+{
+	int r = 0;
+	pthread_mutex_lock(&j->mu);
+	if (j->nr == j->cap) {
+		size_t nc = j->cap ? 2 * j->cap : 64;
+		char **c = realloc(j->chunk, nc * sizeof *c);
+		if (c)
+			j->chunk = c;
+		size_t *l = c ? realloc(j->len, nc * sizeof *l) : NULL;
+		if (l)
+			j->len = l;
+		if (c && l)
+			j->cap = nc;
+	}
+	if (j->nr < j->cap) {
+		j->chunk[j->nr] = j->cur;
+		j->len[j->nr++] = j->cur_len;
+		j->cur = NULL;
+		j->cur_len = 0;
+	} else {
+		r = -1;
+	}
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	return r;
+}
+
+static ssize_t sum_write(void *cookie, const char *buf, size_t n)
+{
+	struct sum_job *j = cookie;
+	for (size_t off = 0; off < n;) {
+		if (!j->cur && !(j->cur = malloc(SUM_CHUNK)))
+			return -1;
+		size_t k = n - off < SUM_CHUNK - j->cur_len ? n - off : SUM_CHUNK - j->cur_len;
+		memcpy(j->cur + j->cur_len, buf + off, k);
+		j->cur_len += k;
+		off += k;
+		if (j->cur_len == SUM_CHUNK && sum_hand(j) < 0)
+			return -1;
+	}
+	return (ssize_t)n;
+}
+
+static void *sum_writer(void *arg)
+{
+	struct sum_job *j = arg;
+	FILE *f = fopencookie(j, "w", (cookie_io_functions_t){ .write = sum_write });
+	int w = f ? put_summary(&j->pr, f) : -1;
+	if (f && fclose(f) != 0)
+		w = -1;
+	if (!w && j->cur_len && sum_hand(j) < 0)
+		w = -1;
+	pthread_mutex_lock(&j->mu);
+	j->done = true;
+	j->w = w;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+/* Start the summaries' writer; false when no thread could be made (then none runs). */
+static bool sum_start(struct sum_job *j, struct page_run pr)
+{
+	*j = (struct sum_job){ .pr = pr };
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->cv, NULL);
+	if (pthread_create(&j->th, NULL, sum_writer, j) == 0)
+		return true;
+	pthread_cond_destroy(&j->cv);
+	pthread_mutex_destroy(&j->mu);
+	return false;
+}
+
+/* The writer's chunks deflated (into zip, when not NULL) as they come, then its bytes whole
+ * into a's summary (none when it wrote none or failed, as optional_section). */
+static void sum_finish(struct sum_job *j, struct serve_art *a, struct vms_index_zip *zip)
+{
+	size_t i = 0, total = 0;
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		while (i == j->nr && !j->done)
+			pthread_cond_wait(&j->cv, &j->mu);
+		bool more = i < j->nr;
+		const char *p = more ? j->chunk[i] : NULL;
+		size_t l = more ? j->len[i] : 0;
+		pthread_mutex_unlock(&j->mu);
+		if (!more)
+			break;
+		if (zip)
+			vms_index_zip_add(zip, p, l);
+		total += l;
+		i++;
+	}
+	pthread_join(j->th, NULL);
+	pthread_cond_destroy(&j->cv);
+	pthread_mutex_destroy(&j->mu);
+	char *buf = !j->w ? malloc(total ? total : 1) : NULL;
+	for (size_t k = 0, off = 0; k < j->nr; k++) {
+		if (buf)
+			memcpy(buf + off, j->chunk[k], j->len[k]);
+		off += j->len[k];
+		free(j->chunk[k]);
+	}
+	free(j->chunk);
+	free(j->len);
+	free(j->cur);
+	if (buf) {
+		a->summary = buf;
+		a->summary_len = total;
+		a->summary_zip = zip;
+	} else {
+		vms_index_zip_free(zip);
+	}
+}
+
 /* The page: `vmscope html`'s, in its server mode; the findings of `report` and the rows of
  * /api/rows from the same run (one pass over the traces after the model's). */
-static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
+static int make_page(struct cli *c, struct serve_art *a, bool save, struct vms_error *err)
 {
 	struct vms_sinks sinks;
 	struct vms_serve_rows_acc *rows = vms_serve_rows_begin(c->s, &sinks, err);
@@ -110,8 +250,6 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 		memcpy(a->ckpt, ck, cl);
 		a->ckpt_len = cl;
 	}
-	if (!r && put_findings(c, a, fd, lat) < 0)
-		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	FILE *rf = r ? NULL : open_memstream(&a->rows, &a->rows_len);
 	if (rf) {
 		vms_serve_rows_write(rows, c->s, rf);
@@ -120,16 +258,22 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 	} else if (!r) {
 		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
 	}
-	/* (none: the windows replay; no model: the queries build it) */
+	/* (no summaries: the windows replay; no model: the queries build it) */
 	struct page_run pr = { rows, c->s };
-	if (!r) {
+	struct sum_job sj;
+	bool sum_thread = !r && sum_start(&sj, pr);
+	if (!r && !sum_thread)
 		optional_section(&a->summary, &a->summary_len, put_summary, &pr);
+	if (!r && put_findings(c, a, fd, lat) < 0)
+		r = vms_error_set(err, VMS_ERR_NOMEM, "out of memory");
+	if (!r)
 		optional_section(&a->model, &a->model_len, put_model, &pr);
-	}
-	vms_serve_rows_free(rows);
 	vms_latency_free(lat);
 	vms_findings_free(fd);
 	if (r < 0) {
+		if (sum_thread)
+			sum_finish(&sj, a, NULL);
+		vms_serve_rows_free(rows);
 		vms_html_free(h);
 		return -1;
 	}
@@ -150,14 +294,17 @@ static int make_page(struct cli *c, struct serve_art *a, struct vms_error *err)
 		w = VMS_ERR_NOMEM;
 	free(summary);
 	vms_html_free(h);
+	if (sum_thread)
+		sum_finish(&sj, a, save ? vms_index_zip_new() : NULL);
+	vms_serve_rows_free(rows);
 	return w ? vms_error_set(err, VMS_ERR_NOMEM, "out of memory building the page") : 0;
 }
 
 int serve_art_build(struct cli *c, const struct vms_serve_traces *t, struct serve_art *a,
-		    struct vms_error *err)
+		    bool save, struct vms_error *err)
 {
 	(void)t;
-	return make_page(c, a, err) < 0 ? -1 : 0;
+	return make_page(c, a, save, err) < 0 ? -1 : 0;
 }
 
 void serve_art_free(struct serve_art *a)
@@ -167,6 +314,7 @@ void serve_art_free(struct serve_art *a)
 	free(a->rows);
 	free(a->ckpt);
 	free(a->summary);
+	vms_index_zip_free(a->summary_zip);
 	free(a->model);
 	*a = (struct serve_art){ 0 };
 }
@@ -248,21 +396,21 @@ int serve_index_locate(struct cli *c, const struct serve_index_opts *o, char **k
 int serve_art_save(const char *path, const char *key, const struct serve_art *a,
 		   struct vms_error *err)
 {
-	struct vms_index_sect s[] = {
-		{ VMS_INDEX_PAGE, a->page, a->page_len },
-		{ VMS_INDEX_FINDINGS, a->findings, a->findings_len },
-		{ VMS_INDEX_ROWS, a->rows, a->rows_len },
-		{ 0, NULL, 0 },
-		{ 0, NULL, 0 },
-		{ 0, NULL, 0 },
+	struct vms_index_sect s[6] = {
+		{ .type = VMS_INDEX_PAGE, .data = a->page, .len = a->page_len },
+		{ .type = VMS_INDEX_FINDINGS, .data = a->findings, .len = a->findings_len },
+		{ .type = VMS_INDEX_ROWS, .data = a->rows, .len = a->rows_len },
 	};
 	uint32_t n = 3;
 	if (a->ckpt)
-		s[n++] = (struct vms_index_sect){ VMS_INDEX_CHECKPOINTS, a->ckpt, a->ckpt_len };
+		s[n++] = (struct vms_index_sect){ .type = VMS_INDEX_CHECKPOINTS, .data = a->ckpt,
+						  .len = a->ckpt_len };
 	if (a->summary)
-		s[n++] = (struct vms_index_sect){ VMS_INDEX_SUMMARIES, a->summary, a->summary_len };
+		s[n++] = (struct vms_index_sect){ .type = VMS_INDEX_SUMMARIES, .data = a->summary,
+						  .len = a->summary_len, .zip = a->summary_zip };
 	if (a->model)
-		s[n++] = (struct vms_index_sect){ VMS_INDEX_MODEL, a->model, a->model_len };
+		s[n++] = (struct vms_index_sect){ .type = VMS_INDEX_MODEL, .data = a->model,
+						  .len = a->model_len };
 	return vms_index_write(path, key, s, n, err);
 }
 

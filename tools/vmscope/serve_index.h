@@ -22,6 +22,7 @@ struct serve_art {
 	size_t ckpt_len;
 	char *summary;            /* the rows' summaries (NULL: none) */
 	size_t summary_len;
+	struct vms_index_zip *summary_zip;   /* built: them deflated for the index, or NULL */
 	char *model;              /* the model (NULL: none) */
 	size_t model_len;
 };
@@ -29,9 +30,11 @@ struct serve_art {
  * many events before its start (about 20 ms at the synthesized pair's cost per event). */
 #define SERVE_CKPT_EVERY 100000u
 
-/* Compute them from the traces: one analysis run (page, findings, rows, checkpoints). */
+/* Compute them from the traces: one analysis run (page, findings, rows, checkpoints).
+ * save: they go to an index file next (serve_art_save), so the summaries are deflated for it
+ * as they are made. */
 int serve_art_build(struct cli *c, const struct vms_serve_traces *t, struct serve_art *a,
-		    struct vms_error *err);
+		    bool save, struct vms_error *err);
 void serve_art_free(struct serve_art *a);
 
 /* --cache-dir DIR and --index FILE (index: -o FILE too), taken out of argv before the
