@@ -20,6 +20,7 @@ struct serve_art {
 	size_t rows_len;
 	void *ckpt;               /* the checkpoints the windows start from (NULL: none) */
 	size_t ckpt_len;
+	struct vms_index_zip *ckpt_zip;      /* built: them deflated for the index, or NULL */
 	char *summary;            /* the rows' summaries (NULL: none) */
 	size_t summary_len;
 	struct vms_index_zip *summary_zip;   /* built: them deflated for the index, or NULL */
