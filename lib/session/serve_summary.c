@@ -403,6 +403,17 @@ int32_t vms_serve_summary_rec_row(struct vms_serve_summary_rec *r, uint8_t kind,
 	return w ? (int32_t)(w - r->rows) : -1;
 }
 
+/* ival_now's list part: a row still kept whole (the busy rows are given up early, so most
+ * intervals skip it; out of line, the bucketing's registers stay few) */
+static __attribute__((noinline)) void keep_ival(struct vms_serve_summary_rec *r,
+						struct srow_rec *w, const struct ival *v)
+{
+	uint8_t e[ENC_MAX];
+	size_t l = enc_ival(e, v, w->prev_e, w->kind == ROW_PCPU);
+	keep(r, &w->list, &w->nlist, &w->len_list, &w->cap_list, &w->dropped, l, e);
+	w->prev_e = v->e;
+}
+
 static void ival_now(struct vms_serve_summary_rec *r, int32_t row, const struct ival *v)
 {
 	if (r->oom || row < 0 || (uint32_t)row >= r->nr || v->e <= v->s)
@@ -431,12 +442,8 @@ static void ival_now(struct vms_serve_summary_rec *r, int32_t row, const struct 
 	}
 	if (k > r->hi)
 		r->hi = (uint32_t)k;
-	if (!w->dropped) {   /* (the busy rows are given up early: most calls stop here) */
-		uint8_t e[ENC_MAX];
-		size_t l = enc_ival(e, v, w->prev_e, w->kind == ROW_PCPU);
-		keep(r, &w->list, &w->nlist, &w->len_list, &w->cap_list, &w->dropped, l, e);
-		w->prev_e = v->e;
-	}
+	if (!w->dropped)
+		keep_ival(r, w, v);
 }
 
 static void exit_now(struct vms_serve_summary_rec *r, int32_t row, const struct xslice *x)
