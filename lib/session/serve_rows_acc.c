@@ -139,8 +139,10 @@ _Static_assert(sizeof(struct rr_ival) <= 128 && sizeof(struct rr_occupant) <= 12
 		       sizeof(struct rr_exit) <= 128 && sizeof(struct rr_time) <= 128,
 	       "a record fits the unthreaded buffer (vms_serve_rows_acc.one)");
 
-/* Play one record; its size. */
-static size_t play(struct vms_serve_rows_acc *a, const void *p)
+/* Play one record; its size. (Inlined in the second stage's loop: a call per record cost
+ * ~17 instructions of saved registers, callgrind.) */
+static inline __attribute__((always_inline)) size_t play(struct vms_serve_rows_acc *a,
+							  const void *p)
 {
 	switch (*(const uint32_t *)p) {
 	case RR_VCPU:
@@ -185,6 +187,12 @@ static size_t play(struct vms_serve_rows_acc *a, const void *p)
 	}
 }
 
+/* The same, out of line (unthreaded: each record as it is made). */
+static __attribute__((noinline)) void play_one(struct vms_serve_rows_acc *a, const void *p)
+{
+	play(a, p);
+}
+
 static void *stage2(void *arg)
 {
 	struct vms_serve_rows_acc *a = arg;
@@ -221,7 +229,7 @@ static inline void *put_room(struct vms_serve_rows_acc *a, size_t n)
 static inline void put_done(struct vms_serve_rows_acc *a)
 {
 	if (!a->sq)
-		play(a, a->one);
+		play_one(a, a->one);
 }
 
 /* The second stage has played everything given so far (its work is visible here). */
