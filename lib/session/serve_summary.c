@@ -174,6 +174,8 @@ struct vms_serve_summary_rec {
 	unsigned lb;             /* log2 b (b is a power of two: the buckets' divisions shift) */
 	uint32_t B;              /* buckets per row */
 	uint32_t hi;             /* buckets [0, hi) may hold something (all rows) */
+	uint64_t lim;            /* no time below it needs a coarsen (set_lim; UINT64_MAX: the
+	                            buckets reach every time there may be but that one) */
 	struct srow_rec *rows;
 	uint32_t nr, cap;
 	struct vms_keymap idx;   /* row key -> index */
@@ -194,6 +196,14 @@ struct vms_serve_summary_rec {
 };
 
 
+/* r->lim from the origin, the width and the buckets: the first time t whose bucket is past
+ * the last, origin + B b (reach's test, one compare per interval instead of a shift and two) */
+static void set_lim(struct vms_serve_summary_rec *r)
+{
+	uint64_t span = r->lb < 64 - 17 ? (uint64_t)r->B << r->lb : UINT64_MAX;   /* (B <= 2^16) */
+	r->lim = span <= UINT64_MAX - r->origin ? r->origin + span : UINT64_MAX;
+}
+
 struct vms_serve_summary_rec *vms_serve_summary_rec_new(void)
 {
 	struct vms_serve_summary_rec *r = calloc(1, sizeof *r);
@@ -201,6 +211,7 @@ struct vms_serve_summary_rec *vms_serve_summary_rec_new(void)
 		return NULL;
 	r->B = SUM_MAX_BUCKETS;
 	r->b = 1;
+	set_lim(r);
 	vms_keymap_init(&r->idx);
 	return r;
 }
@@ -250,13 +261,20 @@ static void coarsen(struct vms_serve_summary_rec *r)
 	r->hi = h;
 	r->b *= 2;
 	r->lb++;
+	set_lim(r);
 }
 
 /* The buckets reach time t (coarser as long as they do not). */
-static inline void reach(struct vms_serve_summary_rec *r, uint64_t t)
+static __attribute__((noinline)) void reach_more(struct vms_serve_summary_rec *r, uint64_t t)
 {
 	while (t > r->origin && (t - r->origin) >> r->lb >= r->B)
 		coarsen(r);
+}
+
+static inline void reach(struct vms_serve_summary_rec *r, uint64_t t)
+{
+	if (__builtin_expect(t >= r->lim, 0))   /* (below it the test above is false) */
+		reach_more(r, t);
 }
 
 /* Fewer buckets per row (the pairs merged in place, as many as before): rows x B <= cells. */
@@ -267,6 +285,7 @@ static void shrink(struct vms_serve_summary_rec *r)
 		 * keeps B, then drop the upper (empty) half */
 		coarsen(r);
 		r->B /= 2;
+		set_lim(r);
 	}
 }
 
@@ -391,6 +410,7 @@ void vms_serve_summary_rec_start(struct vms_serve_summary_rec *r, uint64_t t0)
 	if (!r->started) {
 		r->started = true;
 		r->origin = t0;
+		set_lim(r);
 	}
 }
 
@@ -414,10 +434,15 @@ static __attribute__((noinline)) void keep_ival(struct vms_serve_summary_rec *r,
 	w->prev_e = v->e;
 }
 
-static void ival_now(struct vms_serve_summary_rec *r, int32_t row, const struct ival *v)
+/* An interval into its row's buckets: checked (ival_ok) by the caller. */
+static inline bool ival_ok(const struct vms_serve_summary_rec *r, int32_t row,
+			   const struct ival *v)
 {
-	if (r->oom || row < 0 || (uint32_t)row >= r->nr || v->e <= v->s)
-		return;
+	return !r->oom && row >= 0 && (uint32_t)row < r->nr && v->e > v->s;
+}
+
+static inline void ival_add(struct vms_serve_summary_rec *r, int32_t row, const struct ival *v)
+{
 	struct srow_rec *w = &r->rows[row];
 	reach(r, v->e - 1);
 	w->n++;
@@ -446,10 +471,20 @@ static void ival_now(struct vms_serve_summary_rec *r, int32_t row, const struct 
 		keep_ival(r, w, v);
 }
 
-static void exit_now(struct vms_serve_summary_rec *r, int32_t row, const struct xslice *x)
+static void ival_now(struct vms_serve_summary_rec *r, int32_t row, const struct ival *v)
 {
-	if (r->oom || row < 0 || (uint32_t)row >= r->nr || !r->rows[row].xstarts)
-		return;
+	if (ival_ok(r, row, v))
+		ival_add(r, row, v);
+}
+
+static inline bool exit_ok(const struct vms_serve_summary_rec *r, int32_t row)
+{
+	return !r->oom && row >= 0 && (uint32_t)row < r->nr && r->rows[row].xstarts;
+}
+
+/* An exit into its row's buckets: checked (exit_ok) by the caller. */
+static inline void exit_add(struct vms_serve_summary_rec *r, int32_t row, const struct xslice *x)
+{
 	struct srow_rec *w = &r->rows[row];
 	uint64_t bt = x->begin < r->origin ? r->origin : x->begin;
 	reach(r, bt > x->t ? bt : x->t);
@@ -461,6 +496,12 @@ static void exit_now(struct vms_serve_summary_rec *r, int32_t row, const struct 
 		r->hi = (uint32_t)(k + 1);
 	if (!w->xdropped)
 		keep(r, &w->xlist, &w->nxlist, &w->len_xlist, &w->cap_xlist, &w->xdropped, sizeof *x, x);
+}
+
+static void exit_now(struct vms_serve_summary_rec *r, int32_t row, const struct xslice *x)
+{
+	if (exit_ok(r, row))
+		exit_add(r, row, x);
 }
 
 /* The hold's end: the buckets made as wide as its span needs (doublings over empty
@@ -509,20 +550,21 @@ static bool hold(struct vms_serve_summary_rec *r, int32_t row, bool exit, const 
 void vms_serve_summary_rec_ival_at(struct vms_serve_summary_rec *r, int32_t row,
 				   const struct ival *v)
 {
-	if (r->oom || row < 0 || (uint32_t)row >= r->nr || v->e <= v->s)
+	if (!ival_ok(r, row, v))
 		return;
-	if (!hold(r, row, false, v, v->e - 1))
-		ival_now(r, row, v);
+	/* (after the hold's release, every call: tested here) */
+	if (r->released || !hold(r, row, false, v, v->e - 1))
+		ival_add(r, row, v);
 }
 
 void vms_serve_summary_rec_exit_at(struct vms_serve_summary_rec *r, int32_t row,
 				   const struct xslice *x)
 {
-	if (r->oom || row < 0 || (uint32_t)row >= r->nr || !r->rows[row].xstarts)
+	if (!exit_ok(r, row))
 		return;
 	uint64_t bt = x->begin < r->origin ? r->origin : x->begin;
-	if (!hold(r, row, true, x, bt > x->t ? bt : x->t))
-		exit_now(r, row, x);
+	if (r->released || !hold(r, row, true, x, bt > x->t ? bt : x->t))
+		exit_add(r, row, x);
 }
 
 static int put(FILE *f, const void *p, size_t n)
