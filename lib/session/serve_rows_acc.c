@@ -207,28 +207,87 @@ static void *stage2(void *arg)
 	return NULL;
 }
 
-/* Room for a record of n bytes: in the queue, or (unthreaded) a buffer played at once by
- * put_done. The callers write their record's fields there directly: a record built on the
- * stack and copied over cost a copy of its bytes per observation (callgrind: ~1/4 of the
- * tee's instructions in the reading thread). */
-static inline void *put_room(struct vms_serve_rows_acc *a, size_t n)
+/* The records' fields, from the observations. (A pCPU interval's name stays behind: only
+ * the fused view's intervals, made in the second stage, have one.) */
+static inline void fill_vcpu(void *p, const struct vms_vcpu_interval *iv)
 {
-	if (!a->sq)
-		return a->one;
+	/* (sr_ival_vcpu's fields) */
+	*(struct rr_ival *)p = (struct rr_ival){ .kind = RR_VCPU, .m = iv->machine,
+						 .b = (int32_t)iv->vcpu, .va = (int32_t)iv->status,
+						 .vb = (int32_t)iv->state, .s = iv->start,
+						 .e = iv->end };
+}
+
+static inline void fill_thread(void *p, const struct vms_thread_interval *iv)
+{
+	/* (sr_ival_thread's fields) */
+	*(struct rr_ival *)p = (struct rr_ival){ .kind = RR_THREAD, .m = iv->machine, .b = iv->tid,
+						 .va = (int32_t)iv->reason, .vb = iv->exit_reason,
+						 .vc = iv->host_tid, .isa = iv->isa, .s = iv->start,
+						 .e = iv->end };
+}
+
+static inline void fill_occupant(void *p, const struct vms_obs_cpu_occupant *o)
+{
+	struct rr_occupant *r = p;
+	*r = (struct rr_occupant){ .kind = RR_OCCUPANT, .host = o->host, .cpu = o->cpu,
+				   .guest = o->guest, .vcpu = o->vcpu, .vidx = o->vidx,
+				   .tid = o->tid, .t = o->t };
+	memcpy(r->comm, o->comm, sizeof r->comm);   /* (24 bytes, NUL-padded: observe.h) */
+}
+
+static inline void fill_exit(void *p, const struct vms_obs_exit *o)
+{
+	struct rr_exit *r = p;
+	r->kind = RR_EXIT;
+	memcpy(&r->o, o, sizeof r->o);
+}
+
+/* Room for n bytes in the queue's block being filled (never unthreaded: the cursor stays
+ * empty); else put_slow. The callers write their record there directly (put_take), and their
+ * common path calls nothing, so it saves no registers (a record built on the stack and
+ * copied over, then a call that could be made, cost ~1/3 of the tee's instructions in the
+ * reading thread: callgrind). */
+static inline bool put_fits(const struct vms_serve_rows_acc *a, size_t n)
+{
+	return (size_t)(a->qc.end - a->qc.cur) >= n;
+}
+
+static inline void *put_take(struct vms_serve_rows_acc *a, size_t n)
+{
+	unsigned char *p = a->qc.cur;
+	a->qc.cur = p + n;
 	/* the lines a few records on, for writing: the second stage read them last, from its
 	 * core's cache, and a write that must first take them back waits for it (perf: the
 	 * records were 12 % of the reading thread's samples on the 10 M pair, for ~5 % of its
 	 * instructions; a prefetch never faults, past the block's end too). (Non-temporal
 	 * stores were tried: the index build 1.5x slower.) */
-	unsigned char *p = vms_spsc_reserve(a->sq, &a->qc, n);
 	__builtin_prefetch(p + 512, 1, 0);
 	return p;
 }
 
-/* The record put_room gave is written: unthreaded, played now. */
-static inline void put_done(struct vms_serve_rows_acc *a)
+/* The record of kind k from observation obs (RR_START, RR_FINISH: a struct rr_time) where
+ * put_fits found no room: in the queue's next block, or (unthreaded) played at once. */
+static __attribute__((noinline)) void put_slow(struct vms_serve_rows_acc *a, uint32_t k,
+					       const void *obs)
 {
-	if (!a->sq)
+	size_t n = k == RR_VCPU || k == RR_THREAD ? sizeof(struct rr_ival) :
+		   k == RR_OCCUPANT ? sizeof(struct rr_occupant) :
+		   k == RR_EXIT ? sizeof(struct rr_exit) : sizeof(struct rr_time);
+	void *p = a->sq ? vms_spsc_reserve(a->sq, &a->qc, n) : a->one;
+	if (k == RR_VCPU)
+		fill_vcpu(p, obs);
+	else if (k == RR_THREAD)
+		fill_thread(p, obs);
+	else if (k == RR_OCCUPANT)
+		fill_occupant(p, obs);
+	else if (k == RR_EXIT)
+		fill_exit(p, obs);
+	else
+		memcpy(p, obs, n);
+	if (a->sq)
+		__builtin_prefetch((unsigned char *)p + 512, 1, 0);
+	else
 		play_one(a, a->one);
 }
 
@@ -241,55 +300,27 @@ static void catch_up(struct vms_serve_rows_acc *a)
 
 /* ---- the reading thread's side: the sinks and the observer ---- */
 
-/* (no name: only a pCPU's interval has one, and the bytes crossing over are the cost) */
-static void rows_vcpu(void *ctx, const struct vms_vcpu_interval *iv)
-{
-	struct vms_serve_rows_acc *a = ctx;
-	struct rr_ival *r = put_room(a, sizeof *r);
-	/* (sr_ival_vcpu's fields) */
-	*r = (struct rr_ival){ .kind = RR_VCPU, .m = iv->machine, .b = (int32_t)iv->vcpu,
-			       .va = (int32_t)iv->status, .vb = (int32_t)iv->state,
-			       .s = iv->start, .e = iv->end };
-	put_done(a);
-}
+/* A sink or observer callback that puts its observation's record of kind K (struct REC) */
+#define PUT_SINK(NAME, OBS, K, REC, FILL)                                  \
+	static void NAME(void *ctx, const OBS *o)                          \
+	{                                                                  \
+		struct vms_serve_rows_acc *a = ctx;                        \
+		if (__builtin_expect(!put_fits(a, sizeof(REC)), 0))        \
+			put_slow(a, K, o);                                 \
+		else                                                       \
+			FILL(put_take(a, sizeof(REC)), o);                 \
+	}
 
-static void rows_thread(void *ctx, const struct vms_thread_interval *iv)
-{
-	struct vms_serve_rows_acc *a = ctx;
-	struct rr_ival *r = put_room(a, sizeof *r);
-	/* (sr_ival_thread's fields) */
-	*r = (struct rr_ival){ .kind = RR_THREAD, .m = iv->machine, .b = iv->tid,
-			       .va = (int32_t)iv->reason, .vb = iv->exit_reason,
-			       .vc = iv->host_tid, .isa = iv->isa, .s = iv->start,
-			       .e = iv->end };
-	put_done(a);
-}
-
-static void rows_occupant(void *ctx, const struct vms_obs_cpu_occupant *o)
-{
-	struct vms_serve_rows_acc *a = ctx;
-	struct rr_occupant *r = put_room(a, sizeof *r);
-	*r = (struct rr_occupant){ .kind = RR_OCCUPANT, .host = o->host, .cpu = o->cpu,
-				   .guest = o->guest, .vcpu = o->vcpu, .vidx = o->vidx,
-				   .tid = o->tid, .t = o->t };
-	memcpy(r->comm, o->comm, sizeof r->comm);   /* (24 bytes, NUL-padded: observe.h) */
-	put_done(a);
-}
-
-static void rows_exit(void *ctx, const struct vms_obs_exit *o)
-{
-	struct vms_serve_rows_acc *a = ctx;
-	struct rr_exit *r = put_room(a, sizeof *r);
-	r->kind = RR_EXIT;
-	memcpy(&r->o, o, sizeof r->o);
-	put_done(a);
-}
+PUT_SINK(rows_vcpu, struct vms_vcpu_interval, RR_VCPU, struct rr_ival, fill_vcpu)
+PUT_SINK(rows_thread, struct vms_thread_interval, RR_THREAD, struct rr_ival, fill_thread)
+PUT_SINK(rows_occupant, struct vms_obs_cpu_occupant, RR_OCCUPANT, struct rr_occupant,
+	 fill_occupant)
+PUT_SINK(rows_exit, struct vms_obs_exit, RR_EXIT, struct rr_exit, fill_exit)
 
 static void put_time(struct vms_serve_rows_acc *a, uint32_t kind, uint64_t t)
 {
-	struct rr_time *r = put_room(a, sizeof *r);
-	*r = (struct rr_time){ .kind = kind, .t = t };
-	put_done(a);
+	struct rr_time r = { .kind = kind, .t = t };
+	put_slow(a, kind, &r);
 }
 
 static void rows_start(void *ctx, uint64_t t0)
