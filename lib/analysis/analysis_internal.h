@@ -159,6 +159,34 @@ void an_subs_free(struct an_subs *s);
 			AN_CALL_(cb, c_[i_], __VA_ARGS__);                            \
 	} while (0)
 
+/* The same for vcpu_state, vcpu_instead and exit_end, whose first subscriber is, without a
+ * time window, the built-in consumers' fused subscription (analysis.c): that one is called
+ * directly when it is there (compared, not assumed: behind a window the gate is first), so
+ * that the whole of it inlines into the publisher instead of an indirect call to a function
+ * that saves every register it then uses. The others as AN_EACH calls them. */
+void an_fused_state(void *ctx, const struct vms_obs_vcpu_state *o);
+void an_fused_instead(void *ctx, const struct vms_obs_vcpu_instead *o);
+void an_fused_exit_end(void *ctx, const struct vms_obs_exit *o);
+#define AN_EACH_FUSED(subs, cb, fused, o)                                             \
+	do {                                                                          \
+		const struct an_subs *f_ = (subs);                                    \
+		const struct an_call *fc_ = f_->by[AN_CB_##cb];                       \
+		uint32_t fn_ = f_->n[AN_CB_##cb];                                     \
+		if (fn_ > 0 && fc_[0].fn == (void (*)(void))(fused)) {                \
+			fused(fc_[0].ctx, (o));                                       \
+			if (fn_ > 1)                                                  \
+				AN_CALL_(cb, fc_[1], (o));                            \
+			if (fn_ > 2)                                                  \
+				AN_CALL_(cb, fc_[2], (o));                            \
+			if (fn_ > 3)                                                  \
+				AN_CALL_(cb, fc_[3], (o));                            \
+			for (uint32_t i_ = AN_EACH_SITES; i_ < fn_; i_++)             \
+				AN_CALL_(cb, fc_[i_], (o));                           \
+		} else {                                                              \
+			AN_EACH(f_, cb, (o));                                         \
+		}                                                                     \
+	} while (0)
+
 /* dist.c: d gets s's samples, as if each were added to it (count, sum, min, max, the
  * exact samples or the histogram's counts alike) */
 void an_dist_merge(struct vms_dist *d, const struct vms_dist *s);

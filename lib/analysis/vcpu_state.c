@@ -656,7 +656,7 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		k->instead_tid = o.tid;
 		an_copy_padded(k->instead_comm, o.comm);
 	}
-	PUBLISH(sm, vcpu_instead, &o);
+	AN_EACH_FUSED(sm->subs, vcpu_instead, an_fused_instead, &o);
 	/* the L2 vCPU away because this L1 vCPU is: told too */
 	if (self == v && v->upper >= 0) {
 		struct sm_vcpu *u = &sm->v[v->upper];
@@ -813,7 +813,7 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		if (!is_away(state))
 			k->instead_has = false;   /* (as a gate forgets it) */
 	}
-	PUBLISH(sm, vcpu_state, &o);
+	AN_EACH_FUSED(sm->subs, vcpu_state, an_fused_state, &o);
 	if (is_away(state) && (!was_away || poll_changed || layer_changed))
 		publish_instead(sm, v, t);
 	update_upper(sm, v, t);
@@ -943,7 +943,7 @@ static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t
 	exit_obs(v, h, t, &eo);
 	eo.how = how;
 	v->exit_pending = false;
-	PUBLISH(sm, exit_end, &eo);
+	AN_EACH_FUSED(sm->subs, exit_end, an_fused_exit_end, &eo);
 }
 
 /* A guest_switch to v's current thread (v->gtid), kept. */
