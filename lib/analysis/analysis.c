@@ -98,7 +98,7 @@ int vms_analysis_window(struct vms_analysis *a, uint64_t from)
  * (vtime, overlays, exits, steal: the order of their own subscriptions, which keep their
  * other callbacks). The consumers stay independent: each is called with its own context,
  * none calls another. The state machine calls these three directly when they are the first
- * subscription (AN_EACH_FUSED): always_inline, so that with LTO each inlines there whole
+ * subscription (AN_EACH_KNOWN): always_inline, so that with LTO each inlines there whole
  * (an indirect call to them saved and restored every register their consumers use); the
  * address each has as a callback is the compared one. */
 extern inline __attribute__((flatten, always_inline)) void an_fused_state(void *ctx, const struct vms_obs_vcpu_state *o)

@@ -153,38 +153,49 @@ void an_subs_free(struct an_subs *s);
 			AN_CALL_(cb, c_[1], __VA_ARGS__);                             \
 		if (n_ > 2)                                                           \
 			AN_CALL_(cb, c_[2], __VA_ARGS__);                             \
-		if (n_ > 3)                                                           \
-			AN_CALL_(cb, c_[3], __VA_ARGS__);                             \
-		for (uint32_t i_ = AN_EACH_SITES; i_ < n_; i_++)                      \
-			AN_CALL_(cb, c_[i_], __VA_ARGS__);                            \
+		AN_EACH_REST_(cb, c_, n_, __VA_ARGS__);                               \
+	} while (0)
+/* (the subscribers from the fourth on: a site for the fourth, a loop for the rest) */
+#define AN_EACH_REST_(cb, c_, n_, ...)                                                \
+	do {                                                                          \
+		if ((n_) > 3)                                                         \
+			AN_CALL_(cb, (c_)[3], __VA_ARGS__);                           \
+		for (uint32_t i_ = AN_EACH_SITES; i_ < (n_); i_++)                    \
+			AN_CALL_(cb, (c_)[i_], __VA_ARGS__);                          \
 	} while (0)
 
-/* The same for vcpu_state, vcpu_instead and exit_end, whose first subscriber is, without a
- * time window, the built-in consumers' fused subscription (analysis.c): that one is called
- * directly when it is there (compared, not assumed: behind a window the gate is first), so
- * that the whole of it inlines into the publisher instead of an indirect call to a function
- * that saves every register it then uses. The others as AN_EACH calls them. */
+/* The same, with the callback each of the first three subscribers is expected to be (k0,
+ * k1, k2: the built-in consumers' fused subscription, then report's latency and findings):
+ * where it is (compared, not assumed: behind a window the gate is first, and other commands
+ * subscribe others), called directly, so that with LTO the whole of it inlines into the
+ * publisher instead of an indirect call to a function that saves and restores every
+ * register it then uses; elsewhere, through its pointer, as AN_EACH. Each expected callback
+ * is extern inline, always_inline (an external definition, whose address is the compared
+ * one). */
 void an_fused_state(void *ctx, const struct vms_obs_vcpu_state *o);
 void an_fused_instead(void *ctx, const struct vms_obs_vcpu_instead *o);
 void an_fused_exit_end(void *ctx, const struct vms_obs_exit *o);
-#define AN_EACH_FUSED(subs, cb, fused, o)                                             \
+void an_overlays_on_exit_begin(void *ctx, const struct vms_obs_exit *o);
+void an_latency_on_state(void *ctx, const struct vms_obs_vcpu_state *o);
+void an_latency_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o);
+void an_latency_on_exit_begin(void *ctx, const struct vms_obs_exit *o);
+void an_findings_on_state(void *ctx, const struct vms_obs_vcpu_state *o);
+void an_findings_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o);
+void an_findings_on_exit_begin(void *ctx, const struct vms_obs_exit *o);
+#define AN_CALL_AS_(cb, c, k, o) \
+	((c).fn == (void (*)(void))(k) ? (k)((c).ctx, (o)) : AN_CALL_(cb, c, (o)))
+#define AN_EACH_KNOWN(subs, cb, k0, k1, k2, o)                                        \
 	do {                                                                          \
-		const struct an_subs *f_ = (subs);                                    \
-		const struct an_call *fc_ = f_->by[AN_CB_##cb];                       \
-		uint32_t fn_ = f_->n[AN_CB_##cb];                                     \
-		if (fn_ > 0 && fc_[0].fn == (void (*)(void))(fused)) {                \
-			fused(fc_[0].ctx, (o));                                       \
-			if (fn_ > 1)                                                  \
-				AN_CALL_(cb, fc_[1], (o));                            \
-			if (fn_ > 2)                                                  \
-				AN_CALL_(cb, fc_[2], (o));                            \
-			if (fn_ > 3)                                                  \
-				AN_CALL_(cb, fc_[3], (o));                            \
-			for (uint32_t i_ = AN_EACH_SITES; i_ < fn_; i_++)             \
-				AN_CALL_(cb, fc_[i_], (o));                           \
-		} else {                                                              \
-			AN_EACH(f_, cb, (o));                                         \
-		}                                                                     \
+		const struct an_subs *k_ = (subs);                                    \
+		const struct an_call *kc_ = k_->by[AN_CB_##cb];                       \
+		uint32_t kn_ = k_->n[AN_CB_##cb];                                     \
+		if (kn_ > 0)                                                          \
+			AN_CALL_AS_(cb, kc_[0], k0, o);                               \
+		if (kn_ > 1)                                                          \
+			AN_CALL_AS_(cb, kc_[1], k1, o);                               \
+		if (kn_ > 2)                                                          \
+			AN_CALL_AS_(cb, kc_[2], k2, o);                               \
+		AN_EACH_REST_(cb, kc_, kn_, (o));                                     \
 	} while (0)
 
 /* dist.c: d gets s's samples, as if each were added to it (count, sum, min, max, the

@@ -656,7 +656,8 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		k->instead_tid = o.tid;
 		an_copy_padded(k->instead_comm, o.comm);
 	}
-	AN_EACH_FUSED(sm->subs, vcpu_instead, an_fused_instead, &o);
+	AN_EACH_KNOWN(sm->subs, vcpu_instead, an_fused_instead, an_latency_on_instead,
+		      an_findings_on_instead, &o);
 	/* the L2 vCPU away because this L1 vCPU is: told too */
 	if (self == v && v->upper >= 0) {
 		struct sm_vcpu *u = &sm->v[v->upper];
@@ -813,7 +814,8 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		if (!is_away(state))
 			k->instead_has = false;   /* (as a gate forgets it) */
 	}
-	AN_EACH_FUSED(sm->subs, vcpu_state, an_fused_state, &o);
+	AN_EACH_KNOWN(sm->subs, vcpu_state, an_fused_state, an_latency_on_state,
+		      an_findings_on_state, &o);
 	if (is_away(state) && (!was_away || poll_changed || layer_changed))
 		publish_instead(sm, v, t);
 	update_upper(sm, v, t);
@@ -943,7 +945,8 @@ static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t
 	exit_obs(v, h, t, &eo);
 	eo.how = how;
 	v->exit_pending = false;
-	AN_EACH_FUSED(sm->subs, exit_end, an_fused_exit_end, &eo);
+	AN_EACH_KNOWN(sm->subs, exit_end, an_fused_exit_end, an_fused_exit_end, an_fused_exit_end,
+		      &eo);
 }
 
 /* A guest_switch to v's current thread (v->gtid), kept. */
@@ -1173,7 +1176,8 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 			sm->kept[v->vidx].exit_host = h;
 			sm->kept[v->vidx].exit_gtid = v->gtid;
 		}
-		PUBLISH(sm, exit_begin, &eo);
+		AN_EACH_KNOWN(sm->subs, exit_begin, an_overlays_on_exit_begin, an_latency_on_exit_begin,
+			      an_findings_on_exit_begin, &eo);
 		v->vmm = true;
 		v->halt = HALT_NONE;
 		if (vms_exit_is_halt(v->exit_isa, v->exit_reason)) {
