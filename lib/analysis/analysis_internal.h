@@ -182,6 +182,12 @@ void an_latency_on_exit_begin(void *ctx, const struct vms_obs_exit *o);
 void an_findings_on_state(void *ctx, const struct vms_obs_vcpu_state *o);
 void an_findings_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o);
 void an_findings_on_exit_begin(void *ctx, const struct vms_obs_exit *o);
+void an_overlays_on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o);
+void an_latency_on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o);
+void an_latency_on_guest_wakeup(void *ctx, const struct vms_obs_guest_wakeup *o);
+void an_contain_on_mode(void *ctx, const struct vms_obs_vcpu_mode *o);
+void an_steal_on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o);
+void an_steal_on_wakeup(void *ctx, const struct vms_obs_vcpu_wakeup *o);
 #define AN_CALL_AS_(cb, c, k, o) \
 	((c).fn == (void (*)(void))(k) ? (k)((c).ctx, (o)) : AN_CALL_(cb, c, (o)))
 #define AN_EACH_KNOWN(subs, cb, k0, k1, k2, o)                                        \
@@ -197,6 +203,9 @@ void an_findings_on_exit_begin(void *ctx, const struct vms_obs_exit *o);
 			AN_CALL_AS_(cb, kc_[2], k2, o);                               \
 		AN_EACH_REST_(cb, kc_, kn_, (o));                                     \
 	} while (0)
+
+/* The same with one expected callback, of the only subscriber report has */
+#define AN_EACH_KNOWN1(subs, cb, k, o) AN_EACH_KNOWN(subs, cb, k, k, k, o)
 
 /* dist.c: d gets s's samples, as if each were added to it (count, sum, min, max, the
  * exact samples or the histogram's counts alike) */

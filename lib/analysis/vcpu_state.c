@@ -945,8 +945,7 @@ static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t
 	exit_obs(v, h, t, &eo);
 	eo.how = how;
 	v->exit_pending = false;
-	AN_EACH_KNOWN(sm->subs, exit_end, an_fused_exit_end, an_fused_exit_end, an_fused_exit_end,
-		      &eo);
+	AN_EACH_KNOWN1(sm->subs, exit_end, an_fused_exit_end, &eo);
 }
 
 /* A guest_switch to v's current thread (v->gtid), kept. */
@@ -982,7 +981,8 @@ SM_HOT void on_guest_switch(struct an_sm *sm, uint32_t m, const struct vms_event
 	v->base = next != 0 ? VMS_VCPU_RUNNING : VMS_VCPU_IDLE;
 	if (sm->kept)
 		keep_switch(sm, v, o.prev_state, o.next_comm);
-	PUBLISH(sm, guest_switch, &o);
+	AN_EACH_KNOWN(sm->subs, guest_switch, an_overlays_on_guest_switch,
+		      an_latency_on_guest_switch, an_latency_on_guest_switch, &o);
 	if (occ)
 		occ_guest_thread(sm, v, o.next_tid, o.next_comm, t);
 	update(sm, v, t);
@@ -1005,7 +1005,7 @@ static void on_guest_wakeup(struct an_sm *sm, uint32_t m, const struct vms_event
 		.t = t, .tid = (int32_t)tid, .comm = ev->s[0] ? ev->s[0] : "",
 		.waker_vcpu = ev->cpu < lm->nr_vcpus ? (int32_t)ev->cpu : -1,
 	};
-	PUBLISH(sm, guest_wakeup, &o);
+	AN_EACH_KNOWN1(sm->subs, guest_wakeup, an_latency_on_guest_wakeup, &o);
 }
 
 static void left_detach(struct an_sm *sm, struct sm_vcpu *v)
@@ -1078,7 +1078,7 @@ SM_HOT void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 			k->run_prev_state = o.prev_state;
 		}
 	}
-	PUBLISH(sm, cpu_run, &o);
+	AN_EACH_KNOWN1(sm->subs, cpu_run, an_steal_on_cpu_run, &o);
 	if (occ && c) {
 		occ_switch(sm, h, ev->cpu, c, next_tid, o.comm, t);
 		if (vn)
@@ -1128,7 +1128,7 @@ static inline void publish_mode(struct an_sm *sm, const struct sm_vcpu *v, uint3
 		.host_cpu = ev->cpu, .host_tid = ev->tid, .t = t,
 		.guest_mode = ev->kind == VMS_K_KVM_ENTRY,
 	};
-	PUBLISH(sm, vcpu_mode, &mo);
+	AN_EACH_KNOWN1(sm->subs, vcpu_mode, an_contain_on_mode, &mo);
 }
 
 /* An L1 vCPU runs its guest's code (l2) or its own from now. */
@@ -1260,7 +1260,7 @@ static void on_host_wakeup(struct an_sm *sm, uint32_t h, const struct vms_event 
 		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .host = h,
 		.host_tid = (int32_t)ev->f[0], .t = t,
 	};
-	PUBLISH(sm, vcpu_wakeup, &o);
+	AN_EACH_KNOWN1(sm->subs, vcpu_wakeup, an_steal_on_wakeup, &o);
 }
 
 /* A host's coverage begins with its first event: from then on what it does not say about a
