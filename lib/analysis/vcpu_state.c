@@ -173,6 +173,11 @@ struct an_sm {
 	struct sm_vcpu *v;
 	struct sm_machine *mach;
 	const struct an_subs *subs;
+	/* per callback, from the first event: its subscribers are exactly the ones its
+	 * publication expects (SM_PUBLISH3: report's), so that it calls them without comparing
+	 * their addresses; and how many there were then (a subscription later, which the
+	 * contract forbids, would only fall back to AN_EACH_KNOWN) */
+	uint8_t exact[AN_CB_COUNT];
 	bool occ;                  /* follow and publish host CPU occupants */
 	/* (host, thread) -> the host CPU last shown running it or where it was last seen
 	 * (occupants on a host with sched_switch): a thread is on one CPU at a time, so its
@@ -204,6 +209,42 @@ bool an_prev_state_runnable(uint64_t prev_state)
 
 /* ---- publishing ---- */
 #define PUBLISH(sm, cb, o) AN_EACH((sm)->subs, cb, (o))
+/* cb's publication to the three subscribers it expects (AN_EACH_KNOWN), called directly
+ * without a test of their addresses when they are exactly those (sm->exact: n of them) */
+#define SM_PUBLISH3(sm, cb, k0, k1, k2, o)                                            \
+	do {                                                                          \
+		const struct an_subs *p_ = (sm)->subs;                                \
+		if ((sm)->exact[AN_CB_##cb] == 3 && p_->n[AN_CB_##cb] == 3) {         \
+			const struct an_call *pc_ = p_->by[AN_CB_##cb];               \
+			k0(pc_[0].ctx, (o));                                          \
+			k1(pc_[1].ctx, (o));                                          \
+			k2(pc_[2].ctx, (o));                                          \
+		} else {                                                              \
+			AN_EACH_KNOWN(p_, cb, k0, k1, k2, (o));                       \
+		}                                                                     \
+	} while (0)
+/* The same for one subscriber expected (AN_EACH_KNOWN1) */
+#define SM_PUBLISH1(sm, cb, k, o)                                                     \
+	do {                                                                          \
+		const struct an_subs *p_ = (sm)->subs;                                \
+		if ((sm)->exact[AN_CB_##cb] == 1 && p_->n[AN_CB_##cb] == 1)           \
+			k(p_->by[AN_CB_##cb][0].ctx, (o));                            \
+		else                                                                  \
+			AN_EACH_KNOWN1(p_, cb, k, (o));                               \
+	} while (0)
+#define SM_EXACT1(sm, cb, k)                                                          \
+	((sm)->exact[AN_CB_##cb] = (sm)->subs->n[AN_CB_##cb] == 1 &&                  \
+				   (sm)->subs->by[AN_CB_##cb][0].fn == (void (*)(void))(k))
+/* whether cb's subscribers are exactly k0, k1, k2: 3, else 0 */
+static uint8_t sm_exact3(const struct an_subs *s, enum an_cb cb, void (*k0)(void),
+			 void (*k1)(void), void (*k2)(void))
+{
+	const struct an_call *c = s->by[cb];
+	return s->n[cb] == 3 && c[0].fn == k0 && c[1].fn == k1 && c[2].fn == k2 ? 3 : 0;
+}
+#define SM_EXACT3(sm, cb, k0, k1, k2)                                                 \
+	((sm)->exact[AN_CB_##cb] = sm_exact3((sm)->subs, AN_CB_##cb, (void (*)(void))(k0), \
+					     (void (*)(void))(k1), (void (*)(void))(k2)))
 
 struct an_sm *an_sm_new(const struct an_layout *L)
 {
@@ -656,7 +697,7 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		k->instead_tid = o.tid;
 		an_copy_padded(k->instead_comm, o.comm);
 	}
-	AN_EACH_KNOWN(sm->subs, vcpu_instead, an_fused_instead, an_latency_on_instead,
+	SM_PUBLISH3(sm, vcpu_instead, an_fused_instead, an_latency_on_instead,
 		      an_findings_on_instead, &o);
 	/* the L2 vCPU away because this L1 vCPU is: told too */
 	if (self == v && v->upper >= 0) {
@@ -814,7 +855,7 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		if (!is_away(state))
 			k->instead_has = false;   /* (as a gate forgets it) */
 	}
-	AN_EACH_KNOWN(sm->subs, vcpu_state, an_fused_state, an_latency_on_state,
+	SM_PUBLISH3(sm, vcpu_state, an_fused_state, an_latency_on_state,
 		      an_findings_on_state, &o);
 	if (is_away(state) && (!was_away || poll_changed || layer_changed))
 		publish_instead(sm, v, t);
@@ -945,7 +986,7 @@ static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t
 	exit_obs(v, h, t, &eo);
 	eo.how = how;
 	v->exit_pending = false;
-	AN_EACH_KNOWN1(sm->subs, exit_end, an_fused_exit_end, &eo);
+	SM_PUBLISH1(sm, exit_end, an_fused_exit_end, &eo);
 }
 
 /* A guest_switch to v's current thread (v->gtid), kept. */
@@ -1078,7 +1119,7 @@ SM_HOT void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 			k->run_prev_state = o.prev_state;
 		}
 	}
-	AN_EACH_KNOWN1(sm->subs, cpu_run, an_steal_on_cpu_run, &o);
+	SM_PUBLISH1(sm, cpu_run, an_steal_on_cpu_run, &o);
 	if (occ && c) {
 		occ_switch(sm, h, ev->cpu, c, next_tid, o.comm, t);
 		if (vn)
@@ -1128,7 +1169,7 @@ static inline void publish_mode(struct an_sm *sm, const struct sm_vcpu *v, uint3
 		.host_cpu = ev->cpu, .host_tid = ev->tid, .t = t,
 		.guest_mode = ev->kind == VMS_K_KVM_ENTRY,
 	};
-	AN_EACH_KNOWN1(sm->subs, vcpu_mode, an_contain_on_mode, &mo);
+	SM_PUBLISH1(sm, vcpu_mode, an_contain_on_mode, &mo);
 }
 
 /* An L1 vCPU runs its guest's code (l2) or its own from now. */
@@ -1176,7 +1217,7 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 			sm->kept[v->vidx].exit_host = h;
 			sm->kept[v->vidx].exit_gtid = v->gtid;
 		}
-		AN_EACH_KNOWN(sm->subs, exit_begin, an_overlays_on_exit_begin, an_latency_on_exit_begin,
+		SM_PUBLISH3(sm, exit_begin, an_overlays_on_exit_begin, an_latency_on_exit_begin,
 			      an_findings_on_exit_begin, &eo);
 		v->vmm = true;
 		v->halt = HALT_NONE;
@@ -1281,6 +1322,14 @@ static void machine_start(struct an_sm *sm, uint32_t m, uint64_t t)
 
 void an_sm_start(struct an_sm *sm, uint64_t t0)
 {
+	SM_EXACT3(sm, vcpu_state, an_fused_state, an_latency_on_state, an_findings_on_state);
+	SM_EXACT3(sm, vcpu_instead, an_fused_instead, an_latency_on_instead,
+		  an_findings_on_instead);
+	SM_EXACT3(sm, exit_begin, an_overlays_on_exit_begin, an_latency_on_exit_begin,
+		  an_findings_on_exit_begin);
+	SM_EXACT1(sm, exit_end, an_fused_exit_end);
+	SM_EXACT1(sm, vcpu_mode, an_contain_on_mode);
+	SM_EXACT1(sm, cpu_run, an_steal_on_cpu_run);
 	AN_EACH(sm->subs, start, t0);
 }
 
