@@ -795,8 +795,11 @@ static __attribute__((noinline)) int32_t update_nested(struct an_sm *sm, struct 
 	return layer;
 }
 
-/* Recompute the vCPU's status at t (after its flags or base changed); publish a change. */
-static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
+/* Recompute the vCPU's status at t (after its flags or base changed); publish a change.
+ * (update_in inline in on_kvm, two thirds of the calls: the call's saved registers were
+ * ~20 instructions of each) */
+static inline __attribute__((always_inline)) void update_in(struct an_sm *sm, struct sm_vcpu *v,
+							      uint64_t t)
 {
 	if (v->halt == HALT_PENDING) {
 		/* held until the halt ends: keep the thread's flag changes */
@@ -873,6 +876,11 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	if (is_away(state) && (!was_away || poll_changed || layer_changed))
 		publish_instead(sm, v, t);
 	update_upper(sm, v, t);
+}
+
+static __attribute__((noinline)) void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
+{
+	update_in(sm, v, t);
 }
 
 /* A thread not in the cache: the model's answer, kept in slot `slot` under `key`. */
@@ -1248,7 +1256,7 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		if (__builtin_expect(ev->f[2] != 0, 0))
 			nested_mode(v, ev->f[2] == 2);
 	}
-	update(sm, v, t);
+	update_in(sm, v, t);
 }
 
 /* L0's nested events on an L1 vCPU's thread (docs/DESIGN.md, nested): whose code it runs,
