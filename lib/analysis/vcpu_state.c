@@ -987,7 +987,7 @@ static void halt_resolve(struct an_sm *sm, struct sm_vcpu *v, bool have_wake, ui
 		} else {
 			v->halt = HALT_HANDLING;
 		}
-		update(sm, v, pt[i].t);
+		update_in(sm, v, pt[i].t);
 	}
 	v->preempted = now_pre;
 	v->halted = now_hal;
@@ -998,14 +998,22 @@ static void halt_resolve(struct an_sm *sm, struct sm_vcpu *v, bool have_wake, ui
 }
 
 /* Close the pending exit: ENDED at its entry, LOST at a gap, UNFINISHED at the end. */
-static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t t,
-		       enum vms_exit_end how)
+static inline __attribute__((always_inline)) void exit_close_in(struct an_sm *sm,
+								    struct sm_vcpu *v, uint32_t h,
+								    uint64_t t, enum vms_exit_end how)
 {
 	if (!v->exit_pending)
 		return;
 	halt_resolve(sm, v, false, 0, t);
 	v->exit_pending = false;
 	SM_PUBLISH1(sm, exit_end, an_fused_exit_end, struct vms_obs_exit, exit_obs(v, h, t, how));
+}
+
+/* (exit_close_in inline at the kvm_entry that ends an exit, one event in three) */
+static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t t,
+		       enum vms_exit_end how)
+{
+	exit_close_in(sm, v, h, t, how);
 }
 
 /* A guest_switch to v's current thread (v->gtid), kept. */
@@ -1245,7 +1253,7 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 			v->nheld = 0;
 		}
 	} else {
-		exit_close(sm, v, h, t, VMS_EXIT_ENDED);
+		exit_close_in(sm, v, h, t, VMS_EXIT_ENDED);
 		publish_mode(sm, v, h, ev, t);
 		if (occ)
 			occ_mode(sm, v, h, ev->cpu, ev->tid, true, t);
