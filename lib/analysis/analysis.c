@@ -26,6 +26,8 @@ struct vms_analysis {
 	struct {
 		bool vtime_state, ov_state, ex_state, st_state, ov_instead, st_instead,
 			ov_exit_end, ex_exit_end;
+		bool state3;       /* vtime, overlays and steal have vcpu_state, exits not (the
+		                      common case: one test instead of four) */
 	} fused;
 	struct an_gate *gate;      /* the time window, NULL when none */
 	uint64_t from;             /* its start */
@@ -97,10 +99,19 @@ int vms_analysis_window(struct vms_analysis *a, uint64_t from)
  * one subscription calls them directly, where the compiler inlines them, in their order
  * (vtime, overlays, exits, steal: the order of their own subscriptions, which keep their
  * other callbacks). The consumers stay independent: each is called with its own context,
- * none calls another. */
-static __attribute__((flatten)) void fused_state(void *ctx, const struct vms_obs_vcpu_state *o)
+ * none calls another. The state machine calls these three directly when they are the first
+ * subscription (AN_EACH_KNOWN): always_inline, so that with LTO each inlines there whole
+ * (an indirect call to them saved and restored every register their consumers use); the
+ * address each has as a callback is the compared one. */
+extern inline __attribute__((flatten, always_inline)) void an_fused_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	const struct vms_analysis *a = ctx;
+	if (a->fused.state3) {
+		an_vtime_on_state(a->vtime, o);
+		an_overlays_on_state(a->overlays, o);
+		an_steal_on_state(a->steal, o);
+		return;
+	}
 	if (a->fused.vtime_state)
 		an_vtime_on_state(a->vtime, o);
 	if (a->fused.ov_state)
@@ -111,7 +122,7 @@ static __attribute__((flatten)) void fused_state(void *ctx, const struct vms_obs
 		an_steal_on_state(a->steal, o);
 }
 
-static __attribute__((flatten)) void fused_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+extern inline __attribute__((flatten, always_inline)) void an_fused_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	const struct vms_analysis *a = ctx;
 	if (a->fused.ov_instead)
@@ -120,7 +131,7 @@ static __attribute__((flatten)) void fused_instead(void *ctx, const struct vms_o
 		an_steal_on_instead(a->steal, o);
 }
 
-static __attribute__((flatten)) void fused_exit_end(void *ctx, const struct vms_obs_exit *o)
+extern inline __attribute__((flatten, always_inline)) void an_fused_exit_end(void *ctx, const struct vms_obs_exit *o)
 {
 	const struct vms_analysis *a = ctx;
 	if (a->fused.ov_exit_end)
@@ -160,7 +171,7 @@ struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_
 		goto fail;
 	an_sm_set_subs(a->sm, &a->subs);
 	/* the built-in consumers first, in a fixed order; the callbacks several of them share
-	 * behind one subscription, before theirs (fused_state) */
+	 * behind one subscription, before theirs (an_fused_state) */
 	struct vms_observer o;
 	bool tables = !sinks || !sinks->intervals_only;   /* the exit tables, the times */
 	if (vms_analysis_observe(a, &(struct vms_observer){ .ctx = a }) < 0)
@@ -198,12 +209,14 @@ struct vms_analysis *vms_analysis_new(struct vms_model *model, const struct vms_
 		goto fail;
 	/* the fused subscription (the first observer) has a callback when a consumer has it */
 	struct vms_observer *f = &a->obs[0];
+	a->fused.state3 = a->fused.vtime_state && a->fused.ov_state && a->fused.st_state &&
+			  !a->fused.ex_state;
 	if (a->fused.vtime_state || a->fused.ov_state || a->fused.ex_state || a->fused.st_state)
-		f->vcpu_state = fused_state;
+		f->vcpu_state = an_fused_state;
 	if (a->fused.ov_instead || a->fused.st_instead)
-		f->vcpu_instead = fused_instead;
+		f->vcpu_instead = an_fused_instead;
 	if (a->fused.ov_exit_end || a->fused.ex_exit_end)
-		f->exit_end = fused_exit_end;
+		f->exit_end = an_fused_exit_end;
 	if (an_subs_build(&a->subs, a->obs, a->nr_obs) < 0)
 		goto fail;
 	return a;

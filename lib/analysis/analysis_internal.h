@@ -153,11 +153,59 @@ void an_subs_free(struct an_subs *s);
 			AN_CALL_(cb, c_[1], __VA_ARGS__);                             \
 		if (n_ > 2)                                                           \
 			AN_CALL_(cb, c_[2], __VA_ARGS__);                             \
-		if (n_ > 3)                                                           \
-			AN_CALL_(cb, c_[3], __VA_ARGS__);                             \
-		for (uint32_t i_ = AN_EACH_SITES; i_ < n_; i_++)                      \
-			AN_CALL_(cb, c_[i_], __VA_ARGS__);                            \
+		AN_EACH_REST_(cb, c_, n_, __VA_ARGS__);                               \
 	} while (0)
+/* (the subscribers from the fourth on: a site for the fourth, a loop for the rest) */
+#define AN_EACH_REST_(cb, c_, n_, ...)                                                \
+	do {                                                                          \
+		if ((n_) > 3)                                                         \
+			AN_CALL_(cb, (c_)[3], __VA_ARGS__);                           \
+		for (uint32_t i_ = AN_EACH_SITES; i_ < (n_); i_++)                    \
+			AN_CALL_(cb, (c_)[i_], __VA_ARGS__);                          \
+	} while (0)
+
+/* The same, with the callback each of the first three subscribers is expected to be (k0,
+ * k1, k2: the built-in consumers' fused subscription, then report's latency and findings):
+ * where it is (compared, not assumed: behind a window the gate is first, and other commands
+ * subscribe others), called directly, so that with LTO the whole of it inlines into the
+ * publisher instead of an indirect call to a function that saves and restores every
+ * register it then uses; elsewhere, through its pointer, as AN_EACH. Each expected callback
+ * is extern inline, always_inline (an external definition, whose address is the compared
+ * one). */
+void an_fused_state(void *ctx, const struct vms_obs_vcpu_state *o);
+void an_fused_instead(void *ctx, const struct vms_obs_vcpu_instead *o);
+void an_fused_exit_end(void *ctx, const struct vms_obs_exit *o);
+void an_overlays_on_exit_begin(void *ctx, const struct vms_obs_exit *o);
+void an_latency_on_state(void *ctx, const struct vms_obs_vcpu_state *o);
+void an_latency_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o);
+void an_latency_on_exit_begin(void *ctx, const struct vms_obs_exit *o);
+void an_findings_on_state(void *ctx, const struct vms_obs_vcpu_state *o);
+void an_findings_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o);
+void an_findings_on_exit_begin(void *ctx, const struct vms_obs_exit *o);
+void an_overlays_on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o);
+void an_latency_on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o);
+void an_latency_on_guest_wakeup(void *ctx, const struct vms_obs_guest_wakeup *o);
+void an_contain_on_mode(void *ctx, const struct vms_obs_vcpu_mode *o);
+void an_steal_on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o);
+void an_steal_on_wakeup(void *ctx, const struct vms_obs_vcpu_wakeup *o);
+#define AN_CALL_AS_(cb, c, k, o) \
+	((c).fn == (void (*)(void))(k) ? (k)((c).ctx, (o)) : AN_CALL_(cb, c, (o)))
+#define AN_EACH_KNOWN(subs, cb, k0, k1, k2, o)                                        \
+	do {                                                                          \
+		const struct an_subs *k_ = (subs);                                    \
+		const struct an_call *kc_ = k_->by[AN_CB_##cb];                       \
+		uint32_t kn_ = k_->n[AN_CB_##cb];                                     \
+		if (kn_ > 0)                                                          \
+			AN_CALL_AS_(cb, kc_[0], k0, o);                               \
+		if (kn_ > 1)                                                          \
+			AN_CALL_AS_(cb, kc_[1], k1, o);                               \
+		if (kn_ > 2)                                                          \
+			AN_CALL_AS_(cb, kc_[2], k2, o);                               \
+		AN_EACH_REST_(cb, kc_, kn_, (o));                                     \
+	} while (0)
+
+/* The same with one expected callback, of the only subscriber report has */
+#define AN_EACH_KNOWN1(subs, cb, k, o) AN_EACH_KNOWN(subs, cb, k, k, k, o)
 
 /* dist.c: d gets s's samples, as if each were added to it (count, sum, min, max, the
  * exact samples or the histogram's counts alike) */

@@ -18,7 +18,7 @@ struct an_contain {
 	struct ct_vcpu *v;
 };
 
-static void on_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
+extern inline __attribute__((always_inline)) void an_contain_on_mode(void *ctx, const struct vms_obs_vcpu_mode *o)
 {
 	((struct an_contain *)ctx)->v[o->vidx].guest_mode = o->guest_mode ? 1 : 0;
 }
@@ -58,7 +58,7 @@ struct an_contain *an_contain_new(const struct an_layout *L, struct vms_observer
 	 * a call per host event that can never count (0.8 M of report's 60.7 M instructions on
 	 * xen/xentrace.bin); the modes, which only the check reads, are then not followed
 	 * either (two calls per VM exit) */
-	*o = (struct vms_observer){ .ctx = c, .vcpu_mode = L->traced_guest ? on_mode : NULL,
+	*o = (struct vms_observer){ .ctx = c, .vcpu_mode = L->traced_guest ? an_contain_on_mode : NULL,
 				    .event = L->traced_guest ? on_event : NULL,
 				    /* (a host's events, 86 % of the synthesized pair's, never count) */
 				    .guest_events_only = true };

@@ -109,7 +109,7 @@ static void thief_note(struct f_vcpu *v, uint64_t t)
 	v->th[i].last = t;
 }
 
-static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+extern inline __attribute__((always_inline)) void an_findings_on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	struct vms_findings *f = ctx;
 	if (o->vidx >= f->nr_v)
@@ -138,7 +138,7 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	}
 }
 
-static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+extern inline __attribute__((always_inline)) void an_findings_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	struct vms_findings *f = ctx;
 	if (o->vidx >= f->nr_v)
@@ -202,7 +202,7 @@ static __attribute__((noinline)) struct f_storm *storm_miss(struct vms_findings 
 	return s;
 }
 
-static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
+extern inline __attribute__((always_inline)) void an_findings_on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_findings *f = ctx;
 	/* (machine, isa, reason) -> its storm, at every exit: a direct-mapped cache in front of
@@ -311,8 +311,8 @@ struct vms_findings *vms_findings_new(const struct vms_model *model, struct vms_
 		vms_findings_free(f);
 		return NULL;
 	}
-	*o = (struct vms_observer){ .ctx = f, .vcpu_state = on_state, .vcpu_instead = on_instead,
-				    .exit_begin = on_exit_begin, .finish = on_finish,
+	*o = (struct vms_observer){ .ctx = f, .vcpu_state = an_findings_on_state, .vcpu_instead = an_findings_on_instead,
+				    .exit_begin = an_findings_on_exit_begin, .finish = on_finish,
 				    .reset = on_reset };
 	return f;
 }

@@ -461,7 +461,7 @@ static void finish_wakeup(struct vms_latency *l, struct lt_thread *th, uint64_t 
 }
 
 /* ---- observations ---- */
-static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
+extern inline __attribute__((always_inline)) void an_latency_on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 {
 	struct vms_latency *l = ctx;
 	if (o->vidx >= l->nr_v || l->v[o->vidx].untraced)
@@ -475,7 +475,7 @@ static void on_state(void *ctx, const struct vms_obs_vcpu_state *o)
 	note(l, o->vidx, o->t);
 }
 
-static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
+extern inline __attribute__((always_inline)) void an_latency_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 {
 	struct vms_latency *l = ctx;
 	if (o->vidx >= l->nr_v || l->v[o->vidx].untraced)
@@ -486,7 +486,7 @@ static void on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	note(l, o->vidx, o->t);
 }
 
-static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
+extern inline __attribute__((always_inline)) void an_latency_on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 {
 	struct vms_latency *l = ctx;
 	if (o->vidx >= l->nr_v || l->v[o->vidx].untraced)
@@ -499,7 +499,7 @@ static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 	}
 }
 
-static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
+extern inline __attribute__((always_inline)) void an_latency_on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 {
 	struct vms_latency *l = ctx;
 	if (o->vidx >= l->nr_v)
@@ -526,7 +526,7 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 	note(l, o->vidx, o->t);
 }
 
-static void on_guest_wakeup(void *ctx, const struct vms_obs_guest_wakeup *o)
+extern inline __attribute__((always_inline)) void an_latency_on_guest_wakeup(void *ctx, const struct vms_obs_guest_wakeup *o)
 {
 	struct vms_latency *l = ctx;
 	if (o->vidx >= l->nr_v)
@@ -672,9 +672,9 @@ struct vms_latency *vms_latency_new(const struct vms_model *model, vms_wakeup_fn
 		return NULL;
 	}
 	*o = (struct vms_observer){
-		.ctx = l, .vcpu_state = on_state, .vcpu_instead = on_instead,
-		.exit_begin = on_exit_begin, .guest_switch = on_guest_switch,
-		.guest_wakeup = on_guest_wakeup,
+		.ctx = l, .vcpu_state = an_latency_on_state, .vcpu_instead = an_latency_on_instead,
+		.exit_begin = an_latency_on_exit_begin, .guest_switch = an_latency_on_guest_switch,
+		.guest_wakeup = an_latency_on_guest_wakeup,
 		.finish = on_finish, .reset = on_reset,
 		/* a vCPU whose guest has no trace is "untraced": every callback returns at once */
 		.traced_guests_only = true,

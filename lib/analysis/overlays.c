@@ -254,7 +254,7 @@ void an_overlays_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	refresh(ov, o->vidx, o->t);
 }
 
-static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
+extern inline __attribute__((always_inline)) void an_overlays_on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 {
 	struct an_overlays *ov = ctx;
 	struct ov_vcpu *v = &ov->v[o->vidx];
@@ -272,7 +272,7 @@ static void on_guest_switch(void *ctx, const struct vms_obs_guest_switch *o)
 }
 
 /* A kvm_exit while a guest thread is current on the vCPU: one more exit of that reason. */
-static void on_exit_begin(void *ctx, const struct vms_obs_exit *o)
+extern inline __attribute__((always_inline)) void an_overlays_on_exit_begin(void *ctx, const struct vms_obs_exit *o)
 {
 	struct an_overlays *ov = ctx;
 	struct ov_vcpu *v = &ov->v[o->vidx];
@@ -331,8 +331,8 @@ struct an_overlays *an_overlays_new(const struct an_layout *L, const struct vms_
 	}
 	*o = (struct vms_observer){
 		.ctx = ov, .start = on_start, .vcpu_state = an_overlays_on_state,
-		.vcpu_instead = an_overlays_on_instead, .guest_switch = on_guest_switch,
-		.exit_begin = on_exit_begin, .exit_end = an_overlays_on_exit_end,
+		.vcpu_instead = an_overlays_on_instead, .guest_switch = an_overlays_on_guest_switch,
+		.exit_begin = an_overlays_on_exit_begin, .exit_end = an_overlays_on_exit_end,
 		.finish = on_finish,
 		/* Without a guest that has a trace of its own no guest thread is ever current on
 		 * a vCPU (guest_switch comes from guest traces only): every segment would be

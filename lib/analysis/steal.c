@@ -298,7 +298,7 @@ void an_steal_on_instead(void *ctx, const struct vms_obs_vcpu_instead *o)
 	an_copy_comm24(v->comm, o->comm);
 }
 
-static void on_wakeup(void *ctx, const struct vms_obs_vcpu_wakeup *o)
+extern inline __attribute__((always_inline)) void an_steal_on_wakeup(void *ctx, const struct vms_obs_vcpu_wakeup *o)
 {
 	struct st_vcpu *v = &((struct an_steal *)ctx)->v[o->vidx];
 	if (v->wake_pending)
@@ -307,7 +307,7 @@ static void on_wakeup(void *ctx, const struct vms_obs_vcpu_wakeup *o)
 	v->wake_t = o->t;
 }
 
-static void on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
+extern inline __attribute__((always_inline)) void an_steal_on_cpu_run(void *ctx, const struct vms_obs_cpu_run *o)
 {
 	if (o->vidx < 0)
 		return;
@@ -401,8 +401,8 @@ struct an_steal *an_steal_new(const struct an_layout *L, bool tables, struct vms
 	}
 	*o = (struct vms_observer){ .ctx = st, .vcpu_state = an_steal_on_state,
 				    .vcpu_instead = an_steal_on_instead,
-				    .vcpu_wakeup = tables ? on_wakeup : NULL,
-				    .cpu_run = tables ? on_cpu_run : NULL, .finish = on_finish };
+				    .vcpu_wakeup = tables ? an_steal_on_wakeup : NULL,
+				    .cpu_run = tables ? an_steal_on_cpu_run : NULL, .finish = on_finish };
 	return st;
 }
 

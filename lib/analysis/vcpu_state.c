@@ -173,6 +173,11 @@ struct an_sm {
 	struct sm_vcpu *v;
 	struct sm_machine *mach;
 	const struct an_subs *subs;
+	/* per callback, from the first event: its subscribers are exactly the ones its
+	 * publication expects (SM_PUBLISH3: report's), so that it calls them without comparing
+	 * their addresses; and how many there were then (a subscription later, which the
+	 * contract forbids, would only fall back to AN_EACH_KNOWN) */
+	uint8_t exact[AN_CB_COUNT];
 	bool occ;                  /* follow and publish host CPU occupants */
 	/* (host, thread) -> the host CPU last shown running it or where it was last seen
 	 * (occupants on a host with sched_switch): a thread is on one CPU at a time, so its
@@ -204,6 +209,50 @@ bool an_prev_state_runnable(uint64_t prev_state)
 
 /* ---- publishing ---- */
 #define PUBLISH(sm, cb, o) AN_EACH((sm)->subs, cb, (o))
+/* cb's publication to the three subscribers it expects (AN_EACH_KNOWN), called directly
+ * without a test of their addresses when they are exactly those (sm->exact: n of them). The
+ * observation (of type T, initialised by init) is made in each branch: in the first its
+ * address goes only to functions inlined there, so that the compiler may keep its fields
+ * in registers instead of storing them all for the consumers to load. */
+#define SM_PUBLISH3(sm, cb, k0, k1, k2, T, init)                                     \
+	do {                                                                          \
+		const struct an_subs *p_ = (sm)->subs;                                \
+		if ((sm)->exact[AN_CB_##cb] == 3 && p_->n[AN_CB_##cb] == 3) {         \
+			const struct an_call *pc_ = p_->by[AN_CB_##cb];               \
+			const T o_ = init;                                            \
+			k0(pc_[0].ctx, &o_);                                          \
+			k1(pc_[1].ctx, &o_);                                          \
+			k2(pc_[2].ctx, &o_);                                          \
+		} else {                                                              \
+			const T o_ = init;                                            \
+			AN_EACH_KNOWN(p_, cb, k0, k1, k2, &o_);                       \
+		}                                                                     \
+	} while (0)
+/* The same for one subscriber expected (AN_EACH_KNOWN1) */
+#define SM_PUBLISH1(sm, cb, k, T, init)                                               \
+	do {                                                                          \
+		const struct an_subs *p_ = (sm)->subs;                                \
+		if ((sm)->exact[AN_CB_##cb] == 1 && p_->n[AN_CB_##cb] == 1) {         \
+			const T o_ = init;                                            \
+			k(p_->by[AN_CB_##cb][0].ctx, &o_);                            \
+		} else {                                                              \
+			const T o_ = init;                                            \
+			AN_EACH_KNOWN1(p_, cb, k, &o_);                               \
+		}                                                                     \
+	} while (0)
+#define SM_EXACT1(sm, cb, k)                                                          \
+	((sm)->exact[AN_CB_##cb] = (sm)->subs->n[AN_CB_##cb] == 1 &&                  \
+				   (sm)->subs->by[AN_CB_##cb][0].fn == (void (*)(void))(k))
+/* whether cb's subscribers are exactly k0, k1, k2: 3, else 0 */
+static uint8_t sm_exact3(const struct an_subs *s, enum an_cb cb, void (*k0)(void),
+			 void (*k1)(void), void (*k2)(void))
+{
+	const struct an_call *c = s->by[cb];
+	return s->n[cb] == 3 && c[0].fn == k0 && c[1].fn == k1 && c[2].fn == k2 ? 3 : 0;
+}
+#define SM_EXACT3(sm, cb, k0, k1, k2)                                                 \
+	((sm)->exact[AN_CB_##cb] = sm_exact3((sm)->subs, AN_CB_##cb, (void (*)(void))(k0), \
+					     (void (*)(void))(k1), (void (*)(void))(k2)))
 
 struct an_sm *an_sm_new(const struct an_layout *L)
 {
@@ -656,7 +705,8 @@ static void publish_instead(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 		k->instead_tid = o.tid;
 		an_copy_padded(k->instead_comm, o.comm);
 	}
-	PUBLISH(sm, vcpu_instead, &o);
+	SM_PUBLISH3(sm, vcpu_instead, an_fused_instead, an_latency_on_instead,
+		    an_findings_on_instead, struct vms_obs_vcpu_instead, o);
 	/* the L2 vCPU away because this L1 vCPU is: told too */
 	if (self == v && v->upper >= 0) {
 		struct sm_vcpu *u = &sm->v[v->upper];
@@ -745,8 +795,11 @@ static __attribute__((noinline)) int32_t update_nested(struct an_sm *sm, struct 
 	return layer;
 }
 
-/* Recompute the vCPU's status at t (after its flags or base changed); publish a change. */
-static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
+/* Recompute the vCPU's status at t (after its flags or base changed); publish a change.
+ * (update_in inline in on_kvm, two thirds of the calls: the call's saved registers were
+ * ~20 instructions of each) */
+static inline __attribute__((always_inline)) void update_in(struct an_sm *sm, struct sm_vcpu *v,
+							      uint64_t t)
 {
 	if (v->halt == HALT_PENDING) {
 		/* held until the halt ends: keep the thread's flag changes */
@@ -780,22 +833,20 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	}
 
 	bool was_away = is_away(v->state);
-	struct vms_obs_vcpu_state o = {
-		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .t = t,
-		.status = status, .old_status = v->status, .state = state, .old_state = v->state,
-		.gtid = v->gtid, .host = v->host, .host_tid = v->host_tid,
-		.host_cpu = is_away(state) ? (v->left_valid ? (int32_t)v->left_cpu : -1)
-					   : v->run_cpu,
-		.exit_reason = -1, .isa = 0, .halt_polling = polling, .layer = layer,
-	};
+	uint32_t old_status = v->status;
+	enum vms_vcpu_state old_state = v->state;
+	int32_t host_cpu = is_away(state) ? (v->left_valid ? (int32_t)v->left_cpu : -1)
+					  : v->run_cpu;
+	int32_t exit_reason = -1;
+	uint32_t isa = 0;
 	if (state == VMS_STATE_VMM && ex != v && ex->refl_reason != UINT32_MAX &&
 	    (ex->reflected || !ex->vmm)) {
 		/* L1's part of a reflected exit: the exit L0 reflected */
-		o.exit_reason = (int32_t)(ex->refl_reason & INT32_MAX);
-		o.isa = ex->refl_isa;
+		exit_reason = (int32_t)(ex->refl_reason & INT32_MAX);
+		isa = ex->refl_isa;
 	} else if (state == VMS_STATE_VMM && (ex != v || v->vmm) && ex->have_exit) {
-		o.exit_reason = (int32_t)(ex->exit_reason & INT32_MAX);   /* L0's exit, as such */
-		o.isa = ex->exit_isa;
+		exit_reason = (int32_t)(ex->exit_reason & INT32_MAX);   /* L0's exit, as such */
+		isa = ex->exit_isa;
 	}
 	bool poll_changed = polling != v->pub_polling;
 	v->status = status;
@@ -806,17 +857,30 @@ static void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
 	if (sm->kept) {   /* (status, state, polling and layer: v's own, set above) */
 		struct sm_kept_vcpu *k = &sm->kept[v->vidx];
 		k->state_seen = true;
-		k->state_gtid = o.gtid;
-		k->state_host_cpu = o.host_cpu;
-		k->state_exit_reason = o.exit_reason;
-		k->state_isa = o.isa;
+		k->state_gtid = v->gtid;
+		k->state_host_cpu = host_cpu;
+		k->state_exit_reason = exit_reason;
+		k->state_isa = isa;
 		if (!is_away(state))
 			k->instead_has = false;   /* (as a gate forgets it) */
 	}
-	PUBLISH(sm, vcpu_state, &o);
+#define STATE_OBS                                                                     \
+	{ .machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .t = t,            \
+	  .status = status, .old_status = old_status, .state = state,                 \
+	  .old_state = old_state, .gtid = v->gtid, .host = v->host,                   \
+	  .host_tid = v->host_tid, .host_cpu = host_cpu, .exit_reason = exit_reason,  \
+	  .isa = isa, .halt_polling = polling, .layer = layer }
+	SM_PUBLISH3(sm, vcpu_state, an_fused_state, an_latency_on_state,
+		    an_findings_on_state, struct vms_obs_vcpu_state, STATE_OBS);
+#undef STATE_OBS
 	if (is_away(state) && (!was_away || poll_changed || layer_changed))
 		publish_instead(sm, v, t);
 	update_upper(sm, v, t);
+}
+
+static __attribute__((noinline)) void update(struct an_sm *sm, struct sm_vcpu *v, uint64_t t)
+{
+	update_in(sm, v, t);
 }
 
 /* A thread not in the cache: the model's answer, kept in slot `slot` under `key`. */
@@ -848,13 +912,14 @@ static inline __attribute__((always_inline)) struct sm_vcpu *vcpu_of_thread(stru
 	return vcpu_of_thread_slow(sm, h, tid, slot, key);
 }
 
-static void exit_obs(const struct sm_vcpu *v, uint32_t h, uint64_t t, struct vms_obs_exit *o)
+static inline struct vms_obs_exit exit_obs(const struct sm_vcpu *v, uint32_t h, uint64_t t,
+					   enum vms_exit_end how)
 {
-	*o = (struct vms_obs_exit){
+	return (struct vms_obs_exit){
 		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .host = h,
 		.host_tid = v->host_tid, .host_cpu = v->exit_cpu, .t = t, .begin = v->exit_t,
 		.isa = v->exit_isa, .reason = v->exit_reason, .guest_rip = v->exit_rip,
-		.info1 = v->exit_info1, .info2 = v->exit_info2, .gtid = v->gtid,
+		.info1 = v->exit_info1, .info2 = v->exit_info2, .how = how, .gtid = v->gtid,
 	};
 }
 
@@ -922,7 +987,7 @@ static void halt_resolve(struct an_sm *sm, struct sm_vcpu *v, bool have_wake, ui
 		} else {
 			v->halt = HALT_HANDLING;
 		}
-		update(sm, v, pt[i].t);
+		update_in(sm, v, pt[i].t);
 	}
 	v->preempted = now_pre;
 	v->halted = now_hal;
@@ -933,17 +998,22 @@ static void halt_resolve(struct an_sm *sm, struct sm_vcpu *v, bool have_wake, ui
 }
 
 /* Close the pending exit: ENDED at its entry, LOST at a gap, UNFINISHED at the end. */
-static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t t,
-		       enum vms_exit_end how)
+static inline __attribute__((always_inline)) void exit_close_in(struct an_sm *sm,
+								    struct sm_vcpu *v, uint32_t h,
+								    uint64_t t, enum vms_exit_end how)
 {
 	if (!v->exit_pending)
 		return;
 	halt_resolve(sm, v, false, 0, t);
-	struct vms_obs_exit eo;
-	exit_obs(v, h, t, &eo);
-	eo.how = how;
 	v->exit_pending = false;
-	PUBLISH(sm, exit_end, &eo);
+	SM_PUBLISH1(sm, exit_end, an_fused_exit_end, struct vms_obs_exit, exit_obs(v, h, t, how));
+}
+
+/* (exit_close_in inline at the kvm_entry that ends an exit, one event in three) */
+static void exit_close(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint64_t t,
+		       enum vms_exit_end how)
+{
+	exit_close_in(sm, v, h, t, how);
 }
 
 /* A guest_switch to v's current thread (v->gtid), kept. */
@@ -979,7 +1049,8 @@ SM_HOT void on_guest_switch(struct an_sm *sm, uint32_t m, const struct vms_event
 	v->base = next != 0 ? VMS_VCPU_RUNNING : VMS_VCPU_IDLE;
 	if (sm->kept)
 		keep_switch(sm, v, o.prev_state, o.next_comm);
-	PUBLISH(sm, guest_switch, &o);
+	AN_EACH_KNOWN(sm->subs, guest_switch, an_overlays_on_guest_switch,
+		      an_latency_on_guest_switch, an_latency_on_guest_switch, &o);
 	if (occ)
 		occ_guest_thread(sm, v, o.next_tid, o.next_comm, t);
 	update(sm, v, t);
@@ -1002,7 +1073,7 @@ static void on_guest_wakeup(struct an_sm *sm, uint32_t m, const struct vms_event
 		.t = t, .tid = (int32_t)tid, .comm = ev->s[0] ? ev->s[0] : "",
 		.waker_vcpu = ev->cpu < lm->nr_vcpus ? (int32_t)ev->cpu : -1,
 	};
-	PUBLISH(sm, guest_wakeup, &o);
+	AN_EACH_KNOWN1(sm->subs, guest_wakeup, an_latency_on_guest_wakeup, &o);
 }
 
 static void left_detach(struct an_sm *sm, struct sm_vcpu *v)
@@ -1075,7 +1146,7 @@ SM_HOT void on_host_switch(struct an_sm *sm, uint32_t h, const struct vms_event 
 			k->run_prev_state = o.prev_state;
 		}
 	}
-	PUBLISH(sm, cpu_run, &o);
+	SM_PUBLISH1(sm, cpu_run, an_steal_on_cpu_run, struct vms_obs_cpu_run, o);
 	if (occ && c) {
 		occ_switch(sm, h, ev->cpu, c, next_tid, o.comm, t);
 		if (vn)
@@ -1125,7 +1196,7 @@ static inline void publish_mode(struct an_sm *sm, const struct sm_vcpu *v, uint3
 		.host_cpu = ev->cpu, .host_tid = ev->tid, .t = t,
 		.guest_mode = ev->kind == VMS_K_KVM_ENTRY,
 	};
-	PUBLISH(sm, vcpu_mode, &mo);
+	SM_PUBLISH1(sm, vcpu_mode, an_contain_on_mode, struct vms_obs_vcpu_mode, mo);
 }
 
 /* An L1 vCPU runs its guest's code (l2) or its own from now. */
@@ -1166,14 +1237,13 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		publish_mode(sm, v, h, ev, t);
 		if (occ)
 			occ_mode(sm, v, h, ev->cpu, ev->tid, false, t);
-		struct vms_obs_exit eo;
-		exit_obs(v, h, t, &eo);
-		eo.how = VMS_EXIT_ENDED;
 		if (sm->kept) {
 			sm->kept[v->vidx].exit_host = h;
 			sm->kept[v->vidx].exit_gtid = v->gtid;
 		}
-		PUBLISH(sm, exit_begin, &eo);
+		SM_PUBLISH3(sm, exit_begin, an_overlays_on_exit_begin, an_latency_on_exit_begin,
+			    an_findings_on_exit_begin, struct vms_obs_exit,
+			    exit_obs(v, h, t, VMS_EXIT_ENDED));
 		v->vmm = true;
 		v->halt = HALT_NONE;
 		if (vms_exit_is_halt(v->exit_isa, v->exit_reason)) {
@@ -1183,7 +1253,7 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 			v->nheld = 0;
 		}
 	} else {
-		exit_close(sm, v, h, t, VMS_EXIT_ENDED);
+		exit_close_in(sm, v, h, t, VMS_EXIT_ENDED);
 		publish_mode(sm, v, h, ev, t);
 		if (occ)
 			occ_mode(sm, v, h, ev->cpu, ev->tid, true, t);
@@ -1194,7 +1264,7 @@ SM_HOT void on_kvm(struct an_sm *sm, uint32_t h, const struct vms_event *ev, uin
 		if (__builtin_expect(ev->f[2] != 0, 0))
 			nested_mode(v, ev->f[2] == 2);
 	}
-	update(sm, v, t);
+	update_in(sm, v, t);
 }
 
 /* L0's nested events on an L1 vCPU's thread (docs/DESIGN.md, nested): whose code it runs,
@@ -1256,7 +1326,7 @@ static void on_host_wakeup(struct an_sm *sm, uint32_t h, const struct vms_event 
 		.machine = v->machine, .vcpu = v->vcpu, .vidx = v->vidx, .host = h,
 		.host_tid = (int32_t)ev->f[0], .t = t,
 	};
-	PUBLISH(sm, vcpu_wakeup, &o);
+	AN_EACH_KNOWN1(sm->subs, vcpu_wakeup, an_steal_on_wakeup, &o);
 }
 
 /* A host's coverage begins with its first event: from then on what it does not say about a
@@ -1277,6 +1347,14 @@ static void machine_start(struct an_sm *sm, uint32_t m, uint64_t t)
 
 void an_sm_start(struct an_sm *sm, uint64_t t0)
 {
+	SM_EXACT3(sm, vcpu_state, an_fused_state, an_latency_on_state, an_findings_on_state);
+	SM_EXACT3(sm, vcpu_instead, an_fused_instead, an_latency_on_instead,
+		  an_findings_on_instead);
+	SM_EXACT3(sm, exit_begin, an_overlays_on_exit_begin, an_latency_on_exit_begin,
+		  an_findings_on_exit_begin);
+	SM_EXACT1(sm, exit_end, an_fused_exit_end);
+	SM_EXACT1(sm, vcpu_mode, an_contain_on_mode);
+	SM_EXACT1(sm, cpu_run, an_steal_on_cpu_run);
 	AN_EACH(sm->subs, start, t0);
 }
 
@@ -1547,9 +1625,7 @@ static void tell_vcpu(struct an_sm *sm, const struct sm_vcpu *v, const struct vm
 		o->vcpu_mode(o->ctx, &mo);
 	}
 	if (v->exit_pending) {   /* (told at its kvm_exit: its begin is its time) */
-		struct vms_obs_exit eo;
-		exit_obs(v, k->exit_host, v->exit_t, &eo);
-		eo.how = VMS_EXIT_ENDED;
+		struct vms_obs_exit eo = exit_obs(v, k->exit_host, v->exit_t, VMS_EXIT_ENDED);
 		eo.gtid = k->exit_gtid;
 		o->exit_begin(o->ctx, &eo);
 	}
