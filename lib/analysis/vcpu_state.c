@@ -394,10 +394,13 @@ static void occ_name(struct an_sm *sm, uint32_t machine, int32_t tid, const char
 	an_copy_padded(dst, ti && ti->comm[0] ? ti->comm : tid == 0 ? "idle" : NULL);
 }
 
-static __attribute__((noinline)) void occ_publish(struct an_sm *sm, uint32_t h, uint32_t cpu,
-						   struct sm_cpu *c, uint64_t t, int32_t guest,
-						   int32_t vcpu, int32_t vidx, int32_t tid,
-						   const char *comm)
+/* (inline in occ_mode's refresh, a kvm_entry's or kvm_exit's: ~0.8 per event of the index
+ * build; out of line elsewhere) */
+static inline __attribute__((always_inline)) void occ_publish_in(struct an_sm *sm, uint32_t h,
+								   uint32_t cpu, struct sm_cpu *c,
+								   uint64_t t, int32_t guest,
+								   int32_t vcpu, int32_t vidx,
+								   int32_t tid, const char *comm)
 {
 	struct vms_obs_cpu_occupant o = {
 		.host = h, .cpu = cpu, .t = t, .guest = guest, .vcpu = vcpu, .vidx = vidx,
@@ -426,10 +429,32 @@ static __attribute__((noinline)) void occ_publish(struct an_sm *sm, uint32_t h, 
 	PUBLISH(sm, cpu_occupant, &o);
 }
 
+static __attribute__((noinline)) void occ_publish(struct an_sm *sm, uint32_t h, uint32_t cpu,
+						   struct sm_cpu *c, uint64_t t, int32_t guest,
+						   int32_t vcpu, int32_t vidx, int32_t tid,
+						   const char *comm)
+{
+	occ_publish_in(sm, h, cpu, c, t, guest, vcpu, vidx, tid, comm);
+}
+
+/* (inl: occ_publish_in, a constant where always inlined) */
+static inline __attribute__((always_inline)) void occ_pub(struct an_sm *sm, uint32_t h,
+							    uint32_t cpu, struct sm_cpu *c,
+							    uint64_t t, int32_t guest, int32_t vcpu,
+							    int32_t vidx, int32_t tid,
+							    const char *comm, const bool inl)
+{
+	if (inl)
+		occ_publish_in(sm, h, cpu, c, t, guest, vcpu, vidx, tid, comm);
+	else
+		occ_publish(sm, h, cpu, c, t, guest, vcpu, vidx, tid, comm);
+}
+
 /* What CPU (h, cpu) shows may have changed at t: published when it did (most calls find
  * the same occupant: compared inline). */
-static inline void occ_refresh(struct an_sm *sm, uint32_t h, uint32_t cpu, struct sm_cpu *c,
-			       uint64_t t)
+static inline __attribute__((always_inline)) void occ_refresh_in(struct an_sm *sm, uint32_t h,
+								   uint32_t cpu, struct sm_cpu *c,
+								   uint64_t t, const bool inl)
 {
 	static const char idle[24] = "idle", none[24] = "";
 	if (c->occ_gm >= 0) {
@@ -439,15 +464,21 @@ static inline void occ_refresh(struct an_sm *sm, uint32_t h, uint32_t cpu, struc
 		if (!c->pub_open || c->pub_guest != (int32_t)v->machine ||
 		    c->pub_vcpu != (int32_t)v->vcpu || c->pub_tid != tid ||
 		    (!c->pub_named && comm[0]))
-			occ_publish(sm, h, cpu, c, t, (int32_t)v->machine, (int32_t)v->vcpu,
-				    (int32_t)v->vidx, tid, comm);
+			occ_pub(sm, h, cpu, c, t, (int32_t)v->machine, (int32_t)v->vcpu,
+				(int32_t)v->vidx, tid, comm, inl);
 	} else if (c->occ_known) {
 		if (!c->pub_open || c->pub_guest != -1 || c->pub_tid != c->occ_tid ||
 		    (!c->pub_named && c->occ_comm[0]))
-			occ_publish(sm, h, cpu, c, t, -1, -1, -1, c->occ_tid, c->occ_comm);
+			occ_pub(sm, h, cpu, c, t, -1, -1, -1, c->occ_tid, c->occ_comm, inl);
 	} else if (c->pub_open) {
-		occ_publish(sm, h, cpu, c, t, -1, -1, -1, -1, none);
+		occ_pub(sm, h, cpu, c, t, -1, -1, -1, -1, none, inl);
 	}
+}
+
+static inline void occ_refresh(struct an_sm *sm, uint32_t h, uint32_t cpu, struct sm_cpu *c,
+			       uint64_t t)
+{
+	occ_refresh_in(sm, h, cpu, c, t, false);
 }
 
 static void occ_forget(struct an_sm *sm, uint32_t h, uint32_t cpu, struct sm_cpu *c,
@@ -530,9 +561,13 @@ static inline void occ_here(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uin
 	v->occ_cpu = (int32_t)cpu;
 }
 
-/* The vCPU's thread (host_tid) entered or left guest mode on (h, cpu) at t. */
-static inline void occ_mode(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uint32_t cpu,
-			    int32_t host_tid, bool guest_mode, uint64_t t)
+/* The vCPU's thread (host_tid) entered or left guest mode on (h, cpu) at t. (inline in
+ * on_kvm's two calls, guest_mode a constant in each: out of line its call and saved registers
+ * were ~20 of its ~100 instructions, with as many again for occ_publish's) */
+static inline __attribute__((always_inline)) void occ_mode(struct an_sm *sm, struct sm_vcpu *v,
+							     uint32_t h, uint32_t cpu,
+							     int32_t host_tid, bool guest_mode,
+							     uint64_t t)
 {
 	int32_t self = (int32_t)(v - sm->v);
 	if (v->gm_host >= 0) {   /* it leaves guest mode wherever it was */
@@ -565,7 +600,7 @@ static inline void occ_mode(struct an_sm *sm, struct sm_vcpu *v, uint32_t h, uin
 		v->gm_host = (int32_t)h;
 		v->gm_cpu = (int32_t)cpu;
 	}
-	occ_refresh(sm, h, cpu, c, t);
+	occ_refresh_in(sm, h, cpu, c, t, true);
 }
 
 /* The guest thread current on vCPU v, as shown, is tid (comm: its name if given) from t. */
